@@ -1,0 +1,44 @@
+#include "core/ids.h"
+
+namespace bulwark {
+namespace {
+constexpr char kCrockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+}  // namespace
+
+std::string IdGenerator::Next() {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t ms = env_->NowMicros() / 1000;
+  if (ms <= last_ms_) {
+    ms = last_ms_;  // clock went back or same millisecond: keep order by incrementing
+    for (int i = 9; i >= 0; --i) {
+      if (++last_random_[i] != 0) break;
+    }
+  } else {
+    env_->RandomBytes(last_random_);
+    last_random_[0] &= 0x7f;  // leave room to increment without wrapping
+    last_ms_ = ms;
+  }
+  // 128 bits: 48 timestamp + 80 random, encoded as 26 base32 digits (the top digit holds 3 bits).
+  unsigned __int128 value = static_cast<unsigned __int128>(static_cast<uint64_t>(ms) & 0xFFFFFFFFFFFFull) << 80;
+  for (int i = 0; i < 10; ++i) {
+    value |= static_cast<unsigned __int128>(last_random_[i]) << (8 * (9 - i));
+  }
+  std::string id(26, '0');
+  for (int i = 25; i >= 0; --i) {
+    id[i] = kCrockford[static_cast<int>(value & 31)];
+    value >>= 5;
+  }
+  return id;
+}
+
+bool IsValidEntryId(std::string_view id) {
+  if (id.size() != 26 || id[0] > '7') return false;
+  for (char c : id) {
+    bool ok = false;
+    for (const char* p = kCrockford; *p; ++p) ok |= (*p == c);
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace bulwark
