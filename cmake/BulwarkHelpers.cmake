@@ -7,7 +7,7 @@
 # Every library is static, sees include/ and src/, and gets the project warnings.
 
 function(bulwark_apply_warnings target)
-  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter -Wno-missing-field-initializers)
   if(BULWARK_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
@@ -29,9 +29,9 @@ function(bulwark_test)
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
   bulwark_apply_warnings(${ARG_NAME})
-  gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60
-    PROPERTIES ENVIRONMENT "BULWARK_BIN=$<TARGET_FILE:bulwark>;BULWARK_TEST_HELPER_DIR=${PROJECT_BINARY_DIR}/tests"
-               LABELS "${ARG_LABELS}")
+  # Tests that run other binaries of the build find them under BULWARK_BUILD_DIR.
+  target_compile_definitions(${ARG_NAME} PRIVATE BULWARK_BUILD_DIR="${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
 endfunction()
 
 function(bulwark_benchmark)

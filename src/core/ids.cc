@@ -19,9 +19,9 @@ std::string IdGenerator::Next() {
     last_ms_ = ms;
   }
   // 128 bits: 48 timestamp + 80 random, encoded as 26 base32 digits (the top digit holds 3 bits).
-  unsigned __int128 value = static_cast<unsigned __int128>(static_cast<uint64_t>(ms) & 0xFFFFFFFFFFFFull) << 80;
+  __uint128_t value = static_cast<__uint128_t>(static_cast<uint64_t>(ms) & 0xFFFFFFFFFFFFull) << 80;
   for (int i = 0; i < 10; ++i) {
-    value |= static_cast<unsigned __int128>(last_random_[i]) << (8 * (9 - i));
+    value |= static_cast<__uint128_t>(last_random_[i]) << (8 * (9 - i));
   }
   std::string id(26, '0');
   for (int i = 25; i >= 0; --i) {

@@ -1,0 +1,177 @@
+// MemoryStore: the library entry point. A store is a directory holding the SQLite database
+// (bulwark.db) and, by default, the signing keyring (keyring.json).
+//
+//   auto store = bulwark::MemoryStore::Open("/var/lib/bulwark", {});
+//   auto entry = (*store)->Add("alice", {.text = "Alice prefers window seats"}, "alice");
+//   auto hits  = (*store)->Search("alice", "seat preference", {.k = 5});
+//
+// Guarantees:
+//   * An Add/AddBatch that returned OK is durable (SQLite WAL, synchronous=FULL); a batch commits
+//     all-or-nothing.
+//   * Every entry returned by Search or Get has passed its HMAC check. Rows that fail are never
+//     returned; they are counted (signature_failures()), logged, and listed by Verify().
+//   * Namespaces are hard partitions: nothing in one namespace is reachable from another.
+//   * Bad input returns InvalidArgument and changes nothing.
+// Thread-safe: concurrent searches run in parallel; writes are serialized.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include "bulwark/embedder.h"
+#include "bulwark/entry.h"
+#include "bulwark/options.h"
+
+namespace bulwark {
+
+class StorageBackend;
+class Keyring;
+class Signer;
+class VectorIndex;
+class IdGenerator;
+
+struct SearchHit {
+  Entry entry;
+  float score = 0;  // cosine similarity with the query
+};
+
+struct SearchResult {
+  std::vector<SearchHit> hits;
+  int rejected_candidates = 0;  // candidates dropped because they failed verification
+};
+
+// One row that failed verification.
+struct BadRow {
+  int64_t row_id = 0;
+  std::string id;
+  std::string name_space;
+  std::string reason;
+};
+
+struct VerifyReport {
+  int64_t rows_checked = 0;
+  std::vector<BadRow> bad_rows;
+  bool ok() const { return bad_rows.empty(); }
+};
+
+struct NamespaceStats {
+  std::string name_space;
+  int64_t active = 0, quarantined = 0, deleted = 0, purged = 0, honeypots = 0;
+};
+
+struct StoreStats {
+  EmbedderFingerprint embedder;
+  uint32_t newest_key_id = 0;
+  size_t key_count = 0;
+  std::vector<NamespaceStats> namespaces;
+  int64_t signature_failures = 0;  // since this process opened the store
+};
+
+// Changes for Update; unset fields keep their value.
+struct EntryUpdate {
+  std::optional<std::string> text;
+  std::optional<nlohmann::json> metadata;
+};
+
+class MemoryStore {
+ public:
+  // Creates a new store in `dir` (created if absent; must not already hold a store) with a new
+  // keyring (unless options.keyring_path names an existing one). AlreadyExists if a store exists.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<MemoryStore>> Create(const std::filesystem::path& dir,
+                                                                           const StoreOptions& options);
+  // Opens an existing store. NotFound if there is none; FailedPrecondition if the embedder's
+  // fingerprint differs from the one the store was created with; DataLoss for a damaged store
+  // or keyring.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<MemoryStore>> Open(const std::filesystem::path& dir,
+                                                                         const StoreOptions& options);
+  ~MemoryStore();
+
+  // Adds one entry written by `principal`. Returns the stored entry (id, timestamps, tag set).
+  [[nodiscard]] absl::StatusOr<Entry> Add(std::string_view name_space, const NewEntry& entry,
+                                          std::string_view principal);
+  // Adds all entries in one transaction, or none. InvalidArgument names the first bad entry by
+  // its index ("entry 3: text is empty"). `progress`, if set, is called with (embedded, total) as
+  // embedding proceeds.
+  using ProgressFn = std::function<void(size_t done, size_t total)>;
+  [[nodiscard]] absl::StatusOr<std::vector<Entry>> AddBatch(std::string_view name_space,
+                                                            std::span<const NewEntry> entries,
+                                                            std::string_view principal,
+                                                            const ProgressFn& progress = {});
+
+  // Top-k verified entries by cosine similarity to `query`.
+  [[nodiscard]] absl::StatusOr<SearchResult> Search(std::string_view name_space, std::string_view query,
+                                                    const SearchOptions& options);
+  // The verified entry, in any state. NotFound if absent (or in another namespace); DataLoss if it
+  // fails verification.
+  [[nodiscard]] absl::StatusOr<Entry> Get(std::string_view name_space, std::string_view id);
+  // The entry's history, oldest first. NotFound if the entry is absent.
+  [[nodiscard]] absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space,
+                                                                  std::string_view id);
+
+  // Replaces text and/or metadata of an active or quarantined entry (re-embedded and re-signed).
+  [[nodiscard]] absl::StatusOr<Entry> Update(std::string_view name_space, std::string_view id,
+                                             const EntryUpdate& update, std::string_view actor);
+  // Soft delete: the entry stays in storage and history, and is never retrieved again.
+  [[nodiscard]] absl::Status Delete(std::string_view name_space, std::string_view id, std::string_view actor);
+  // GDPR erasure: text, metadata and embedding are erased from the entry and from every history
+  // event; the id and the fact of the purge remain.
+  [[nodiscard]] absl::Status Purge(std::string_view name_space, std::string_view id, std::string_view actor);
+
+  // Calls `visit` with every verified entry of the namespace whose state is in `states`, oldest
+  // first. Rows that fail verification are skipped and counted in the returned number.
+  [[nodiscard]] absl::StatusOr<int64_t> Export(std::string_view name_space, uint32_t state_mask,
+                                               const std::function<absl::Status(const Entry&)>& visit);
+
+  // Checks every row of the store: decodes, checks the embedding size and the HMAC tag.
+  [[nodiscard]] absl::StatusOr<VerifyReport> Verify();
+  [[nodiscard]] absl::StatusOr<StoreStats> Stats();
+
+  const Embedder& embedder() const { return *embedder_; }
+  int64_t signature_failures() const { return signature_failures_.load(); }
+
+ private:
+  MemoryStore();
+  absl::Status Load(const std::filesystem::path& dir, const StoreOptions& options, bool create);
+  absl::Status LoadIndexes();
+  VectorIndex* IndexFor(const std::string& name_space);  // requires mu_ held exclusively
+  // Checks a row read back from storage: decoded, in `name_space`, right embedding size, valid tag.
+  absl::Status CheckRow(const struct StoredRow& row, std::string_view name_space) const;
+  absl::StatusOr<Entry> BuildEntry(std::string_view name_space, const NewEntry& entry,
+                                   std::string_view principal, std::vector<float> embedding);
+  absl::Status ValidateNew(const NewEntry& entry) const;
+  absl::StatusOr<struct StoredRow> LoadVerified(std::string_view name_space, std::string_view id);
+  absl::Status Transition(std::string_view name_space, std::string_view id, std::string_view actor,
+                          std::string_view event);
+  void ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
+                    std::string_view reason);
+
+  StoreOptions options_;
+  Env* env_ = nullptr;
+  std::unique_ptr<StorageBackend> backend_;
+  std::unique_ptr<Keyring> keyring_;
+  std::unique_ptr<Signer> signer_;
+  std::shared_ptr<const Embedder> embedder_;
+  std::unique_ptr<IdGenerator> ids_;
+
+  mutable std::shared_mutex mu_;  // guards indexes_ and orders writes
+  absl::flat_hash_map<std::string, std::unique_ptr<VectorIndex>> indexes_;  // by namespace
+  absl::flat_hash_set<int64_t> bad_rows_;  // rows that failed verification (guarded by bad_mu_)
+  mutable std::mutex bad_mu_;
+  std::atomic<int64_t> signature_failures_{0};
+};
+
+}  // namespace bulwark

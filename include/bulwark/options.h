@@ -1,0 +1,43 @@
+// Options for opening a MemoryStore and for searching it. Every field states its default.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "bulwark/embedder.h"
+#include "bulwark/env.h"
+
+namespace bulwark {
+
+struct StoreOptions {
+  // Embedder configuration (see CreateEmbedder). Create: null means {"kind": "lexical"}. Open:
+  // null means the configuration the store was created with; otherwise the embedder it builds
+  // must have the store's fingerprint. Default: null.
+  nlohmann::json embedder_config;
+  // An embedder instance to use instead of embedder_config (tests, custom embedders). Its
+  // fingerprint is checked like any other.
+  std::shared_ptr<const Embedder> embedder;
+
+  // Keyring file. Default (empty): <store dir>/keyring.json.
+  std::filesystem::path keyring_path;
+
+  size_t max_text_bytes = 16 * 1024;      // per entry and per query; 1 .. 16 MiB
+  size_t max_metadata_bytes = 16 * 1024;  // compact JSON dump of the metadata object
+  size_t max_batch_entries = 100'000;     // entries in one AddBatch
+
+  Env* env = nullptr;  // default: Env::Default()
+};
+
+struct SearchOptions {
+  int k = 5;  // results wanted; 1 .. 1000
+  // Return entries in these states too (operators reviewing quarantine). Default: active only.
+  bool include_quarantined = false;
+  // Exact-match filters on top-level metadata fields, e.g. {"category": "calendar"}. An entry
+  // passes when every key is present with an equal value.
+  nlohmann::json metadata_filter = nlohmann::json::object();
+};
+
+}  // namespace bulwark

@@ -1,0 +1,22 @@
+#include "core/hex.h"
+
+#include <gtest/gtest.h>
+
+namespace bulwark {
+namespace {
+
+TEST(HexTest, RoundTrip) {
+  std::string bytes("\x00\x01\xfe\xff", 4);
+  EXPECT_EQ(HexEncode(bytes), "0001feff");
+  EXPECT_EQ(HexDecode("0001FEff"), bytes);
+  EXPECT_FALSE(HexDecode("abc").has_value());
+  EXPECT_FALSE(HexDecode("zz").has_value());
+}
+
+TEST(HexTest, Sha256KnownAnswer) {
+  // FIPS 180-2 test vector for "abc".
+  EXPECT_EQ(Sha256Hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+}  // namespace
+}  // namespace bulwark

@@ -1,0 +1,97 @@
+// FlatIndex: the exact VectorIndex. It scans every row that passes the filter, so a search costs
+// one pass over the stored vectors (bound by memory bandwidth from about 10^5 rows of 384 floats).
+//
+// Layout (doc/index.md): vectors live in one contiguous, 64-byte aligned, row-major float array;
+// each row occupies `stride` floats (the dimension rounded up to a multiple of 16, zero padded) so
+// every row starts on a cache line. Parallel arrays by position hold the row id and the State and
+// Kind bytes; a hash map takes a row id to its position. Remove moves the last row into the hole
+// (swap-remove), so positions are not stable and are never exposed.
+//
+// Thread safety: not internally synchronized. The owner serializes writers (Add, SetState, Remove,
+// reserve) against everything else; any number of concurrent const calls (Search, size, ...) are
+// safe. A search runs on the calling thread only.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <span>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include "bulwark/entry.h"
+#include "index/inner_product.h"
+#include "index/vector_index.h"
+
+namespace bulwark {
+
+// std::allocator with 64-byte alignment: one cache line, one AVX-512 register.
+template <typename T>
+struct CacheLineAllocator {
+  using value_type = T;
+  static constexpr std::align_val_t kAlignment{64};
+
+  CacheLineAllocator() = default;
+  template <typename U>
+  CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
+
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
+  void deallocate(T* p, size_t n) { ::operator delete(p, n * sizeof(T), kAlignment); }
+
+  friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
+};
+
+class FlatIndex final : public VectorIndex {
+ public:
+  // Largest accepted dimension; keeps row sizes and offsets far from overflow.
+  static constexpr int kMaxDimension = 1 << 16;
+
+  // An empty index of `dimension`-float vectors that uses the widest kernels the CPU supports.
+  // InvalidArgument unless 1 <= dimension <= kMaxDimension.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<FlatIndex>> Create(int dimension);
+  // Same, with the kernels of `level` (tests and benchmarks compare levels). FailedPrecondition if
+  // the CPU does not support `level`.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<FlatIndex>> Create(int dimension, SimdLevel level);
+
+  int dimension() const override { return dimension_; }
+  size_t size() const override { return row_ids_.size(); }
+  SimdLevel simd_level() const { return kernels_->level; }
+
+  // Preallocates room for `rows` rows in total, so Adds up to that size do not reallocate (a
+  // growing vector briefly holds two copies of the data). ResourceExhausted if that much memory
+  // cannot be allocated; the index is unchanged then.
+  [[nodiscard]] absl::Status reserve(size_t rows);
+
+  // VectorIndex. Add also returns InvalidArgument for a State or Kind outside its enumerators
+  // (SetState likewise). Search follows the VectorIndex contract; a NaN score (possible only when
+  // inputs hold NaN or infinities, or products overflow) ranks as -infinity and is returned so.
+  [[nodiscard]] absl::Status Add(int64_t row_id, std::span<const float> vector, State state,
+                                 Kind kind) override;
+  [[nodiscard]] absl::Status SetState(int64_t row_id, State state) override;
+  [[nodiscard]] absl::Status Remove(int64_t row_id) override;
+  [[nodiscard]] absl::StatusOr<std::vector<IndexHit>> Search(std::span<const float> query, int k,
+                                                             const IndexFilter& filter) const override;
+
+ private:
+  FlatIndex(int dimension, SimdLevel level);
+
+  const float* RowData(size_t position) const { return data_.data() + position * stride_; }
+  float* RowData(size_t position) { return data_.data() + position * stride_; }
+
+  const int dimension_;
+  const size_t stride_;  // floats per stored row: dimension_ rounded up to a multiple of 16
+  const InnerProductKernels* const kernels_;
+
+  // By position, all of length size(); data_ holds size() * stride_ floats, padding zeroed.
+  std::vector<float, CacheLineAllocator<float>> data_;
+  std::vector<int64_t> row_ids_;
+  std::vector<uint8_t> states_;  // static_cast<uint8_t>(State)
+  std::vector<uint8_t> kinds_;   // static_cast<uint8_t>(Kind)
+  absl::flat_hash_map<int64_t, size_t> positions_;  // row id -> position
+};
+
+}  // namespace bulwark

@@ -1,0 +1,129 @@
+// HMAC-SHA256 provenance tags: the canonical byte encoding of an entry (doc/entry_format.md), the
+// HMAC itself (OpenSSL's one-shot HMAC()), and signing and constant-time verification.
+#include "provenance/signer.h"
+
+#include <climits>
+#include <cstring>
+#include <limits>
+
+#include <absl/strings/str_cat.h>
+#include <nlohmann/json.hpp>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
+namespace bulwark {
+namespace {
+
+static_assert(std::numeric_limits<float>::is_iec559 && sizeof(float) == 4,
+              "the canonical encoding stores floats as IEEE-754 binary32");
+
+// Appends `value` as 8 bytes, least significant first.
+void AppendU64LE(std::string* out, uint64_t value) {
+  for (int i = 0; i < 8; ++i) out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+// Appends one field: its length as 8 little-endian bytes, then its bytes.
+void AppendField(std::string* out, std::string_view bytes) {
+  AppendU64LE(out, bytes.size());
+  out->append(bytes);
+}
+
+// The metadata field: the compact dump (keys sorted by std::map), or 0xFF + CBOR when the value
+// holds a string that is not valid UTF-8 and dump refuses it (see CanonicalEncoding in signer.h).
+std::string MetadataBytes(const nlohmann::json& metadata) {
+  try {
+    return metadata.dump();
+  } catch (const nlohmann::json::exception&) {
+    std::string out(1, '\xff');
+    nlohmann::json::to_cbor(metadata, out);
+    return out;
+  }
+}
+
+std::string EmbeddingBytes(const std::vector<float>& embedding) {
+  std::string out;
+  out.reserve(embedding.size() * 4);
+  for (float f : embedding) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof(bits));
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+  }
+  return out;
+}
+
+std::string Describe(const Entry& entry) {
+  return absl::StrCat("entry ", entry.name_space, "/", entry.id);
+}
+
+}  // namespace
+
+std::string CanonicalEncoding(const Entry& entry, uint32_t key_id) {
+  std::string out(kEntryDomain);
+  AppendField(&out, absl::StrCat(key_id));
+  AppendField(&out, entry.name_space);
+  AppendField(&out, entry.id);
+  AppendField(&out, entry.text);
+  AppendField(&out, MetadataBytes(entry.metadata));
+  AppendField(&out, entry.principal);
+  AppendField(&out, ToString(entry.source));
+  AppendField(&out, ToString(entry.kind));
+  AppendField(&out, ToString(entry.state));
+  AppendField(&out, absl::StrCat(entry.created_at_us));
+  AppendField(&out, absl::StrCat(entry.updated_at_us));
+  AppendField(&out, EmbeddingBytes(entry.embedding));
+  return out;
+}
+
+absl::StatusOr<std::string> HmacSha256(std::span<const uint8_t> key, std::string_view message) {
+  if (key.size() > static_cast<size_t>(INT_MAX)) return absl::InternalError("HMAC key too long");
+  // OpenSSL wants non-null pointers even for empty inputs.
+  static const uint8_t kEmpty = 0;
+  const void* key_ptr = key.empty() ? &kEmpty : key.data();
+  const auto* data = message.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(message.data());
+
+  std::string tag(EVP_MAX_MD_SIZE, '\0');
+  unsigned int tag_len = 0;
+  if (HMAC(EVP_sha256(), key_ptr, static_cast<int>(key.size()), data, message.size(),
+           reinterpret_cast<unsigned char*>(tag.data()), &tag_len) == nullptr ||
+      tag_len != kTagBytes) {
+    return absl::InternalError("OpenSSL HMAC-SHA256 failed");
+  }
+  tag.resize(tag_len);
+  return tag;
+}
+
+void Signer::Sign(Entry* entry) const {
+  entry->key_id = keyring_->newest_key_id();
+  entry->tag.clear();
+  const HmacKey* key = keyring_->Find(entry->key_id);
+  if (key == nullptr) return;
+  absl::StatusOr<std::string> tag = HmacSha256(*key, CanonicalEncoding(*entry, entry->key_id));
+  if (tag.ok()) entry->tag = std::move(*tag);
+}
+
+absl::Status Signer::Verify(const Entry& entry) const {
+  if (entry.tag.empty()) {
+    return absl::DataLossError(absl::StrCat(Describe(entry), ": missing provenance tag"));
+  }
+  if (entry.tag.size() != kTagBytes) {
+    return absl::DataLossError(absl::StrCat(Describe(entry), ": provenance tag has ", entry.tag.size(),
+                                            " bytes, want ", kTagBytes));
+  }
+  const HmacKey* key = keyring_->Find(entry.key_id);
+  if (key == nullptr) {
+    return absl::DataLossError(
+        absl::StrCat(Describe(entry), ": provenance tag names unknown key id ", entry.key_id));
+  }
+  absl::StatusOr<std::string> expected = HmacSha256(*key, CanonicalEncoding(entry, entry.key_id));
+  if (!expected.ok()) return expected.status();
+  const bool match = CRYPTO_memcmp(expected->data(), entry.tag.data(), kTagBytes) == 0;
+  OPENSSL_cleanse(expected->data(), expected->size());
+  if (!match) {
+    return absl::DataLossError(
+        absl::StrCat(Describe(entry), ": provenance tag does not match under key ", entry.key_id));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace bulwark

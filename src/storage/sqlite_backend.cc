@@ -1,0 +1,467 @@
+// SqliteBackend implementation. Every statement is prepared per call and finalized by RAII; all
+// access is serialized by mu_. Rows are decoded defensively (see StorageBackend).
+#include "storage/sqlite_backend.h"
+
+#include <cstring>
+
+#include <absl/strings/str_cat.h>
+#include <sqlite3.h>
+
+namespace bulwark {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+constexpr char kFormatName[] = "bulwark.store";
+
+constexpr char kSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS meta(
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS entries(
+  row_id        INTEGER PRIMARY KEY,
+  id            TEXT NOT NULL,
+  namespace     TEXT NOT NULL,
+  text          TEXT NOT NULL,
+  metadata      TEXT NOT NULL,
+  principal     TEXT NOT NULL,
+  source        TEXT NOT NULL,
+  kind          TEXT NOT NULL,
+  state         TEXT NOT NULL,
+  created_at_us INTEGER NOT NULL,
+  updated_at_us INTEGER NOT NULL,
+  embedding     BLOB NOT NULL,
+  key_id        INTEGER NOT NULL,
+  tag           BLOB NOT NULL,
+  report        TEXT NOT NULL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS entries_by_id ON entries(id);
+CREATE INDEX IF NOT EXISTS entries_by_namespace ON entries(namespace, row_id);
+CREATE TABLE IF NOT EXISTS history(
+  seq       INTEGER PRIMARY KEY,
+  entry_id  TEXT NOT NULL,
+  namespace TEXT NOT NULL,
+  event     TEXT NOT NULL,
+  actor     TEXT NOT NULL,
+  at_us     INTEGER NOT NULL,
+  detail    TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS history_by_entry ON history(entry_id, seq);
+)sql";
+
+constexpr char kEntryColumns[] =
+    "row_id, id, namespace, text, metadata, principal, source, kind, state, created_at_us, "
+    "updated_at_us, embedding, key_id, tag, report";
+
+absl::Status SqliteError(sqlite3* db, std::string_view what) {
+  int code = sqlite3_errcode(db);
+  std::string message = absl::StrCat(absl::string_view(what.data(), what.size()), ": ", sqlite3_errmsg(db));
+  switch (code & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(message);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+      return absl::UnavailableError(message);
+    case SQLITE_CONSTRAINT:
+      return absl::AlreadyExistsError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+// A prepared statement, finalized on destruction.
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  absl::Status status() const { return rc_ == SQLITE_OK ? absl::OkStatus() : SqliteError(db_, "prepare"); }
+
+  void Bind(int i, std::string_view text) {
+    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+  void BindBlob(int i, const void* data, size_t size) {
+    // A zero-length blob still binds as a blob, not NULL.
+    sqlite3_bind_blob(stmt_, i, size ? data : "", static_cast<int>(size), SQLITE_TRANSIENT);
+  }
+  void Bind(int i, int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
+
+  // SQLITE_ROW, SQLITE_DONE or an error code.
+  int Step() { return sqlite3_step(stmt_); }
+  absl::Status Run(std::string_view what) {
+    int rc = Step();
+    return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, what);
+  }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+
+  std::string Text(int col) const {
+    const auto* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string();
+  }
+  std::string Blob(int col) const {
+    const void* p = sqlite3_column_blob(stmt_, col);
+    return p ? std::string(static_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string();
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  int Type(int col) const { return sqlite3_column_type(stmt_, col); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+absl::Status Exec(sqlite3* db, const char* sql) {
+  char* error = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
+    absl::Status status = SqliteError(db, sql);
+    sqlite3_free(error);
+    return status;
+  }
+  return absl::OkStatus();
+}
+
+// Commits on Commit(); rolls back otherwise.
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) { status_ = Exec(db, "BEGIN IMMEDIATE"); }
+  ~Transaction() {
+    if (status_.ok() && !done_) Exec(db_, "ROLLBACK").IgnoreError();
+  }
+  const absl::Status& status() const { return status_; }
+  absl::Status Commit() {
+    done_ = true;
+    absl::Status status = Exec(db_, "COMMIT");
+    if (!status.ok()) Exec(db_, "ROLLBACK").IgnoreError();
+    return status;
+  }
+
+ private:
+  sqlite3* db_;
+  absl::Status status_;
+  bool done_ = false;
+};
+
+std::string EmbeddingBytes(const std::vector<float>& embedding) {
+  std::string bytes(embedding.size() * sizeof(float), '\0');
+  if (!bytes.empty()) std::memcpy(bytes.data(), embedding.data(), bytes.size());  // little-endian host
+  return bytes;
+}
+
+void BindEntry(Statement& st, const Entry& e) {
+  st.Bind(1, e.id);
+  st.Bind(2, e.name_space);
+  st.Bind(3, e.text);
+  st.Bind(4, e.metadata.dump());
+  st.Bind(5, e.principal);
+  st.Bind(6, ToString(e.source));
+  st.Bind(7, ToString(e.kind));
+  st.Bind(8, ToString(e.state));
+  st.Bind(9, e.created_at_us);
+  st.Bind(10, e.updated_at_us);
+  std::string embedding = EmbeddingBytes(e.embedding);
+  st.BindBlob(11, embedding.data(), embedding.size());
+  st.Bind(12, static_cast<int64_t>(e.key_id));
+  st.BindBlob(13, e.tag.data(), e.tag.size());
+  st.Bind(14, e.report.dump());
+}
+
+// Decodes the columns of kEntryColumns. Never fails: problems land in row.decode_error.
+StoredRow DecodeRow(const Statement& st) {
+  StoredRow row;
+  row.row_id = st.Int(0);
+  Entry& e = row.entry;
+  std::vector<std::string> problems;
+  e.id = st.Text(1);
+  e.name_space = st.Text(2);
+  e.text = st.Text(3);
+  e.metadata = nlohmann::json::parse(st.Text(4), nullptr, /*allow_exceptions=*/false);
+  if (!e.metadata.is_object()) {
+    problems.push_back("metadata is not a JSON object");
+    e.metadata = nlohmann::json::object();
+  }
+  e.principal = st.Text(5);
+  auto source = ParseSource(st.Text(6));
+  auto kind = ParseKind(st.Text(7));
+  auto state = ParseState(st.Text(8));
+  if (!source) problems.push_back("unknown source");
+  if (!kind) problems.push_back("unknown kind");
+  if (!state) problems.push_back("unknown state");
+  e.source = source.value_or(Source::kUser);
+  e.kind = kind.value_or(Kind::kMemory);
+  e.state = state.value_or(State::kQuarantined);
+  e.created_at_us = st.Int(9);
+  e.updated_at_us = st.Int(10);
+  std::string embedding = st.Blob(11);
+  if (embedding.size() % sizeof(float) != 0) {
+    problems.push_back("embedding size is not a multiple of 4 bytes");
+  } else {
+    e.embedding.resize(embedding.size() / sizeof(float));
+    if (!embedding.empty()) std::memcpy(e.embedding.data(), embedding.data(), embedding.size());
+  }
+  int64_t key_id = st.Int(12);
+  if (key_id < 0 || key_id > UINT32_MAX) problems.push_back("key id out of range");
+  e.key_id = static_cast<uint32_t>(key_id);
+  e.tag = st.Blob(13);
+  e.report = nlohmann::json::parse(st.Text(14), nullptr, /*allow_exceptions=*/false);
+  if (!e.report.is_object()) {
+    problems.push_back("report is not a JSON object");
+    e.report = nlohmann::json::object();
+  }
+  for (size_t i = 0; i < problems.size(); ++i) {
+    absl::StrAppend(&row.decode_error, i ? "; " : "", problems[i]);
+  }
+  return row;
+}
+
+HistoryEvent DecodeEvent(const Statement& st) {
+  HistoryEvent ev;
+  ev.seq = st.Int(0);
+  ev.entry_id = st.Text(1);
+  ev.name_space = st.Text(2);
+  ev.event = st.Text(3);
+  ev.actor = st.Text(4);
+  ev.at_us = st.Int(5);
+  ev.detail = nlohmann::json::parse(st.Text(6), nullptr, /*allow_exceptions=*/false);
+  if (!ev.detail.is_object()) ev.detail = nlohmann::json{{"corrupt", true}};
+  return ev;
+}
+
+absl::Status InsertEvent(sqlite3* db, const HistoryEvent& ev) {
+  Statement st(db,
+               "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail) VALUES(?,?,?,?,?,?)");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, ev.entry_id);
+  st.Bind(2, ev.name_space);
+  st.Bind(3, ev.event);
+  st.Bind(4, ev.actor);
+  st.Bind(5, ev.at_us);
+  st.Bind(6, ev.detail.dump());
+  return st.Run("insert history event");
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::filesystem::path& path,
+                                                                     bool create) {
+  std::error_code ec;
+  bool exists = std::filesystem::exists(path, ec);
+  if (!exists && !create) return absl::NotFoundError(absl::StrCat("no store database at ", path.string()));
+  sqlite3* db = nullptr;
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | (create ? SQLITE_OPEN_CREATE : 0);
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    absl::Status status = absl::UnavailableError(
+        absl::StrCat("cannot open ", path.string(), ": ", db ? sqlite3_errmsg(db) : "out of memory"));
+    sqlite3_close(db);
+    return status;
+  }
+  std::unique_ptr<SqliteBackend> backend(new SqliteBackend(db));
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_extended_result_codes(db, 1);
+  // WAL + synchronous=FULL: a committed transaction is fsynced before COMMIT returns.
+  if (auto s = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON;");
+      !s.ok()) {
+    return absl::DataLossError(absl::StrCat(path.string(), " is not a usable SQLite database: ", s.message()));
+  }
+  if (auto s = Exec(db, kSchema); !s.ok()) return s;
+  auto format = backend->GetMeta("format");
+  if (!format.ok()) return format.status();
+  if (!format->has_value()) {
+    if (!create || exists) {
+      // An existing file without our metadata is someone else's database.
+      Statement st(db, "SELECT count(*) FROM entries");
+      if (st.status().ok() && st.Step() == SQLITE_ROW && st.Int(0) > 0) {
+        return absl::DataLossError(absl::StrCat(path.string(), " has entries but no store metadata"));
+      }
+    }
+    if (auto s = backend->PutMeta("format", kFormatName); !s.ok()) return s;
+    if (auto s = backend->PutMeta("schema_version", std::to_string(kSchemaVersion)); !s.ok()) return s;
+  } else if (**format != kFormatName) {
+    return absl::DataLossError(absl::StrCat(path.string(), " is not a Bulwark store"));
+  }
+  auto version = backend->GetMeta("schema_version");
+  if (!version.ok()) return version.status();
+  if (!version->has_value() || **version != std::to_string(kSchemaVersion)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "store schema version ", version->value_or("(missing)"), " is not supported (this build reads ",
+        kSchemaVersion, ")"));
+  }
+  return backend;
+}
+
+SqliteBackend::~SqliteBackend() { sqlite3_close(db_); }
+
+absl::StatusOr<std::optional<std::string>> SqliteBackend::GetMeta(std::string_view key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, "SELECT value FROM meta WHERE key = ?");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, key);
+  int rc = st.Step();
+  if (rc == SQLITE_ROW) return std::optional<std::string>(st.Text(0));
+  if (rc == SQLITE_DONE) return std::optional<std::string>();
+  return SqliteError(db_, "read meta");
+}
+
+absl::Status SqliteBackend::PutMeta(std::string_view key, std::string_view value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, key);
+  st.Bind(2, value);
+  return st.Run("write meta");
+}
+
+absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<const Entry> entries,
+                                                                  std::span<const HistoryEvent> events) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_);
+  if (!txn.status().ok()) return txn.status();
+  Statement st(db_,
+               "INSERT INTO entries(id, namespace, text, metadata, principal, source, kind, state, "
+               "created_at_us, updated_at_us, embedding, key_id, tag, report) "
+               "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  if (auto s = st.status(); !s.ok()) return s;
+  std::vector<int64_t> row_ids;
+  row_ids.reserve(entries.size());
+  for (const Entry& e : entries) {
+    BindEntry(st, e);
+    if (auto s = st.Run(absl::StrCat("insert entry ", e.id)); !s.ok()) return s;
+    row_ids.push_back(sqlite3_last_insert_rowid(db_));
+    st.Reset();
+  }
+  Statement ev(db_, "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail) VALUES(?,?,?,?,?,?)");
+  if (auto s = ev.status(); !s.ok()) return s;
+  for (const HistoryEvent& e : events) {
+    ev.Bind(1, e.entry_id);
+    ev.Bind(2, e.name_space);
+    ev.Bind(3, e.event);
+    ev.Bind(4, e.actor);
+    ev.Bind(5, e.at_us);
+    ev.Bind(6, e.detail.dump());
+    if (auto s = ev.Run("insert history event"); !s.ok()) return s;
+    ev.Reset();
+  }
+  if (auto s = txn.Commit(); !s.ok()) return s;
+  return row_ids;
+}
+
+absl::Status SqliteBackend::UpdateLocked(const Entry& entry, const HistoryEvent& event, bool purge) {
+  Transaction txn(db_);
+  if (!txn.status().ok()) return txn.status();
+  Statement st(db_,
+               "UPDATE entries SET id=?1, namespace=?2, text=?3, metadata=?4, principal=?5, source=?6, "
+               "kind=?7, state=?8, created_at_us=?9, updated_at_us=?10, embedding=?11, key_id=?12, "
+               "tag=?13, report=?14 WHERE id=?1 AND namespace=?2");
+  if (auto s = st.status(); !s.ok()) return s;
+  BindEntry(st, entry);
+  if (auto s = st.Run("update entry"); !s.ok()) return s;
+  if (sqlite3_changes(db_) != 1) return absl::NotFoundError(absl::StrCat("no entry ", entry.id));
+  if (purge) {
+    Statement scrub(db_, "UPDATE history SET detail = '{\"purged\":true}' WHERE entry_id = ? AND namespace = ?");
+    if (auto s = scrub.status(); !s.ok()) return s;
+    scrub.Bind(1, entry.id);
+    scrub.Bind(2, entry.name_space);
+    if (auto s = scrub.Run("scrub history"); !s.ok()) return s;
+  }
+  if (auto s = InsertEvent(db_, event); !s.ok()) return s;
+  return txn.Commit();
+}
+
+absl::Status SqliteBackend::UpdateEntry(const Entry& entry, const HistoryEvent& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return UpdateLocked(entry, event, /*purge=*/false);
+}
+
+absl::Status SqliteBackend::PurgeEntry(const Entry& purged, const HistoryEvent& event) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto s = UpdateLocked(purged, event, /*purge=*/true); !s.ok()) return s;
+  // Make sure the erased text does not linger in free pages or the WAL.
+  if (auto s = Exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)"); !s.ok()) return s;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetEntry(std::string_view name_space,
+                                                                 std::string_view id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, absl::StrCat("SELECT ", kEntryColumns, " FROM entries WHERE id = ? AND namespace = ?"));
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, id);
+  st.Bind(2, name_space);
+  int rc = st.Step();
+  if (rc == SQLITE_ROW) return std::optional<StoredRow>(DecodeRow(st));
+  if (rc == SQLITE_DONE) return std::optional<StoredRow>();
+  return SqliteError(db_, "read entry");
+}
+
+absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetRow(int64_t row_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, absl::StrCat("SELECT ", kEntryColumns, " FROM entries WHERE row_id = ?"));
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, row_id);
+  int rc = st.Step();
+  if (rc == SQLITE_ROW) return std::optional<StoredRow>(DecodeRow(st));
+  if (rc == SQLITE_DONE) return std::optional<StoredRow>();
+  return SqliteError(db_, "read row");
+}
+
+absl::Status SqliteBackend::ScanEntries(std::string_view name_space,
+                                        const std::function<absl::Status(const StoredRow&)>& visit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::string sql = absl::StrCat("SELECT ", kEntryColumns, " FROM entries",
+                                 name_space.empty() ? "" : " WHERE namespace = ?", " ORDER BY row_id");
+  Statement st(db_, sql);
+  if (auto s = st.status(); !s.ok()) return s;
+  if (!name_space.empty()) st.Bind(1, name_space);
+  while (true) {
+    int rc = st.Step();
+    if (rc == SQLITE_DONE) return absl::OkStatus();
+    if (rc != SQLITE_ROW) return SqliteError(db_, "scan entries");
+    if (auto s = visit(DecodeRow(st)); !s.ok()) return s;
+  }
+}
+
+absl::StatusOr<std::vector<HistoryEvent>> SqliteBackend::History(std::string_view name_space,
+                                                                 std::string_view id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_,
+               "SELECT seq, entry_id, namespace, event, actor, at_us, detail FROM history "
+               "WHERE entry_id = ? AND namespace = ? ORDER BY seq");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, id);
+  st.Bind(2, name_space);
+  std::vector<HistoryEvent> events;
+  while (true) {
+    int rc = st.Step();
+    if (rc == SQLITE_DONE) return events;
+    if (rc != SQLITE_ROW) return SqliteError(db_, "read history");
+    events.push_back(DecodeEvent(st));
+  }
+}
+
+absl::StatusOr<std::vector<StateCount>> SqliteBackend::CountByState() {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, "SELECT namespace, state, kind, count(*) FROM entries GROUP BY namespace, state, kind ORDER BY 1,2,3");
+  if (auto s = st.status(); !s.ok()) return s;
+  std::vector<StateCount> counts;
+  while (true) {
+    int rc = st.Step();
+    if (rc == SQLITE_DONE) return counts;
+    if (rc != SQLITE_ROW) return SqliteError(db_, "count entries");
+    auto state = ParseState(st.Text(1));
+    auto kind = ParseKind(st.Text(2));
+    if (!state || !kind) continue;  // undecodable rows are reported by verify, not counted here
+    counts.push_back({st.Text(0), *state, *kind, st.Int(3)});
+  }
+}
+
+}  // namespace bulwark

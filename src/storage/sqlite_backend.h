@@ -1,0 +1,46 @@
+// SqliteBackend: the embedded default StorageBackend. One database file in WAL mode with
+// synchronous=FULL, so a transaction that returned is on disk (it survives kill -9 and, as far as
+// the file system honours fsync, power loss). Schema in doc/store_format.md.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <mutex>
+
+#include "storage/storage_backend.h"
+
+struct sqlite3;
+
+namespace bulwark {
+
+class SqliteBackend final : public StorageBackend {
+ public:
+  // Opens (creating if `create` and absent) the database at `path` and its schema.
+  // NotFound if absent and !create; DataLoss if the file is not a Bulwark store or is corrupt;
+  // FailedPrecondition for a schema version this build does not know.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<SqliteBackend>> Open(const std::filesystem::path& path,
+                                                                           bool create);
+  ~SqliteBackend() override;
+
+  absl::StatusOr<std::optional<std::string>> GetMeta(std::string_view key) override;
+  absl::Status PutMeta(std::string_view key, std::string_view value) override;
+  absl::StatusOr<std::vector<int64_t>> InsertEntries(std::span<const Entry> entries,
+                                                     std::span<const HistoryEvent> events) override;
+  absl::Status UpdateEntry(const Entry& entry, const HistoryEvent& event) override;
+  absl::Status PurgeEntry(const Entry& purged, const HistoryEvent& event) override;
+  absl::StatusOr<std::optional<StoredRow>> GetEntry(std::string_view name_space, std::string_view id) override;
+  absl::StatusOr<std::optional<StoredRow>> GetRow(int64_t row_id) override;
+  absl::Status ScanEntries(std::string_view name_space,
+                           const std::function<absl::Status(const StoredRow&)>& visit) override;
+  absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space, std::string_view id) override;
+  absl::StatusOr<std::vector<StateCount>> CountByState() override;
+
+ private:
+  explicit SqliteBackend(sqlite3* db) : db_(db) {}
+  absl::Status UpdateLocked(const Entry& entry, const HistoryEvent& event, bool purge);
+
+  std::mutex mu_;  // serializes all use of db_ (statements are not shareable across threads)
+  sqlite3* db_;    // guarded by mu_
+};
+
+}  // namespace bulwark

@@ -1,0 +1,79 @@
+// StorageBackend: where entries and their history live durably. The embedded default is SQLite
+// (sqlite_backend.h); a PostgreSQL backend can implement the same interface.
+//
+// A backend stores bytes; it does not trust them. Rows read back are decoded defensively: a row
+// whose fields do not parse comes back with `decode_error` set instead of failing the whole call,
+// so `verify` can list it and search can skip it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include "bulwark/entry.h"
+
+namespace bulwark {
+
+struct StoredRow {
+  int64_t row_id = 0;
+  Entry entry;
+  std::string decode_error;  // empty when every field decoded
+  bool ok() const { return decode_error.empty(); }
+};
+
+// Counts of entries per (namespace, state, kind).
+struct StateCount {
+  std::string name_space;
+  State state = State::kActive;
+  Kind kind = Kind::kMemory;
+  int64_t count = 0;
+};
+
+class StorageBackend {
+ public:
+  virtual ~StorageBackend() = default;
+
+  // Store-wide key/value metadata (format version, embedder fingerprint, ...).
+  [[nodiscard]] virtual absl::StatusOr<std::optional<std::string>> GetMeta(std::string_view key) = 0;
+  [[nodiscard]] virtual absl::Status PutMeta(std::string_view key, std::string_view value) = 0;
+
+  // Inserts the entries and the history events in one transaction: all are durable when this
+  // returns OK, none are on any error. Returns the row id of each entry, in order. AlreadyExists
+  // if an id is taken.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<int64_t>> InsertEntries(
+      std::span<const Entry> entries, std::span<const HistoryEvent> events) = 0;
+
+  // Replaces the stored row of `entry` (matched by namespace and id) and appends `event`,
+  // atomically. NotFound if there is no such row.
+  [[nodiscard]] virtual absl::Status UpdateEntry(const Entry& entry, const HistoryEvent& event) = 0;
+
+  // Like UpdateEntry, and also erases the `detail` of every earlier history event of the entry
+  // (GDPR erasure: the text must not survive anywhere in the store).
+  [[nodiscard]] virtual absl::Status PurgeEntry(const Entry& purged, const HistoryEvent& event) = 0;
+
+  // The row of (namespace, id), or nullopt if there is none.
+  [[nodiscard]] virtual absl::StatusOr<std::optional<StoredRow>> GetEntry(std::string_view name_space,
+                                                                          std::string_view id) = 0;
+  // The row with this row id, or nullopt.
+  [[nodiscard]] virtual absl::StatusOr<std::optional<StoredRow>> GetRow(int64_t row_id) = 0;
+
+  // Calls `visit` for every row (of one namespace, or all when `name_space` is empty) in row-id
+  // order. Stops early and returns the visitor's error if it returns one.
+  [[nodiscard]] virtual absl::Status ScanEntries(std::string_view name_space,
+                                                 const std::function<absl::Status(const StoredRow&)>& visit) = 0;
+
+  // History of one entry, oldest first. Empty if the entry is unknown.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space,
+                                                                          std::string_view id) = 0;
+
+  [[nodiscard]] virtual absl::StatusOr<std::vector<StateCount>> CountByState() = 0;
+};
+
+}  // namespace bulwark

@@ -1,0 +1,518 @@
+// MemoryStore: ties the write path (validate -> embed -> sign -> store + index) and the read
+// path (embed -> index top-k -> verify every candidate -> results) together.
+#include "bulwark/memory_store.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include <absl/strings/str_cat.h>
+#include <spdlog/spdlog.h>
+
+#include "core/ids.h"
+#include "core/strings.h"
+#include "core/text_validation.h"
+#include "index/flat_index.h"
+#include "provenance/keyring.h"
+#include "provenance/signer.h"
+#include "storage/sqlite_backend.h"
+
+namespace bulwark {
+namespace {
+
+constexpr char kDatabaseFile[] = "bulwark.db";
+constexpr char kKeyringFile[] = "keyring.json";
+constexpr int kMaxK = 1000;
+constexpr size_t kMaxPrincipalBytes = 256;
+
+uint32_t StateBit(State s) { return 1u << static_cast<int>(s); }
+
+bool MatchesMetadata(const nlohmann::json& metadata, const nlohmann::json& filter) {
+  for (const auto& [key, value] : filter.items()) {
+    auto it = metadata.find(key);
+    if (it == metadata.end() || *it != value) return false;
+  }
+  return true;
+}
+
+absl::Status ValidatePrincipal(std::string_view principal) {
+  if (principal.empty() || principal.size() > kMaxPrincipalBytes || !IsValidUtf8(principal)) {
+    return absl::InvalidArgumentError("principal must be 1 to 256 bytes of UTF-8");
+  }
+  return absl::OkStatus();
+}
+
+// Prefixes a status message with "entry N: " so batch errors name the culprit.
+absl::Status AtEntry(size_t index, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat("entry ", index, ": ", status.message()));
+}
+
+}  // namespace
+
+MemoryStore::MemoryStore() = default;
+MemoryStore::~MemoryStore() = default;
+
+absl::StatusOr<std::unique_ptr<MemoryStore>> MemoryStore::Create(const std::filesystem::path& dir,
+                                                                 const StoreOptions& options) {
+  std::unique_ptr<MemoryStore> store(new MemoryStore());
+  if (auto s = store->Load(dir, options, /*create=*/true); !s.ok()) return s;
+  return store;
+}
+
+absl::StatusOr<std::unique_ptr<MemoryStore>> MemoryStore::Open(const std::filesystem::path& dir,
+                                                               const StoreOptions& options) {
+  std::unique_ptr<MemoryStore> store(new MemoryStore());
+  if (auto s = store->Load(dir, options, /*create=*/false); !s.ok()) return s;
+  return store;
+}
+
+absl::Status MemoryStore::Load(const std::filesystem::path& dir, const StoreOptions& options, bool create) {
+  options_ = options;
+  env_ = options.env ? options.env : Env::Default();
+  if (options_.max_text_bytes == 0 || options_.max_text_bytes > (16u << 20)) {
+    return absl::InvalidArgumentError("max_text_bytes must be between 1 and 16 MiB");
+  }
+  std::error_code ec;
+  const std::filesystem::path db_path = dir / kDatabaseFile;
+  if (create) {
+    if (std::filesystem::exists(db_path, ec)) {
+      return absl::AlreadyExistsError(absl::StrCat("a store already exists in ", dir.string()));
+    }
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+  } else if (!std::filesystem::exists(db_path, ec)) {
+    return absl::NotFoundError(absl::StrCat("no store in ", dir.string(), " (run `bulwark init` first)"));
+  }
+
+  // Embedder first: a fingerprint mismatch must fail before anything is written.
+  auto stored_fingerprint = std::optional<std::string>();
+  auto stored_config = std::optional<std::string>();
+  auto backend = SqliteBackend::Open(db_path, create);
+  if (!backend.ok()) return backend.status();
+  backend_ = *std::move(backend);
+  {
+    auto f = backend_->GetMeta("embedder_fingerprint");
+    if (!f.ok()) return f.status();
+    stored_fingerprint = *f;
+    auto c = backend_->GetMeta("embedder_config");
+    if (!c.ok()) return c.status();
+    stored_config = *c;
+  }
+  if (options.embedder) {
+    embedder_ = options.embedder;
+  } else {
+    nlohmann::json config = options.embedder_config;
+    if (config.is_null()) {
+      if (stored_config) {
+        config = nlohmann::json::parse(*stored_config, nullptr, /*allow_exceptions=*/false);
+        if (!config.is_object()) return absl::DataLossError("the store's embedder configuration is corrupt");
+      } else {
+        config = {{"kind", "lexical"}};
+      }
+    }
+    auto embedder = CreateEmbedder(config);
+    if (!embedder.ok()) return embedder.status();
+    embedder_ = std::shared_ptr<const Embedder>(std::move(*embedder));
+    if (!stored_config) {
+      if (auto s = backend_->PutMeta("embedder_config", config.dump()); !s.ok()) return s;
+    }
+  }
+  const std::string fingerprint = embedder_->Fingerprint().ToString();
+  if (stored_fingerprint && *stored_fingerprint != fingerprint) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "embedder mismatch: the store was created with embedder ", *stored_fingerprint,
+        " but this embedder is ", fingerprint,
+        "; vectors from different embedders cannot be mixed (open with the original embedder "
+        "configuration, or export and re-import into a new store)"));
+  }
+  if (!stored_fingerprint) {
+    if (auto s = backend_->PutMeta("embedder_fingerprint", fingerprint); !s.ok()) return s;
+  }
+
+  if (auto probe = FlatIndex::Create(embedder_->dimension()); !probe.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("embedder dimension: ", probe.status().message()));
+  }
+
+  const std::filesystem::path keyring_path =
+      options.keyring_path.empty() ? dir / kKeyringFile : options.keyring_path;
+  absl::StatusOr<Keyring> keyring = (create && !std::filesystem::exists(keyring_path, ec))
+                                        ? Keyring::Create(keyring_path, env_)
+                                        : Keyring::Load(keyring_path);
+  if (!keyring.ok()) return keyring.status();
+  keyring_ = std::make_unique<Keyring>(*std::move(keyring));
+  signer_ = std::make_unique<Signer>(keyring_.get());
+  ids_ = std::make_unique<IdGenerator>(env_);
+  return LoadIndexes();
+}
+
+absl::Status MemoryStore::LoadIndexes() {
+  std::unique_lock lock(mu_);
+  const size_t dim = static_cast<size_t>(embedder_->dimension());
+  return backend_->ScanEntries("", [&](const StoredRow& row) {
+    const Entry& e = row.entry;
+    if (e.state == State::kPurged || e.state == State::kDeleted) return absl::OkStatus();
+    if (!row.ok() || e.embedding.size() != dim || !ValidateNamespace(e.name_space).ok()) {
+      // Not loadable; Verify() reports it. It can never be retrieved because it is not indexed.
+      ReportBadRow(row.row_id, e.id, e.name_space, row.ok() ? "bad embedding size or namespace" : row.decode_error);
+      return absl::OkStatus();
+    }
+    return IndexFor(e.name_space)->Add(row.row_id, e.embedding, e.state, e.kind);
+  });
+}
+
+VectorIndex* MemoryStore::IndexFor(const std::string& name_space) {
+  auto& slot = indexes_[name_space];
+  if (!slot) slot = *FlatIndex::Create(embedder_->dimension());  // dimension checked in Load
+  return slot.get();
+}
+
+void MemoryStore::ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
+                               std::string_view reason) {
+  {
+    std::lock_guard<std::mutex> lock(bad_mu_);
+    if (!bad_rows_.insert(row_id).second) return;  // counted and logged once
+  }
+  signature_failures_.fetch_add(1);
+  spdlog::warn("rejected row {} (id '{}', namespace '{}'): {}", row_id, id, name_space, reason);
+}
+
+absl::Status MemoryStore::CheckRow(const StoredRow& row, std::string_view name_space) const {
+  if (!row.ok()) return absl::DataLossError(absl::StrCat("row does not decode: ", row.decode_error));
+  const Entry& e = row.entry;
+  if (e.name_space != name_space) return absl::DataLossError("row is not in the requested namespace");
+  const bool purged = e.state == State::kPurged;
+  if (!purged && e.embedding.size() != static_cast<size_t>(embedder_->dimension())) {
+    return absl::DataLossError("embedding has the wrong dimension");
+  }
+  return signer_->Verify(e);
+}
+
+absl::Status MemoryStore::ValidateNew(const NewEntry& entry) const {
+  if (auto s = ValidateText(entry.text, options_.max_text_bytes); !s.ok()) return s;
+  return ValidateMetadata(entry.metadata, options_.max_metadata_bytes);
+}
+
+absl::StatusOr<Entry> MemoryStore::BuildEntry(std::string_view name_space, const NewEntry& entry,
+                                              std::string_view principal, std::vector<float> embedding) {
+  if (embedding.size() != static_cast<size_t>(embedder_->dimension())) {
+    return absl::InternalError(absl::StrCat("embedder returned ", embedding.size(), " dimensions, expected ",
+                                            embedder_->dimension()));
+  }
+  Entry e;
+  e.id = ids_->Next();
+  e.name_space = std::string(name_space);
+  e.text = entry.text;
+  e.metadata = entry.metadata;
+  e.principal = std::string(principal);
+  e.source = entry.source;
+  e.kind = entry.kind;
+  e.state = State::kActive;
+  e.created_at_us = e.updated_at_us = env_->NowMicros();
+  e.embedding = std::move(embedding);
+  signer_->Sign(&e);
+  return e;
+}
+
+absl::StatusOr<Entry> MemoryStore::Add(std::string_view name_space, const NewEntry& entry,
+                                       std::string_view principal) {
+  auto added = AddBatch(name_space, std::span<const NewEntry>(&entry, 1), principal);
+  if (!added.ok()) {
+    // A single add names no index.
+    std::string_view message = ToStd(added.status().message());
+    if (message.starts_with("entry 0: ")) message.remove_prefix(9);
+    return absl::Status(added.status().code(), ToAbsl(message));
+  }
+  return std::move(added->front());
+}
+
+absl::StatusOr<std::vector<Entry>> MemoryStore::AddBatch(std::string_view name_space,
+                                                         std::span<const NewEntry> entries,
+                                                         std::string_view principal,
+                                                         const ProgressFn& progress) {
+  if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
+  if (auto s = ValidatePrincipal(principal); !s.ok()) return s;
+  if (entries.empty()) return absl::InvalidArgumentError("batch is empty");
+  if (entries.size() > options_.max_batch_entries) {
+    return absl::InvalidArgumentError(absl::StrCat("batch has ", entries.size(), " entries; the limit is ",
+                                                   options_.max_batch_entries));
+  }
+  std::vector<std::string> texts;
+  texts.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (auto s = ValidateNew(entries[i]); !s.ok()) return AtEntry(i, s);
+    texts.push_back(entries[i].text);
+  }
+  // Embed in chunks so a long import can report progress; the commit below is still one batch.
+  constexpr size_t kChunk = 512;
+  std::vector<std::vector<float>> embeddings;
+  embeddings.reserve(texts.size());
+  for (size_t begin = 0; begin < texts.size(); begin += kChunk) {
+    size_t count = std::min(kChunk, texts.size() - begin);
+    auto chunk = embedder_->EmbedBatch(std::span<const std::string>(texts).subspan(begin, count));
+    if (!chunk.ok()) return chunk.status();
+    if (chunk->size() != count) return absl::InternalError("embedder returned the wrong count");
+    for (auto& v : *chunk) embeddings.push_back(std::move(v));
+    if (progress) progress(embeddings.size(), texts.size());
+  }
+
+  std::vector<Entry> built;
+  std::vector<HistoryEvent> events;
+  built.reserve(entries.size());
+  events.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    auto e = BuildEntry(name_space, entries[i], principal, std::move(embeddings[i]));
+    if (!e.ok()) return AtEntry(i, e.status());
+    HistoryEvent ev;
+    ev.entry_id = e->id;
+    ev.name_space = e->name_space;
+    ev.event = "add";
+    ev.actor = e->principal;
+    ev.at_us = e->created_at_us;
+    ev.detail = {{"text", e->text}, {"metadata", e->metadata}, {"source", ToString(e->source)}};
+    built.push_back(*std::move(e));
+    events.push_back(std::move(ev));
+  }
+
+  std::unique_lock lock(mu_);
+  auto row_ids = backend_->InsertEntries(built, events);
+  if (!row_ids.ok()) return row_ids.status();
+  VectorIndex* index = IndexFor(std::string(name_space));
+  for (size_t i = 0; i < built.size(); ++i) {
+    if (auto s = index->Add((*row_ids)[i], built[i].embedding, built[i].state, built[i].kind); !s.ok()) {
+      spdlog::error("entry {} is stored but could not be indexed: {}", built[i].id, s.ToString());
+    }
+  }
+  return built;
+}
+
+absl::StatusOr<SearchResult> MemoryStore::Search(std::string_view name_space, std::string_view query,
+                                                 const SearchOptions& options) {
+  if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
+  if (auto s = ValidateText(query, options_.max_text_bytes); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("query: ", s.message()));
+  }
+  if (options.k < 1 || options.k > kMaxK) {
+    return absl::InvalidArgumentError(absl::StrCat("k must be between 1 and ", kMaxK));
+  }
+  if (!options.metadata_filter.is_object()) {
+    return absl::InvalidArgumentError("metadata filter must be a JSON object");
+  }
+  auto embedded = embedder_->Embed(query);
+  if (!embedded.ok()) return embedded.status();
+
+  IndexFilter filter;
+  if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
+  SearchResult result;
+  std::shared_lock lock(mu_);
+  auto it = indexes_.find(ToAbsl(name_space));
+  if (it == indexes_.end()) return result;
+  const VectorIndex& index = *it->second;
+
+  // Over-fetch until k candidates pass verification and filters, or the index is exhausted.
+  absl::flat_hash_set<int64_t> seen;
+  int fetch = options.metadata_filter.empty() ? options.k : options.k * 4;
+  while (true) {
+    auto hits = index.Search(*embedded, fetch, filter);
+    if (!hits.ok()) return hits.status();
+    for (const IndexHit& hit : *hits) {
+      if (static_cast<int>(result.hits.size()) == options.k) break;
+      if (!seen.insert(hit.row_id).second) continue;
+      {
+        std::lock_guard<std::mutex> bad_lock(bad_mu_);
+        if (bad_rows_.contains(hit.row_id)) continue;
+      }
+      auto row = backend_->GetRow(hit.row_id);
+      if (!row.ok()) return row.status();
+      if (!row->has_value()) {
+        ReportBadRow(hit.row_id, "", name_space, "indexed row is missing from storage");
+        ++result.rejected_candidates;
+        continue;
+      }
+      const StoredRow& stored = **row;
+      if (auto s = CheckRow(stored, name_space); !s.ok()) {
+        ReportBadRow(hit.row_id, stored.entry.id, name_space, ToStd(s.message()));
+        ++result.rejected_candidates;
+        continue;
+      }
+      if (!filter.Accepts(stored.entry.state, stored.entry.kind)) continue;
+      if (!MatchesMetadata(stored.entry.metadata, options.metadata_filter)) continue;
+      result.hits.push_back({stored.entry, hit.score});
+    }
+    if (static_cast<int>(result.hits.size()) >= options.k || static_cast<int>(hits->size()) < fetch ||
+        static_cast<size_t>(fetch) >= index.size()) {
+      break;
+    }
+    fetch = static_cast<int>(std::min<size_t>(index.size(), static_cast<size_t>(fetch) * 2));
+  }
+  return result;
+}
+
+absl::StatusOr<StoredRow> MemoryStore::LoadVerified(std::string_view name_space, std::string_view id) {
+  if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
+  if (!IsValidEntryId(id)) return absl::InvalidArgumentError(absl::StrCat("'", ToAbsl(id), "' is not a valid entry id"));
+  auto row = backend_->GetEntry(name_space, id);
+  if (!row.ok()) return row.status();
+  if (!row->has_value()) return absl::NotFoundError(absl::StrCat("no entry ", ToAbsl(id), " in namespace ", ToAbsl(name_space)));
+  if (auto s = CheckRow(**row, name_space); !s.ok()) {
+    ReportBadRow((*row)->row_id, id, name_space, ToStd(s.message()));
+    return absl::DataLossError(absl::StrCat("entry ", ToAbsl(id), " failed verification: ", s.message()));
+  }
+  return **std::move(row);
+}
+
+absl::StatusOr<Entry> MemoryStore::Get(std::string_view name_space, std::string_view id) {
+  std::shared_lock lock(mu_);
+  auto row = LoadVerified(name_space, id);
+  if (!row.ok()) return row.status();
+  return std::move(row->entry);
+}
+
+absl::StatusOr<std::vector<HistoryEvent>> MemoryStore::History(std::string_view name_space,
+                                                               std::string_view id) {
+  std::shared_lock lock(mu_);
+  auto row = LoadVerified(name_space, id);
+  if (!row.ok()) return row.status();
+  return backend_->History(name_space, id);
+}
+
+absl::StatusOr<Entry> MemoryStore::Update(std::string_view name_space, std::string_view id,
+                                          const EntryUpdate& update, std::string_view actor) {
+  if (auto s = ValidatePrincipal(actor); !s.ok()) return s;
+  if (!update.text && !update.metadata) return absl::InvalidArgumentError("update changes nothing");
+  if (update.text) {
+    if (auto s = ValidateText(*update.text, options_.max_text_bytes); !s.ok()) return s;
+  }
+  if (update.metadata) {
+    if (auto s = ValidateMetadata(*update.metadata, options_.max_metadata_bytes); !s.ok()) return s;
+  }
+  std::optional<std::vector<float>> embedding;
+  if (update.text) {
+    auto e = embedder_->Embed(*update.text);
+    if (!e.ok()) return e.status();
+    embedding = *std::move(e);
+  }
+  std::unique_lock lock(mu_);
+  auto row = LoadVerified(name_space, id);
+  if (!row.ok()) return row.status();
+  Entry entry = std::move(row->entry);
+  if (entry.state != State::kActive && entry.state != State::kQuarantined) {
+    return absl::FailedPreconditionError(absl::StrCat("entry ", ToAbsl(id), " is ", ToAbsl(ToString(entry.state))));
+  }
+  if (update.text) entry.text = *update.text;
+  if (update.metadata) entry.metadata = *update.metadata;
+  if (embedding) entry.embedding = *std::move(embedding);
+  entry.updated_at_us = std::max(env_->NowMicros(), entry.updated_at_us + 1);
+  signer_->Sign(&entry);
+  HistoryEvent ev{0, entry.id, entry.name_space, "update", std::string(actor), entry.updated_at_us,
+                  {{"text", entry.text}, {"metadata", entry.metadata}}};
+  if (auto s = backend_->UpdateEntry(entry, ev); !s.ok()) return s;
+  VectorIndex* index = IndexFor(entry.name_space);
+  if (auto s = index->Remove(row->row_id); !s.ok()) spdlog::warn("reindex {}: {}", entry.id, s.ToString());
+  if (auto s = index->Add(row->row_id, entry.embedding, entry.state, entry.kind); !s.ok()) {
+    spdlog::error("entry {} is stored but could not be re-indexed: {}", entry.id, s.ToString());
+  }
+  return entry;
+}
+
+absl::Status MemoryStore::Transition(std::string_view name_space, std::string_view id, std::string_view actor,
+                                     std::string_view event) {
+  if (auto s = ValidatePrincipal(actor); !s.ok()) return s;
+  std::unique_lock lock(mu_);
+  auto row = LoadVerified(name_space, id);
+  if (!row.ok()) return row.status();
+  Entry entry = std::move(row->entry);
+  const bool purge = event == "purge";
+  if (entry.state == State::kPurged || (!purge && entry.state == State::kDeleted)) {
+    return absl::FailedPreconditionError(absl::StrCat("entry ", ToAbsl(id), " is already ", ToAbsl(ToString(entry.state))));
+  }
+  entry.updated_at_us = std::max(env_->NowMicros(), entry.updated_at_us + 1);
+  HistoryEvent ev{0, entry.id, entry.name_space, std::string(event), std::string(actor), entry.updated_at_us,
+                  {{"from_state", ToString(entry.state)}}};
+  if (purge) {
+    entry.state = State::kPurged;
+    entry.text.clear();
+    entry.metadata = nlohmann::json::object();
+    entry.embedding.clear();
+    entry.report = nlohmann::json::object();
+  } else {
+    entry.state = State::kDeleted;
+  }
+  signer_->Sign(&entry);
+  absl::Status stored = purge ? backend_->PurgeEntry(entry, ev) : backend_->UpdateEntry(entry, ev);
+  if (!stored.ok()) return stored;
+  auto index = indexes_.find(entry.name_space);
+  if (index != indexes_.end()) index->second->Remove(row->row_id).IgnoreError();  // may be unindexed
+  return absl::OkStatus();
+}
+
+absl::Status MemoryStore::Delete(std::string_view name_space, std::string_view id, std::string_view actor) {
+  return Transition(name_space, id, actor, "delete");
+}
+
+absl::Status MemoryStore::Purge(std::string_view name_space, std::string_view id, std::string_view actor) {
+  return Transition(name_space, id, actor, "purge");
+}
+
+absl::StatusOr<int64_t> MemoryStore::Export(std::string_view name_space, uint32_t state_mask,
+                                            const std::function<absl::Status(const Entry&)>& visit) {
+  if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
+  std::shared_lock lock(mu_);
+  int64_t skipped = 0;
+  absl::Status scanned = backend_->ScanEntries(name_space, [&](const StoredRow& row) {
+    if (auto s = CheckRow(row, name_space); !s.ok()) {
+      ReportBadRow(row.row_id, row.entry.id, name_space, ToStd(s.message()));
+      ++skipped;
+      return absl::OkStatus();
+    }
+    if (row.entry.kind == Kind::kHoneypot || !((state_mask >> static_cast<int>(row.entry.state)) & 1u)) {
+      return absl::OkStatus();
+    }
+    return visit(row.entry);
+  });
+  if (!scanned.ok()) return scanned;
+  return skipped;
+}
+
+absl::StatusOr<VerifyReport> MemoryStore::Verify() {
+  std::shared_lock lock(mu_);
+  VerifyReport report;
+  absl::Status scanned = backend_->ScanEntries("", [&](const StoredRow& row) {
+    ++report.rows_checked;
+    absl::Status s = ValidateNamespace(row.entry.name_space);
+    if (s.ok()) s = CheckRow(row, row.entry.name_space);
+    if (!s.ok()) {
+      report.bad_rows.push_back({row.row_id, row.entry.id, row.entry.name_space, std::string(s.message())});
+    }
+    return absl::OkStatus();
+  });
+  if (!scanned.ok()) return scanned;
+  return report;
+}
+
+absl::StatusOr<StoreStats> MemoryStore::Stats() {
+  StoreStats stats;
+  stats.embedder = embedder_->Fingerprint();
+  stats.newest_key_id = keyring_->newest_key_id();
+  stats.key_count = keyring_->List().size();
+  stats.signature_failures = signature_failures_.load();
+  auto counts = backend_->CountByState();
+  if (!counts.ok()) return counts.status();
+  for (const StateCount& c : *counts) {
+    if (stats.namespaces.empty() || stats.namespaces.back().name_space != c.name_space) {
+      stats.namespaces.push_back({c.name_space});
+    }
+    NamespaceStats& ns = stats.namespaces.back();
+    if (c.kind == Kind::kHoneypot) {
+      ns.honeypots += c.count;
+      continue;
+    }
+    switch (c.state) {
+      case State::kActive: ns.active += c.count; break;
+      case State::kQuarantined: ns.quarantined += c.count; break;
+      case State::kDeleted: ns.deleted += c.count; break;
+      case State::kPurged: ns.purged += c.count; break;
+    }
+  }
+  return stats;
+}
+
+}  // namespace bulwark
