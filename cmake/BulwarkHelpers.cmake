@@ -31,7 +31,7 @@ function(bulwark_test)
   bulwark_apply_warnings(${ARG_NAME})
   # Tests that run other binaries of the build find them under BULWARK_BUILD_DIR.
   target_compile_definitions(${ARG_NAME} PRIVATE BULWARK_BUILD_DIR="${PROJECT_BINARY_DIR}")
-  gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60 PROPERTIES LABELS "${ARG_LABELS}")
+  gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${ARG_NAME}." PROPERTIES LABELS "${ARG_LABELS}")
 endfunction()
 
 function(bulwark_benchmark)

@@ -131,6 +131,21 @@ class MemoryStore {
   // event; the id and the fact of the purge remain.
   [[nodiscard]] absl::Status Purge(std::string_view name_space, std::string_view id, std::string_view actor);
 
+  // Quarantine review (DESIGN 4.5). A quarantined entry is kept and signed but never retrieved
+  // unless a search asks for it. Quarantine: active -> quarantined, with `reasons` recorded in
+  // the history and the entry's report. Release: quarantined -> active. Reject: quarantined ->
+  // deleted. FailedPrecondition from any other state.
+  [[nodiscard]] absl::Status Quarantine(std::string_view name_space, std::string_view id, std::string_view actor,
+                                        const nlohmann::json& reasons);
+  [[nodiscard]] absl::Status Release(std::string_view name_space, std::string_view id, std::string_view actor);
+  [[nodiscard]] absl::Status Reject(std::string_view name_space, std::string_view id, std::string_view actor);
+  // Verified quarantined entries of the namespace, oldest first, at most `limit`.
+  [[nodiscard]] absl::StatusOr<std::vector<Entry>> ListQuarantined(std::string_view name_space, size_t limit = 1000);
+
+  // Adds a new newest signing key to the keyring file; later writes use it, older entries still
+  // verify. Returns the new key id.
+  [[nodiscard]] absl::StatusOr<uint32_t> RotateSigningKey();
+
   // Calls `visit` with every verified entry of the namespace whose state is in `states`, oldest
   // first. Rows that fail verification are skipped and counted in the returned number.
   [[nodiscard]] absl::StatusOr<int64_t> Export(std::string_view name_space, uint32_t state_mask,
@@ -154,8 +169,14 @@ class MemoryStore {
                                    std::string_view principal, std::vector<float> embedding);
   absl::Status ValidateNew(const NewEntry& entry) const;
   absl::StatusOr<struct StoredRow> LoadVerified(std::string_view name_space, std::string_view id);
+  struct StateChange {
+    std::string event;     // history event name
+    uint32_t from_states;  // bit set of states the change applies to
+    State to_state;
+    nlohmann::json detail;
+  };
   absl::Status Transition(std::string_view name_space, std::string_view id, std::string_view actor,
-                          std::string_view event);
+                          const StateChange& change);
   void ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
                     std::string_view reason);
 

@@ -1,9 +1,9 @@
 // Tests of CreateEmbedder and the per-kind config parsers: which configs are accepted, which
 // error each bad one gets, and how the WordNet fallback shows up in the fingerprint.
-#include <cstdlib>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 
 #include "bulwark/embedder.h"
 #include "core/hex.h"
@@ -20,8 +20,7 @@ using json = nlohmann::json;
 constexpr const char* kMissingDir = "/nonexistent/bulwark-test/wordnet";
 
 bool WordNetInstalled() {
-  return WordNetCanonicalizer::CheckDataPresent(std::string(WordNetCanonicalizer::kDefaultDir))
-      .ok();
+  return WordNetCanonicalizer::CheckDataPresent(std::string(WordNetCanonicalizer::kDefaultDir)).ok();
 }
 
 absl::StatusCode CodeOf(const json& config) { return CreateEmbedder(config).status().code(); }
@@ -51,8 +50,7 @@ TEST(CreateEmbedderTest, MissingWordNetFallsBackSilentlyOnlyByDefault) {
   EXPECT_EQ((*fallback)->Fingerprint(), LexicalEmbedder(nullptr).Fingerprint());
 
   // Explicitly requested: a clear FailedPrecondition.
-  auto requested = LexicalEmbedder::FromConfig({{"kind", "lexical"}, {"synonyms", true}},
-                                               kMissingDir);
+  auto requested = LexicalEmbedder::FromConfig({{"kind", "lexical"}, {"synonyms", true}}, kMissingDir);
   EXPECT_EQ(requested.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(requested.status().message(), HasSubstr("WordNet"));
   EXPECT_THAT(requested.status().message(), HasSubstr(kMissingDir));
@@ -71,8 +69,7 @@ TEST(CreateEmbedderTest, MissingWordNetFallsBackSilentlyOnlyByDefault) {
 TEST(CreateEmbedderTest, WordNetDirOverridesTheDefault) {
   if (!WordNetInstalled()) GTEST_SKIP() << "WordNet data not installed";
   auto embedder = LexicalEmbedder::FromConfig(
-      {{"kind", "lexical"}, {"wordnet_dir", std::string(WordNetCanonicalizer::kDefaultDir)}},
-      kMissingDir);
+      {{"kind", "lexical"}, {"wordnet_dir", std::string(WordNetCanonicalizer::kDefaultDir)}}, kMissingDir);
   ASSERT_TRUE(embedder.ok()) << embedder.status();
   EXPECT_TRUE((*embedder)->synonyms());
 }
@@ -93,8 +90,7 @@ TEST(CreateEmbedderTest, BadConfigsAreInvalidArgument) {
   EXPECT_EQ(CodeOf({{"kind", "lexical"}, {"wordnet_dir", ""}}), kInvalid);
   EXPECT_EQ(CodeOf({{"kind", "lexical"}, {"dimension", 128}}), kInvalid);
   // http
-  const json good = {{"kind", "http"}, {"url", "http://127.0.0.1:8080"}, {"model", "m"},
-                     {"dimension", 8}};
+  const json good = {{"kind", "http"}, {"url", "http://127.0.0.1:8080"}, {"model", "m"}, {"dimension", 8}};
   ASSERT_TRUE(CreateEmbedder(good).ok()) << CreateEmbedder(good).status();
   auto with = [&](const char* key, json value) {
     json config = good;
@@ -134,8 +130,7 @@ TEST(CreateEmbedderTest, BadConfigsAreInvalidArgument) {
 }
 
 TEST(CreateEmbedderTest, HttpFingerprintCoversUrlModelDimensionButNotTheKey) {
-  const json base = {{"kind", "http"}, {"url", "http://127.0.0.1:8080"}, {"model", "m"},
-                     {"dimension", 8}};
+  const json base = {{"kind", "http"}, {"url", "http://127.0.0.1:8080"}, {"model", "m"}, {"dimension", 8}};
   auto fingerprint = [](json config) {
     auto e = CreateEmbedder(config);
     EXPECT_TRUE(e.ok()) << e.status();
@@ -144,8 +139,7 @@ TEST(CreateEmbedderTest, HttpFingerprintCoversUrlModelDimensionButNotTheKey) {
   const EmbedderFingerprint fp = fingerprint(base);
   EXPECT_EQ(fp.name, "http");
   EXPECT_EQ(fp.dimension, 8);
-  EXPECT_EQ(fp.config_hash,
-            Sha256Hex(R"({"dimension":8,"model":"m","url":"http://127.0.0.1:8080"})"));
+  EXPECT_EQ(fp.config_hash, Sha256Hex(R"({"dimension":8,"model":"m","url":"http://127.0.0.1:8080"})"));
   json keyed = base;
   keyed["api_key"] = "secret";
   keyed["batch_size"] = 3;
@@ -155,9 +149,8 @@ TEST(CreateEmbedderTest, HttpFingerprintCoversUrlModelDimensionButNotTheKey) {
   json env_keyed = base;
   env_keyed["api_key_env"] = "BULWARK_TEST_KEY";
   EXPECT_EQ(fingerprint(env_keyed), fp);
-  for (const auto& [key, value] : {std::pair<const char*, json>{"url", "http://127.0.0.1:8081"},
-                                   {"model", "m2"},
-                                   {"dimension", 9}}) {
+  for (const auto& [key, value] :
+       {std::pair<const char*, json>{"url", "http://127.0.0.1:8081"}, {"model", "m2"}, {"dimension", 9}}) {
     json changed = base;
     changed[key] = value;
     EXPECT_NE(fingerprint(changed), fp) << key;

@@ -2,6 +2,10 @@
 // and strict checking of the response before any vector is trusted.
 #include "embed/http_embedder.h"
 
+#include <absl/strings/ascii.h>
+#include <absl/strings/str_cat.h>
+#include <absl/time/clock.h>
+#include <absl/time/time.h>
 #include <httplib.h>
 
 #include <algorithm>
@@ -9,11 +13,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-
-#include <absl/strings/ascii.h>
-#include <absl/strings/str_cat.h>
-#include <absl/time/clock.h>
-#include <absl/time/time.h>
 
 #include "core/hex.h"
 
@@ -61,16 +60,16 @@ absl::Status ParseUrl(std::string_view url, std::string* scheme_host_port, std::
   }
   if (host.empty()) return bad("no host");
   for (char c : host) {
-    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '[' &&
-        c != ']' && c != ':') {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '[' && c != ']' &&
+        c != ':') {
       return bad("invalid character in host");
     }
   }
   if (host.size() < authority.size()) {
     const std::string_view port = authority.substr(host.size());
     int port_number = 0;
-    if (port.size() < 2 || port[0] != ':' || !ParseDecimal(port.substr(1), &port_number) ||
-        port_number < 1 || port_number > 65535) {
+    if (port.size() < 2 || port[0] != ':' || !ParseDecimal(port.substr(1), &port_number) || port_number < 1 ||
+        port_number > 65535) {
       return bad("invalid port");
     }
   }
@@ -127,8 +126,7 @@ absl::Status ParseResponse(std::string_view body, size_t expected_items, int dim
   auto data = response.find("data");
   if (data == response.end() || !data->is_array()) return bad("no \"data\" array");
   if (data->size() != expected_items) {
-    return bad(absl::StrCat("\"data\" has ", data->size(), " items for ", expected_items,
-                            " inputs"));
+    return bad(absl::StrCat("\"data\" has ", data->size(), " items for ", expected_items, " inputs"));
   }
   std::vector<std::vector<float>> vectors(expected_items);
   for (const nlohmann::json& item : *data) {
@@ -143,8 +141,8 @@ absl::Status ParseResponse(std::string_view body, size_t expected_items, int dim
     auto embedding = item.find("embedding");
     if (embedding == item.end() || !embedding->is_array()) return bad("missing \"embedding\" array");
     if (embedding->size() != static_cast<size_t>(dimension)) {
-      return bad(absl::StrCat("embedding ", i, " has dimension ", embedding->size(), ", expected ",
-                              dimension));
+      return bad(
+          absl::StrCat("embedding ", i, " has dimension ", embedding->size(), ", expected ", dimension));
     }
     std::vector<float>& vec = vectors[i];
     vec.reserve(dimension);
@@ -194,19 +192,18 @@ absl::StatusOr<std::unique_ptr<HttpEmbedder>> HttpEmbedder::Create(HttpEmbedderO
       return ConfigError("the API key contains control characters");
     }
   }
-  return std::unique_ptr<HttpEmbedder>(new HttpEmbedder(
-      std::move(options), std::move(scheme_host_port), prefix + "/v1/embeddings"));
+  return std::unique_ptr<HttpEmbedder>(
+      new HttpEmbedder(std::move(options), std::move(scheme_host_port), prefix + "/v1/embeddings"));
 }
 
-absl::StatusOr<std::unique_ptr<HttpEmbedder>> HttpEmbedder::FromConfig(
-    const nlohmann::json& config) {
+absl::StatusOr<std::unique_ptr<HttpEmbedder>> HttpEmbedder::FromConfig(const nlohmann::json& config) {
   if (!config.is_object()) return ConfigError("config must be a JSON object");
   static constexpr const char* kKnownKeys[] = {
-      "kind",       "url",         "model",      "dimension",   "api_key",
+      "kind",        "url",        "model",      "dimension",   "api_key",
       "api_key_env", "batch_size", "timeout_ms", "max_retries", "initial_backoff_ms"};
   for (const auto& [key, value] : config.items()) {
-    if (std::find_if(std::begin(kKnownKeys), std::end(kKnownKeys),
-                     [&](const char* k) { return key == k; }) == std::end(kKnownKeys)) {
+    if (std::find_if(std::begin(kKnownKeys), std::end(kKnownKeys), [&](const char* k) { return key == k; }) ==
+        std::end(kKnownKeys)) {
       return ConfigError(absl::StrCat("unknown field \"", key, "\""));
     }
   }
@@ -215,16 +212,14 @@ absl::StatusOr<std::unique_ptr<HttpEmbedder>> HttpEmbedder::FromConfig(
   if (!config.contains("model")) return ConfigError("\"model\" is required");
   if (!config.contains("dimension")) return ConfigError("\"dimension\" is required");
   std::string api_key_env;
-  for (absl::Status s : {ReadString(config, "url", &options.url),
-                         ReadString(config, "model", &options.model),
-                         ReadInt(config, "dimension", 1, kMaxDimension, &options.dimension),
-                         ReadString(config, "api_key", &options.api_key),
-                         ReadString(config, "api_key_env", &api_key_env),
-                         ReadInt(config, "batch_size", 1, kMaxBatchSize, &options.batch_size),
-                         ReadInt(config, "timeout_ms", 1, 600000, &options.timeout_ms),
-                         ReadInt(config, "max_retries", 0, 10, &options.max_retries),
-                         ReadInt(config, "initial_backoff_ms", 0, 60000,
-                                 &options.initial_backoff_ms)}) {
+  for (absl::Status s :
+       {ReadString(config, "url", &options.url), ReadString(config, "model", &options.model),
+        ReadInt(config, "dimension", 1, kMaxDimension, &options.dimension),
+        ReadString(config, "api_key", &options.api_key), ReadString(config, "api_key_env", &api_key_env),
+        ReadInt(config, "batch_size", 1, kMaxBatchSize, &options.batch_size),
+        ReadInt(config, "timeout_ms", 1, 600000, &options.timeout_ms),
+        ReadInt(config, "max_retries", 0, 10, &options.max_retries),
+        ReadInt(config, "initial_backoff_ms", 0, 60000, &options.initial_backoff_ms)}) {
     if (!s.ok()) return s;
   }
   if (config.contains("api_key") && config.contains("api_key_env")) {
@@ -241,11 +236,8 @@ absl::StatusOr<std::unique_ptr<HttpEmbedder>> HttpEmbedder::FromConfig(
   return Create(std::move(options));
 }
 
-HttpEmbedder::HttpEmbedder(HttpEmbedderOptions options, std::string scheme_host_port,
-                           std::string path)
-    : options_(std::move(options)),
-      scheme_host_port_(std::move(scheme_host_port)),
-      path_(std::move(path)) {
+HttpEmbedder::HttpEmbedder(HttpEmbedderOptions options, std::string scheme_host_port, std::string path)
+    : options_(std::move(options)), scheme_host_port_(std::move(scheme_host_port)), path_(std::move(path)) {
   const nlohmann::json config = {
       {"dimension", options_.dimension}, {"model", options_.model}, {"url", options_.url}};
   fingerprint_.name = "http";
@@ -285,9 +277,9 @@ absl::StatusOr<std::vector<std::vector<float>>> HttpEmbedder::EmbedBatch(
   for (size_t begin = 0; begin < texts.size(); begin += options_.batch_size) {
     const size_t count = std::min(texts.size() - begin, static_cast<size_t>(options_.batch_size));
     const std::string body =
-        nlohmann::json{{"model", options_.model},
-                       {"input", std::vector<std::string>(texts.begin() + begin,
-                                                          texts.begin() + begin + count)}}
+        nlohmann::json{
+            {"model", options_.model},
+            {"input", std::vector<std::string>(texts.begin() + begin, texts.begin() + begin + count)}}
             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 
     absl::Status last_error;
@@ -303,18 +295,17 @@ absl::StatusOr<std::vector<std::vector<float>>> HttpEmbedder::EmbedBatch(
       const absl::Duration elapsed = absl::Now() - start;
       if (!result) {
         const httplib::Error error = result.error();
-        const bool timed_out =
-            error == httplib::Error::ConnectionTimeout ||
-            ((error == httplib::Error::Read || error == httplib::Error::Write) &&
-             elapsed >= absl::Milliseconds(options_.timeout_ms));
+        const bool timed_out = error == httplib::Error::ConnectionTimeout ||
+                               ((error == httplib::Error::Read || error == httplib::Error::Write) &&
+                                elapsed >= absl::Milliseconds(options_.timeout_ms));
         if (timed_out) {
-          return absl::DeadlineExceededError(
-              absl::StrCat("http embedder: no response from ", scheme_host_port_, path_,
-                           " within ", options_.timeout_ms, " ms"));
+          return absl::DeadlineExceededError(absl::StrCat("http embedder: no response from ",
+                                                          scheme_host_port_, path_, " within ",
+                                                          options_.timeout_ms, " ms"));
         }
-        last_error = absl::UnavailableError(
-            absl::StrCat("http embedder: request to ", scheme_host_port_, path_, " failed (",
-                         httplib::to_string(error), ") after ", attempt + 1, " attempt(s)"));
+        last_error = absl::UnavailableError(absl::StrCat("http embedder: request to ", scheme_host_port_,
+                                                         path_, " failed (", httplib::to_string(error),
+                                                         ") after ", attempt + 1, " attempt(s)"));
         client.stop();  // drop a half-dead keep-alive connection before retrying
         continue;
       }
@@ -326,22 +317,22 @@ absl::StatusOr<std::vector<std::vector<float>>> HttpEmbedder::EmbedBatch(
         }
         done = true;
       } else if (status == 401 || status == 403) {
-        return absl::PermissionDeniedError(absl::StrCat("http embedder: ", where, " returned ",
-                                                        status, ": ", Snippet(result->body)));
+        return absl::PermissionDeniedError(
+            absl::StrCat("http embedder: ", where, " returned ", status, ": ", Snippet(result->body)));
       } else if (status == 429) {
         last_error = absl::ResourceExhaustedError(
-            absl::StrCat("http embedder: ", where, " returned 429 (rate limited) after ",
-                         attempt + 1, " attempt(s): ", Snippet(result->body)));
-      } else if (status >= 500 && status <= 599) {
-        last_error = absl::UnavailableError(
-            absl::StrCat("http embedder: ", where, " returned ", status, " after ", attempt + 1,
+            absl::StrCat("http embedder: ", where, " returned 429 (rate limited) after ", attempt + 1,
                          " attempt(s): ", Snippet(result->body)));
+      } else if (status >= 500 && status <= 599) {
+        last_error =
+            absl::UnavailableError(absl::StrCat("http embedder: ", where, " returned ", status, " after ",
+                                                attempt + 1, " attempt(s): ", Snippet(result->body)));
       } else if (status >= 400 && status <= 499) {
-        return absl::InvalidArgumentError(absl::StrCat("http embedder: ", where, " returned ",
-                                                       status, ": ", Snippet(result->body)));
+        return absl::InvalidArgumentError(
+            absl::StrCat("http embedder: ", where, " returned ", status, ": ", Snippet(result->body)));
       } else {
-        return absl::InternalError(absl::StrCat("http embedder: ", where,
-                                                " returned unexpected status ", status));
+        return absl::InternalError(
+            absl::StrCat("http embedder: ", where, " returned unexpected status ", status));
       }
     }
     if (!done) return last_error;

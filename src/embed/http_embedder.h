@@ -6,14 +6,14 @@
 // connection failures, 429 and 5xx are retried with exponential backoff.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "bulwark/embedder.h"
 
@@ -44,16 +44,14 @@ class HttpEmbedder final : public Embedder {
  public:
   // Validates `options`. Errors: InvalidArgument naming the bad field (missing url/model, a URL
   // that is not http(s)://host[:port][/prefix], a value out of range).
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpEmbedder>> Create(
-      HttpEmbedderOptions options);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpEmbedder>> Create(HttpEmbedderOptions options);
 
   // Builds options from an embedder config {"kind": "http", "url", "model", "dimension",
   // optional "api_key" or "api_key_env" (name of an environment variable holding the key),
   // "batch_size", "timeout_ms", "max_retries", "initial_backoff_ms"}, then calls Create().
   // Errors: InvalidArgument for a missing, mistyped or unknown field, for both "api_key" and
   // "api_key_env", or for an "api_key_env" variable that is unset or empty.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpEmbedder>> FromConfig(
-      const nlohmann::json& config);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<HttpEmbedder>> FromConfig(const nlohmann::json& config);
 
   int dimension() const override { return options_.dimension; }
 

@@ -3,6 +3,8 @@
 // order, authentication, retries, timeouts and every kind of malformed response.
 #include "embed/http_embedder.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <httplib.h>
 
 #include <atomic>
@@ -12,9 +14,6 @@
 #include <functional>
 #include <mutex>
 #include <thread>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace bulwark {
 namespace {
@@ -132,8 +131,8 @@ class HttpEmbedderTest : public ::testing::Test {
   int port_ = 0;
   std::atomic<int> requests_{0};
   std::mutex mu_;
-  Handler handler_;                        // guarded by mu_
-  std::string last_authorization_;         // guarded by mu_
+  Handler handler_;                          // guarded by mu_
+  std::string last_authorization_;           // guarded by mu_
   std::vector<std::string> request_bodies_;  // guarded by mu_
 };
 

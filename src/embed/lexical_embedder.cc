@@ -8,14 +8,14 @@
 #include <bit>
 #include <cassert>
 #include <cmath>
-#include <optional>
-
 #include <nlohmann/json.hpp>
+#include <optional>
 // Inline XXH3 so that hashing the 3-5 byte n-grams compiles to a few instructions.
+#ifndef XXH_INLINE_ALL
 #define XXH_INLINE_ALL
-#include <xxhash.h>
-
+#endif
 #include <absl/strings/str_cat.h>
+#include <xxhash.h>
 
 #include "core/hex.h"
 #include "embed/idf_table.h"
@@ -51,8 +51,8 @@ struct Scratch {
   std::string lower;
   std::string padded;
   std::vector<Token> tokens;
-  std::vector<Slot> slots;       // open addressing; only the first `capacity` are in use
-  std::vector<uint32_t> used;    // occupied slot indices, in insertion order
+  std::vector<Slot> slots;     // open addressing; only the first `capacity` are in use
+  std::vector<uint32_t> used;  // occupied slot indices, in insertion order
 };
 
 Scratch& ThreadScratch() {
@@ -60,9 +60,7 @@ Scratch& ThreadScratch() {
   return scratch;
 }
 
-bool IsWordByte(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80;
-}
+bool IsWordByte(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c >= 0x80; }
 
 bool IsWordByteAnyCase(unsigned char c) { return IsWordByte(c) || (c >= 'A' && c <= 'Z'); }
 
@@ -92,8 +90,7 @@ uint64_t Hash(std::string_view bytes, uint64_t seed) {
 }
 
 // Step 1 (and 2): fills scratch.lower and scratch.tokens; returns the number of char n-grams.
-size_t Tokenize(std::string_view text, const WordNetCanonicalizer* canonicalizer,
-                Scratch& scratch) {
+size_t Tokenize(std::string_view text, const WordNetCanonicalizer* canonicalizer, Scratch& scratch) {
   scratch.lower.assign(EmbeddedPrefix(text));
   for (char& c : scratch.lower) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
@@ -228,16 +225,15 @@ absl::StatusOr<std::unique_ptr<LexicalEmbedder>> LexicalEmbedder::FromConfig(
   if (absl::Status present = WordNetCanonicalizer::CheckDataPresent(wordnet_dir); !present.ok()) {
     if (!required) return std::make_unique<LexicalEmbedder>(nullptr);
     return absl::FailedPreconditionError(absl::StrCat(
-        "lexical embedder: WordNet synonyms requested but the data is missing: ",
-        present.message(), ". Install Debian's wordnet-base, set \"wordnet_dir\", or set "
+        "lexical embedder: WordNet synonyms requested but the data is missing: ", present.message(),
+        ". Install Debian's wordnet-base, set \"wordnet_dir\", or set "
         "\"synonyms\": false"));
   }
   absl::StatusOr<std::shared_ptr<const WordNetCanonicalizer>> canonicalizer =
       WordNetCanonicalizer::Shared(wordnet_dir);
   if (!canonicalizer.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("lexical embedder: cannot load WordNet from ", wordnet_dir, ": ",
-                     canonicalizer.status().message()));
+    return absl::FailedPreconditionError(absl::StrCat("lexical embedder: cannot load WordNet from ",
+                                                      wordnet_dir, ": ", canonicalizer.status().message()));
   }
   return std::make_unique<LexicalEmbedder>(*std::move(canonicalizer));
 }
@@ -278,8 +274,7 @@ void LexicalEmbedder::EmbedInto(std::string_view text, std::span<float> out) con
     counter.Add(token.unigram_hash, kUnigram, token.idf);
     if (t + 1 < tokens.size()) {
       const Token& next = tokens[t + 1];
-      counter.Add(Hash(next.text, kBigramSeed ^ token.unigram_hash), kBigram,
-                  0.5f * (token.idf + next.idf));
+      counter.Add(Hash(next.text, kBigramSeed ^ token.unigram_hash), kBigram, 0.5f * (token.idf + next.idf));
     }
     scratch.padded.clear();
     scratch.padded.push_back('<');
@@ -301,8 +296,7 @@ void LexicalEmbedder::EmbedInto(std::string_view text, std::span<float> out) con
   });
   ReleaseLargeScratch(scratch);
 
-  constexpr std::array<float, kGroups> kWeights = {kUnigramWeight, kBigramWeight,
-                                                   kCharNgramWeight};
+  constexpr std::array<float, kGroups> kWeights = {kUnigramWeight, kBigramWeight, kCharNgramWeight};
   for (int g = 0; g < kGroups; ++g) AddScaledNormalized(groups[g], kWeights[g], out);
   const double squared = SquaredNorm(out);
   if (squared == 0) return;  // every group cancelled out exactly; leave the zero vector

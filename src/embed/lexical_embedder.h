@@ -31,15 +31,15 @@
 //     A text without tokens maps to the zero vector.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "bulwark/embedder.h"
 #include "embed/wordnet_canonicalizer.h"

@@ -4,6 +4,8 @@
 // defenses rely on (paraphrases close, synonyms shared, unrelated texts far).
 #include "embed/lexical_embedder.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -12,17 +14,14 @@
 #include <map>
 #include <thread>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "core/hex.h"
 #include "embed/idf_table.h"
 
 namespace bulwark {
 namespace {
 
-using ::testing::ElementsAre;
 using ::testing::Each;
+using ::testing::ElementsAre;
 
 double Dot(const std::vector<float>& a, const std::vector<float>& b) {
   double s = 0;
@@ -37,7 +36,7 @@ std::vector<float> MustEmbed(const Embedder& e, std::string_view text) {
 }
 
 // The algorithm of lexical_embedder.h, written for clarity rather than speed: std::string
-// n-grams, a std::map of features, double arithmetic, the non-inlined libxxhash.
+// n-grams, a std::map of features, double arithmetic.
 std::vector<float> ReferenceEmbed(std::string_view text, const WordNetCanonicalizer* wn) {
   auto is_word_any_case = [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || static_cast<unsigned char>(c) >= 0x80;
@@ -86,13 +85,14 @@ std::vector<float> ReferenceEmbed(std::string_view text, const WordNetCanonicali
   for (size_t t = 0; t < tokens.size(); ++t) {
     add(0, hash(tokens[t], LexicalEmbedder::kUnigramSeed), idfs[t]);
     if (t + 1 < tokens.size()) {
-      add(1, hash(tokens[t + 1], LexicalEmbedder::kBigramSeed ^
-                                     hash(tokens[t], LexicalEmbedder::kUnigramSeed)),
+      add(1,
+          hash(tokens[t + 1], LexicalEmbedder::kBigramSeed ^ hash(tokens[t], LexicalEmbedder::kUnigramSeed)),
           (idfs[t] + idfs[t + 1]) / 2);
     }
     const std::string padded = "<" + tokens[t] + ">";
     for (size_t n = 3; n <= 5; ++n) {
-      for (size_t i = 0; i + n <= padded.size(); ++i) add(2, hash(padded.substr(i, n), LexicalEmbedder::kCharSeed), idfs[t]);
+      for (size_t i = 0; i + n <= padded.size(); ++i)
+        add(2, hash(padded.substr(i, n), LexicalEmbedder::kCharSeed), idfs[t]);
     }
   }
   const int d = LexicalEmbedder::kDimension;
@@ -151,8 +151,8 @@ class LexicalEmbedderTest : public ::testing::Test {
 
 TEST_F(LexicalEmbedderTest, VectorsHaveUnitNormAndTheDimension) {
   LexicalEmbedder with_synonyms(wordnet_);
-  for (const Embedder* e : {static_cast<const Embedder*>(&plain_),
-                            static_cast<const Embedder*>(&with_synonyms)}) {
+  for (const Embedder* e :
+       {static_cast<const Embedder*>(&plain_), static_cast<const Embedder*>(&with_synonyms)}) {
     EXPECT_EQ(e->dimension(), 384);
     for (const char* text : kTexts) {
       std::vector<float> v = MustEmbed(*e, text);
@@ -202,16 +202,15 @@ TEST_F(LexicalEmbedderTest, MatchesReferenceImplementation) {
   std::string over_limit;
   while (over_limit.size() < LexicalEmbedder::kMaxTextBytes + 100) over_limit += "Lorem ipsum dolor! ";
   texts.push_back(over_limit);
-  for (const WordNetCanonicalizer* wn : {static_cast<const WordNetCanonicalizer*>(nullptr),
-                                         wordnet_.get()}) {
+  for (const WordNetCanonicalizer* wn : {static_cast<const WordNetCanonicalizer*>(nullptr), wordnet_.get()}) {
     LexicalEmbedder embedder(wn ? wordnet_ : nullptr);
     for (const std::string& text : texts) {
       std::vector<float> fast = MustEmbed(embedder, text);
       std::vector<float> reference = ReferenceEmbed(text, wn);
       ASSERT_EQ(fast.size(), reference.size());
       for (size_t i = 0; i < fast.size(); ++i) {
-        ASSERT_NEAR(fast[i], reference[i], 2e-6) << "coordinate " << i << " of '"
-                                                 << text.substr(0, 40) << "'";
+        ASSERT_NEAR(fast[i], reference[i], 2e-6)
+            << "coordinate " << i << " of '" << text.substr(0, 40) << "'";
       }
     }
   }
@@ -225,9 +224,9 @@ TEST_F(LexicalEmbedderTest, GoldenValuesOfVersion1) {
   ASSERT_EQ(LexicalEmbedder::kAlgorithmVersion, "bulwark.lexical.v1");
   const std::vector<float> v = MustEmbed(plain_, "The quick brown fox jumps over the lazy dog.");
   // The first 8 non-zero coordinates (index, value) and the number of non-zero coordinates.
-  const std::pair<int, float> kGolden[8] = {
-      {1, -0.0493636169f}, {10, 0.0784042105f},  {16, -0.0264091212f}, {22, 0.0836200342f},
-      {27, -0.139031008f}, {41, 0.0651854873f},  {50, -0.159088686f},  {51, -0.0784042105f}};
+  const std::pair<int, float> kGolden[8] = {{1, -0.0493636169f}, {10, 0.0784042105f}, {16, -0.0264091212f},
+                                            {22, 0.0836200342f}, {27, -0.139031008f}, {41, 0.0651854873f},
+                                            {50, -0.159088686f}, {51, -0.0784042105f}};
   std::vector<std::pair<int, float>> nonzero;
   for (int i = 0; i < 384; ++i) {
     if (v[i] != 0.0f) nonzero.emplace_back(i, v[i]);
@@ -252,10 +251,9 @@ TEST_F(LexicalEmbedderTest, FingerprintIsVersionedAndRecordsSynonyms) {
   RequireWordNet();
   const EmbedderFingerprint on = LexicalEmbedder(wordnet_).Fingerprint();
   EXPECT_NE(on, off);
-  EXPECT_EQ(on.config_hash,
-            Sha256Hex(R"({"algorithm":"bulwark.lexical.v1","dimension":384,"synonyms":true,)"
-                      R"("wordnet_digest":")" +
-                      wordnet_->data_digest() + R"("})"));
+  EXPECT_EQ(on.config_hash, Sha256Hex(R"({"algorithm":"bulwark.lexical.v1","dimension":384,"synonyms":true,)"
+                                      R"("wordnet_digest":")" +
+                                      wordnet_->data_digest() + R"("})"));
 }
 
 TEST_F(LexicalEmbedderTest, OnlyTheFirst64KiBCountAndACrossingTokenIsDropped) {
@@ -280,8 +278,8 @@ TEST_F(LexicalEmbedderTest, CaseDoesNotMatter) {
 
 TEST_F(LexicalEmbedderTest, ParaphrasesScoreHigherThanUnrelatedTexts) {
   LexicalEmbedder with_synonyms(wordnet_);
-  for (const Embedder* e : {static_cast<const Embedder*>(&plain_),
-                            static_cast<const Embedder*>(&with_synonyms)}) {
+  for (const Embedder* e :
+       {static_cast<const Embedder*>(&plain_), static_cast<const Embedder*>(&with_synonyms)}) {
     const auto a = MustEmbed(*e, "The user prefers dark mode in the code editor");
     const auto b = MustEmbed(*e, "User likes the dark theme in their code editor");
     const auto c = MustEmbed(*e, "Meeting with Alice scheduled for Tuesday at 3pm");
@@ -313,8 +311,7 @@ TEST_F(LexicalEmbedderTest, TokensShowMorphologyAndSynonyms) {
   EXPECT_THAT(plain_.Tokens("The MICE were running!"), ElementsAre("the", "mice", "were", "running"));
   RequireWordNet();
   LexicalEmbedder with_synonyms(wordnet_);
-  EXPECT_THAT(with_synonyms.Tokens("The MICE were running!"),
-              ElementsAre("the", "mouse", "were", "run"));
+  EXPECT_THAT(with_synonyms.Tokens("The MICE were running!"), ElementsAre("the", "mouse", "were", "run"));
   EXPECT_THAT(with_synonyms.Tokens("I purchased a new automobile"),
               ElementsAre("i", "buy", "a", "new", "car"));
   EXPECT_TRUE(with_synonyms.synonyms());

@@ -6,6 +6,11 @@
 #include <cstddef>
 #include <string_view>
 
+// Inline XXH3 (static functions in each translation unit): the map lookups sit on the lexical
+// embedder's hot path, and a call through the shared library costs more than hashing a word.
+#ifndef XXH_INLINE_ALL
+#define XXH_INLINE_ALL
+#endif
 #include <xxhash.h>
 
 namespace bulwark {

@@ -3,6 +3,12 @@
 // bounds-checked: a damaged or hostile database yields DataLoss, never a crash.
 #include "embed/wordnet_canonicalizer.h"
 
+#include <absl/base/thread_annotations.h>
+#include <absl/container/flat_hash_set.h>
+#include <absl/strings/ascii.h>
+#include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
@@ -10,12 +16,6 @@
 #include <limits>
 #include <span>
 #include <system_error>
-
-#include <absl/base/thread_annotations.h>
-#include <absl/container/flat_hash_set.h>
-#include <absl/strings/ascii.h>
-#include <absl/strings/str_cat.h>
-#include <absl/synchronization/mutex.h>
 
 #include "core/hex.h"
 
@@ -30,24 +30,22 @@ constexpr uint64_t kMaxFileBytes = uint64_t{256} << 20;
 // Organization, "will" volition). Changing this list changes the vectors: bump
 // LexicalEmbedder::kAlgorithmVersion.
 constexpr std::string_view kStopwords[] = {
-    "a",       "about",   "above",  "after",   "again",   "against", "all",     "am",
-    "an",      "and",     "any",    "are",     "as",      "at",      "be",      "because",
-    "been",    "before",  "being",  "below",   "between", "both",    "but",     "by",
-    "can",     "could",   "d",      "did",     "do",      "does",    "doing",   "don",
-    "down",    "during",  "each",   "else",    "ever",    "few",     "for",     "from",
-    "further", "had",     "has",    "have",    "having",  "he",      "her",     "here",
-    "hers",    "herself", "him",    "himself", "his",     "how",     "i",       "if",
-    "in",      "into",    "is",     "it",      "its",     "itself",  "just",    "ll",
-    "m",       "may",     "me",     "might",   "more",    "most",    "must",    "my",
-    "myself",  "no",      "nor",    "not",     "now",     "o",       "of",      "off",
-    "on",      "once",    "only",   "or",      "other",   "ought",   "our",     "ours",
-    "ourselves", "out",   "over",   "own",     "re",      "s",       "same",    "shall",
-    "she",     "should",  "so",     "some",    "such",    "t",       "than",    "that",
-    "the",     "their",   "theirs", "them",    "themselves", "then",  "there",   "these",
-    "they",    "this",    "those",  "through", "to",      "too",     "under",   "until",
-    "up",      "us",      "ve",     "very",    "was",     "we",      "were",    "what",
-    "when",    "where",   "which",  "while",   "who",     "whom",    "whose",   "why",
-    "will",    "with",    "would",  "yet",     "you",     "your",    "yours",   "yourself",
+    "a",          "about", "above",   "after", "again",   "against", "all",     "am",        "an",
+    "and",        "any",   "are",     "as",    "at",      "be",      "because", "been",      "before",
+    "being",      "below", "between", "both",  "but",     "by",      "can",     "could",     "d",
+    "did",        "do",    "does",    "doing", "don",     "down",    "during",  "each",      "else",
+    "ever",       "few",   "for",     "from",  "further", "had",     "has",     "have",      "having",
+    "he",         "her",   "here",    "hers",  "herself", "him",     "himself", "his",       "how",
+    "i",          "if",    "in",      "into",  "is",      "it",      "its",     "itself",    "just",
+    "ll",         "m",     "may",     "me",    "might",   "more",    "most",    "must",      "my",
+    "myself",     "no",    "nor",     "not",   "now",     "o",       "of",      "off",       "on",
+    "once",       "only",  "or",      "other", "ought",   "our",     "ours",    "ourselves", "out",
+    "over",       "own",   "re",      "s",     "same",    "shall",   "she",     "should",    "so",
+    "some",       "such",  "t",       "than",  "that",    "the",     "their",   "theirs",    "them",
+    "themselves", "then",  "there",   "these", "they",    "this",    "those",   "through",   "to",
+    "too",        "under", "until",   "up",    "us",      "ve",      "very",    "was",       "we",
+    "were",       "what",  "when",    "where", "which",   "while",   "who",     "whom",      "whose",
+    "why",        "will",  "with",    "would", "yet",     "you",     "your",    "yours",     "yourself",
     "yourselves",
 };
 
@@ -56,7 +54,7 @@ struct Detachment {
   std::string_view suffix;
   std::string_view ending;
 };
-constexpr Detachment kNounRules[] = {{"s", ""},      {"ses", "s"},   {"xes", "x"}, {"zes", "z"},
+constexpr Detachment kNounRules[] = {{"s", ""},      {"ses", "s"},   {"xes", "x"},   {"zes", "z"},
                                      {"ches", "ch"}, {"shes", "sh"}, {"men", "man"}, {"ies", "y"}};
 constexpr Detachment kVerbRules[] = {{"s", ""},   {"ies", "y"}, {"es", "e"},  {"es", ""},
                                      {"ed", "e"}, {"ed", ""},   {"ing", "e"}, {"ing", ""}};
@@ -64,10 +62,14 @@ constexpr Detachment kAdjRules[] = {{"er", ""}, {"est", ""}, {"er", "e"}, {"est"
 
 std::span<const Detachment> RulesFor(WordNetPos pos) {
   switch (pos) {
-    case WordNetPos::kNoun: return kNounRules;
-    case WordNetPos::kVerb: return kVerbRules;
-    case WordNetPos::kAdj: return kAdjRules;
-    case WordNetPos::kAdv: return {};
+    case WordNetPos::kNoun:
+      return kNounRules;
+    case WordNetPos::kVerb:
+      return kVerbRules;
+    case WordNetPos::kAdj:
+      return kAdjRules;
+    case WordNetPos::kAdv:
+      return {};
   }
   return {};
 }
@@ -160,8 +162,8 @@ absl::StatusOr<std::string> SynsetRepresentative(std::string_view data_file, uin
                                                  std::string_view file_name) {
   const std::string_view line = LineAt(data_file, offset);
   auto bad = [&](absl::string_view why) {
-    return absl::DataLossError(absl::StrCat(std::string(file_name),
-                                            ": bad synset record at offset ", offset, ": ", why));
+    return absl::DataLossError(
+        absl::StrCat(std::string(file_name), ": bad synset record at offset ", offset, ": ", why));
   };
   FieldReader fields(line);
   uint64_t record_offset = 0;
@@ -188,8 +190,7 @@ absl::StatusOr<std::string> SynsetRepresentative(std::string_view data_file, uin
 ABSL_CONST_INIT absl::Mutex g_shared_mu(absl::kConstInit);
 absl::flat_hash_map<std::string, std::shared_ptr<const WordNetCanonicalizer>>& SharedCache()
     ABSL_EXCLUSIVE_LOCKS_REQUIRED(g_shared_mu) {
-  static auto* cache =
-      new absl::flat_hash_map<std::string, std::shared_ptr<const WordNetCanonicalizer>>();
+  static auto* cache = new absl::flat_hash_map<std::string, std::shared_ptr<const WordNetCanonicalizer>>();
   return *cache;
 }
 
@@ -238,8 +239,7 @@ absl::StatusOr<std::shared_ptr<const WordNetCanonicalizer>> WordNetCanonicalizer
   return shared;
 }
 
-absl::StatusOr<std::unique_ptr<WordNetCanonicalizer>> WordNetCanonicalizer::Load(
-    const std::string& dir) {
+absl::StatusOr<std::unique_ptr<WordNetCanonicalizer>> WordNetCanonicalizer::Load(const std::string& dir) {
   std::unique_ptr<WordNetCanonicalizer> result(new WordNetCanonicalizer());
   if (absl::Status s = result->LoadFrom(dir); !s.ok()) return s;
   return result;
@@ -295,8 +295,7 @@ absl::Status WordNetCanonicalizer::LoadFrom(const std::string& dir) {
       const uint64_t synset_key = (static_cast<uint64_t>(p) << 40) | first_offset;
       auto [it, inserted] = synset_ids.try_emplace(synset_key, 0);
       if (inserted) {
-        absl::StatusOr<std::string> rep =
-            SynsetRepresentative(*data_file, first_offset, data_name);
+        absl::StatusOr<std::string> rep = SynsetRepresentative(*data_file, first_offset, data_name);
         if (!rep.ok()) return rep.status();
         it->second = static_cast<int32_t>(canonical_names_.size());
         canonical_names_.push_back(*std::move(rep));
@@ -320,8 +319,7 @@ absl::Status WordNetCanonicalizer::LoadFrom(const std::string& dir) {
   // ss_type 1 noun, 2 verb, 3 adjective, 4 adverb, 5 adjective satellite.
   absl::StatusOr<std::string> counts_file = ReadFile(std::filesystem::path(dir) / "cntlist.rev");
   if (!counts_file.ok()) return counts_file.status();
-  absl::StrAppend(&digest_input, "cntlist.rev ", counts_file->size(), " ",
-                  Sha256Hex(*counts_file), "\n");
+  absl::StrAppend(&digest_input, "cntlist.rev ", counts_file->size(), " ", Sha256Hex(*counts_file), "\n");
   int line_number = 0;
   LineReader count_lines(*counts_file);
   for (std::string_view line; count_lines.Next(&line);) {
@@ -344,8 +342,8 @@ absl::Status WordNetCanonicalizer::LoadFrom(const std::string& dir) {
     auto it = lemmas_.find(sense_key.substr(0, percent));
     if (it == lemmas_.end() || it->second[p].canonical < 0) continue;
     PosSense& sense = it->second[p];
-    sense.tag_count = static_cast<int32_t>(std::min<int64_t>(
-        int64_t{sense.tag_count} + tag_count, std::numeric_limits<int32_t>::max()));
+    sense.tag_count = static_cast<int32_t>(
+        std::min<int64_t>(int64_t{sense.tag_count} + tag_count, std::numeric_limits<int32_t>::max()));
   }
   data_digest_ = Sha256Hex(digest_input);
 
@@ -407,8 +405,7 @@ std::string_view WordNetCanonicalizer::Canonicalize(std::string_view word) const
   return id < 0 ? word : std::string_view(canonical_names_[id]);
 }
 
-std::vector<std::string> WordNetCanonicalizer::BaseForms(std::string_view word,
-                                                         WordNetPos pos) const {
+std::vector<std::string> WordNetCanonicalizer::BaseForms(std::string_view word, WordNetPos pos) const {
   std::vector<std::string> forms;
   if (word.size() > kMaxWordBytes) return forms;
   ForEachBaseForm(word, pos, [&](std::string_view form, const PosSense&) {

@@ -3,6 +3,8 @@
 // Debian WordNet 3.0 (skipped when /usr/share/wordnet is absent).
 #include "embed/wordnet_canonicalizer.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,9 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace bulwark {
 namespace {
@@ -80,8 +79,7 @@ class MiniWordNet {
 };
 
 std::filesystem::path TempDirFor(const std::string& name) {
-  return std::filesystem::path(::testing::TempDir()) /
-         ("wordnet_" + name + "_" + std::to_string(::getpid()));
+  return std::filesystem::path(::testing::TempDir()) / ("wordnet_" + name + "_" + std::to_string(::getpid()));
 }
 
 class MiniWordNetTest : public ::testing::Test {
@@ -184,8 +182,7 @@ TEST_F(MiniWordNetTest, StopwordsUnknownAndNonAlphabeticWordsStayAsTheyAre) {
 TEST_F(MiniWordNetTest, MissingFileIsNotFound) {
   wn_.Write(dir_);
   std::filesystem::remove(dir_ / "cntlist.rev");
-  EXPECT_EQ(WordNetCanonicalizer::CheckDataPresent(dir_.string()).code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(WordNetCanonicalizer::CheckDataPresent(dir_.string()).code(), absl::StatusCode::kNotFound);
   auto loaded = WordNetCanonicalizer::Load(dir_.string());
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(loaded.status().message(), HasSubstr("cntlist.rev"));
@@ -203,22 +200,19 @@ TEST_F(MiniWordNetTest, OffsetIntoTheMiddleOfARecordIsDataLoss) {
 TEST_F(MiniWordNetTest, OffsetPastTheEndOfTheDataFileIsDataLoss) {
   wn_.AddIndex("noun", "phantom", {99999999});
   wn_.Write(dir_);
-  EXPECT_EQ(WordNetCanonicalizer::Load(dir_.string()).status().code(),
-            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(WordNetCanonicalizer::Load(dir_.string()).status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST_F(MiniWordNetTest, TruncatedIndexLineIsDataLoss) {
   wn_.Write(dir_);
   std::ofstream(dir_ / "index.verb", std::ios::app) << "walk v 1 5 @\n";
-  EXPECT_EQ(WordNetCanonicalizer::Load(dir_.string()).status().code(),
-            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(WordNetCanonicalizer::Load(dir_.string()).status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST_F(MiniWordNetTest, MalformedCountLineIsDataLoss) {
   wn_.Write(dir_);
   std::ofstream(dir_ / "cntlist.rev", std::ios::app) << "run%9:03:00:: 1 4\n";
-  EXPECT_EQ(WordNetCanonicalizer::Load(dir_.string()).status().code(),
-            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(WordNetCanonicalizer::Load(dir_.string()).status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST_F(MiniWordNetTest, DigestCoversEveryFile) {

@@ -414,42 +414,80 @@ absl::StatusOr<Entry> MemoryStore::Update(std::string_view name_space, std::stri
 }
 
 absl::Status MemoryStore::Transition(std::string_view name_space, std::string_view id, std::string_view actor,
-                                     std::string_view event) {
+                                     const StateChange& change) {
   if (auto s = ValidatePrincipal(actor); !s.ok()) return s;
   std::unique_lock lock(mu_);
   auto row = LoadVerified(name_space, id);
   if (!row.ok()) return row.status();
   Entry entry = std::move(row->entry);
-  const bool purge = event == "purge";
-  if (entry.state == State::kPurged || (!purge && entry.state == State::kDeleted)) {
-    return absl::FailedPreconditionError(absl::StrCat("entry ", ToAbsl(id), " is already ", ToAbsl(ToString(entry.state))));
+  if (!((change.from_states >> static_cast<int>(entry.state)) & 1u)) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot ", change.event, " entry ", ToAbsl(id), ": it is ",
+                                                      ToAbsl(ToString(entry.state))));
   }
   entry.updated_at_us = std::max(env_->NowMicros(), entry.updated_at_us + 1);
-  HistoryEvent ev{0, entry.id, entry.name_space, std::string(event), std::string(actor), entry.updated_at_us,
-                  {{"from_state", ToString(entry.state)}}};
+  nlohmann::json detail = change.detail;
+  detail["from_state"] = ToString(entry.state);
+  HistoryEvent ev{0, entry.id, entry.name_space, change.event, std::string(actor), entry.updated_at_us, detail};
+  const bool purge = change.to_state == State::kPurged;
+  entry.state = change.to_state;
   if (purge) {
-    entry.state = State::kPurged;
     entry.text.clear();
     entry.metadata = nlohmann::json::object();
     entry.embedding.clear();
     entry.report = nlohmann::json::object();
-  } else {
-    entry.state = State::kDeleted;
+  } else if (change.to_state == State::kQuarantined) {
+    entry.report["quarantine"] = change.detail;
   }
   signer_->Sign(&entry);
   absl::Status stored = purge ? backend_->PurgeEntry(entry, ev) : backend_->UpdateEntry(entry, ev);
   if (!stored.ok()) return stored;
-  auto index = indexes_.find(entry.name_space);
-  if (index != indexes_.end()) index->second->Remove(row->row_id).IgnoreError();  // may be unindexed
+  VectorIndex* index = IndexFor(entry.name_space);
+  if (purge || entry.state == State::kDeleted) {
+    index->Remove(row->row_id).IgnoreError();  // may be unindexed
+  } else if (!index->SetState(row->row_id, entry.state).ok()) {
+    if (auto s = index->Add(row->row_id, entry.embedding, entry.state, entry.kind); !s.ok()) {
+      spdlog::error("entry {} changed state but could not be indexed: {}", entry.id, s.ToString());
+    }
+  }
   return absl::OkStatus();
 }
 
 absl::Status MemoryStore::Delete(std::string_view name_space, std::string_view id, std::string_view actor) {
-  return Transition(name_space, id, actor, "delete");
+  return Transition(name_space, id, actor,
+                    {"delete", StateBit(State::kActive) | StateBit(State::kQuarantined), State::kDeleted, {}});
 }
 
 absl::Status MemoryStore::Purge(std::string_view name_space, std::string_view id, std::string_view actor) {
-  return Transition(name_space, id, actor, "purge");
+  return Transition(name_space, id, actor, {"purge", ~StateBit(State::kPurged), State::kPurged, {}});
+}
+
+absl::Status MemoryStore::Quarantine(std::string_view name_space, std::string_view id, std::string_view actor,
+                                     const nlohmann::json& reasons) {
+  return Transition(name_space, id, actor,
+                    {"quarantine", StateBit(State::kActive), State::kQuarantined, {{"reasons", reasons}}});
+}
+
+absl::Status MemoryStore::Release(std::string_view name_space, std::string_view id, std::string_view actor) {
+  return Transition(name_space, id, actor, {"release", StateBit(State::kQuarantined), State::kActive, {}});
+}
+
+absl::Status MemoryStore::Reject(std::string_view name_space, std::string_view id, std::string_view actor) {
+  return Transition(name_space, id, actor, {"reject", StateBit(State::kQuarantined), State::kDeleted, {}});
+}
+
+absl::StatusOr<std::vector<Entry>> MemoryStore::ListQuarantined(std::string_view name_space, size_t limit) {
+  std::vector<Entry> out;
+  auto skipped = Export(name_space, StateBit(State::kQuarantined), [&](const Entry& e) {
+    if (out.size() < limit) out.push_back(e);
+    return absl::OkStatus();
+  });
+  if (!skipped.ok()) return skipped.status();
+  return out;
+}
+
+absl::StatusOr<uint32_t> MemoryStore::RotateSigningKey() {
+  std::unique_lock lock(mu_);  // no write signs while the keyring changes
+  return keyring_->Rotate(env_);
 }
 
 absl::StatusOr<int64_t> MemoryStore::Export(std::string_view name_space, uint32_t state_mask,
