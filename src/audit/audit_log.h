@@ -3,10 +3,20 @@
 //
 // Records are group-committed: Append queues the record and returns; a background thread writes
 // queued records in one transaction at least every `flush_interval_ms` (and Flush() forces it).
-// A crash can lose at most the records of the last interval; entries themselves are unaffected.
-// Persistence: table `audit` in the store's SQLite file (its own connection). Thread-safe.
+// A crash can lose at most the records not yet written (normally those of the last interval);
+// entries themselves are unaffected.
+//
+// Memory is bounded: at most `queue_capacity` records are queued (a record leaves the queue when
+// its transaction commits, so a failing disk cannot grow it). When the queue is full, Append
+// blocks until the writer makes room -- backpressure that slows callers to the disk's pace -- but
+// for at most one second; after that the record is dropped, counted in DroppedCount(), and the
+// next Flush() returns ResourceExhausted. A request is never stalled indefinitely by the audit log.
+//
+// Persistence: table `audit` in the store's SQLite file (its own connection, WAL,
+// synchronous=FULL). Thread-safe.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -24,11 +34,11 @@ struct AuditRecord {
   int64_t seq = 0;  // assigned when written
   int64_t at_us = 0;
   std::string principal;
-  std::string session;     // X-Bulwark-Session, may be empty
+  std::string session;  // X-Bulwark-Session, may be empty
   std::string name_space;
-  std::string operation;   // "search" (and later "answer")
-  std::string query_hash;  // SHA-256 hex of the query text; the query itself is not kept
-  std::vector<std::string> returned_ids;
+  std::string operation;                  // "search" (and later "answer")
+  std::string query_hash;                 // SHA-256 hex of the query text; the query itself is not kept
+  std::vector<std::string> returned_ids;  // in the order they were returned
   nlohmann::json detail = nlohmann::json::object();  // e.g. gate decision and score (issue #5)
 };
 
@@ -36,20 +46,39 @@ struct AuditQuery {
   std::optional<std::string> principal;
   std::optional<std::string> session;
   std::optional<std::string> name_space;
-  std::optional<std::string> entry_id;  // records that returned this entry
-  int64_t since_us = 0;
-  int limit = 100;  // 1 .. 10000, newest first
+  std::optional<std::string> entry_id;  // records that returned this entry (whole-id match)
+  int64_t since_us = 0;                 // at_us >= since_us; 0 means no lower bound
+  int limit = 100;                      // 1 .. 10000, newest (highest seq) first
 };
 
 class AuditLog {
  public:
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<AuditLog>> Open(const std::filesystem::path& db_path,
-                                                                     int flush_interval_ms = 50);
-  ~AuditLog();  // flushes
+  static constexpr size_t kDefaultQueueCapacity = 100'000;
 
+  // Opens (creating the table and indexes if needed) the audit log in the existing SQLite
+  // database at `db_path` and starts the writer thread. InvalidArgument unless
+  // 1 <= flush_interval_ms <= 60000 and 1 <= queue_capacity <= 10^7; NotFound if there is no file
+  // at `db_path`; Unavailable if it cannot be opened; DataLoss if it is not an SQLite database.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<AuditLog>> Open(
+      const std::filesystem::path& db_path, int flush_interval_ms = 50,
+      size_t queue_capacity = kDefaultQueueCapacity);
+  // Writes every queued record, then stops the writer. If writes keep failing, gives up after
+  // three attempts and reports the number of lost records on stderr.
+  ~AuditLog();
+
+  // Queues `record` (seq is assigned when it is written; at_us is kept as given). Returns at once
+  // unless the queue is full (see above). Records are written in the order Append accepted them.
   void Append(AuditRecord record);
+  // Returns once every record accepted by Append before this call is committed to disk. Otherwise
+  // the error of the failed write attempt (Unavailable for a busy or failing disk; the records stay
+  // queued and are retried), or ResourceExhausted if records were dropped since the last Flush.
   [[nodiscard]] absl::Status Flush();
+  // Records written so far that match every given filter, newest first. Records still queued are
+  // not seen: call Flush() first to include them. InvalidArgument for a limit outside 1..10000.
+  // A stored row that does not decode is returned with detail {"corrupt": "..."}.
   [[nodiscard]] absl::StatusOr<std::vector<AuditRecord>> Query(const AuditQuery& query);
+  // Records dropped since Open because the queue stayed full, or lost at close (for /metrics).
+  uint64_t DroppedCount();
 
  private:
   class Impl;
@@ -57,6 +86,8 @@ class AuditLog {
   std::unique_ptr<Impl> impl_;
 };
 
+// {"seq", "at_us", "principal", "session", "namespace", "operation", "query_hash",
+//  "returned_ids", "detail"}: one JSON object per record, for APIs and tools that print records.
 nlohmann::json ToJson(const AuditRecord& record);
 
 }  // namespace bulwark

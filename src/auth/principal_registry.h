@@ -7,7 +7,10 @@
 // Authentication looks the key up by key_id and compares SHA-256(secret) in constant time.
 //
 // Persistence: tables `principals` and `api_keys` in the store's SQLite file (its own connection;
-// WAL allows it beside the entry backend). Thread-safe.
+// WAL allows it beside the entry backend). Thread-safe. Format and policy: doc/auth.md.
+//
+// Every method may also return Unavailable (database busy or I/O error) or DataLoss (a stored row
+// that does not decode); those messages never contain a key or a secret.
 #pragma once
 
 #include <cstdint>
@@ -30,14 +33,15 @@ std::string_view ToString(Role role);
 std::optional<Role> ParseRole(std::string_view name);  // "reader" | "writer" | "admin"
 
 struct Principal {
-  std::string name;                     // 1-64 chars of [A-Za-z0-9_.@:-]
+  std::string name;  // 1-64 chars of [A-Za-z0-9_.@:-]
   Role role = Role::kReader;
   std::vector<std::string> namespaces;  // granted namespaces; "*" grants all
   bool revoked = false;
   int64_t created_at_us = 0;
 
+  // These answer from the grant list alone: whether `name_space` exists plays no part.
   bool CanRead(std::string_view name_space) const;   // any role, namespace granted, not revoked
-  bool CanWrite(std::string_view name_space) const;  // writer or admin, namespace granted
+  bool CanWrite(std::string_view name_space) const;  // writer or admin, namespace granted, not revoked
   bool IsAdmin() const { return !revoked && role == Role::kAdmin; }
 };
 
@@ -50,16 +54,26 @@ struct ApiKeyInfo {
 
 class PrincipalRegistry {
  public:
-  // Opens (creating the tables if needed) the registry in the SQLite database at `db_path`.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<PrincipalRegistry>> Open(const std::filesystem::path& db_path,
-                                                                               Env* env);
+  // Opens (creating the tables if needed) the registry in the existing SQLite database at
+  // `db_path`, which is put in WAL mode if it is not already. `env` (not owned, must outlive the
+  // registry) supplies the clock and the key randomness. InvalidArgument for a null env; NotFound
+  // if there is no file at `db_path`; Unavailable if it cannot be opened; DataLoss if it is not an
+  // SQLite database.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<PrincipalRegistry>> Open(
+      const std::filesystem::path& db_path, Env* env);
   ~PrincipalRegistry();
 
-  // AlreadyExists if the name is taken; InvalidArgument for a bad name or namespace grant.
+  // Adds an active principal. Grants are stored sorted and without duplicates; created_at_us is
+  // stamped from the Env (the argument's value is ignored). AlreadyExists if the name is taken
+  // (also by a revoked principal: names are never reused, so audit records stay unambiguous);
+  // InvalidArgument for a bad name or namespace grant, more than 1024 grants, or revoked == true.
   [[nodiscard]] absl::Status AddPrincipal(const Principal& principal);
-  // NotFound if absent. Revoking a principal revokes all its keys.
+  // NotFound if absent. Revoking a principal revokes all its keys (one transaction); revoking
+  // again is OK. There is no un-revoke.
   [[nodiscard]] absl::Status RevokePrincipal(std::string_view name);
+  // NotFound if absent.
   [[nodiscard]] absl::StatusOr<Principal> GetPrincipal(std::string_view name);
+  // All principals, revoked ones included, ordered by name.
   [[nodiscard]] absl::StatusOr<std::vector<Principal>> ListPrincipals();
   // True if any non-revoked admin principal with a non-revoked key exists.
   [[nodiscard]] absl::StatusOr<bool> HasActiveAdmin();
@@ -67,11 +81,16 @@ class PrincipalRegistry {
   // Creates a key for an existing, non-revoked principal and returns the full key string. This is
   // the only time the secret exists outside the caller. NotFound / FailedPrecondition otherwise.
   [[nodiscard]] absl::StatusOr<std::string> CreateKey(std::string_view principal);
+  // Revokes one key by its key_id (the 16 hex chars, not the whole key). NotFound if absent;
+  // revoking again is OK.
   [[nodiscard]] absl::Status RevokeKey(std::string_view key_id);
+  // The keys of `principal` (never their secrets or hashes), oldest first, revoked ones included.
+  // NotFound if the principal is absent.
   [[nodiscard]] absl::StatusOr<std::vector<ApiKeyInfo>> ListKeys(std::string_view principal);
 
   // The principal owning `api_key`. Unauthenticated for a malformed, unknown, revoked key or
-  // revoked principal (one message for all, so callers learn nothing about which).
+  // revoked principal, all with the message "invalid API key", so callers learn nothing about
+  // which. A storage failure is Unavailable/DataLoss, never OK.
   [[nodiscard]] absl::StatusOr<Principal> Authenticate(std::string_view api_key);
 
  private:

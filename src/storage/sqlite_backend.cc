@@ -269,7 +269,7 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
   sqlite3_busy_timeout(db, 5000);
   sqlite3_extended_result_codes(db, 1);
   // WAL + synchronous=FULL: a committed transaction is fsynced before COMMIT returns.
-  if (auto s = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON;");
+  if (auto s = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON; PRAGMA wal_autocheckpoint=8192;");
       !s.ok()) {
     return absl::DataLossError(absl::StrCat(path.string(), " is not a usable SQLite database: ", s.message()));
   }

@@ -1,0 +1,415 @@
+// AuditLog implementation: a bounded in-memory queue drained by one writer thread that commits
+// each batch in a single SQLite transaction (group commit). Records stay in the queue until their
+// transaction has committed, so a failed write is retried and the queue's size is the whole
+// memory cost. When the queue is full, Append waits for room (backpressure on the caller) for at
+// most kMaxAppendWait, then drops the record and counts it; Flush reports drops.
+#include "audit/audit_log.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+#include <absl/strings/str_cat.h>
+#include <sqlite3.h>
+
+#include "core/strings.h"
+
+namespace bulwark {
+namespace {
+
+constexpr char kSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS audit(
+  seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+  at_us        INTEGER NOT NULL,
+  principal    TEXT NOT NULL,
+  session      TEXT NOT NULL,
+  namespace    TEXT NOT NULL,
+  operation    TEXT NOT NULL,
+  query_hash   TEXT NOT NULL,
+  returned_ids TEXT NOT NULL,
+  detail       TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS audit_by_principal ON audit(principal, seq);
+CREATE INDEX IF NOT EXISTS audit_by_session ON audit(session, seq);
+CREATE INDEX IF NOT EXISTS audit_by_namespace ON audit(namespace, seq);
+CREATE INDEX IF NOT EXISTS audit_by_time ON audit(at_us);
+)sql";
+
+constexpr size_t kMaxBatch = 4096;  // records per transaction: keeps the write lock short
+constexpr auto kMaxAppendWait = std::chrono::seconds(1);
+constexpr int kShutdownAttempts = 3;  // failed writes tolerated while closing before giving up
+constexpr int kMaxQueryLimit = 10000;
+
+// Strings from callers may hold invalid UTF-8; replace it rather than let nlohmann throw.
+std::string Dump(const nlohmann::json& value) {
+  return value.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
+absl::Status SqliteError(sqlite3* db, std::string_view what) {
+  std::string message = absl::StrCat(ToAbsl(what), ": ", sqlite3_errmsg(db));
+  switch (sqlite3_errcode(db) & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(message);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+      return absl::UnavailableError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+// A prepared statement, finalized on destruction.
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view sql) : db_(db) {
+    rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  absl::Status status() const { return rc_ == SQLITE_OK ? absl::OkStatus() : SqliteError(db_, "prepare"); }
+  void Bind(int i, std::string_view text) {
+    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
+  }
+  void Bind(int i, int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
+  int Step() { return sqlite3_step(stmt_); }
+  absl::Status Run(std::string_view what) {
+    return Step() == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, what);
+  }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  std::string Text(int col) const {
+    const auto* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col))
+             : std::string();
+  }
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+
+ private:
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+absl::Status Exec(sqlite3* db, const char* sql) {
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteError(db, sql);
+  return absl::OkStatus();
+}
+
+// BEGIN IMMEDIATE ... COMMIT; rolls back unless committed.
+class Transaction {
+ public:
+  explicit Transaction(sqlite3* db) : db_(db) { status_ = Exec(db, "BEGIN IMMEDIATE"); }
+  ~Transaction() {
+    if (status_.ok() && !done_) Exec(db_, "ROLLBACK").IgnoreError();
+  }
+  const absl::Status& status() const { return status_; }
+  absl::Status Commit() {
+    done_ = true;
+    absl::Status status = Exec(db_, "COMMIT");
+    if (!status.ok()) Exec(db_, "ROLLBACK").IgnoreError();
+    return status;
+  }
+
+ private:
+  sqlite3* db_;
+  absl::Status status_;
+  bool done_ = false;
+};
+
+// Decodes one row of the Query SELECT. Never fails: a column that does not decode is replaced
+// and the damage is noted in `detail`.
+AuditRecord DecodeRecord(const Statement& st) {
+  AuditRecord r;
+  r.seq = st.Int(0);
+  r.at_us = st.Int(1);
+  r.principal = st.Text(2);
+  r.session = st.Text(3);
+  r.name_space = st.Text(4);
+  r.operation = st.Text(5);
+  r.query_hash = st.Text(6);
+  nlohmann::json ids = nlohmann::json::parse(st.Text(7), nullptr, /*allow_exceptions=*/false);
+  bool ids_ok = ids.is_array() &&
+                std::all_of(ids.begin(), ids.end(), [](const nlohmann::json& id) { return id.is_string(); });
+  if (ids_ok) {
+    for (const nlohmann::json& id : ids) r.returned_ids.push_back(id.get<std::string>());
+  }
+  r.detail = nlohmann::json::parse(st.Text(8), nullptr, /*allow_exceptions=*/false);
+  if (r.detail.is_discarded()) r.detail = nlohmann::json{{"corrupt", "detail is not JSON"}};
+  if (!ids_ok) r.detail = nlohmann::json{{"corrupt", "returned_ids is not a JSON array of strings"}};
+  return r;
+}
+
+}  // namespace
+
+class AuditLog::Impl {
+ public:
+  Impl(sqlite3* db, std::chrono::milliseconds interval, size_t capacity)
+      : db_(db), interval_(interval), capacity_(capacity), batch_limit_(std::min(kMaxBatch, capacity)) {}
+
+  ~Impl() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    work_cv_.notify_all();
+    space_cv_.notify_all();
+    if (writer_.joinable()) writer_.join();
+    sqlite3_close(db_);
+  }
+
+  void Start() {
+    writer_ = std::thread([this] { Run(); });
+  }
+
+  void Append(AuditRecord record) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (queue_.size() >= capacity_ &&
+        !space_cv_.wait_for(lock, kMaxAppendWait, [&] { return queue_.size() < capacity_ || stop_; })) {
+      ++dropped_;
+      return;
+    }
+    queue_.push_back(std::move(record));
+    ++appended_;
+    if (queue_.size() == 1 || queue_.size() >= batch_limit_) work_cv_.notify_one();
+  }
+
+  absl::Status Flush() {
+    std::unique_lock<std::mutex> lock(mu_);
+    const uint64_t target = appended_;
+    const uint64_t attempts_before = attempts_;
+    if (committed_ < target) {
+      flush_requested_ = true;
+      work_cv_.notify_one();
+      done_cv_.wait(
+          lock, [&] { return committed_ >= target || (attempts_ > attempts_before && !last_error_.ok()); });
+      if (committed_ < target) {
+        return absl::Status(last_error_.code(),
+                            absl::StrCat("audit records not yet written: ", last_error_.message()));
+      }
+    }
+    if (dropped_ > dropped_reported_) {
+      uint64_t newly_dropped = dropped_ - dropped_reported_;
+      dropped_reported_ = dropped_;
+      return absl::ResourceExhaustedError(
+          absl::StrCat(newly_dropped, " audit records were dropped because the audit queue stayed full"));
+    }
+    return absl::OkStatus();
+  }
+
+  uint64_t DroppedCount() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return dropped_;
+  }
+
+  absl::StatusOr<std::vector<AuditRecord>> Query(const AuditQuery& query) {
+    if (query.limit < 1 || query.limit > kMaxQueryLimit) {
+      return absl::InvalidArgumentError(absl::StrCat("limit must be 1 to ", kMaxQueryLimit));
+    }
+    std::string sql =
+        "SELECT seq, at_us, principal, session, namespace, operation, query_hash, returned_ids, detail "
+        "FROM audit WHERE 1";
+    std::vector<std::string> texts;  // bound in order, then since_us, then limit
+    auto filter = [&](const std::optional<std::string>& value, const char* column) {
+      if (!value) return;
+      absl::StrAppend(&sql, " AND ", column, " = ?");
+      texts.push_back(*value);
+    };
+    filter(query.principal, "principal");
+    filter(query.session, "session");
+    filter(query.name_space, "namespace");
+    if (query.entry_id) {
+      // instr() on the JSON-quoted id is a cheap pre-filter; json_each then compares whole
+      // elements, so "A1" does not match a record that returned only "A10". CASE keeps json_each
+      // away from a row whose JSON is damaged.
+      sql +=
+          " AND instr(returned_ids, ?) > 0 AND CASE WHEN json_valid(returned_ids) THEN "
+          "EXISTS(SELECT 1 FROM json_each(audit.returned_ids) AS e WHERE e.type = 'text' AND e.value = ?) "
+          "ELSE 0 END";
+      texts.push_back(Dump(nlohmann::json(*query.entry_id)));
+      texts.push_back(*query.entry_id);
+    }
+    if (query.since_us != 0) sql += " AND at_us >= ?";
+    sql += " ORDER BY seq DESC LIMIT ?";
+
+    std::lock_guard<std::mutex> lock(db_mu_);
+    Statement st(db_, sql);
+    if (auto s = st.status(); !s.ok()) return s;
+    int i = 1;
+    for (const std::string& text : texts) st.Bind(i++, text);
+    if (query.since_us != 0) st.Bind(i++, query.since_us);
+    st.Bind(i++, static_cast<int64_t>(query.limit));
+    std::vector<AuditRecord> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) out.push_back(DecodeRecord(st));
+    if (rc != SQLITE_DONE) return SqliteError(db_, "query audit log");
+    return out;
+  }
+
+ private:
+  // The writer thread: waits for records, lets a batch gather for up to one interval (less if a
+  // Flush asks, the batch fills, or the log closes), commits it, and repeats.
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    int failures = 0;
+    while (true) {
+      work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) {  // stop_ and nothing left to write
+        flush_requested_ = false;
+        return;
+      }
+      work_cv_.wait_for(lock, interval_,
+                        [&] { return stop_ || flush_requested_ || queue_.size() >= batch_limit_; });
+      // Records stay queued until committed; deque::push_back keeps references to them valid.
+      const size_t n = std::min(queue_.size(), kMaxBatch);
+      std::vector<const AuditRecord*> batch;
+      batch.reserve(n);
+      for (size_t i = 0; i < n; ++i) batch.push_back(&queue_[i]);
+      lock.unlock();
+      absl::Status status = WriteBatch(batch);
+      lock.lock();
+      ++attempts_;
+      if (status.ok()) {
+        queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
+        committed_ += n;
+        last_error_ = absl::OkStatus();
+        failures = 0;
+        if (queue_.empty()) flush_requested_ = false;
+        space_cv_.notify_all();
+        done_cv_.notify_all();
+        continue;
+      }
+      last_error_ = status;
+      ++failures;
+      done_cv_.notify_all();
+      if (stop_ && failures >= kShutdownAttempts) {
+        std::fprintf(stderr, "bulwark: audit log closing with %zu unwritten records lost: %s\n",
+                     queue_.size(), std::string(status.message()).c_str());
+        dropped_ += queue_.size();
+        queue_.clear();
+        return;
+      }
+      // Back off for an interval before retrying, so a broken disk does not spin this thread; a new
+      // Flush (it has seen this failure) or closing the log retries at once.
+      flush_requested_ = false;
+      work_cv_.wait_for(lock, interval_, [&] { return stop_ || flush_requested_; });
+    }
+  }
+
+  absl::Status WriteBatch(const std::vector<const AuditRecord*>& batch) {
+    std::lock_guard<std::mutex> lock(db_mu_);
+    Transaction txn(db_);
+    if (!txn.status().ok()) return txn.status();
+    Statement st(
+        db_,
+        "INSERT INTO audit(at_us, principal, session, namespace, operation, query_hash, returned_ids, "
+        "detail) VALUES(?,?,?,?,?,?,?,?)");
+    if (auto s = st.status(); !s.ok()) return s;
+    for (const AuditRecord* r : batch) {
+      st.Bind(1, r->at_us);
+      st.Bind(2, r->principal);
+      st.Bind(3, r->session);
+      st.Bind(4, r->name_space);
+      st.Bind(5, r->operation);
+      st.Bind(6, r->query_hash);
+      st.Bind(7, Dump(nlohmann::json(r->returned_ids)));
+      st.Bind(8, Dump(r->detail));
+      if (auto s = st.Run("insert audit record"); !s.ok()) return s;
+      st.Reset();
+    }
+    return txn.Commit();
+  }
+
+  std::mutex db_mu_;  // serializes all use of db_
+  sqlite3* db_;       // guarded by db_mu_
+
+  const std::chrono::milliseconds interval_;
+  const size_t capacity_;     // most records queued (written or not) at once
+  const size_t batch_limit_;  // a batch this large is written without waiting for the interval
+
+  std::mutex mu_;                     // guards everything below
+  std::condition_variable work_cv_;   // writer: records arrived, Flush asked, or stop
+  std::condition_variable space_cv_;  // Append: the queue has room
+  std::condition_variable done_cv_;   // Flush: a write attempt finished
+  std::deque<AuditRecord> queue_;     // oldest first; the first records may be in flight
+  uint64_t appended_ = 0;             // records ever accepted by Append
+  uint64_t committed_ = 0;            // records ever committed (a prefix of those appended)
+  uint64_t attempts_ = 0;             // write attempts finished
+  uint64_t dropped_ = 0;              // records refused by a full queue, or lost at close
+  uint64_t dropped_reported_ = 0;     // dropped_ as last reported by Flush
+  absl::Status last_error_;           // outcome of the last write attempt
+  bool flush_requested_ = false;
+  bool stop_ = false;
+  std::thread writer_;
+};
+
+AuditLog::AuditLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+AuditLog::~AuditLog() = default;
+
+absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::path& db_path,
+                                                         int flush_interval_ms, size_t queue_capacity) {
+  if (flush_interval_ms < 1 || flush_interval_ms > 60'000) {
+    return absl::InvalidArgumentError("flush_interval_ms must be 1 to 60000");
+  }
+  if (queue_capacity < 1 || queue_capacity > 10'000'000) {
+    return absl::InvalidArgumentError("queue_capacity must be 1 to 10000000");
+  }
+  sqlite3* db = nullptr;
+  // The store creates the file; opening a missing one would leave a stray database behind a typo.
+  std::error_code ec;
+  if (!std::filesystem::exists(db_path, ec)) {
+    return absl::NotFoundError(absl::StrCat("no store database at ", db_path.string()));
+  }
+  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
+  if (sqlite3_open_v2(db_path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    absl::Status status = absl::UnavailableError(
+        absl::StrCat("cannot open ", db_path.string(), ": ", db ? sqlite3_errmsg(db) : "out of memory"));
+    sqlite3_close(db);
+    return status;
+  }
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_extended_result_codes(db, 1);
+  if (auto s = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"); !s.ok()) {
+    sqlite3_close(db);
+    return absl::DataLossError(
+        absl::StrCat(db_path.string(), " is not a usable SQLite database: ", s.message()));
+  }
+  if (auto s = Exec(db, kSchema); !s.ok()) {
+    sqlite3_close(db);
+    return s;
+  }
+  auto impl = std::make_unique<Impl>(db, std::chrono::milliseconds(flush_interval_ms), queue_capacity);
+  impl->Start();
+  return std::unique_ptr<AuditLog>(new AuditLog(std::move(impl)));
+}
+
+void AuditLog::Append(AuditRecord record) { impl_->Append(std::move(record)); }
+absl::Status AuditLog::Flush() { return impl_->Flush(); }
+uint64_t AuditLog::DroppedCount() { return impl_->DroppedCount(); }
+absl::StatusOr<std::vector<AuditRecord>> AuditLog::Query(const AuditQuery& query) {
+  return impl_->Query(query);
+}
+
+nlohmann::json ToJson(const AuditRecord& record) {
+  return nlohmann::json{{"seq", record.seq},
+                        {"at_us", record.at_us},
+                        {"principal", record.principal},
+                        {"session", record.session},
+                        {"namespace", record.name_space},
+                        {"operation", record.operation},
+                        {"query_hash", record.query_hash},
+                        {"returned_ids", record.returned_ids},
+                        {"detail", record.detail}};
+}
+
+}  // namespace bulwark
