@@ -17,6 +17,7 @@
 #include <sqlite3.h>
 
 #include "core/strings.h"
+#include "storage/sqlite_util.h"
 
 namespace bulwark {
 namespace {
@@ -48,84 +49,6 @@ constexpr int kMaxQueryLimit = 10000;
 std::string Dump(const nlohmann::json& value) {
   return value.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
 }
-
-absl::Status SqliteError(sqlite3* db, std::string_view what) {
-  std::string message = absl::StrCat(ToAbsl(what), ": ", sqlite3_errmsg(db));
-  switch (sqlite3_errcode(db) & 0xff) {
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return absl::DataLossError(message);
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
-      return absl::UnavailableError(message);
-    default:
-      return absl::InternalError(message);
-  }
-}
-
-// A prepared statement, finalized on destruction.
-class Statement {
- public:
-  Statement(sqlite3* db, std::string_view sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  absl::Status status() const { return rc_ == SQLITE_OK ? absl::OkStatus() : SqliteError(db_, "prepare"); }
-  void Bind(int i, std::string_view text) {
-    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  }
-  void Bind(int i, int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
-  int Step() { return sqlite3_step(stmt_); }
-  absl::Status Run(std::string_view what) {
-    return Step() == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, what);
-  }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  std::string Text(int col) const {
-    const auto* p = sqlite3_column_text(stmt_, col);
-    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col))
-             : std::string();
-  }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_;
-};
-
-absl::Status Exec(sqlite3* db, const char* sql) {
-  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteError(db, sql);
-  return absl::OkStatus();
-}
-
-// BEGIN IMMEDIATE ... COMMIT; rolls back unless committed.
-class Transaction {
- public:
-  explicit Transaction(sqlite3* db) : db_(db) { status_ = Exec(db, "BEGIN IMMEDIATE"); }
-  ~Transaction() {
-    if (status_.ok() && !done_) Exec(db_, "ROLLBACK").IgnoreError();
-  }
-  const absl::Status& status() const { return status_; }
-  absl::Status Commit() {
-    done_ = true;
-    absl::Status status = Exec(db_, "COMMIT");
-    if (!status.ok()) Exec(db_, "ROLLBACK").IgnoreError();
-    return status;
-  }
-
- private:
-  sqlite3* db_;
-  absl::Status status_;
-  bool done_ = false;
-};
 
 // Decodes one row of the Query SELECT. Never fails: a column that does not decode is replaced
 // and the damage is noted in `detail`.

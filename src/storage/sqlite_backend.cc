@@ -1,6 +1,7 @@
 // SqliteBackend implementation. Every statement is prepared per call and finalized by RAII; all
 // access is serialized by mu_. Rows are decoded defensively (see StorageBackend).
 #include "storage/sqlite_backend.h"
+#include "storage/sqlite_util.h"
 
 #include <cstring>
 
@@ -52,105 +53,6 @@ CREATE INDEX IF NOT EXISTS history_by_entry ON history(entry_id, seq);
 constexpr char kEntryColumns[] =
     "row_id, id, namespace, text, metadata, principal, source, kind, state, created_at_us, "
     "updated_at_us, embedding, key_id, tag, report";
-
-absl::Status SqliteError(sqlite3* db, std::string_view what) {
-  int code = sqlite3_errcode(db);
-  std::string message = absl::StrCat(absl::string_view(what.data(), what.size()), ": ", sqlite3_errmsg(db));
-  switch (code & 0xff) {
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return absl::DataLossError(message);
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-    case SQLITE_IOERR:
-    case SQLITE_FULL:
-      return absl::UnavailableError(message);
-    case SQLITE_CONSTRAINT:
-      return absl::AlreadyExistsError(message);
-    default:
-      return absl::InternalError(message);
-  }
-}
-
-// A prepared statement, finalized on destruction.
-class Statement {
- public:
-  Statement(sqlite3* db, std::string_view sql) : db_(db) {
-    rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  absl::Status status() const { return rc_ == SQLITE_OK ? absl::OkStatus() : SqliteError(db_, "prepare"); }
-
-  void Bind(int i, std::string_view text) {
-    sqlite3_bind_text(stmt_, i, text.data(), static_cast<int>(text.size()), SQLITE_TRANSIENT);
-  }
-  void BindBlob(int i, const void* data, size_t size) {
-    // A zero-length blob still binds as a blob, not NULL.
-    sqlite3_bind_blob(stmt_, i, size ? data : "", static_cast<int>(size), SQLITE_TRANSIENT);
-  }
-  void Bind(int i, int64_t value) { sqlite3_bind_int64(stmt_, i, value); }
-
-  // SQLITE_ROW, SQLITE_DONE or an error code.
-  int Step() { return sqlite3_step(stmt_); }
-  absl::Status Run(std::string_view what) {
-    int rc = Step();
-    return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, what);
-  }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-
-  std::string Text(int col) const {
-    const auto* p = sqlite3_column_text(stmt_, col);
-    return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string();
-  }
-  std::string Blob(int col) const {
-    const void* p = sqlite3_column_blob(stmt_, col);
-    return p ? std::string(static_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string();
-  }
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  int Type(int col) const { return sqlite3_column_type(stmt_, col); }
-
- private:
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_;
-};
-
-absl::Status Exec(sqlite3* db, const char* sql) {
-  char* error = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &error) != SQLITE_OK) {
-    absl::Status status = SqliteError(db, sql);
-    sqlite3_free(error);
-    return status;
-  }
-  return absl::OkStatus();
-}
-
-// Commits on Commit(); rolls back otherwise.
-class Transaction {
- public:
-  explicit Transaction(sqlite3* db) : db_(db) { status_ = Exec(db, "BEGIN IMMEDIATE"); }
-  ~Transaction() {
-    if (status_.ok() && !done_) Exec(db_, "ROLLBACK").IgnoreError();
-  }
-  const absl::Status& status() const { return status_; }
-  absl::Status Commit() {
-    done_ = true;
-    absl::Status status = Exec(db_, "COMMIT");
-    if (!status.ok()) Exec(db_, "ROLLBACK").IgnoreError();
-    return status;
-  }
-
- private:
-  sqlite3* db_;
-  absl::Status status_;
-  bool done_ = false;
-};
 
 std::string EmbeddingBytes(const std::vector<float>& embedding) {
   std::string bytes(embedding.size() * sizeof(float), '\0');

@@ -1,0 +1,53 @@
+#include "storage/sqlite_util.h"
+
+#include <absl/strings/str_cat.h>
+
+#include "core/strings.h"
+
+namespace bulwark {
+
+absl::Status SqliteError(sqlite3* db, std::string_view what) {
+  std::string message = absl::StrCat(ToAbsl(what), ": ", sqlite3_errmsg(db));
+  switch (sqlite3_errcode(db) & 0xff) {
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(message);
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+    case SQLITE_IOERR:
+    case SQLITE_FULL:
+      return absl::UnavailableError(message);
+    case SQLITE_CONSTRAINT:
+      return absl::AlreadyExistsError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+absl::Status Exec(sqlite3* db, const char* sql) {
+  if (sqlite3_exec(db, sql, nullptr, nullptr, nullptr) != SQLITE_OK) return SqliteError(db, sql);
+  return absl::OkStatus();
+}
+
+Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
+  rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+}
+
+std::string Statement::Text(int col) const {
+  const auto* p = sqlite3_column_text(stmt_, col);
+  return p ? std::string(reinterpret_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string();
+}
+
+std::string Statement::Blob(int col) const {
+  const void* p = sqlite3_column_blob(stmt_, col);
+  return p ? std::string(static_cast<const char*>(p), sqlite3_column_bytes(stmt_, col)) : std::string();
+}
+
+absl::Status Transaction::Commit() {
+  done_ = true;
+  absl::Status status = Exec(db_, "COMMIT");
+  if (!status.ok()) Exec(db_, "ROLLBACK").IgnoreError();
+  return status;
+}
+
+}  // namespace bulwark
