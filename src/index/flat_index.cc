@@ -23,9 +23,7 @@ constexpr size_t kBlockRows = 128;
 // Floats per 64-byte cache line: row strides are multiples of this.
 constexpr size_t kFloatsPerLine = 64 / sizeof(float);
 
-bool IsKnown(State state) {
-  return static_cast<unsigned>(state) <= static_cast<unsigned>(State::kPurged);
-}
+bool IsKnown(State state) { return static_cast<unsigned>(state) <= static_cast<unsigned>(State::kPurged); }
 bool IsKnown(Kind kind) { return static_cast<unsigned>(kind) <= static_cast<unsigned>(Kind::kHoneypot); }
 
 // The ranking order of the interface: higher score first, then lower row id.
@@ -105,8 +103,8 @@ absl::Status FlatIndex::reserve(size_t rows) {
 
 absl::Status FlatIndex::Add(int64_t row_id, std::span<const float> vector, State state, Kind kind) {
   if (vector.size() != static_cast<size_t>(dimension_)) {
-    return absl::InvalidArgumentError(absl::StrCat("vector has ", vector.size(),
-                                                   " dimensions, the index ", dimension_));
+    return absl::InvalidArgumentError(
+        absl::StrCat("vector has ", vector.size(), " dimensions, the index ", dimension_));
   }
   if (!IsKnown(state) || !IsKnown(kind)) {
     return absl::InvalidArgumentError("unknown state or kind");
@@ -154,8 +152,8 @@ absl::Status FlatIndex::Remove(int64_t row_id) {
 absl::StatusOr<std::vector<IndexHit>> FlatIndex::Search(std::span<const float> query, int k,
                                                         const IndexFilter& filter) const {
   if (query.size() != static_cast<size_t>(dimension_)) {
-    return absl::InvalidArgumentError(absl::StrCat("query has ", query.size(),
-                                                   " dimensions, the index ", dimension_));
+    return absl::InvalidArgumentError(
+        absl::StrCat("query has ", query.size(), " dimensions, the index ", dimension_));
   }
   if (k < 0) return absl::InvalidArgumentError(absl::StrCat("k must be >= 0, got ", k));
   const size_t n = size();

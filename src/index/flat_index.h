@@ -89,8 +89,8 @@ class FlatIndex final : public VectorIndex {
   // By position, all of length size(); data_ holds size() * stride_ floats, padding zeroed.
   std::vector<float, CacheLineAllocator<float>> data_;
   std::vector<int64_t> row_ids_;
-  std::vector<uint8_t> states_;  // static_cast<uint8_t>(State)
-  std::vector<uint8_t> kinds_;   // static_cast<uint8_t>(Kind)
+  std::vector<uint8_t> states_;                     // static_cast<uint8_t>(State)
+  std::vector<uint8_t> kinds_;                      // static_cast<uint8_t>(Kind)
   absl::flat_hash_map<int64_t, size_t> positions_;  // row id -> position
 };
 

@@ -75,9 +75,9 @@ void ExpectSameHits(const std::vector<IndexHit>& got, const std::vector<IndexHit
 }
 
 const std::vector<IndexFilter> kFilters = {
-    IndexFilter{},                                                     // active memories
-    IndexFilter{kAllStates, kAllKinds},                                // everything
-    IndexFilter{0, kAllKinds},                                         // nothing
+    IndexFilter{},                       // active memories
+    IndexFilter{kAllStates, kAllKinds},  // everything
+    IndexFilter{0, kAllKinds},           // nothing
     IndexFilter{Bit(State::kActive) | Bit(State::kQuarantined), Bit(Kind::kMemory)},
     IndexFilter{kAllStates, Bit(Kind::kHoneypot)},
 };
@@ -115,7 +115,8 @@ TEST(FlatIndexTest, AddRejectsWrongDimensionAndDuplicateId) {
   EXPECT_EQ(index->Add(1, {}, State::kActive, Kind::kMemory).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(index->size(), 0u);
   ASSERT_TRUE(index->Add(1, four, State::kActive, Kind::kMemory).ok());
-  EXPECT_EQ(index->Add(1, four, State::kQuarantined, Kind::kHoneypot).code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(index->Add(1, four, State::kQuarantined, Kind::kHoneypot).code(),
+            absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(index->size(), 1u);
   // The failed duplicate did not change the stored row.
   auto hits = index->Search(four, 5, IndexFilter{});
@@ -126,8 +127,10 @@ TEST(FlatIndexTest, AddRejectsWrongDimensionAndDuplicateId) {
 TEST(FlatIndexTest, AddAndSetStateRejectUnknownEnumerators) {
   auto index = MakeIndex(2);
   const std::vector<float> v = {1, 0};
-  EXPECT_EQ(index->Add(1, v, static_cast<State>(40), Kind::kMemory).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(index->Add(1, v, State::kActive, static_cast<Kind>(7)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(index->Add(1, v, static_cast<State>(40), Kind::kMemory).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(index->Add(1, v, State::kActive, static_cast<Kind>(7)).code(),
+            absl::StatusCode::kInvalidArgument);
   ASSERT_TRUE(index->Add(1, v, State::kActive, Kind::kMemory).ok());
   EXPECT_EQ(index->SetState(1, static_cast<State>(99)).code(), absl::StatusCode::kInvalidArgument);
 }
@@ -156,7 +159,8 @@ TEST(FlatIndexTest, SearchRejectsWrongDimensionAndNegativeK) {
 TEST(FlatIndexTest, ReserveRejectsImpossibleSizes) {
   auto index = MakeIndex(384);
   EXPECT_TRUE(index->reserve(1000).ok());
-  EXPECT_EQ(index->reserve(std::numeric_limits<size_t>::max() / 2).code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(index->reserve(std::numeric_limits<size_t>::max() / 2).code(),
+            absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(index->size(), 0u);
 }
 

@@ -27,8 +27,7 @@ float DotScalar(const float* a, const float* b, size_t dim) {
   return sum;
 }
 
-void DotRowsScalar(const float* query, const float* const* rows, size_t count, size_t dim,
-                   float* scores) {
+void DotRowsScalar(const float* query, const float* const* rows, size_t count, size_t dim, float* scores) {
   for (size_t r = 0; r < count; ++r) scores[r] = DotScalar(query, rows[r], dim);
 }
 
@@ -87,8 +86,7 @@ BULWARK_TARGET_AVX2 inline void DotBlockAvx2(const float* query, const float* co
     i += 8;
   }
   if (i < dim) {
-    const __m256i mask =
-        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kTailMask + 8 - (dim - i)));
+    const __m256i mask = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(kTailMask + 8 - (dim - i)));
     const __m256 q0 = _mm256_maskload_ps(query + i, mask);
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) acc1[r] = _mm256_fmadd_ps(q0, _mm256_maskload_ps(rows[r] + i, mask), acc1[r]);
@@ -103,8 +101,8 @@ BULWARK_TARGET_AVX2 float DotAvx2(const float* a, const float* b, size_t dim) {
   return score;
 }
 
-BULWARK_TARGET_AVX2 void DotRowsAvx2(const float* query, const float* const* rows, size_t count,
-                                     size_t dim, float* scores) {
+BULWARK_TARGET_AVX2 void DotRowsAvx2(const float* query, const float* const* rows, size_t count, size_t dim,
+                                     float* scores) {
   size_t r = 0;
   for (; r + kRowsPerPass <= count; r += kRowsPerPass) {
     // Prefetch the next group; the last group "prefetches" itself, which is harmless.
@@ -133,8 +131,7 @@ BULWARK_TARGET_AVX512 inline float HorizontalSum(__m512 v) {
 
 template <int R, bool kPrefetch>
 BULWARK_TARGET_AVX512 inline void DotBlockAvx512(const float* query, const float* const* rows,
-                                                 const float* const* next, size_t dim,
-                                                 float* scores) {
+                                                 const float* const* next, size_t dim, float* scores) {
   __m512 acc0[R];
   __m512 acc1[R];
 #pragma GCC unroll 4

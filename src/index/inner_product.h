@@ -33,8 +33,7 @@ struct InnerProductKernels {
   // scores[r] = dot(query, rows[r], dim) for r in [0, count), bit-identical to `dot`. Rows are
   // scored several at a time (one pass over the query serves four rows) and the next rows are
   // prefetched, so `rows` may point anywhere, e.g. to the rows of a block that pass a filter.
-  void (*dot_rows)(const float* query, const float* const* rows, size_t count, size_t dim,
-                   float* scores);
+  void (*dot_rows)(const float* query, const float* const* rows, size_t count, size_t dim, float* scores);
 };
 
 // The kernels of `level`. Precondition: CpuSupports(level); calling SIMD kernels on a CPU without

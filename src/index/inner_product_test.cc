@@ -18,7 +18,7 @@ namespace bulwark {
 namespace {
 
 // Lengths around every SIMD width (8, 16, 32 floats) plus the embedding sizes we use.
-const std::vector<size_t> kLengths = {0,  1,  2,  3,  4,  5,  7,  8,   9,   15,  16,  17,  23,   31,  32,
+const std::vector<size_t> kLengths = {0,  1,  2,  3,  4,  5,  7,   8,   9,   15,  16,  17,  23,   31,  32,
                                       33, 47, 48, 63, 64, 65, 100, 127, 383, 384, 385, 768, 1000, 1536};
 
 double ReferenceDot(const float* a, const float* b, size_t dim) {
@@ -87,7 +87,8 @@ TEST_P(InnerProductTest, DotIsExactOnSmallIntegers) {
       a[i] = static_cast<float>(small(rng));
       b[i] = static_cast<float>(small(rng));
     }
-    EXPECT_EQ(kernels().dot(a.data(), b.data(), dim), static_cast<float>(ReferenceDot(a.data(), b.data(), dim)))
+    EXPECT_EQ(kernels().dot(a.data(), b.data(), dim),
+              static_cast<float>(ReferenceDot(a.data(), b.data(), dim)))
         << "dim " << dim;
   }
 }
@@ -102,7 +103,8 @@ TEST_P(InnerProductTest, DotRowsIsBitIdenticalToDot) {
       std::vector<std::vector<float>> storage;
       std::vector<const float*> rows;
       for (size_t r = 0; r < count; ++r) storage.push_back(RandomVector(dim, rng));
-      for (size_t r = 0; r < count; ++r) rows.push_back(storage[(r * 5) % count].data());  // shuffled, repeats
+      for (size_t r = 0; r < count; ++r)
+        rows.push_back(storage[(r * 5) % count].data());  // shuffled, repeats
       std::vector<float> scores(count + 1, -12345.0f);
       kernels().dot_rows(query.data(), rows.data(), count, dim, scores.data());
       for (size_t r = 0; r < count; ++r) {
