@@ -1,6 +1,7 @@
 // Durable add throughput: MemoryStore::AddBatch with the default lexical embedder into a real
 // SQLite store (WAL, synchronous=FULL), so each iteration pays embedding, signing, the insert and
-// one fsync'd commit. Target (issue #2): >= 20,000 entries/s batched.
+// one fsync'd commit. Batches of 1024 or more embed and sign on every core. Target (issue #2):
+// >= 20,000 entries/s batched.
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -46,7 +47,7 @@ void BM_AddBatch(benchmark::State& state) {
   state.counters["entries/s"] =
       benchmark::Counter(static_cast<double>(state.iterations() * batch), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_AddBatch)->Arg(1)->Arg(100)->Arg(1000)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_AddBatch)->Arg(1)->Arg(100)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
 
 }  // namespace
 }  // namespace bulwark

@@ -165,8 +165,6 @@ class MemoryStore {
   VectorIndex* IndexFor(const std::string& name_space);  // requires mu_ held exclusively
   // Checks a row read back from storage: decoded, in `name_space`, right embedding size, valid tag.
   absl::Status CheckRow(const struct StoredRow& row, std::string_view name_space) const;
-  absl::StatusOr<Entry> BuildEntry(std::string_view name_space, const NewEntry& entry,
-                                   std::string_view principal, std::vector<float> embedding);
   absl::Status ValidateNew(const NewEntry& entry) const;
   absl::StatusOr<struct StoredRow> LoadVerified(std::string_view name_space, std::string_view id);
   struct StateChange {

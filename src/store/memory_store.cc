@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <mutex>
+#include <thread>
 
 #include <absl/strings/str_cat.h>
 #include <spdlog/spdlog.h>
 
 #include "core/ids.h"
+#include "core/parallel_for.h"
 #include "core/strings.h"
 #include "core/text_validation.h"
 #include "index/flat_index.h"
@@ -191,27 +193,6 @@ absl::Status MemoryStore::ValidateNew(const NewEntry& entry) const {
   return ValidateMetadata(entry.metadata, options_.max_metadata_bytes);
 }
 
-absl::StatusOr<Entry> MemoryStore::BuildEntry(std::string_view name_space, const NewEntry& entry,
-                                              std::string_view principal, std::vector<float> embedding) {
-  if (embedding.size() != static_cast<size_t>(embedder_->dimension())) {
-    return absl::InternalError(absl::StrCat("embedder returned ", embedding.size(), " dimensions, expected ",
-                                            embedder_->dimension()));
-  }
-  Entry e;
-  e.id = ids_->Next();
-  e.name_space = std::string(name_space);
-  e.text = entry.text;
-  e.metadata = entry.metadata;
-  e.principal = std::string(principal);
-  e.source = entry.source;
-  e.kind = entry.kind;
-  e.state = State::kActive;
-  e.created_at_us = e.updated_at_us = env_->NowMicros();
-  e.embedding = std::move(embedding);
-  signer_->Sign(&e);
-  return e;
-}
-
 absl::StatusOr<Entry> MemoryStore::Add(std::string_view name_space, const NewEntry& entry,
                                        std::string_view principal) {
   auto added = AddBatch(name_space, std::span<const NewEntry>(&entry, 1), principal);
@@ -235,41 +216,62 @@ absl::StatusOr<std::vector<Entry>> MemoryStore::AddBatch(std::string_view name_s
     return absl::InvalidArgumentError(absl::StrCat("batch has ", entries.size(), " entries; the limit is ",
                                                    options_.max_batch_entries));
   }
-  std::vector<std::string> texts;
-  texts.reserve(entries.size());
   for (size_t i = 0; i < entries.size(); ++i) {
     if (auto s = ValidateNew(entries[i]); !s.ok()) return AtEntry(i, s);
-    texts.push_back(entries[i].text);
   }
-  // Embed in chunks so a long import can report progress; the commit below is still one batch.
-  constexpr size_t kChunk = 512;
-  std::vector<std::vector<float>> embeddings;
-  embeddings.reserve(texts.size());
-  for (size_t begin = 0; begin < texts.size(); begin += kChunk) {
-    size_t count = std::min(kChunk, texts.size() - begin);
-    auto chunk = embedder_->EmbedBatch(std::span<const std::string>(texts).subspan(begin, count));
-    if (!chunk.ok()) return chunk.status();
-    if (chunk->size() != count) return absl::InternalError("embedder returned the wrong count");
-    for (auto& v : *chunk) embeddings.push_back(std::move(v));
-    if (progress) progress(embeddings.size(), texts.size());
-  }
-
-  std::vector<Entry> built;
-  std::vector<HistoryEvent> events;
-  built.reserve(entries.size());
-  events.reserve(entries.size());
+  // Ids and timestamps in input order; then embedding and signing in parallel slices.
+  std::vector<Entry> built(entries.size());
+  const int64_t now = env_->NowMicros();
   for (size_t i = 0; i < entries.size(); ++i) {
-    auto e = BuildEntry(name_space, entries[i], principal, std::move(embeddings[i]));
-    if (!e.ok()) return AtEntry(i, e.status());
-    HistoryEvent ev;
-    ev.entry_id = e->id;
-    ev.name_space = e->name_space;
-    ev.event = "add";
-    ev.actor = e->principal;
-    ev.at_us = e->created_at_us;
-    ev.detail = {{"text", e->text}, {"metadata", e->metadata}, {"source", ToString(e->source)}};
-    built.push_back(*std::move(e));
-    events.push_back(std::move(ev));
+    Entry& e = built[i];
+    e.id = ids_->Next();
+    e.name_space = std::string(name_space);
+    e.text = entries[i].text;
+    e.metadata = entries[i].metadata;
+    e.principal = std::string(principal);
+    e.source = entries[i].source;
+    e.kind = entries[i].kind;
+    e.created_at_us = e.updated_at_us = now;
+  }
+  // Small batches stay on the caller's thread; large imports use every core.
+  const size_t threads = entries.size() >= 1024 ? std::max(1u, std::thread::hardware_concurrency()) : 1;
+  std::atomic<size_t> embedded{0};
+  std::mutex progress_mu;
+  {
+    std::shared_lock lock(mu_);  // the keyring must not rotate while entries are signed
+    absl::Status status = ParallelFor(built.size(), threads, [&](size_t begin, size_t end) -> absl::Status {
+      constexpr size_t kChunk = 256;  // progress granularity
+      std::vector<std::string> texts;
+      for (size_t chunk = begin; chunk < end; chunk += kChunk) {
+        const size_t count = std::min(kChunk, end - chunk);
+        texts.clear();
+        for (size_t i = chunk; i < chunk + count; ++i) texts.push_back(built[i].text);
+        auto vectors = embedder_->EmbedBatch(texts);
+        if (!vectors.ok()) return vectors.status();
+        if (vectors->size() != count) return absl::InternalError("embedder returned the wrong count");
+        for (size_t j = 0; j < count; ++j) {
+          Entry& e = built[chunk + j];
+          if ((*vectors)[j].size() != static_cast<size_t>(embedder_->dimension())) {
+            return AtEntry(chunk + j, absl::InternalError("embedder returned a vector of the wrong dimension"));
+          }
+          e.embedding = std::move((*vectors)[j]);
+          signer_->Sign(&e);
+        }
+        const size_t done = embedded.fetch_add(count) + count;
+        if (progress) {
+          std::lock_guard<std::mutex> progress_lock(progress_mu);
+          progress(done, built.size());
+        }
+      }
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+  }
+  std::vector<HistoryEvent> events;
+  events.reserve(built.size());
+  for (const Entry& e : built) {
+    events.push_back({0, e.id, e.name_space, "add", e.principal, e.created_at_us,
+                      {{"text", e.text}, {"metadata", e.metadata}, {"source", ToString(e.source)}}});
   }
 
   std::unique_lock lock(mu_);
