@@ -171,7 +171,7 @@ Dataset& DatasetFor(size_t n) {
   FillUnitVectors(rng, data->queries.data(), kQueries);
 
   data->flat = std::move(FlatIndex::Create(kDimension)).value();
-  if (!data->flat->reserve(n).ok()) std::abort();
+  if (!data->flat->Reserve(n).ok()) std::abort();
   for (size_t r = 0; r < n; ++r) {
     const std::span<const float> row(data->vectors.data() + r * kDimension, kDimension);
     if (!data->flat->Add(static_cast<int64_t>(r), row, State::kActive, KindOfRow(r)).ok()) std::abort();

@@ -84,7 +84,7 @@ absl::StatusOr<std::unique_ptr<FlatIndex>> FlatIndex::Create(int dimension, Simd
   return std::unique_ptr<FlatIndex>(new FlatIndex(dimension, level));
 }
 
-absl::Status FlatIndex::reserve(size_t rows) {
+absl::Status FlatIndex::Reserve(size_t rows) {
   if (rows > data_.max_size() / stride_) {
     return absl::ResourceExhaustedError(absl::StrCat("cannot reserve ", rows, " index rows"));
   }

@@ -64,7 +64,7 @@ class FlatIndex final : public VectorIndex {
   // Preallocates room for `rows` rows in total, so Adds up to that size do not reallocate (a
   // growing vector briefly holds two copies of the data). ResourceExhausted if that much memory
   // cannot be allocated; the index is unchanged then.
-  [[nodiscard]] absl::Status reserve(size_t rows);
+  [[nodiscard]] absl::Status Reserve(size_t rows);
 
   // VectorIndex. Add also returns InvalidArgument for a State or Kind outside its enumerators
   // (SetState likewise). Search follows the VectorIndex contract; a NaN score (possible only when

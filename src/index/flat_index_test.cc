@@ -158,8 +158,8 @@ TEST(FlatIndexTest, SearchRejectsWrongDimensionAndNegativeK) {
 
 TEST(FlatIndexTest, ReserveRejectsImpossibleSizes) {
   auto index = MakeIndex(384);
-  EXPECT_TRUE(index->reserve(1000).ok());
-  EXPECT_EQ(index->reserve(std::numeric_limits<size_t>::max() / 2).code(),
+  EXPECT_TRUE(index->Reserve(1000).ok());
+  EXPECT_EQ(index->Reserve(std::numeric_limits<size_t>::max() / 2).code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(index->size(), 0u);
 }
