@@ -1,0 +1,220 @@
+// Administration routes. Principals, API keys, the signing keyring and store verification act
+// across every namespace, so they need the admin role with the "*" grant ("service admin"). The
+// audit log is readable by any admin, limited to the namespaces that admin holds.
+//
+//   GET  /v1/admin/principals                    list principals (with their key ids)
+//   POST /v1/admin/principals                    create one; returns its first API key once
+//   GET  /v1/admin/principals/{name}             one principal
+//   POST /v1/admin/principals/{name}/revoke      revoke it and all its keys
+//   GET  /v1/admin/principals/{name}/keys        its keys (ids only; secrets are never stored)
+//   POST /v1/admin/principals/{name}/keys        a new key, returned once
+//   POST /v1/admin/keys/{key_id}/revoke          revoke one key
+//   POST /v1/admin/signing-keys/rotate           new newest signing key; old entries still verify
+//   POST /v1/admin/verify                        check every row's signature
+//   GET  /v1/audit?principal=&session=&namespace=&entry_id=&since_us=&limit=
+#include <absl/strings/str_cat.h>
+
+#include "server/api_status.h"
+#include "server/service.h"
+
+namespace bulwark::server {
+namespace {
+
+nlohmann::json PrincipalJson(const Principal& p) {
+  return {{"name", p.name},
+          {"role", ToString(p.role)},
+          {"namespaces", p.namespaces},
+          {"revoked", p.revoked},
+          {"created_at_us", p.created_at_us}};
+}
+
+nlohmann::json KeyJson(const ApiKeyInfo& k) {
+  return {{"key_id", k.key_id},
+          {"principal", k.principal},
+          {"created_at_us", k.created_at_us},
+          {"revoked", k.revoked}};
+}
+
+absl::Status NoBody(const Call& call) {
+  if (call.http.body.empty()) return absl::OkStatus();
+  return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument", "this request takes no body");
+}
+
+absl::Status NoQuery(const Call& call) { return CheckQueryParams(call.query, {}); }
+
+absl::StatusOr<Reply> ListPrincipals(ServiceContext& ctx, const Call& call) {
+  if (auto s = NoQuery(call); !s.ok()) return s;
+  PrincipalRegistry& registry = *ctx.backends.registry;
+  auto principals = registry.ListPrincipals();
+  if (!principals.ok()) return principals.status();
+  nlohmann::json out = nlohmann::json::array();
+  for (const Principal& p : *principals) {
+    nlohmann::json j = PrincipalJson(p);
+    auto keys = registry.ListKeys(p.name);
+    if (!keys.ok()) return keys.status();
+    j["keys"] = nlohmann::json::array();
+    for (const ApiKeyInfo& k : *keys) j["keys"].push_back(KeyJson(k));
+    out.push_back(std::move(j));
+  }
+  Reply reply;
+  reply.body = {{"principals", std::move(out)}};
+  return reply;
+}
+
+absl::StatusOr<Reply> CreatePrincipal(ServiceContext& ctx, const Call& call) {
+  if (auto s = NoQuery(call); !s.ok()) return s;
+  auto request = ParseCreatePrincipalRequest(call.http.body, ctx.limits);
+  if (!request.ok()) return request.status();
+  PrincipalRegistry& registry = *ctx.backends.registry;
+  if (auto s = registry.AddPrincipal(request->principal); !s.ok()) return s;
+  auto created = registry.GetPrincipal(request->principal.name);
+  if (!created.ok()) return created.status();
+  Reply reply;
+  reply.status = 201;
+  reply.body = {{"principal", PrincipalJson(*created)}};
+  if (request->create_key) {
+    auto key = registry.CreateKey(created->name);
+    if (!key.ok()) return key.status();
+    reply.body["api_key"] = *key;
+    reply.body["key_id"] = KeyIdOf(*key);
+  }
+  return reply;
+}
+
+absl::StatusOr<Reply> GetPrincipal(ServiceContext& ctx, const Call& call) {
+  if (auto s = NoQuery(call); !s.ok()) return s;
+  auto principal = ctx.backends.registry->GetPrincipal(call.Param("name"));
+  if (!principal.ok()) return principal.status();
+  Reply reply;
+  reply.body = {{"principal", PrincipalJson(*principal)}};
+  return reply;
+}
+
+absl::StatusOr<Reply> RevokePrincipal(ServiceContext& ctx, const Call& call) {
+  if (auto s = NoQuery(call); !s.ok()) return s;
+  if (auto s = NoBody(call); !s.ok()) return s;
+  const std::string_view name = call.Param("name");
+  if (name == call.caller->principal.name) {
+    return ApiError(absl::StatusCode::kFailedPrecondition, "conflict",
+                    "a principal cannot revoke itself (use another admin, or `bulwark principals revoke`)");
+  }
+  if (auto s = ctx.backends.registry->RevokePrincipal(name); !s.ok()) return s;
+  ctx.credentials->Clear();  // effective for the very next request
+  Reply reply;
+  reply.body = {{"name", name}, {"revoked", true}};
+  return reply;
+}
+
+absl::StatusOr<Reply> ListKeys(ServiceContext& ctx, const Call& call) {
+  if (auto s = NoQuery(call); !s.ok()) return s;
+  PrincipalRegistry& registry = *ctx.backends.registry;
+  if (auto p = registry.GetPrincipal(call.Param("name")); !p.ok()) return p.status();
+  auto keys = registry.ListKeys(call.Param("name"));
+  if (!keys.ok()) return keys.status();
+  nlohmann::json out = nlohmann::json::array();
+  for (const ApiKeyInfo& k : *keys) out.push_back(KeyJson(k));
+  Reply reply;
+  reply.body = {{"keys", std::move(out)}};
+  return reply;
+}
+
+absl::StatusOr<Reply> CreateKey(ServiceContext& ctx, const Call& call) {
+  if (auto s = NoQuery(call); !s.ok()) return s;
+  if (auto s = NoBody(call); !s.ok()) return s;
+  auto key = ctx.backends.registry->CreateKey(call.Param("name"));
+  if (!key.ok()) return key.status();
+  Reply reply;
+  reply.status = 201;
+  reply.body = {{"principal", call.Param("name")}, {"key_id", KeyIdOf(*key)}, {"api_key", *key}};
+  return reply;
+}
+
+absl::StatusOr<Reply> RevokeKey(ServiceContext& ctx, const Call& call) {
+  if (auto s = NoQuery(call); !s.ok()) return s;
+  if (auto s = NoBody(call); !s.ok()) return s;
+  const std::string_view key_id = call.Param("key_id");
+  if (key_id == call.caller->key_id) {
+    return ApiError(absl::StatusCode::kFailedPrecondition, "conflict",
+                    "this request is authenticated with that key; revoke it with another key");
+  }
+  if (auto s = ctx.backends.registry->RevokeKey(key_id); !s.ok()) return s;
+  ctx.credentials->Clear();  // effective for the very next request
+  Reply reply;
+  reply.body = {{"key_id", key_id}, {"revoked", true}};
+  return reply;
+}
+
+absl::StatusOr<Reply> RotateSigningKey(ServiceContext& ctx, const Call& call) {
+  if (auto s = NoQuery(call); !s.ok()) return s;
+  if (auto s = NoBody(call); !s.ok()) return s;
+  auto id = ctx.backends.store->RotateSigningKey();
+  if (!id.ok()) return id.status();
+  Reply reply;
+  reply.body = {{"key_id", *id}};
+  return reply;
+}
+
+absl::StatusOr<Reply> Verify(ServiceContext& ctx, const Call& call) {
+  if (auto s = NoQuery(call); !s.ok()) return s;
+  if (auto s = NoBody(call); !s.ok()) return s;
+  auto report = ctx.backends.store->Verify();
+  if (!report.ok()) return report.status();
+  nlohmann::json bad = nlohmann::json::array();
+  for (const BadRow& b : report->bad_rows) {
+    bad.push_back({{"row_id", b.row_id}, {"id", b.id}, {"namespace", b.name_space}, {"reason", b.reason}});
+  }
+  Reply reply;
+  reply.body = {{"rows_checked", report->rows_checked}, {"bad_rows", std::move(bad)}, {"ok", report->ok()}};
+  return reply;
+}
+
+absl::StatusOr<Reply> Audit(ServiceContext& ctx, const Call& call) {
+  if (auto s = RequireAdmin(*call.caller); !s.ok()) return s;
+  auto query = ParseAuditQuery(call.query, ctx.limits);
+  if (!query.ok()) return query.status();
+  const Principal& caller = call.caller->principal;
+  if (!HoldsAllNamespaces(caller)) {
+    // A namespace-scoped admin reads the audit of one granted namespace at a time.
+    if (!query->name_space) {
+      return ApiError(absl::StatusCode::kInvalidArgument, "missing_field",
+                      "query parameter \"namespace\" is required unless the key holds the \"*\" grant");
+    }
+    if (!caller.CanRead(*query->name_space)) return NamespaceNotFound();
+  }
+  if (ctx.backends.audit == nullptr) return absl::UnavailableError("the audit log is not open");
+  if (auto s = ctx.backends.audit->Flush(); !s.ok()) return s;  // read your own writes
+  auto records = ctx.backends.audit->Query(*query);
+  if (!records.ok()) return records.status();
+  nlohmann::json out = nlohmann::json::array();
+  for (const AuditRecord& r : *records) out.push_back(ToJson(r));
+  Reply reply;
+  reply.body = {{"records", std::move(out)}};
+  return reply;
+}
+
+}  // namespace
+
+void AddAdminRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
+  // Every /v1/admin route needs a service admin; the check wraps the handler.
+  auto admin = [&ctx](absl::StatusOr<Reply> (*fn)(ServiceContext&, const Call&)) {
+    return [&ctx, fn](const Call& call) -> absl::StatusOr<Reply> {
+      if (auto s = RequireServiceAdmin(*call.caller); !s.ok()) return s;
+      return fn(ctx, call);
+    };
+  };
+  routes->push_back({"GET", "/v1/admin/principals", Access::kAuthenticated, admin(ListPrincipals)});
+  routes->push_back({"POST", "/v1/admin/principals", Access::kAuthenticated, admin(CreatePrincipal)});
+  routes->push_back({"GET", "/v1/admin/principals/{name}", Access::kAuthenticated, admin(GetPrincipal)});
+  routes->push_back(
+      {"POST", "/v1/admin/principals/{name}/revoke", Access::kAuthenticated, admin(RevokePrincipal)});
+  routes->push_back({"GET", "/v1/admin/principals/{name}/keys", Access::kAuthenticated, admin(ListKeys)});
+  routes->push_back({"POST", "/v1/admin/principals/{name}/keys", Access::kAuthenticated, admin(CreateKey)});
+  routes->push_back({"POST", "/v1/admin/keys/{key_id}/revoke", Access::kAuthenticated, admin(RevokeKey)});
+  routes->push_back(
+      {"POST", "/v1/admin/signing-keys/rotate", Access::kAuthenticated, admin(RotateSigningKey)});
+  routes->push_back({"POST", "/v1/admin/verify", Access::kAuthenticated, admin(Verify)});
+  routes->push_back(
+      {"GET", "/v1/audit", Access::kAuthenticated, [&ctx](const Call& call) { return Audit(ctx, call); }});
+}
+
+}  // namespace bulwark::server

@@ -1,0 +1,34 @@
+// Liveness and metrics:
+//
+//   GET /healthz   public; {"status": "ok"} while the server answers
+//   GET /metrics   admin role; Prometheus text (metrics.h). Its labels never name a namespace.
+#include "server/service.h"
+
+namespace bulwark::server {
+namespace {
+
+absl::StatusOr<Reply> Healthz(const Call& call) {
+  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
+  Reply reply;
+  reply.body = {{"status", "ok"}};
+  return reply;
+}
+
+absl::StatusOr<Reply> MetricsText(ServiceContext& ctx, const Call& call) {
+  if (auto s = RequireAdmin(*call.caller); !s.ok()) return s;
+  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
+  Reply reply;
+  reply.text = ctx.metrics->Render(ctx.gauges ? ctx.gauges() : std::vector<Sample>{});
+  reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  return reply;
+}
+
+}  // namespace
+
+void AddHealthRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
+  routes->push_back({"GET", "/healthz", Access::kPublic, Healthz});
+  routes->push_back({"GET", "/metrics", Access::kAuthenticated,
+                     [&ctx](const Call& call) { return MetricsText(ctx, call); }});
+}
+
+}  // namespace bulwark::server

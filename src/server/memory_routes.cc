@@ -1,0 +1,232 @@
+// Routes over memories: add (one or a batch), search, get, history, update, delete, purge.
+//
+//   POST   /v1/memories                 writer   add one entry or a batch
+//   POST   /v1/memories/search          reader   top-k verified entries (+ audit record)
+//   GET    /v1/memories/{id}            reader   one entry
+//   GET    /v1/memories/{id}/history    reader   its append-only history
+//   PATCH  /v1/memories/{id}            writer   change text and/or metadata
+//   DELETE /v1/memories/{id}            writer   soft delete
+//   POST   /v1/memories/{id}/purge      admin    GDPR erasure
+//
+// Every write records the authenticated caller as principal/actor; a body may not claim anyone
+// else, and source "system" needs the admin role.
+#include <absl/strings/str_cat.h>
+
+#include "core/hex.h"
+#include "core/ids.h"
+#include "server/api_status.h"
+#include "server/service.h"
+
+namespace bulwark::server {
+namespace {
+
+absl::Status Forbidden(std::string_view message) {
+  return ApiError(absl::StatusCode::kPermissionDenied, "forbidden", message);
+}
+
+// A malformed id is the caller's mistake whatever the namespace: 400 before any lookup.
+absl::Status CheckEntryId(std::string_view id) {
+  if (IsValidEntryId(id)) return absl::OkStatus();
+  return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument",
+                  "the id is not a valid entry id (26 Crockford base32 characters)");
+}
+
+// Store errors about one entry: NotFound becomes the canned answer (the store's message names the
+// namespace and id; the canned one is identical for every case the caller may not tell apart).
+absl::Status EntryStatus(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kNotFound ? EntryNotFound() : status;
+}
+
+absl::StatusOr<Reply> Add(ServiceContext& ctx, const Call& call) {
+  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  auto request = ParseAddRequest(call.http.body, ctx.limits);
+  if (!request.ok()) return request.status();
+  auto ns = ResolveNamespace(request->name_space, call.query);
+  if (!ns.ok()) return ns.status();
+  const Caller& caller = *call.caller;
+  if (auto s = Authorize(caller, *ns, Need::kWrite, NamespaceNotFound()); !s.ok()) return s;
+  if (request->principal && *request->principal != caller.principal.name) {
+    return Forbidden(
+        "the principal of a write is the authenticated caller; it cannot be set to another name");
+  }
+  for (const NewEntry& entry : request->entries) {
+    if (entry.source == Source::kSystem && !caller.principal.IsAdmin()) {
+      return Forbidden("source \"system\" needs the admin role");
+    }
+  }
+  auto added = ctx.backends.store->AddBatch(*ns, request->entries, caller.principal.name);
+  if (!added.ok()) return added.status();
+
+  std::vector<std::string> ids;
+  nlohmann::json entries = nlohmann::json::array();
+  int64_t quarantined = 0;
+  for (const Entry& e : *added) {
+    ids.push_back(e.id);
+    entries.push_back(EntryJson(e));
+    if (e.state == State::kQuarantined) ++quarantined;
+  }
+  ctx.metrics->Count(EventCounter::kEntriesAdded, static_cast<int64_t>(added->size()));
+  if (quarantined > 0) ctx.metrics->Count(EventCounter::kEntriesQuarantined, quarantined);
+  RecordAudit(ctx, call, *ns, "add", std::move(ids));
+  Reply reply;
+  reply.status = 201;
+  reply.body = request->batch ? nlohmann::json{{"entries", std::move(entries)}}
+                              : nlohmann::json{{"entry", std::move(entries[0])}};
+  return reply;
+}
+
+absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
+  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  auto request = ParseSearchRequest(call.http.body, ctx.limits);
+  if (!request.ok()) return request.status();
+  auto ns = ResolveNamespace(request->name_space, call.query);
+  if (!ns.ok()) return ns.status();
+  const Need need = request->options.include_quarantined ? Need::kAdmin : Need::kRead;
+  if (auto s = Authorize(*call.caller, *ns, need, NamespaceNotFound()); !s.ok()) return s;
+  auto result = ctx.backends.store->Search(*ns, request->query, request->options);
+  if (!result.ok()) return result.status();
+
+  std::vector<std::string> ids;
+  nlohmann::json hits = nlohmann::json::array();
+  for (const SearchHit& hit : result->hits) {
+    if (hit.entry.kind == Kind::kHoneypot) continue;  // never returned to callers (DESIGN 4.7)
+    nlohmann::json j = EntryJson(hit.entry);
+    j["score"] = hit.score;
+    hits.push_back(std::move(j));
+    ids.push_back(hit.entry.id);
+  }
+  if (result->rejected_candidates > 0) {
+    ctx.metrics->Count(EventCounter::kSearchWithheldCandidates, result->rejected_candidates);
+  }
+  RecordAudit(ctx, call, *ns, "search", std::move(ids), Sha256Hex(request->query),
+              {{"k", request->options.k}, {"include_quarantined", request->options.include_quarantined}});
+  Reply reply;
+  reply.body = {{"hits", std::move(hits)}, {"withheld_candidates", result->rejected_candidates}};
+  return reply;
+}
+
+absl::StatusOr<Reply> Get(ServiceContext& ctx, const Call& call) {
+  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  const std::string_view id = call.Param("id");
+  if (auto s = CheckEntryId(id); !s.ok()) return s;
+  auto ns = ResolveNamespace(std::nullopt, call.query);
+  if (!ns.ok()) return ns.status();
+  if (auto s = Authorize(*call.caller, *ns, Need::kRead, EntryNotFound()); !s.ok()) return s;
+  auto entry = LoadVisibleEntry(ctx, *ns, id);
+  if (!entry.ok()) return entry.status();
+  RecordAudit(ctx, call, *ns, "get", {entry->id});
+  Reply reply;
+  reply.body = {{"entry", EntryJson(*entry)}};
+  return reply;
+}
+
+absl::StatusOr<Reply> History(ServiceContext& ctx, const Call& call) {
+  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  const std::string_view id = call.Param("id");
+  if (auto s = CheckEntryId(id); !s.ok()) return s;
+  auto ns = ResolveNamespace(std::nullopt, call.query);
+  if (!ns.ok()) return ns.status();
+  if (auto s = Authorize(*call.caller, *ns, Need::kRead, EntryNotFound()); !s.ok()) return s;
+  if (auto entry = LoadVisibleEntry(ctx, *ns, id); !entry.ok()) return entry.status();
+  auto events = ctx.backends.store->History(*ns, id);
+  if (!events.ok()) return EntryStatus(events.status());
+  nlohmann::json out = nlohmann::json::array();
+  for (const HistoryEvent& ev : *events) out.push_back(ToJson(ev));
+  RecordAudit(ctx, call, *ns, "history", {std::string(id)});
+  Reply reply;
+  reply.body = {{"id", id}, {"events", std::move(out)}};
+  return reply;
+}
+
+absl::StatusOr<Reply> Update(ServiceContext& ctx, const Call& call) {
+  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  const std::string_view id = call.Param("id");
+  if (auto s = CheckEntryId(id); !s.ok()) return s;
+  auto request = ParseUpdateRequest(call.http.body, ctx.limits);
+  if (!request.ok()) return request.status();
+  auto ns = ResolveNamespace(request->name_space, call.query);
+  if (!ns.ok()) return ns.status();
+  if (auto s = Authorize(*call.caller, *ns, Need::kWrite, EntryNotFound()); !s.ok()) return s;
+  if (auto entry = LoadVisibleEntry(ctx, *ns, id); !entry.ok()) return entry.status();
+  auto updated = ctx.backends.store->Update(*ns, id, request->update, call.caller->principal.name);
+  if (!updated.ok()) return EntryStatus(updated.status());
+  RecordAudit(ctx, call, *ns, "update", {updated->id});
+  Reply reply;
+  reply.body = {{"entry", EntryJson(*updated)}};
+  return reply;
+}
+
+// DELETE and purge: a state change of one entry, answered with its new state.
+absl::StatusOr<Reply> Remove(ServiceContext& ctx, const Call& call, bool purge) {
+  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  const std::string_view id = call.Param("id");
+  if (auto s = CheckEntryId(id); !s.ok()) return s;
+  std::optional<std::string> body_namespace;
+  if (purge) {
+    auto request = ParseEntryActionRequest(call.http.body, /*allow_reason=*/false, ctx.limits);
+    if (!request.ok()) return request.status();
+    body_namespace = request->name_space;
+  } else if (!call.http.body.empty()) {
+    return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument", "DELETE takes no request body");
+  }
+  auto ns = ResolveNamespace(body_namespace, call.query);
+  if (!ns.ok()) return ns.status();
+  if (auto s = Authorize(*call.caller, *ns, purge ? Need::kAdmin : Need::kWrite, EntryNotFound()); !s.ok())
+    return s;
+  if (auto entry = LoadVisibleEntry(ctx, *ns, id); !entry.ok()) return entry.status();
+  MemoryStore& store = *ctx.backends.store;
+  const std::string& actor = call.caller->principal.name;
+  absl::Status status = purge ? store.Purge(*ns, id, actor) : store.Delete(*ns, id, actor);
+  if (!status.ok()) return EntryStatus(status);
+  RecordAudit(ctx, call, *ns, purge ? "purge" : "delete", {std::string(id)});
+  Reply reply;
+  reply.body = {{"id", id}, {"state", purge ? "purged" : "deleted"}};
+  return reply;
+}
+
+}  // namespace
+
+nlohmann::json EntryJson(const Entry& entry) {
+  nlohmann::json j = ToJson(entry);
+  j["tag"] = HexEncode(entry.tag);
+  return j;
+}
+
+absl::StatusOr<Entry> LoadVisibleEntry(ServiceContext& ctx, std::string_view name_space,
+                                       std::string_view id) {
+  auto entry = ctx.backends.store->Get(name_space, id);
+  if (!entry.ok()) return EntryStatus(entry.status());
+  if (entry->kind == Kind::kHoneypot) return EntryNotFound();
+  return entry;
+}
+
+void RecordAudit(ServiceContext& ctx, const Call& call, std::string_view name_space,
+                 std::string_view operation, std::vector<std::string> returned_ids, std::string query_hash,
+                 nlohmann::json detail) {
+  if (ctx.backends.audit == nullptr) return;
+  AuditRecord record;
+  record.at_us = ctx.backends.env->NowMicros();
+  record.principal = call.caller->principal.name;
+  record.session = call.caller->session;
+  record.name_space = std::string(name_space);
+  record.operation = std::string(operation);
+  record.query_hash = std::move(query_hash);
+  record.returned_ids = std::move(returned_ids);
+  record.detail = std::move(detail);
+  ctx.backends.audit->Append(std::move(record));
+}
+
+void AddMemoryRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
+  auto bind = [&ctx](auto fn) { return [&ctx, fn](const Call& call) { return fn(ctx, call); }; };
+  routes->push_back({"POST", "/v1/memories", Access::kAuthenticated, bind(Add)});
+  routes->push_back({"POST", "/v1/memories/search", Access::kAuthenticated, bind(Search)});
+  routes->push_back({"GET", "/v1/memories/{id}", Access::kAuthenticated, bind(Get)});
+  routes->push_back({"GET", "/v1/memories/{id}/history", Access::kAuthenticated, bind(History)});
+  routes->push_back({"PATCH", "/v1/memories/{id}", Access::kAuthenticated, bind(Update)});
+  routes->push_back({"DELETE", "/v1/memories/{id}", Access::kAuthenticated,
+                     [&ctx](const Call& call) { return Remove(ctx, call, /*purge=*/false); }});
+  routes->push_back({"POST", "/v1/memories/{id}/purge", Access::kAuthenticated,
+                     [&ctx](const Call& call) { return Remove(ctx, call, /*purge=*/true); }});
+}
+
+}  // namespace bulwark::server

@@ -1,0 +1,152 @@
+// Counters, histograms and their Prometheus text rendering (see metrics.h).
+#include "server/metrics.h"
+
+#include <charconv>
+#include <cmath>
+#include <sstream>
+
+namespace bulwark::server {
+namespace {
+
+// Prometheus label values escape backslash, double quote and newline.
+std::string Escape(std::string_view value) {
+  std::string out;
+  for (char c : value) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+// Shortest text that reads back as `v` ("0.0005", "10", "+Inf").
+std::string FormatDouble(double v) {
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  char buffer[400];  // fixed notation of any double fits
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), v, std::chars_format::fixed);
+  return ec == std::errc() ? std::string(buffer, end) : "NaN";
+}
+
+void Header(std::ostringstream& out, std::string_view name, std::string_view help, std::string_view type) {
+  out << "# HELP " << name << " " << help << "\n# TYPE " << name << " " << type << "\n";
+}
+
+constexpr std::string_view kEventNames[kEventCounterCount][2] = {
+    {"bulwark_entries_added_total", "Entries acknowledged by POST /v1/memories."},
+    {"bulwark_entries_quarantined_total", "Entries moved into quarantine."},
+    {"bulwark_quarantine_released_total", "Quarantined entries released to active."},
+    {"bulwark_quarantine_rejected_total", "Quarantined entries rejected (deleted)."},
+    {"bulwark_search_withheld_candidates_total",
+     "Search candidates withheld because they failed signature verification."},
+};
+
+}  // namespace
+
+std::string_view ToString(RejectReason reason) {
+  switch (reason) {
+    case RejectReason::kUnauthenticated:
+      return "unauthenticated";
+    case RejectReason::kForbidden:
+      return "forbidden";
+    case RejectReason::kRateLimited:
+      return "rate_limited";
+    case RejectReason::kOverloaded:
+      return "overloaded";
+    case RejectReason::kBadRequest:
+      return "bad_request";
+    case RejectReason::kPayloadTooLarge:
+      return "payload_too_large";
+  }
+  return "unknown";
+}
+
+void Metrics::ObserveRequest(std::string_view route, std::string_view method, int status, double seconds) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++requests_[{std::string(route), std::string(method), status}];
+  Histogram& h = latency_[std::string(route)];
+  size_t bucket = 0;
+  while (bucket < kLatencyBuckets.size() && seconds > kLatencyBuckets[bucket]) ++bucket;
+  if (bucket < kLatencyBuckets.size()) ++h.buckets[bucket];
+  ++h.count;
+  h.sum += seconds;
+}
+
+void Metrics::CountReject(RejectReason reason) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++rejects_[static_cast<int>(reason)];
+}
+
+void Metrics::Count(EventCounter counter, int64_t n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  events_[static_cast<int>(counter)] += n;
+}
+
+int64_t Metrics::requests_total() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  int64_t total = 0;
+  for (const auto& [key, n] : requests_) total += n;
+  return total;
+}
+
+int64_t Metrics::rejects(RejectReason reason) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rejects_[static_cast<int>(reason)];
+}
+
+int64_t Metrics::count(EventCounter counter) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return events_[static_cast<int>(counter)];
+}
+
+std::string Metrics::Render(const std::vector<Sample>& extra) const {
+  std::ostringstream out;
+  std::lock_guard<std::mutex> lock(mu_);
+
+  Header(out, "bulwark_http_requests_total", "HTTP requests answered, by route template, method and status.",
+         "counter");
+  for (const auto& [key, n] : requests_) {
+    const auto& [route, method, status] = key;
+    out << "bulwark_http_requests_total{route=\"" << Escape(route) << "\",method=\"" << Escape(method)
+        << "\",code=\"" << status << "\"} " << n << "\n";
+  }
+
+  Header(out, "bulwark_http_request_duration_seconds", "Time from routing to response, by route template.",
+         "histogram");
+  for (const auto& [route, h] : latency_) {
+    int64_t cumulative = 0;
+    for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
+      cumulative += h.buckets[i];
+      out << "bulwark_http_request_duration_seconds_bucket{route=\"" << Escape(route) << "\",le=\""
+          << FormatDouble(kLatencyBuckets[i]) << "\"} " << cumulative << "\n";
+    }
+    out << "bulwark_http_request_duration_seconds_bucket{route=\"" << Escape(route) << "\",le=\"+Inf\"} "
+        << h.count << "\n";
+    out << "bulwark_http_request_duration_seconds_sum{route=\"" << Escape(route) << "\"} "
+        << FormatDouble(h.sum) << "\n";
+    out << "bulwark_http_request_duration_seconds_count{route=\"" << Escape(route) << "\"} " << h.count
+        << "\n";
+  }
+
+  Header(out, "bulwark_requests_rejected_total", "Requests refused before reaching the store, by reason.",
+         "counter");
+  for (int i = 0; i < kRejectReasonCount; ++i) {
+    out << "bulwark_requests_rejected_total{reason=\"" << ToString(static_cast<RejectReason>(i)) << "\"} "
+        << rejects_[i] << "\n";
+  }
+
+  for (int i = 0; i < kEventCounterCount; ++i) {
+    Header(out, kEventNames[i][0], kEventNames[i][1], "counter");
+    out << kEventNames[i][0] << " " << events_[i] << "\n";
+  }
+
+  for (const Sample& s : extra) {
+    Header(out, s.name, s.help, s.type);
+    out << s.name << " " << FormatDouble(s.value) << "\n";
+  }
+  return out.str();
+}
+
+}  // namespace bulwark::server

@@ -1,0 +1,83 @@
+// Metrics: the service's counters and latency histograms, rendered in the Prometheus text
+// exposition format (version 0.0.4) for GET /metrics.
+//
+// Labels are drawn from closed sets only: a route *template* ("/v1/memories/{id}"), an HTTP method,
+// a status code, a fixed reject reason. No label ever carries a namespace, principal, id or any
+// other caller-supplied string, so the metrics reveal nothing about tenants.
+// Thread-safe; one mutex guards everything (its critical sections are a few increments).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+namespace bulwark::server {
+
+// Why a request was refused before or instead of reaching the store.
+enum class RejectReason {
+  kUnauthenticated,  // 401
+  kForbidden,        // 403
+  kRateLimited,      // 429
+  kOverloaded,       // 503, shed by the connection queue
+  kBadRequest,       // 400 (malformed, unknown field, wrong type, out of range)
+  kPayloadTooLarge,  // 413
+};
+constexpr int kRejectReasonCount = 6;
+std::string_view ToString(RejectReason reason);
+
+// Counters of things that happened to entries through this server process.
+enum class EventCounter {
+  kEntriesAdded,              // entries acknowledged by POST /v1/memories
+  kEntriesQuarantined,        // entries moved into quarantine (write-time verdict or an operator)
+  kQuarantineReleased,        // quarantine -> active
+  kQuarantineRejected,        // quarantine -> deleted
+  kSearchWithheldCandidates,  // search candidates withheld because they failed verification
+};
+constexpr int kEventCounterCount = 5;
+
+// One extra sample supplied at scrape time (gauges owned elsewhere, e.g. queue depth).
+struct Sample {
+  std::string name;  // full metric name
+  std::string help;
+  std::string type;  // "gauge" or "counter"
+  double value = 0;
+};
+
+class Metrics {
+ public:
+  // Upper bounds (seconds) of the latency histogram buckets; +Inf is implicit.
+  static constexpr std::array<double, 14> kLatencyBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                                             0.1,    0.25,  0.5,    1.0,   2.5,  5.0,   10.0};
+
+  // Counts one answered request and its latency. `route` must be a route template or "unmatched".
+  void ObserveRequest(std::string_view route, std::string_view method, int status, double seconds);
+  void CountReject(RejectReason reason);
+  void Count(EventCounter counter, int64_t n = 1);
+
+  int64_t requests_total() const;
+  int64_t rejects(RejectReason reason) const;
+  int64_t count(EventCounter counter) const;
+
+  // The whole exposition: the counters above plus `extra` samples.
+  std::string Render(const std::vector<Sample>& extra) const;
+
+ private:
+  struct Histogram {
+    std::array<int64_t, kLatencyBuckets.size()> buckets{};  // non-cumulative counts
+    int64_t count = 0;
+    double sum = 0;
+  };
+  mutable std::mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, int64_t>
+      requests_;                                       // (route, method, status); guarded by mu_
+  std::map<std::string, Histogram> latency_;           // by route; guarded by mu_
+  std::array<int64_t, kRejectReasonCount> rejects_{};  // guarded by mu_
+  std::array<int64_t, kEventCounterCount> events_{};   // guarded by mu_
+};
+
+}  // namespace bulwark::server

@@ -1,0 +1,64 @@
+// Prometheus rendering: counters, cumulative histogram buckets, labels from closed sets.
+#include "server/metrics.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace bulwark::server {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(MetricsTest, CountsRequestsByRouteMethodAndCode) {
+  Metrics m;
+  m.ObserveRequest("/v1/memories/{id}", "GET", 200, 0.002);
+  m.ObserveRequest("/v1/memories/{id}", "GET", 200, 0.002);
+  m.ObserveRequest("/v1/memories/{id}", "GET", 404, 0.0001);
+  EXPECT_EQ(m.requests_total(), 3);
+  std::string text = m.Render({});
+  EXPECT_THAT(
+      text,
+      HasSubstr("bulwark_http_requests_total{route=\"/v1/memories/{id}\",method=\"GET\",code=\"200\"} 2\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("bulwark_http_requests_total{route=\"/v1/memories/{id}\",method=\"GET\",code=\"404\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("# TYPE bulwark_http_request_duration_seconds histogram\n"));
+}
+
+TEST(MetricsTest, HistogramBucketsAreCumulative) {
+  Metrics m;
+  m.ObserveRequest("r", "GET", 200, 0.0004);  // <= 0.0005
+  m.ObserveRequest("r", "GET", 200, 0.003);   // <= 0.005
+  m.ObserveRequest("r", "GET", 200, 100.0);   // only +Inf
+  std::string text = m.Render({});
+  EXPECT_THAT(text, HasSubstr("bulwark_http_request_duration_seconds_bucket{route=\"r\",le=\"0.0005\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_http_request_duration_seconds_bucket{route=\"r\",le=\"0.005\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_http_request_duration_seconds_bucket{route=\"r\",le=\"10\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_http_request_duration_seconds_bucket{route=\"r\",le=\"+Inf\"} 3\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_http_request_duration_seconds_count{route=\"r\"} 3\n"));
+}
+
+TEST(MetricsTest, RejectsEventsAndExtraSamples) {
+  Metrics m;
+  m.CountReject(RejectReason::kRateLimited);
+  m.CountReject(RejectReason::kRateLimited);
+  m.Count(EventCounter::kEntriesQuarantined, 3);
+  EXPECT_EQ(m.rejects(RejectReason::kRateLimited), 2);
+  EXPECT_EQ(m.count(EventCounter::kEntriesQuarantined), 3);
+  std::string text = m.Render({{"bulwark_signature_failures_total", "Bad rows.", "counter", 7}});
+  EXPECT_THAT(text, HasSubstr("bulwark_requests_rejected_total{reason=\"rate_limited\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_requests_rejected_total{reason=\"unauthenticated\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_entries_quarantined_total 3\n"));
+  EXPECT_THAT(
+      text,
+      HasSubstr("# TYPE bulwark_signature_failures_total counter\nbulwark_signature_failures_total 7\n"));
+}
+
+TEST(MetricsTest, LabelValuesAreEscaped) {
+  Metrics m;
+  m.ObserveRequest("a\"b\\c\nd", "GET", 200, 0);
+  EXPECT_THAT(m.Render({}), HasSubstr("route=\"a\\\"b\\\\c\\nd\""));
+}
+
+}  // namespace
+}  // namespace bulwark::server

@@ -1,0 +1,107 @@
+// Quarantine review (DESIGN 4.5), all for the admin role in a granted namespace:
+//
+//   GET  /v1/quarantine?namespace=NS[&limit=N]   quarantined entries, oldest first
+//   POST /v1/quarantine/{id}/release             quarantined -> active
+//   POST /v1/quarantine/{id}/reject              quarantined -> deleted
+//   POST /v1/memories/{id}/quarantine            active -> quarantined, by an operator
+//
+// Write-time detectors (a later issue) fill the quarantine automatically; the manual route lets an
+// operator pull a suspicious memory out of retrieval without deleting the evidence.
+#include <absl/strings/str_cat.h>
+
+#include "core/ids.h"
+#include "server/api_status.h"
+#include "server/service.h"
+
+namespace bulwark::server {
+namespace {
+
+absl::StatusOr<Reply> List(ServiceContext& ctx, const Call& call) {
+  if (auto s = CheckQueryParams(call.query, {"namespace", "limit"}); !s.ok()) return s;
+  auto limit = IntQueryParam(call.query, "limit", 100, 1, ctx.limits.max_list_limit);
+  if (!limit.ok()) return limit.status();
+  auto ns = ResolveNamespace(std::nullopt, call.query);
+  if (!ns.ok()) return ns.status();
+  if (auto s = Authorize(*call.caller, *ns, Need::kAdmin, NamespaceNotFound()); !s.ok()) return s;
+  auto entries = ctx.backends.store->ListQuarantined(*ns, static_cast<size_t>(*limit));
+  if (!entries.ok()) return entries.status();
+  nlohmann::json out = nlohmann::json::array();
+  for (const Entry& e : *entries) {
+    if (e.kind != Kind::kHoneypot) out.push_back(EntryJson(e));
+  }
+  Reply reply;
+  reply.body = {{"entries", std::move(out)}};
+  return reply;
+}
+
+enum class Action { kRelease, kReject, kQuarantine };
+
+absl::StatusOr<Reply> Act(ServiceContext& ctx, const Call& call, Action action) {
+  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  const std::string_view id = call.Param("id");
+  if (!IsValidEntryId(id)) {
+    return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument", "the id is not a valid entry id");
+  }
+  auto request = ParseEntryActionRequest(call.http.body, action == Action::kQuarantine, ctx.limits);
+  if (!request.ok()) return request.status();
+  auto ns = ResolveNamespace(request->name_space, call.query);
+  if (!ns.ok()) return ns.status();
+  if (auto s = Authorize(*call.caller, *ns, Need::kAdmin, EntryNotFound()); !s.ok()) return s;
+  if (auto entry = LoadVisibleEntry(ctx, *ns, id); !entry.ok()) return entry.status();
+
+  MemoryStore& store = *ctx.backends.store;
+  const std::string& actor = call.caller->principal.name;
+  absl::Status status;
+  std::string_view operation;
+  switch (action) {
+    case Action::kRelease:
+      status = store.Release(*ns, id, actor);
+      operation = "release";
+      break;
+    case Action::kReject:
+      status = store.Reject(*ns, id, actor);
+      operation = "reject";
+      break;
+    case Action::kQuarantine:
+      status = store.Quarantine(
+          *ns, id, actor,
+          nlohmann::json::array(
+              {{{"detector", "operator"}, {"reason", request->reason.value_or("manual quarantine")}}}));
+      operation = "quarantine";
+      break;
+  }
+  if (!status.ok()) return status.code() == absl::StatusCode::kNotFound ? EntryNotFound() : status;
+  switch (action) {
+    case Action::kRelease:
+      ctx.metrics->Count(EventCounter::kQuarantineReleased);
+      break;
+    case Action::kReject:
+      ctx.metrics->Count(EventCounter::kQuarantineRejected);
+      break;
+    case Action::kQuarantine:
+      ctx.metrics->Count(EventCounter::kEntriesQuarantined);
+      break;
+  }
+  RecordAudit(ctx, call, *ns, operation, {std::string(id)});
+  auto entry = store.Get(*ns, id);
+  if (!entry.ok()) return entry.status();
+  Reply reply;
+  reply.body = {{"entry", EntryJson(*entry)}};
+  return reply;
+}
+
+}  // namespace
+
+void AddQuarantineRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
+  auto act = [&ctx](Action action) {
+    return [&ctx, action](const Call& call) { return Act(ctx, call, action); };
+  };
+  routes->push_back({"GET", "/v1/quarantine", Access::kAuthenticated,
+                     [&ctx](const Call& call) { return List(ctx, call); }});
+  routes->push_back({"POST", "/v1/quarantine/{id}/release", Access::kAuthenticated, act(Action::kRelease)});
+  routes->push_back({"POST", "/v1/quarantine/{id}/reject", Access::kAuthenticated, act(Action::kReject)});
+  routes->push_back(
+      {"POST", "/v1/memories/{id}/quarantine", Access::kAuthenticated, act(Action::kQuarantine)});
+}
+
+}  // namespace bulwark::server

@@ -1,0 +1,51 @@
+// RateLimiter: one token bucket per API key. A bucket holds at most `burst` tokens and refills at
+// `rate_per_second`; each request takes one token, and a request that finds the bucket empty is
+// refused with the time until the next token (the service answers 429 with Retry-After).
+//
+// Memory is bounded: at most `max_keys` buckets are kept. A full bucket is the same as no bucket,
+// so when the table is full the limiter first drops full buckets, then the oldest-touched one.
+// Time is passed in by the caller (monotonic microseconds), so tests drive it directly.
+// Thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include <absl/container/flat_hash_map.h>
+
+namespace bulwark::server {
+
+class RateLimiter {
+ public:
+  // rate_per_second <= 0 disables limiting (every Acquire succeeds). burst >= 1.
+  RateLimiter(double rate_per_second, double burst, size_t max_keys = 100'000);
+
+  struct Decision {
+    bool allowed = true;
+    double retry_after_seconds = 0;  // > 0 when refused: when the next token will be there
+  };
+
+  // Takes one token from `key`'s bucket at time `now_us`. A key seen for the first time starts
+  // with a full bucket. Time going backwards is treated as no time passing.
+  Decision Acquire(std::string_view key, int64_t now_us);
+
+  bool enabled() const { return rate_ > 0; }
+  size_t tracked_keys() const;
+
+ private:
+  struct Bucket {
+    double tokens = 0;
+    int64_t last_us = 0;
+  };
+  void EvictLocked(int64_t now_us);  // requires mu_
+
+  const double rate_;
+  const double burst_;
+  const size_t max_keys_;
+  mutable std::mutex mu_;
+  absl::flat_hash_map<std::string, Bucket> buckets_;  // guarded by mu_
+};
+
+}  // namespace bulwark::server

@@ -1,0 +1,397 @@
+// Strict request decoding (see request_parsing.h).
+#include "server/request_parsing.h"
+
+#include <charconv>
+#include <set>
+
+#include <absl/strings/str_cat.h>
+
+#include "core/ids.h"
+#include "core/strings.h"
+#include "core/text_validation.h"
+#include "server/api_status.h"
+
+namespace bulwark::server {
+namespace {
+
+using nlohmann::json;
+
+absl::Status Invalid(std::string_view api_code, std::string_view message) {
+  return ApiError(absl::StatusCode::kInvalidArgument, api_code, message);
+}
+
+// Thrown from the parser callback to stop parsing at the first duplicate key or at the depth
+// limit; caught in ParseJsonObject and never beyond it.
+struct ParseAbort {
+  std::string api_code;
+  std::string message;
+};
+
+std::string Quoted(std::string_view name) { return absl::StrCat("\"", ToAbsl(name), "\""); }
+
+// Rejects any field of `object` not in `allowed`. `where` prefixes messages ("entries[2]: ").
+absl::Status CheckFields(const json& object, std::initializer_list<std::string_view> allowed,
+                         std::string_view where) {
+  for (const auto& [key, value] : object.items()) {
+    bool known = false;
+    for (std::string_view a : allowed) known = known || key == a;
+    if (!known) return Invalid("unknown_field", absl::StrCat(ToAbsl(where), "unknown field ", Quoted(key)));
+  }
+  return absl::OkStatus();
+}
+
+const json* Find(const json& object, std::string_view name) {
+  auto it = object.find(name);
+  return it == object.end() ? nullptr : &*it;
+}
+
+absl::Status WrongType(std::string_view where, std::string_view name, std::string_view type) {
+  return Invalid("wrong_type",
+                 absl::StrCat(ToAbsl(where), "field ", Quoted(name), " must be ", ToAbsl(type)));
+}
+
+absl::Status Missing(std::string_view where, std::string_view name) {
+  return Invalid("missing_field", absl::StrCat(ToAbsl(where), "missing field ", Quoted(name)));
+}
+
+absl::StatusOr<std::optional<std::string>> OptionalString(const json& object, std::string_view name,
+                                                          std::string_view where = "") {
+  const json* v = Find(object, name);
+  if (v == nullptr) return std::optional<std::string>();
+  if (!v->is_string()) return WrongType(where, name, "a string");
+  return std::optional<std::string>(v->get<std::string>());
+}
+
+absl::StatusOr<std::string> RequiredString(const json& object, std::string_view name,
+                                           std::string_view where = "") {
+  auto value = OptionalString(object, name, where);
+  if (!value.ok()) return value.status();
+  if (!value->has_value()) return Missing(where, name);
+  return **std::move(value);
+}
+
+absl::StatusOr<std::optional<json>> OptionalObject(const json& object, std::string_view name,
+                                                   std::string_view where = "") {
+  const json* v = Find(object, name);
+  if (v == nullptr) return std::optional<json>();
+  if (!v->is_object()) return WrongType(where, name, "a JSON object");
+  return std::optional<json>(*v);
+}
+
+absl::StatusOr<std::optional<bool>> OptionalBool(const json& object, std::string_view name) {
+  const json* v = Find(object, name);
+  if (v == nullptr) return std::optional<bool>();
+  if (!v->is_boolean()) return WrongType("", name, "true or false");
+  return std::optional<bool>(v->get<bool>());
+}
+
+absl::Status ParseSourceField(const json& object, std::string_view where, Source* source) {
+  auto name = OptionalString(object, "source", where);
+  if (!name.ok()) return name.status();
+  if (!name->has_value()) return absl::OkStatus();
+  auto parsed = bulwark::ParseSource(**name);
+  if (!parsed) {
+    return Invalid(
+        "invalid_argument",
+        absl::StrCat(ToAbsl(where), "field \"source\" must be one of user, agent, tool, system, import"));
+  }
+  *source = *parsed;
+  return absl::OkStatus();
+}
+
+// Fills text, metadata and source of `entry` from `object` (which has passed CheckFields).
+absl::Status ParseNewEntry(const json& object, std::string_view where, NewEntry* entry) {
+  auto text = RequiredString(object, "text", where);
+  if (!text.ok()) return text.status();
+  entry->text = *std::move(text);
+  auto metadata = OptionalObject(object, "metadata", where);
+  if (!metadata.ok()) return metadata.status();
+  if (metadata->has_value()) entry->metadata = **std::move(metadata);
+  return ParseSourceField(object, where, &entry->source);
+}
+
+}  // namespace
+
+absl::StatusOr<json> ParseJsonObject(std::string_view body, int max_depth) {
+  if (body.empty()) return Invalid("invalid_json", "request body is empty; expected a JSON object");
+  // One set of keys per open object; arrays push an empty set so the depth counts them too.
+  std::vector<std::set<std::string>> open;
+  auto callback = [&](int /*depth*/, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+      case json::parse_event_t::array_start:
+        open.emplace_back();
+        if (static_cast<int>(open.size()) > max_depth) {
+          throw ParseAbort{"invalid_json", absl::StrCat("JSON nesting deeper than ", max_depth, " levels")};
+        }
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!open.empty()) open.pop_back();
+        break;
+      case json::parse_event_t::key:
+        if (!open.empty() && !open.back().insert(parsed.get<std::string>()).second) {
+          throw ParseAbort{"duplicate_field",
+                           absl::StrCat("duplicate field ", Quoted(parsed.get<std::string>()))};
+        }
+        break;
+      case json::parse_event_t::value:
+        break;
+    }
+    return true;
+  };
+  json value;
+  try {
+    value = json::parse(body.begin(), body.end(), callback, /*allow_exceptions=*/true);
+  } catch (const ParseAbort& abort) {
+    return Invalid(abort.api_code, abort.message);
+  } catch (const json::exception& e) {
+    std::string_view what = e.what();
+    if (auto end = what.find("] "); what.starts_with("[json.exception.") && end != std::string_view::npos) {
+      what.remove_prefix(end + 2);
+    }
+    return Invalid("invalid_json", absl::StrCat("malformed JSON: ", ToAbsl(what)));
+  }
+  if (!value.is_object()) return Invalid("invalid_json", "request body must be a JSON object");
+  return value;
+}
+
+absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestLimits& limits) {
+  auto object = ParseJsonObject(body, limits.max_depth);
+  if (!object.ok()) return object.status();
+  AddRequest request;
+  auto name_space = OptionalString(*object, "namespace");
+  if (!name_space.ok()) return name_space.status();
+  request.name_space = *std::move(name_space);
+  auto principal = OptionalString(*object, "principal");
+  if (!principal.ok()) return principal.status();
+  request.principal = *std::move(principal);
+
+  const json* entries = Find(*object, "entries");
+  if (entries == nullptr) {
+    if (auto s = CheckFields(*object, {"namespace", "principal", "text", "metadata", "source"}, ""); !s.ok())
+      return s;
+    NewEntry entry;
+    if (auto s = ParseNewEntry(*object, "", &entry); !s.ok()) return s;
+    request.entries.push_back(std::move(entry));
+    return request;
+  }
+  if (auto s = CheckFields(*object, {"namespace", "principal", "entries"}, ""); !s.ok()) {
+    return Invalid(ApiCodeOf(s),
+                   absl::StrCat(s.message(), " (a batch takes only \"namespace\" and \"entries\")"));
+  }
+  if (!entries->is_array()) return WrongType("", "entries", "an array of entry objects");
+  if (entries->empty()) return Invalid("invalid_argument", "field \"entries\" is empty");
+  if (entries->size() > limits.max_batch_entries) {
+    return Invalid("out_of_range", absl::StrCat("batch has ", entries->size(), " entries; the limit is ",
+                                                limits.max_batch_entries));
+  }
+  request.batch = true;
+  request.entries.reserve(entries->size());
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const std::string where = absl::StrCat("entries[", i, "]: ");
+    const json& item = (*entries)[i];
+    if (!item.is_object()) return Invalid("wrong_type", absl::StrCat(where, "must be a JSON object"));
+    if (auto s = CheckFields(item, {"text", "metadata", "source"}, where); !s.ok()) return s;
+    NewEntry entry;
+    if (auto s = ParseNewEntry(item, where, &entry); !s.ok()) return s;
+    request.entries.push_back(std::move(entry));
+  }
+  return request;
+}
+
+absl::StatusOr<SearchRequest> ParseSearchRequest(std::string_view body, const RequestLimits& limits) {
+  auto object = ParseJsonObject(body, limits.max_depth);
+  if (!object.ok()) return object.status();
+  if (auto s = CheckFields(*object, {"namespace", "query", "k", "filter", "include_quarantined"}, "");
+      !s.ok()) {
+    return s;
+  }
+  SearchRequest request;
+  auto name_space = OptionalString(*object, "namespace");
+  if (!name_space.ok()) return name_space.status();
+  request.name_space = *std::move(name_space);
+  auto query = RequiredString(*object, "query");
+  if (!query.ok()) return query.status();
+  request.query = *std::move(query);
+  if (const json* k = Find(*object, "k"); k != nullptr) {
+    if (!k->is_number_integer()) return WrongType("", "k", "an integer");
+    // Positive integers parse as unsigned, negative ones as signed.
+    const bool in_range =
+        k->is_number_unsigned()
+            ? k->get<uint64_t>() >= 1 && k->get<uint64_t>() <= static_cast<uint64_t>(limits.max_k)
+            : k->get<int64_t>() >= 1 && k->get<int64_t>() <= limits.max_k;
+    if (!in_range) {
+      return Invalid("out_of_range", absl::StrCat("field \"k\" must be between 1 and ", limits.max_k));
+    }
+    request.options.k = static_cast<int>(k->get<int64_t>());
+  }
+  auto filter = OptionalObject(*object, "filter");
+  if (!filter.ok()) return filter.status();
+  if (filter->has_value()) request.options.metadata_filter = **std::move(filter);
+  auto include = OptionalBool(*object, "include_quarantined");
+  if (!include.ok()) return include.status();
+  request.options.include_quarantined = include->value_or(false);
+  return request;
+}
+
+absl::StatusOr<UpdateRequest> ParseUpdateRequest(std::string_view body, const RequestLimits& limits) {
+  auto object = ParseJsonObject(body, limits.max_depth);
+  if (!object.ok()) return object.status();
+  if (auto s = CheckFields(*object, {"namespace", "text", "metadata"}, ""); !s.ok()) return s;
+  UpdateRequest request;
+  auto name_space = OptionalString(*object, "namespace");
+  if (!name_space.ok()) return name_space.status();
+  request.name_space = *std::move(name_space);
+  auto text = OptionalString(*object, "text");
+  if (!text.ok()) return text.status();
+  request.update.text = *std::move(text);
+  auto metadata = OptionalObject(*object, "metadata");
+  if (!metadata.ok()) return metadata.status();
+  request.update.metadata = *std::move(metadata);
+  if (!request.update.text && !request.update.metadata) {
+    return Invalid("missing_field", "an update needs \"text\" and/or \"metadata\"");
+  }
+  return request;
+}
+
+absl::StatusOr<EntryActionRequest> ParseEntryActionRequest(std::string_view body, bool allow_reason,
+                                                           const RequestLimits& limits) {
+  EntryActionRequest request;
+  if (body.empty()) return request;
+  auto object = ParseJsonObject(body, limits.max_depth);
+  if (!object.ok()) return object.status();
+  absl::Status fields = allow_reason ? CheckFields(*object, {"namespace", "reason"}, "")
+                                     : CheckFields(*object, {"namespace"}, "");
+  if (!fields.ok()) return fields;
+  auto name_space = OptionalString(*object, "namespace");
+  if (!name_space.ok()) return name_space.status();
+  request.name_space = *std::move(name_space);
+  auto reason = OptionalString(*object, "reason");
+  if (!reason.ok()) return reason.status();
+  request.reason = *std::move(reason);
+  if (request.reason && request.reason->size() > 1024) {
+    return Invalid("out_of_range", "field \"reason\" is longer than 1024 bytes");
+  }
+  return request;
+}
+
+absl::StatusOr<CreatePrincipalRequest> ParseCreatePrincipalRequest(std::string_view body,
+                                                                   const RequestLimits& limits) {
+  auto object = ParseJsonObject(body, limits.max_depth);
+  if (!object.ok()) return object.status();
+  if (auto s = CheckFields(*object, {"name", "role", "namespaces", "create_key"}, ""); !s.ok()) return s;
+  CreatePrincipalRequest request;
+  auto name = RequiredString(*object, "name");
+  if (!name.ok()) return name.status();
+  request.principal.name = *std::move(name);
+  auto role_name = RequiredString(*object, "role");
+  if (!role_name.ok()) return role_name.status();
+  auto role = ParseRole(*role_name);
+  if (!role) return Invalid("invalid_argument", "field \"role\" must be one of reader, writer, admin");
+  request.principal.role = *role;
+  const json* namespaces = Find(*object, "namespaces");
+  if (namespaces == nullptr) return Missing("", "namespaces");
+  if (!namespaces->is_array()) return WrongType("", "namespaces", "an array of strings");
+  if (namespaces->empty()) return Invalid("invalid_argument", "field \"namespaces\" is empty");
+  if (namespaces->size() > 1000) return Invalid("out_of_range", "more than 1000 namespace grants");
+  for (const json& ns : *namespaces) {
+    if (!ns.is_string()) return WrongType("", "namespaces", "an array of strings");
+    request.principal.namespaces.push_back(ns.get<std::string>());
+  }
+  auto create_key = OptionalBool(*object, "create_key");
+  if (!create_key.ok()) return create_key.status();
+  request.create_key = create_key->value_or(true);
+  return request;
+}
+
+absl::Status CheckQueryParams(const QueryParams& params, std::initializer_list<std::string_view> allowed) {
+  for (auto it = params.begin(); it != params.end(); it = params.upper_bound(it->first)) {
+    bool known = false;
+    for (std::string_view a : allowed) known = known || it->first == a;
+    if (!known) return Invalid("unknown_field", absl::StrCat("unknown query parameter ", Quoted(it->first)));
+    if (params.count(it->first) > 1) {
+      return Invalid("duplicate_field",
+                     absl::StrCat("query parameter ", Quoted(it->first), " given more than once"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::optional<std::string> QueryParam(const QueryParams& params, std::string_view name) {
+  auto it = params.find(std::string(name));
+  if (it == params.end()) return std::nullopt;
+  return it->second;
+}
+
+absl::StatusOr<int64_t> IntQueryParam(const QueryParams& params, std::string_view name, int64_t fallback,
+                                      int64_t min, int64_t max) {
+  auto text = QueryParam(params, name);
+  if (!text) return fallback;
+  int64_t value = 0;
+  const char* end = text->data() + text->size();
+  auto [ptr, ec] = std::from_chars(text->data(), end, value);
+  if (text->empty() || ec != std::errc() || ptr != end) {
+    return Invalid("wrong_type", absl::StrCat("query parameter ", Quoted(name), " must be an integer"));
+  }
+  if (value < min || value > max) {
+    return Invalid("out_of_range",
+                   absl::StrCat("query parameter ", Quoted(name), " must be between ", min, " and ", max));
+  }
+  return value;
+}
+
+absl::StatusOr<AuditQuery> ParseAuditQuery(const QueryParams& params, const RequestLimits& limits) {
+  if (auto s =
+          CheckQueryParams(params, {"principal", "session", "namespace", "entry_id", "since_us", "limit"});
+      !s.ok()) {
+    return s;
+  }
+  AuditQuery query;
+  query.principal = QueryParam(params, "principal");
+  query.session = QueryParam(params, "session");
+  query.name_space = QueryParam(params, "namespace");
+  query.entry_id = QueryParam(params, "entry_id");
+  if (query.name_space) {
+    if (auto s = ValidateNamespace(*query.name_space); !s.ok())
+      return Invalid("invalid_argument", ToStd(s.message()));
+  }
+  if (query.entry_id && !IsValidEntryId(*query.entry_id)) {
+    return Invalid("invalid_argument", "query parameter \"entry_id\" is not a valid entry id");
+  }
+  if (query.session) {
+    if (auto s = ValidateSessionId(*query.session); !s.ok()) return s;
+  }
+  auto since = IntQueryParam(params, "since_us", 0, 0, INT64_MAX);
+  if (!since.ok()) return since.status();
+  query.since_us = *since;
+  auto limit = IntQueryParam(params, "limit", 100, 1, limits.max_list_limit);
+  if (!limit.ok()) return limit.status();
+  query.limit = static_cast<int>(*limit);
+  return query;
+}
+
+absl::StatusOr<std::string> ResolveNamespace(const std::optional<std::string>& from_body,
+                                             const QueryParams& params) {
+  std::optional<std::string> from_query = QueryParam(params, "namespace");
+  if (from_body && from_query && *from_body != *from_query) {
+    return Invalid("invalid_argument", "the namespace in the body and in the query string differ");
+  }
+  const std::optional<std::string>& name = from_body ? from_body : from_query;
+  if (!name) return Missing("", "namespace");
+  if (auto s = ValidateNamespace(*name); !s.ok()) return Invalid("invalid_argument", ToStd(s.message()));
+  return *name;
+}
+
+absl::Status ValidateSessionId(std::string_view session) {
+  if (session.size() > 128)
+    return Invalid("invalid_argument", "X-Bulwark-Session is longer than 128 characters");
+  for (char c : session) {
+    if (c <= ' ' || c > '~') {
+      return Invalid("invalid_argument", "X-Bulwark-Session may hold only printable ASCII without spaces");
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace bulwark::server

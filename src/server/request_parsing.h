@@ -1,0 +1,111 @@
+// Strict decoding of HTTP API requests: JSON bodies and URL query parameters become typed request
+// structs, or an InvalidArgument status whose API code says what was wrong. Nothing here touches
+// the store, so a rejected request has changed nothing.
+//
+// Rules for every body: one JSON object; no duplicate keys; nesting at most `max_depth`; every
+// field known (an unknown field is an error, not ignored); every field of its documented type.
+// Query strings: only the documented parameters, each at most once.
+//
+// API codes (doc/api.md): invalid_json, unknown_field, duplicate_field, missing_field, wrong_type,
+// out_of_range, invalid_argument.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/status/statusor.h>
+#include <nlohmann/json.hpp>
+
+#include "audit/audit_log.h"
+#include "auth/principal_registry.h"
+#include "bulwark/entry.h"
+#include "bulwark/memory_store.h"
+#include "bulwark/options.h"
+
+namespace bulwark::server {
+
+struct RequestLimits {
+  int max_k = 100;                  // largest accepted search k; 1 .. 1000
+  size_t max_batch_entries = 1000;  // entries in one POST /v1/memories batch
+  int max_depth = 32;               // JSON nesting (objects and arrays) of a body
+  int max_list_limit = 1000;        // `limit` of list endpoints (quarantine, audit)
+};
+
+// URL query parameters as httplib delivers them (name -> value, a name may repeat).
+using QueryParams = std::multimap<std::string, std::string>;
+
+// Parses `body` as a single JSON object under the rules above. An empty body is an error.
+[[nodiscard]] absl::StatusOr<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth);
+
+// POST /v1/memories. One entry {"namespace", "text", "metadata"?, "source"?, "principal"?} or a
+// batch {"namespace", "entries": [{"text", "metadata"?, "source"?}, ...]}.
+struct AddRequest {
+  std::optional<std::string> name_space;
+  std::vector<NewEntry> entries;  // one for a single add
+  bool batch = false;
+  // A principal named by the client. The server writes as the authenticated caller, so the handler
+  // refuses any value other than the caller's own name.
+  std::optional<std::string> principal;
+};
+[[nodiscard]] absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestLimits& limits);
+
+// POST /v1/memories/search: {"namespace", "query", "k"?, "filter"?, "include_quarantined"?}.
+struct SearchRequest {
+  std::optional<std::string> name_space;
+  std::string query;
+  SearchOptions options;  // k defaults to 5
+};
+[[nodiscard]] absl::StatusOr<SearchRequest> ParseSearchRequest(std::string_view body,
+                                                               const RequestLimits& limits);
+
+// PATCH /v1/memories/{id}: {"namespace"?, "text"?, "metadata"?}, at least one of text/metadata.
+struct UpdateRequest {
+  std::optional<std::string> name_space;
+  EntryUpdate update;
+};
+[[nodiscard]] absl::StatusOr<UpdateRequest> ParseUpdateRequest(std::string_view body,
+                                                               const RequestLimits& limits);
+
+// Bodies of the entry actions (purge, release, reject, quarantine): empty, or
+// {"namespace"?, "reason"?}. `reason` is accepted only where `allow_reason` is set (quarantine).
+struct EntryActionRequest {
+  std::optional<std::string> name_space;
+  std::optional<std::string> reason;
+};
+[[nodiscard]] absl::StatusOr<EntryActionRequest> ParseEntryActionRequest(std::string_view body,
+                                                                         bool allow_reason,
+                                                                         const RequestLimits& limits);
+
+// POST /v1/admin/principals: {"name", "role", "namespaces": [...], "create_key"?: true}.
+struct CreatePrincipalRequest {
+  Principal principal;
+  bool create_key = true;
+};
+[[nodiscard]] absl::StatusOr<CreatePrincipalRequest> ParseCreatePrincipalRequest(std::string_view body,
+                                                                                 const RequestLimits& limits);
+
+// Checks that `params` holds only names in `allowed`, each at most once.
+[[nodiscard]] absl::Status CheckQueryParams(const QueryParams& params,
+                                            std::initializer_list<std::string_view> allowed);
+// The value of `name` if present (call CheckQueryParams first).
+std::optional<std::string> QueryParam(const QueryParams& params, std::string_view name);
+// A parameter that must be a decimal integer in [min, max]; `fallback` when absent.
+[[nodiscard]] absl::StatusOr<int64_t> IntQueryParam(const QueryParams& params, std::string_view name,
+                                                    int64_t fallback, int64_t min, int64_t max);
+
+// GET /v1/audit?principal=&session=&namespace=&entry_id=&since_us=&limit=
+[[nodiscard]] absl::StatusOr<AuditQuery> ParseAuditQuery(const QueryParams& params,
+                                                         const RequestLimits& limits);
+
+// The namespace of a request given in the body and/or the `namespace` query parameter. Exactly
+// one source, or both equal; missing -> missing_field; a malformed name -> invalid_argument.
+[[nodiscard]] absl::StatusOr<std::string> ResolveNamespace(const std::optional<std::string>& from_body,
+                                                           const QueryParams& params);
+
+// X-Bulwark-Session: empty, or 1-128 printable ASCII characters (no spaces).
+[[nodiscard]] absl::Status ValidateSessionId(std::string_view session);
+
+}  // namespace bulwark::server

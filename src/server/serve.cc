@@ -1,0 +1,173 @@
+// `bulwark serve` (see serve.h).
+#include "server/serve.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <csignal>
+#include <ostream>
+#include <thread>
+
+#include <absl/strings/str_cat.h>
+#include <spdlog/spdlog.h>
+
+#include "audit/audit_log.h"
+#include "auth/principal_registry.h"
+#include "bulwark/memory_store.h"
+
+namespace bulwark::server {
+namespace {
+
+constexpr char kDatabaseFile[] = "bulwark.db";
+
+int Fail(std::ostream& err, const absl::Status& status, std::string_view context) {
+  err << "error: " << context << ": " << status.message() << "\n";
+  return 1;
+}
+
+void Emit(std::ostream& out, bool json, const nlohmann::json& event, const std::string& text) {
+  if (json) {
+    out << event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  } else {
+    out << text << "\n";
+  }
+  out.flush();
+}
+
+void WarnInsecure(std::ostream& err, const ServerOptions& o) {
+  err << "\n"
+      << "**********************************************************************\n"
+      << "*  WARNING: --insecure-dev                                           *\n"
+      << "*  Requests WITHOUT an API key act as an ADMIN on EVERY namespace.   *\n"
+      << "*  Anyone who can reach " << o.host << " can read, change and erase every memory.\n"
+      << "*  Use only for local development; never expose this server.        *\n"
+      << "**********************************************************************\n\n";
+  err.flush();
+  spdlog::warn("--insecure-dev: unauthenticated requests are admins on every namespace");
+}
+
+// Blocks SIGINT and SIGTERM in the calling thread for its lifetime. Created before any thread of
+// the service starts (the audit writer, the workers), so all of them inherit the mask and a stop
+// signal is only ever consumed by the sigwait thread.
+class StopSignalMask {
+ public:
+  StopSignalMask() {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
+  }
+  ~StopSignalMask() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+  const sigset_t& signals() const { return signals_; }
+
+ private:
+  sigset_t signals_;
+  sigset_t previous_;
+};
+
+}  // namespace
+
+bool IsLoopbackHost(std::string_view host) {
+  return host == "localhost" || host == "::1" || host.starts_with("127.");
+}
+
+int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) {
+  const ServerOptions& so = options.server;
+  if (so.insecure_dev && !IsLoopbackHost(so.host)) {
+    err << "error: --insecure-dev is refused on a non-loopback host (" << so.host
+        << "); it would give every network peer admin rights\n";
+    return 2;
+  }
+
+  const StopSignalMask mask;
+  std::signal(SIGPIPE, SIG_IGN);
+
+  // The store: open it, or create it on first start.
+  bool fresh = false;
+  auto store = MemoryStore::Open(options.store_dir, options.store);
+  if (!store.ok() && store.status().code() == absl::StatusCode::kNotFound) {
+    store = MemoryStore::Create(options.store_dir, options.store);
+    fresh = store.ok();
+  }
+  if (!store.ok()) return Fail(err, store.status(), absl::StrCat("store ", options.store_dir.string()));
+  if (fresh) {
+    auto stats = (*store)->Stats();
+    if (!stats.ok()) return Fail(err, stats.status(), "store");
+    Emit(out, options.json,
+         {{"event", "store_created"},
+          {"store", options.store_dir.string()},
+          {"embedder", stats->embedder.ToString()},
+          {"signing_key_id", stats->newest_key_id}},
+         absl::StrCat("created store ", options.store_dir.string(), " (embedder ", stats->embedder.ToString(),
+                      ", signing key ", stats->newest_key_id, ")"));
+  }
+
+  Env* env = options.store.env ? options.store.env : Env::Default();
+  const std::filesystem::path db_path = options.store_dir / kDatabaseFile;
+  auto registry = PrincipalRegistry::Open(db_path, env);
+  if (!registry.ok()) return Fail(err, registry.status(), "principal registry");
+  auto has_admin = (*registry)->HasActiveAdmin();
+  if (!has_admin.ok()) return Fail(err, has_admin.status(), "principal registry");
+  if (!*has_admin && fresh) {
+    Principal admin;
+    admin.name = options.admin_name;
+    admin.role = Role::kAdmin;
+    admin.namespaces = {"*"};
+    if (auto s = (*registry)->AddPrincipal(admin); !s.ok())
+      return Fail(err, s, "creating the admin principal");
+    auto key = (*registry)->CreateKey(admin.name);
+    if (!key.ok()) return Fail(err, key.status(), "creating the admin key");
+    Emit(out, options.json, {{"event", "admin_created"}, {"principal", admin.name}, {"api_key", *key}},
+         absl::StrCat("created admin principal \"", admin.name,
+                      "\"; its API key is shown once, store it now:\n    ", *key));
+    *has_admin = true;
+  }
+  if (!*has_admin && !so.insecure_dev) {
+    err << "error: refusing to start: the store has no active admin principal with a key.\n"
+        << "  create one:  bulwark --store " << options.store_dir.string()
+        << " principals add admin --role admin --namespaces '*'\n"
+        << "  or, for local development only, start with --insecure-dev\n";
+    return 1;
+  }
+  if (so.insecure_dev) WarnInsecure(err, so);
+
+  auto audit = AuditLog::Open(db_path);
+  if (!audit.ok()) return Fail(err, audit.status(), "audit log");
+
+  ServiceBackends backends{store->get(), registry->get(), audit->get(), env};
+  auto server = HttpServer::Create(so, backends);
+  if (!server.ok()) return Fail(err, server.status(), "server");
+
+  auto port = (*server)->Bind();
+  if (!port.ok()) return Fail(err, port.status(), "listen");
+  const std::string url = absl::StrCat(
+      "http://", so.host.find(':') != std::string::npos ? "[" + so.host + "]" : so.host, ":", *port);
+  Emit(out, options.json, {{"event", "listening"}, {"host", so.host}, {"port", *port}, {"url", url}},
+       absl::StrCat("listening on ", url));
+  if (so.insecure_dev) spdlog::warn("--insecure-dev is active on {}", url);
+
+  // SIGINT/SIGTERM stop the server; they are waited for on a dedicated thread, so no work happens
+  // inside a signal handler.
+  std::atomic<bool> serving{true};
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&mask.signals(), &sig);
+    if (serving.load()) {
+      spdlog::info("signal {}: stopping", sig);
+      (*server)->Stop();
+    }
+  });
+  absl::Status served = (*server)->Serve();
+  serving = false;
+  pthread_kill(signal_thread.native_handle(), SIGTERM);  // wakes sigwait if no signal came
+  signal_thread.join();
+
+  server->reset();
+  if (auto s = (*audit)->Flush(); !s.ok()) spdlog::error("audit flush: {}", s.ToString());
+  if (!served.ok()) return Fail(err, served, "serve");
+  Emit(out, options.json, {{"event", "stopped"}}, "stopped");
+  return 0;
+}
+
+}  // namespace bulwark::server

@@ -1,0 +1,39 @@
+// `bulwark serve`: everything between the command line and a running HttpServer. Opens the store
+// (creating it, its keyring and a first admin principal on first start), refuses to run without an
+// active admin unless --insecure-dev, prints the listening address, and serves until SIGINT or
+// SIGTERM.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+
+#include "bulwark/options.h"
+#include "server/http_server.h"
+
+namespace bulwark::server {
+
+struct ServeOptions {
+  std::filesystem::path store_dir;
+  StoreOptions store;  // keyring path, text limits; embedder config for a new store
+  ServerOptions server;
+  std::string admin_name = "admin";  // the principal created on first start
+  bool json = false;                 // startup lines as JSON objects, one per line
+};
+
+// Runs the service; returns the process exit code: 0 after a clean stop, 1 if the store, the
+// registry or the listening socket failed or no admin exists, 2 for a refused configuration
+// (--insecure-dev on a non-loopback host).
+//
+// Lines printed on `out` (tests and scripts parse them; with `json` each is one JSON object with
+// an "event" field: "store_created", "admin_created", "listening", "stopped"):
+//   created store DIR (embedder ..., signing key N)
+//   created admin principal "admin"; its API key is shown once, store it now:
+//     bwk_<key_id>_<secret>
+//   listening on http://HOST:PORT
+int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err);
+
+// True for 127.0.0.0/8, ::1 and "localhost".
+bool IsLoopbackHost(std::string_view host);
+
+}  // namespace bulwark::server

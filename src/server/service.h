@@ -1,0 +1,94 @@
+// The pieces every route handler works with: the service's backends and limits (ServiceContext),
+// one request as a handler sees it (Call), what a handler answers (Reply), and the route table
+// entries the route files contribute (RouteSpec).
+//
+// A handler returns absl::StatusOr<Reply>; errors are statuses, turned into HTTP answers in one
+// place (api_status.h). Handlers never throw on purpose; HttpServer catches anything that escapes.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <absl/status/statusor.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "audit/audit_log.h"
+#include "auth/principal_registry.h"
+#include "bulwark/env.h"
+#include "bulwark/memory_store.h"
+#include "server/authorization.h"
+#include "server/credential_cache.h"
+#include "server/metrics.h"
+#include "server/request_parsing.h"
+#include "server/router.h"
+
+namespace bulwark::server {
+
+// The backends of the service. Not owned: they must outlive the server.
+struct ServiceBackends {
+  MemoryStore* store = nullptr;
+  PrincipalRegistry* registry = nullptr;
+  AuditLog* audit = nullptr;
+  Env* env = nullptr;  // clock for audit records; null means Env::Default()
+};
+
+struct ServiceContext {
+  ServiceBackends backends;
+  RequestLimits limits;
+  Metrics* metrics = nullptr;
+  CredentialCache* credentials = nullptr;  // cleared by every revocation made through the API
+  // Gauges sampled at scrape time (connection queue, store counters); set by HttpServer.
+  std::function<std::vector<Sample>()> gauges;
+};
+
+// One request, as a handler sees it.
+struct Call {
+  const httplib::Request& http;
+  const PathParams& params;  // from the route template, e.g. {id}
+  const QueryParams& query;  // the URL query string only (never form fields of the body)
+  const Caller* caller;      // the authenticated caller; null on public routes
+
+  std::string_view Param(std::string_view name) const { return PathParam(params, name); }
+};
+
+struct Reply {
+  int status = 200;
+  nlohmann::json body;       // sent as application/json unless `text` is set
+  std::string text;          // a non-JSON body (Prometheus text)
+  std::string content_type;  // for `text`
+};
+
+using Handler = std::function<absl::StatusOr<Reply>(const Call&)>;
+
+enum class Access {
+  kPublic,         // no API key needed (GET /healthz)
+  kAuthenticated,  // a valid API key; the handler checks role and grants
+};
+
+struct RouteSpec {
+  std::string method;
+  std::string pattern;  // RouteTable template, also the metrics `route` label
+  Access access = Access::kAuthenticated;
+  Handler handler;
+};
+
+// Route files: each appends its routes. `context` must outlive the routes.
+void AddMemoryRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
+void AddQuarantineRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
+void AddAdminRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
+void AddHealthRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
+
+// Shared by the route files.
+nlohmann::json EntryJson(const Entry& entry);  // ToJson(entry) plus the hex signature "tag"
+// The entry `id` of `name_space` as the caller may see it: NotFound (EntryNotFound) for a missing
+// entry, one in another namespace, or a honeypot; InvalidArgument for a malformed id.
+[[nodiscard]] absl::StatusOr<Entry> LoadVisibleEntry(ServiceContext& context, std::string_view name_space,
+                                                     std::string_view id);
+// Appends an audit record for `call` (time, principal, session, namespace, operation, ids).
+void RecordAudit(ServiceContext& context, const Call& call, std::string_view name_space,
+                 std::string_view operation, std::vector<std::string> returned_ids,
+                 std::string query_hash = "", nlohmann::json detail = nlohmann::json::object());
+
+}  // namespace bulwark::server
