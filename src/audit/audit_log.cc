@@ -287,30 +287,9 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::
   if (queue_capacity < 1 || queue_capacity > 10'000'000) {
     return absl::InvalidArgumentError("queue_capacity must be 1 to 10000000");
   }
-  sqlite3* db = nullptr;
-  // The store creates the file; opening a missing one would leave a stray database behind a typo.
-  std::error_code ec;
-  if (!std::filesystem::exists(db_path, ec)) {
-    return absl::NotFoundError(absl::StrCat("no store database at ", db_path.string()));
-  }
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-  if (sqlite3_open_v2(db_path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
-    absl::Status status = absl::UnavailableError(
-        absl::StrCat("cannot open ", db_path.string(), ": ", db ? sqlite3_errmsg(db) : "out of memory"));
-    sqlite3_close(db);
-    return status;
-  }
-  sqlite3_busy_timeout(db, 5000);
-  sqlite3_extended_result_codes(db, 1);
-  if (auto s = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"); !s.ok()) {
-    sqlite3_close(db);
-    return absl::DataLossError(
-        absl::StrCat(db_path.string(), " is not a usable SQLite database: ", s.message()));
-  }
-  if (auto s = Exec(db, kSchema); !s.ok()) {
-    sqlite3_close(db);
-    return s;
-  }
+  auto opened = OpenExistingDatabase(db_path, kSchema);
+  if (!opened.ok()) return opened.status();
+  sqlite3* db = *opened;
   auto impl = std::make_unique<Impl>(db, std::chrono::milliseconds(flush_interval_ms), queue_capacity);
   impl->Start();
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(impl)));

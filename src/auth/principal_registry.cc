@@ -167,27 +167,10 @@ PrincipalRegistry::~PrincipalRegistry() = default;
 absl::StatusOr<std::unique_ptr<PrincipalRegistry>> PrincipalRegistry::Open(
     const std::filesystem::path& db_path, Env* env) {
   if (env == nullptr) return absl::InvalidArgumentError("PrincipalRegistry needs an Env");
-  sqlite3* db = nullptr;
-  // The store creates the file; opening a missing one would leave a stray database behind a typo.
-  std::error_code ec;
-  if (!std::filesystem::exists(db_path, ec)) {
-    return absl::NotFoundError(absl::StrCat("no store database at ", db_path.string()));
-  }
-  int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX;
-  if (sqlite3_open_v2(db_path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
-    absl::Status status = absl::UnavailableError(
-        absl::StrCat("cannot open ", db_path.string(), ": ", db ? sqlite3_errmsg(db) : "out of memory"));
-    sqlite3_close(db);
-    return status;
-  }
+  auto opened = OpenExistingDatabase(db_path, kSchema);
+  if (!opened.ok()) return opened.status();
+  sqlite3* db = *opened;
   auto impl = std::make_unique<Impl>(db, env);
-  sqlite3_busy_timeout(db, 5000);
-  sqlite3_extended_result_codes(db, 1);
-  if (auto s = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"); !s.ok()) {
-    return absl::DataLossError(
-        absl::StrCat(db_path.string(), " is not a usable SQLite database: ", s.message()));
-  }
-  if (auto s = Exec(db, kSchema); !s.ok()) return s;
   return std::unique_ptr<PrincipalRegistry>(new PrincipalRegistry(std::move(impl)));
 }
 

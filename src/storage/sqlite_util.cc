@@ -29,6 +29,34 @@ absl::Status Exec(sqlite3* db, const char* sql) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<sqlite3*> OpenExistingDatabase(const std::filesystem::path& path, const char* schema) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) {
+    return absl::NotFoundError(absl::StrCat("no store database at ", path.string()));
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, nullptr) != SQLITE_OK) {
+    absl::Status status = absl::UnavailableError(
+        absl::StrCat("cannot open ", path.string(), ": ", db ? sqlite3_errmsg(db) : "out of memory"));
+    sqlite3_close(db);
+    return status;
+  }
+  sqlite3_busy_timeout(db, 5000);
+  sqlite3_extended_result_codes(db, 1);
+  absl::Status status = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;");
+  if (!status.ok()) {
+    status = absl::DataLossError(
+        absl::StrCat(path.string(), " is not a usable SQLite database: ", status.message()));
+  } else {
+    status = Exec(db, schema);
+  }
+  if (!status.ok()) {
+    sqlite3_close(db);
+    return status;
+  }
+  return db;
+}
+
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
   rc_ = sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
 }

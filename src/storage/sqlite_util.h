@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
 #include <absl/status/status.h>
+#include <absl/status/statusor.h>
 #include <sqlite3.h>
 
 namespace bulwark {
@@ -14,6 +16,12 @@ namespace bulwark {
 // Maps the connection's last error to a status: corruption -> DataLoss, busy/locked/IO/full ->
 // Unavailable, constraint violations -> AlreadyExists, anything else -> Internal.
 absl::Status SqliteError(sqlite3* db, std::string_view what);
+
+// Opens an existing store database for a component that keeps its own tables there: refuses a
+// missing file (NotFound: a typo must not leave a stray database), sets busy_timeout 5 s,
+// extended result codes, WAL and synchronous=FULL, then runs `schema`. The caller owns the
+// returned handle (sqlite3_close).
+absl::StatusOr<sqlite3*> OpenExistingDatabase(const std::filesystem::path& path, const char* schema);
 
 // Runs SQL without results (one or more statements).
 absl::Status Exec(sqlite3* db, const char* sql);
