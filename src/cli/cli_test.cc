@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_test_util.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::cli {
@@ -15,24 +16,11 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-  nlohmann::json json() const { return nlohmann::json::parse(out); }
-};
+using Result = CliResult;
 
 class CliTest : public ::testing::Test {
  protected:
-  Result Cli(std::vector<std::string> args) {
-    std::vector<std::string> full = {"bulwark", "--store", (dir_ / "store").string()};
-    full.insert(full.end(), args.begin(), args.end());
-    std::vector<const char*> argv;
-    for (const auto& a : full) argv.push_back(a.c_str());
-    std::ostringstream out, err;
-    int code = bulwark::cli::Run(static_cast<int>(argv.size()), argv.data(), out, err);
-    return {code, out.str(), err.str()};
-  }
+  Result Cli(const std::vector<std::string>& args) { return RunCli(dir_ / "store", args); }
   void Init() { ASSERT_EQ(Cli({"init", "--no-synonyms"}).code, 0); }
   testing::TempDir dir_;
 };

@@ -1,0 +1,33 @@
+// Test helper: runs the `bulwark` CLI in-process against a store in a temporary directory.
+#pragma once
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli.h"
+#include "testing/temp_dir.h"
+
+namespace bulwark::cli {
+
+struct CliResult {
+  int code;
+  std::string out;
+  std::string err;
+  nlohmann::json json() const { return nlohmann::json::parse(out); }
+};
+
+// `bulwark --store <store_dir> ARGS...`, with stdout and stderr captured.
+inline CliResult RunCli(const std::filesystem::path& store_dir, const std::vector<std::string>& args) {
+  std::vector<std::string> full = {"bulwark", "--store", store_dir.string()};
+  full.insert(full.end(), args.begin(), args.end());
+  std::vector<const char*> argv;
+  for (const auto& a : full) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  int code = Run(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+}  // namespace bulwark::cli
