@@ -105,13 +105,21 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
   return reply;
 }
 
-absl::StatusOr<Reply> Get(ServiceContext& ctx, const Call& call) {
+// The namespace of a read of one entry (GET /v1/memories/{id}[/history]) after checking the query,
+// the id and read access; an ungranted namespace answers exactly like a missing entry.
+absl::StatusOr<std::string> ReadableEntryNamespace(const Call& call) {
   if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
-  const std::string_view id = call.Param("id");
-  if (auto s = CheckEntryId(id); !s.ok()) return s;
+  if (auto s = CheckEntryId(call.Param("id")); !s.ok()) return s;
   auto ns = ResolveNamespace(std::nullopt, call.query);
   if (!ns.ok()) return ns.status();
   if (auto s = Authorize(*call.caller, *ns, Need::kRead, EntryNotFound()); !s.ok()) return s;
+  return ns;
+}
+
+absl::StatusOr<Reply> Get(ServiceContext& ctx, const Call& call) {
+  const std::string_view id = call.Param("id");
+  auto ns = ReadableEntryNamespace(call);
+  if (!ns.ok()) return ns.status();
   auto entry = LoadVisibleEntry(ctx, *ns, id);
   if (!entry.ok()) return entry.status();
   RecordAudit(ctx, call, *ns, "get", {entry->id});
@@ -121,12 +129,9 @@ absl::StatusOr<Reply> Get(ServiceContext& ctx, const Call& call) {
 }
 
 absl::StatusOr<Reply> History(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
   const std::string_view id = call.Param("id");
-  if (auto s = CheckEntryId(id); !s.ok()) return s;
-  auto ns = ResolveNamespace(std::nullopt, call.query);
+  auto ns = ReadableEntryNamespace(call);
   if (!ns.ok()) return ns.status();
-  if (auto s = Authorize(*call.caller, *ns, Need::kRead, EntryNotFound()); !s.ok()) return s;
   if (auto entry = LoadVisibleEntry(ctx, *ns, id); !entry.ok()) return entry.status();
   auto events = ctx.backends.store->History(*ns, id);
   if (!events.ok()) return EntryStatus(events.status());

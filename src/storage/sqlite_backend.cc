@@ -139,17 +139,26 @@ HistoryEvent DecodeEvent(const Statement& st) {
   return ev;
 }
 
-absl::Status InsertEvent(sqlite3* db, const HistoryEvent& ev) {
-  Statement st(db,
-               "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail) VALUES(?,?,?,?,?,?)");
-  if (auto s = st.status(); !s.ok()) return s;
+constexpr char kInsertEvent[] =
+    "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail) VALUES(?,?,?,?,?,?)";
+
+// Binds and runs a prepared kInsertEvent statement, then resets it for the next event.
+absl::Status RunInsertEvent(Statement& st, const HistoryEvent& ev) {
   st.Bind(1, ev.entry_id);
   st.Bind(2, ev.name_space);
   st.Bind(3, ev.event);
   st.Bind(4, ev.actor);
   st.Bind(5, ev.at_us);
   st.Bind(6, ev.detail.dump());
-  return st.Run("insert history event");
+  absl::Status status = st.Run("insert history event");
+  st.Reset();
+  return status;
+}
+
+absl::Status InsertEvent(sqlite3* db, const HistoryEvent& ev) {
+  Statement st(db, kInsertEvent);
+  if (auto s = st.status(); !s.ok()) return s;
+  return RunInsertEvent(st, ev);
 }
 
 }  // namespace
@@ -241,17 +250,10 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
     row_ids.push_back(sqlite3_last_insert_rowid(db_));
     st.Reset();
   }
-  Statement ev(db_, "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail) VALUES(?,?,?,?,?,?)");
+  Statement ev(db_, kInsertEvent);
   if (auto s = ev.status(); !s.ok()) return s;
   for (const HistoryEvent& e : events) {
-    ev.Bind(1, e.entry_id);
-    ev.Bind(2, e.name_space);
-    ev.Bind(3, e.event);
-    ev.Bind(4, e.actor);
-    ev.Bind(5, e.at_us);
-    ev.Bind(6, e.detail.dump());
-    if (auto s = ev.Run("insert history event"); !s.ok()) return s;
-    ev.Reset();
+    if (auto s = RunInsertEvent(ev, e); !s.ok()) return s;
   }
   if (auto s = txn.Commit(); !s.ok()) return s;
   return row_ids;
