@@ -82,6 +82,12 @@ class WordNetCanonicalizer {
   // Number of single-word lemmas (all parts of speech merged) known to the canonicalizer.
   size_t lemma_count() const { return lemmas_.size(); }
 
+  // Calls fn(lemma) for every single-word lemma, in no particular order.
+  template <typename Fn>
+  void ForEachLemma(Fn&& fn) const {
+    for (const auto& [lemma, senses] : lemmas_) fn(std::string_view(lemma));
+  }
+
  private:
   // Per part of speech: the canonical representative of the lemma's first sense (an index into
   // canonical_names_, -1 if the lemma is not in that part of speech) and the lemma's summed tag

@@ -1,0 +1,44 @@
+// DefenseState: the per-namespace state the write-time detectors read: each namespace's rolling
+// query history (fed by searches) and its calibration (set by `bulwark calibrate`). Thread-safe;
+// histories live as long as this object, so references handed out stay valid.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "detect/calibration.h"
+#include "detect/query_history.h"
+
+namespace bulwark {
+
+class DefenseState {
+ public:
+  DefenseState(size_t dim, size_t history_capacity) : dim_(dim), capacity_(history_capacity) {}
+
+  // The namespace's history, created empty on first use.
+  QueryHistory& History(std::string_view name_space);
+  // nullptr if the namespace has none yet.
+  const QueryHistory* FindHistory(std::string_view name_space) const;
+  std::vector<std::string> HistoryNamespaces() const;
+
+  // nullptr before calibration.
+  std::shared_ptr<const NamespaceCalibration> Calibration(std::string_view name_space) const;
+  void SetCalibration(std::string_view name_space, std::shared_ptr<const NamespaceCalibration> calibration);
+
+  size_t dim() const { return dim_; }
+
+ private:
+  const size_t dim_;
+  const size_t capacity_;
+  mutable std::shared_mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<QueryHistory>> histories_;
+  absl::flat_hash_map<std::string, std::shared_ptr<const NamespaceCalibration>> calibrations_;
+};
+
+}  // namespace bulwark

@@ -1,0 +1,139 @@
+#include "detect/memsad.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include <absl/strings/str_cat.h>
+
+#include "core/strings.h"
+#include "index/inner_product.h"
+
+namespace bulwark {
+namespace {
+
+const InnerProductKernels& Kernels() {
+  static const InnerProductKernels& kernels = KernelsFor(BestSimdLevel());
+  return kernels;
+}
+
+}  // namespace
+
+std::string_view ToString(MemsadMode mode) {
+  switch (mode) {
+    case MemsadMode::kMax: return "max";
+    case MemsadMode::kMean: return "mean";
+    case MemsadMode::kCombined: return "combined";
+  }
+  return "combined";
+}
+
+absl::StatusOr<MemsadMode> ParseMemsadMode(std::string_view name) {
+  if (name == "max") return MemsadMode::kMax;
+  if (name == "mean") return MemsadMode::kMean;
+  if (name == "combined") return MemsadMode::kCombined;
+  return absl::InvalidArgumentError(
+      absl::StrCat("memsad mode must be max, mean or combined, not '", ToAbsl(name), "'"));
+}
+
+double MemsadScores::Get(MemsadMode mode) const {
+  switch (mode) {
+    case MemsadMode::kMax: return s_max;
+    case MemsadMode::kMean: return s_mean;
+    case MemsadMode::kCombined: return s_comb;
+  }
+  return s_comb;
+}
+
+MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const float* const* rows, size_t count,
+                                 size_t dim) {
+  MemsadScores scores;
+  scores.history_size = count;
+  if (count == 0 || candidate.size() != dim) return scores;
+  thread_local std::vector<float> dots;
+  dots.resize(count);
+  Kernels().dot_rows(candidate.data(), rows, count, dim, dots.data());
+  double sum = 0;
+  float best = -std::numeric_limits<float>::infinity();
+  for (size_t i = 0; i < count; ++i) {
+    sum += dots[i];
+    if (dots[i] > best) {
+      best = dots[i];
+      scores.argmax = static_cast<int>(i);
+    }
+  }
+  scores.s_max = best;
+  scores.s_mean = sum / static_cast<double>(count);
+  scores.s_comb = 0.5 * scores.s_max + 0.5 * scores.s_mean;
+  return scores;
+}
+
+double CalibrationTolerance(double sigma, size_t n, double kappa, double delta) {
+  const double N = static_cast<double>(n);
+  return sigma * (1.0 / std::sqrt(N) + kappa / std::sqrt(2.0 * (N - 1.0))) * std::sqrt(2.0 * std::log(4.0 / delta));
+}
+
+nlohmann::json MemsadCalibration::ToJson() const {
+  return {{"mode", ToString(mode)}, {"mu", mu},       {"sigma", sigma},         {"n", n},
+          {"kappa", kappa},         {"delta", delta}, {"eta", eta},             {"threshold", threshold()},
+          {"triggered", triggered}};
+}
+
+absl::StatusOr<MemsadCalibration> MemsadCalibration::FromJson(const nlohmann::json& json) {
+  MemsadCalibration c;
+  try {
+    auto mode = ParseMemsadMode(json.at("mode").get<std::string>());
+    if (!mode.ok()) return mode.status();
+    c.mode = *mode;
+    c.mu = json.at("mu").get<double>();
+    c.sigma = json.at("sigma").get<double>();
+    c.n = json.at("n").get<size_t>();
+    c.kappa = json.at("kappa").get<double>();
+    c.delta = json.at("delta").get<double>();
+    c.eta = json.at("eta").get<double>();
+    c.triggered = json.at("triggered").get<bool>();
+  } catch (const nlohmann::json::exception& e) {
+    return absl::DataLossError(absl::StrCat("memsad calibration does not parse: ", e.what()));
+  }
+  return c;
+}
+
+absl::StatusOr<MemsadCalibration> CalibrateMemsad(std::span<const double> reference_scores, MemsadMode mode,
+                                                  double kappa, double delta) {
+  if (reference_scores.size() < 2) {
+    return absl::InvalidArgumentError("memsad calibration needs at least 2 reference entries");
+  }
+  if (!(kappa > 0)) return absl::InvalidArgumentError("kappa must be positive");
+  if (!(delta > 0 && delta < 1)) return absl::InvalidArgumentError("delta must be in (0, 1)");
+  MemsadCalibration c;
+  c.mode = mode;
+  c.kappa = kappa;
+  c.delta = delta;
+  c.n = reference_scores.size();
+  double sum = 0;
+  for (double s : reference_scores) sum += s;
+  c.mu = sum / static_cast<double>(c.n);
+  double squares = 0;
+  for (double s : reference_scores) squares += (s - c.mu) * (s - c.mu);
+  c.sigma = std::sqrt(squares / static_cast<double>(c.n - 1));
+  c.eta = CalibrationTolerance(c.sigma, c.n, kappa, delta);
+  return c;
+}
+
+MemsadCertificate CertifyDetection(double s_adv, std::span<const float> victim_query,
+                                   std::span<const std::vector<float>> reference, const MemsadCalibration& cal) {
+  MemsadCertificate cert;
+  cert.radius = cal.kappa * cal.sigma + cal.eta;
+  if (reference.empty()) return cert;
+  double ceiling = -std::numeric_limits<double>::infinity();
+  for (const auto& m : reference) {
+    if (m.size() != victim_query.size()) continue;
+    ceiling = std::max<double>(ceiling, Kernels().dot(m.data(), victim_query.data(), m.size()));
+  }
+  cert.s_bar = ceiling;
+  cert.delta_s = s_adv - ceiling;
+  cert.holds = cert.delta_s > cert.radius;
+  return cert;
+}
+
+}  // namespace bulwark

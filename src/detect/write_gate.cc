@@ -1,0 +1,109 @@
+#include "detect/write_gate.h"
+
+#include <spdlog/spdlog.h>
+
+#include "core/strings.h"
+#include "detect/detectors.h"
+
+namespace bulwark {
+
+nlohmann::json DetectorVerdict::ToJson() const {
+  nlohmann::json j = {{"score", score},           {"threshold", threshold}, {"flagged", flagged},
+                      {"calibrated", calibrated}, {"detail", detail}};
+  if (!reason.empty()) j["reason"] = reason;
+  return j;
+}
+
+std::vector<std::string> GateReport::reasons() const {
+  std::vector<std::string> out;
+  for (const auto& v : verdicts) {
+    if (v.flagged) out.push_back(v.reason);
+  }
+  return out;
+}
+
+nlohmann::json GateReport::ToJson() const {
+  nlohmann::json detectors = nlohmann::json::object();
+  for (const auto& v : verdicts) detectors[v.detector] = v.ToJson();
+  return {{"flagged", flagged}, {"composite", "or"}, {"detectors", detectors}, {"reasons", reasons()}};
+}
+
+WriteGate::WriteGate(const WriteGateConfig& config, size_t dim)
+    : config_(config), state_(dim, config.memsad.history_capacity) {}
+
+absl::StatusOr<std::unique_ptr<WriteGate>> WriteGate::Create(const WriteGateConfig& config, const Embedder& embedder,
+                                                            std::span<const uint8_t> watermark_key) {
+  std::unique_ptr<WriteGate> gate(new WriteGate(config, static_cast<size_t>(embedder.dimension())));
+  auto scheme = WatermarkScheme::Create(watermark_key, config.watermark.gamma);
+  if (!scheme.ok()) return scheme.status();
+  gate->watermark_ = std::make_unique<WatermarkScheme>(*std::move(scheme));
+  const auto& probe_texts = config.proactive.probes.empty() ? WriteGateConfig::DefaultProbes() : config.proactive.probes;
+  auto probes = embedder.EmbedBatch(probe_texts);
+  if (!probes.ok()) return probes.status();
+  gate->probes_ = *std::move(probes);
+
+  if (config.memsad.enabled) gate->detectors_.push_back(MakeMemsadDetector(&gate->state_, config.memsad));
+  if (config.memsad_plus.enabled) gate->detectors_.push_back(MakeMemsadPlusDetector(&gate->state_));
+  if (config.watermark.enabled) {
+    gate->detectors_.push_back(MakeWatermarkDetector(gate->watermark_.get(), config.watermark.z_threshold));
+  }
+  if (config.validation.enabled) {
+    auto rules = config.validation.rules_file.empty() ? ValidationRules::Default()
+                                                      : ValidationRules::Load(config.validation.rules_file);
+    if (!rules.ok()) return rules.status();
+    gate->detectors_.push_back(MakeValidationDetector(*std::move(rules)));
+  }
+  if (config.proactive.enabled) {
+    gate->detectors_.push_back(MakeProactiveDetector(&gate->state_, gate->probes_, config.proactive.uncalibrated_tau));
+  }
+  return gate;
+}
+
+GateReport WriteGate::Evaluate(const WriteCandidate& candidate) const {
+  GateReport report;
+  for (const auto& d : detectors_) {
+    report.verdicts.push_back(d->Evaluate(candidate));
+    report.flagged = report.flagged || report.verdicts.back().flagged;  // composite: logical OR
+  }
+  return report;
+}
+
+void WriteGate::RecordQuery(std::string_view name_space, std::span<const float> embedding) {
+  state_.History(name_space).Append(embedding);
+}
+
+std::shared_ptr<const NamespaceCalibration> WriteGate::OnAccepted(std::string_view name_space,
+                                                                  std::span<const float> embedding) {
+  const auto& m = config_.memsad;
+  if (!m.enabled || m.recalibrate_every == 0) return nullptr;
+  std::vector<std::vector<float>> window;
+  {
+    std::lock_guard<std::mutex> lock(windows_mu_);
+    Window& w = windows_[ToAbsl(name_space)];
+    w.accepted.emplace_back(embedding.begin(), embedding.end());
+    while (w.accepted.size() > m.recalibrate_window) w.accepted.pop_front();
+    if (++w.since_recalibration < m.recalibrate_every || w.accepted.size() < 2) return nullptr;
+    w.since_recalibration = 0;
+    window.assign(w.accepted.begin(), w.accepted.end());
+  }
+  const QueryHistory* history = state_.FindHistory(name_space);
+  if (history == nullptr || history->size() == 0) return nullptr;
+  auto previous = state_.Calibration(name_space);
+  const MemsadMode mode = previous && previous->memsad ? previous->memsad->mode : m.mode;
+  std::vector<double> scores;
+  history->Read([&](const float* const* rows, size_t count) {
+    for (const auto& e : window) scores.push_back(ScoreAgainstHistory(e, rows, count, history->dim()).Get(mode));
+  });
+  auto memsad = CalibrateMemsad(scores, mode, m.kappa, m.delta);
+  if (!memsad.ok()) return nullptr;
+  auto next = std::make_shared<NamespaceCalibration>(previous ? *previous : NamespaceCalibration{});
+  memsad->triggered = previous && previous->memsad && previous->memsad->triggered;
+  next->memsad = *memsad;
+  next->provenance["rolling_recalibration"] = {{"window", window.size()}, {"history_size", history->size()}};
+  state_.SetCalibration(name_space, next);
+  spdlog::info("namespace '{}': memsad recalibrated over {} accepted writes (mu {:.4f}, sigma {:.4f})", name_space,
+               window.size(), memsad->mu, memsad->sigma);
+  return next;
+}
+
+}  // namespace bulwark

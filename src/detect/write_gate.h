@@ -1,0 +1,80 @@
+// WriteGate: runs the enabled write-time detectors on every write before it is signed (DESIGN
+// 4.5). The composite decision is the logical OR of the enabled detectors (MemSAD paper Appendix
+// C, the definitive composite): a write is flagged if any detector flags it, and the store then
+// quarantines it with every flagging detector's reason. Nothing is dropped.
+//
+// The gate also owns the per-namespace defense state: the rolling query histories that searches
+// feed (RecordQuery) and the calibrations `bulwark calibrate` produces.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/status/statusor.h>
+#include <nlohmann/json.hpp>
+
+#include "bulwark/embedder.h"
+#include "detect/defense_state.h"
+#include "detect/watermark.h"
+#include "detect/write_detector.h"
+#include "detect/write_gate_config.h"
+
+namespace bulwark {
+
+struct GateReport {
+  bool flagged = false;
+  std::vector<DetectorVerdict> verdicts;  // one per enabled detector, in configuration order
+
+  std::vector<std::string> reasons() const;  // the flagging detectors' reasons
+  // {"flagged": bool, "composite": "or", "detectors": {name: verdict...}, "reasons": [...]}
+  nlohmann::json ToJson() const;
+};
+
+class WriteGate {
+ public:
+  // `embedder` embeds the proactive probes; `watermark_key` keys the watermark green lists.
+  // InvalidArgument for a bad configuration; NotFound/InvalidArgument for a bad rules file.
+  static absl::StatusOr<std::unique_ptr<WriteGate>> Create(const WriteGateConfig& config, const Embedder& embedder,
+                                                           std::span<const uint8_t> watermark_key);
+
+  // Runs every enabled detector. Thread-safe.
+  GateReport Evaluate(const WriteCandidate& candidate) const;
+
+  // Appends a search's query embedding to the namespace's rolling history H. Thread-safe.
+  void RecordQuery(std::string_view name_space, std::span<const float> embedding);
+
+  // Rolling recalibration (config.memsad.recalibrate_every > 0): called with each accepted
+  // write's embedding; every recalibrate_every calls, recomputes the namespace's memsad mu and
+  // sigma over the last recalibrate_window accepted entries against the current history. Returns
+  // the new calibration when it changed (the caller persists it), else nullptr.
+  std::shared_ptr<const NamespaceCalibration> OnAccepted(std::string_view name_space, std::span<const float> embedding);
+
+  DefenseState& state() { return state_; }
+  const DefenseState& state() const { return state_; }
+  const WriteGateConfig& config() const { return config_; }
+  const WatermarkScheme& watermark() const { return *watermark_; }
+  const std::vector<std::vector<float>>& probe_embeddings() const { return probes_; }
+
+ private:
+  WriteGate(const WriteGateConfig& config, size_t dim);
+
+  WriteGateConfig config_;
+  DefenseState state_;
+  std::unique_ptr<WatermarkScheme> watermark_;
+  std::vector<std::vector<float>> probes_;
+  std::vector<std::unique_ptr<WriteDetector>> detectors_;
+
+  struct Window {
+    std::deque<std::vector<float>> accepted;
+    size_t since_recalibration = 0;
+  };
+  std::mutex windows_mu_;
+  absl::flat_hash_map<std::string, Window> windows_;
+};
+
+}  // namespace bulwark

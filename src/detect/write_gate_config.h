@@ -1,0 +1,57 @@
+// Configuration of the write gate: which detectors run and their parameters. Read from the
+// store directory's gate.json (doc/write_gate.md) or set in StoreOptions; every field optional,
+// unknown fields rejected. Per-namespace calibration (NamespaceCalibration) overrides the
+// pre-calibration defaults below once `bulwark calibrate` has run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <absl/status/statusor.h>
+#include <nlohmann/json.hpp>
+
+#include "detect/memsad.h"
+
+namespace bulwark {
+
+struct WriteGateConfig {
+  struct Memsad {
+    bool enabled = true;
+    size_t history_capacity = 200;  // m_max: queries kept per namespace (FIFO)
+    MemsadMode mode = MemsadMode::kCombined;
+    double kappa = 2.0;
+    double delta = 0.05;  // Theorem 11 confidence for eta
+    // Before calibration: flag s_max > this, i.e. a near-verbatim copy of a recent query. Scale-
+    // free enough to be safe for any embedder; calibration replaces it (doc/write_gate.md).
+    double uncalibrated_max_threshold = 0.9;
+    // Rolling recalibration: every `recalibrate_every` accepted writes (0 = off), recompute mu and
+    // sigma over the last `recalibrate_window` accepted entries against the current history.
+    size_t recalibrate_every = 0;
+    size_t recalibrate_window = 200;
+  } memsad;
+  struct MemsadPlus {
+    bool enabled = true;  // needs a calibrated baseline; reports "uncalibrated" until then
+  } memsad_plus;
+  struct Watermark {
+    bool enabled = false;  // only for deployments whose writers all mark their text
+    double gamma = 0.45;
+    double z_threshold = 1.5;
+  } watermark;
+  struct Validation {
+    bool enabled = true;
+    std::string rules_file;  // empty: the rules compiled in from data/validation_rules.tsv
+  } validation;
+  struct Proactive {
+    bool enabled = true;
+    std::vector<std::string> probes;  // empty: the 16 default probes (DefaultProbes())
+    double uncalibrated_tau = 0.35;
+  } proactive;
+  double target_fpr = 0.01;  // calibration default
+
+  static absl::StatusOr<WriteGateConfig> FromJson(const nlohmann::json& json);
+  nlohmann::json ToJson() const;
+  // 16 probe queries over 8 subtopics of a personal assistant's memory (MemSAD App. C).
+  static const std::vector<std::string>& DefaultProbes();
+};
+
+}  // namespace bulwark
