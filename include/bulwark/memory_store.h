@@ -16,6 +16,7 @@
 #pragma once
 
 #include <atomic>
+#include <mutex>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -43,6 +44,7 @@ class Keyring;
 class Signer;
 class VectorIndex;
 class IdGenerator;
+class WriteGate;
 
 struct SearchHit {
   Entry entry;
@@ -79,6 +81,20 @@ struct StoreStats {
   size_t key_count = 0;
   std::vector<NamespaceStats> namespaces;
   int64_t signature_failures = 0;  // since this process opened the store
+};
+
+// Inputs of MemoryStore::Calibrate (`bulwark calibrate`, DESIGN 4.5).
+struct CalibrationRequest {
+  // Calibration queries. Non-empty: they (each followed by " " + trigger when a trigger is
+  // given) replace the namespace's rolling query history, so detection runs against the same H
+  // the threshold was set on. Empty: the namespace's current history (fed by its searches).
+  std::vector<std::string> queries;
+  std::string trigger;  // triggered calibration (MemSAD App. D); needs `queries`
+  // Benign reference set M_ref: these texts, or else the `from_store` newest active entries.
+  std::vector<std::string> reference;
+  size_t from_store = 50;
+  std::optional<double> target_fpr;  // default: the gate configuration's target_fpr
+  std::optional<double> kappa;       // default: the gate configuration's memsad.kappa
 };
 
 // Changes for Update; unset fields keep their value.
@@ -155,6 +171,19 @@ class MemoryStore {
   [[nodiscard]] absl::StatusOr<VerifyReport> Verify();
   [[nodiscard]] absl::StatusOr<StoreStats> Stats();
 
+  // Computes and stores the namespace's write-gate calibration (memsad mu, sigma, N, kappa, eta;
+  // memsad_plus and proactive thresholds at the target FPR on the reference set). Returns the
+  // summary an operator reads. InvalidArgument for unusable input (no history and no queries,
+  // fewer than 2 reference entries, a trigger without queries).
+  [[nodiscard]] absl::StatusOr<nlohmann::json> Calibrate(std::string_view name_space, const CalibrationRequest& request);
+  // The namespace's calibration summary; null before calibration.
+  [[nodiscard]] nlohmann::json CalibrationSummary(std::string_view name_space) const;
+  // Persists the query embeddings appended since the last save (also done every 64 searches'
+  // worth on the write path and when the store closes).
+  [[nodiscard]] absl::Status FlushQueryHistory();
+
+  // The write gate every Add, AddBatch and Update passes through (detectors, watermark scheme).
+  const WriteGate& write_gate() const { return *gate_; }
   const Embedder& embedder() const { return *embedder_; }
   int64_t signature_failures() const { return signature_failures_.load(); }
 
@@ -162,6 +191,12 @@ class MemoryStore {
   MemoryStore();
   absl::Status Load(const std::filesystem::path& dir, const StoreOptions& options, bool create);
   absl::Status LoadIndexes();
+  absl::Status LoadWriteGate(const std::filesystem::path& dir, const StoreOptions& options);
+  // Saves a namespace's unsaved query history rows; `replace` rewrites it whole.
+  absl::Status SaveHistory(const std::string& name_space, bool replace);
+  // Runs the write gate on a built (embedded, unsigned) entry: stores the report and, if
+  // flagged, sets the state to quarantined. Returns whether it was flagged.
+  bool GateEntry(Entry* entry) const;
   VectorIndex* IndexFor(const std::string& name_space);  // requires mu_ held exclusively
   // Checks a row read back from storage: decoded, in `name_space`, right embedding size, valid tag.
   absl::Status CheckRow(const struct StoredRow& row, std::string_view name_space) const;
@@ -185,6 +220,9 @@ class MemoryStore {
   std::unique_ptr<Signer> signer_;
   std::shared_ptr<const Embedder> embedder_;
   std::unique_ptr<IdGenerator> ids_;
+  std::unique_ptr<WriteGate> gate_;
+  std::mutex history_save_mu_;
+  absl::flat_hash_map<std::string, uint64_t> history_saved_;  // per namespace: saved through seq
 
   mutable std::shared_mutex mu_;  // guards indexes_ and orders writes
   absl::flat_hash_map<std::string, std::unique_ptr<VectorIndex>> indexes_;  // by namespace

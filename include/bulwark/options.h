@@ -21,6 +21,10 @@ struct StoreOptions {
   // fingerprint is checked like any other.
   std::shared_ptr<const Embedder> embedder;
 
+  // Write-gate configuration (doc/write_gate.md: which detectors run, their parameters). Null:
+  // <store dir>/gate.json if it exists, else the defaults.
+  nlohmann::json write_gate_config;
+
   // Keyring file. Default (empty): <store dir>/keyring.json.
   std::filesystem::path keyring_path;
 

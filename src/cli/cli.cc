@@ -23,6 +23,7 @@
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "bulwark/memory_store.h"
+#include "cli/gate_commands.h"
 #include "cli/jsonl_import.h"
 #include "provenance/keyring.h"
 #include "server/serve.h"
@@ -692,6 +693,44 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   exp->add_option("-o,--output", output, "file (default stdout)");
   exp->add_flag("--all-states", all_states, "include quarantined, deleted and purged entries");
 
+  CalibrateFlags cf;
+  auto* calibrate = app.add_subcommand("calibrate", "calibrate the write gate's detectors for a namespace");
+  calibrate->add_option("--queries", cf.queries_file,
+                        "calibration queries (lines, or JSONL with \"query\"); they become the namespace's query "
+                        "history (default: the history its searches built)");
+  auto* ref_opt = calibrate->add_option("--reference", cf.reference_file, "benign reference entries (import JSONL)");
+  calibrate->add_option("--from-store", cf.from_store, "use the N newest active entries as the reference")
+      ->capture_default_str()
+      ->excludes(ref_opt)
+      ->check(CLI::Range(2, 1'000'000));
+  calibrate->add_option("--trigger", cf.trigger, "suspected trigger appended to every query (triggered calibration)");
+  calibrate->add_option("--target-fpr", cf.target_fpr, "false-positive rate on the reference set for the "
+                        "embedder-dependent thresholds (default from gate.json: 0.01)")
+      ->check(CLI::Range(0.0, 0.999));
+  calibrate->add_option("--kappa", cf.kappa, "memsad threshold mu + kappa*sigma (default 2.0)")
+      ->check(CLI::PositiveNumber);
+
+  std::string gate_action;
+  auto* quarantine = app.add_subcommand("quarantine", "review entries the write gate quarantined");
+  quarantine->require_subcommand(1);
+  auto* q_list = quarantine->add_subcommand("list", "list quarantined entries with their reasons");
+  auto* q_release = quarantine->add_subcommand("release", "make a quarantined entry retrievable (history kept)");
+  q_release->add_option("id", id)->required();
+  auto* q_reject = quarantine->add_subcommand("reject", "reject a quarantined entry (it becomes deleted)");
+  q_reject->add_option("id", id)->required();
+
+  double z_target = 1.5;
+  std::string watermark_text;
+  auto* watermark = app.add_subcommand("watermark", "mark text so it passes the watermark detector, or check it");
+  watermark->require_subcommand(1);
+  auto* w_mark = watermark->add_subcommand(
+      "mark", "print the marked text (stdout) and every substitution made (stderr); exit 1 if it cannot verify");
+  w_mark->add_option("text", watermark_text, "the text, or - for stdin")->required();
+  w_mark->add_option("--z-target", z_target, "z-score to reach (at least the detector's threshold)")
+      ->capture_default_str();
+  auto* w_check = watermark->add_subcommand("check", "exit 0 if the text verifies");
+  w_check->add_option("text", watermark_text, "the text, or - for stdin")->required();
+
   auto* verify = app.add_subcommand("verify", "check every row's signature; exit 1 if any is bad");
   auto* stats = app.add_subcommand("stats", "counts per namespace, embedder, keys");
 
@@ -787,6 +826,17 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   if (del->parsed()) return CmdRemove(g, id, /*purge=*/false, io);
   if (purge->parsed()) return CmdRemove(g, id, /*purge=*/true, io);
   if (exp->parsed()) return CmdExport(g, output, all_states, io);
+  if (calibrate->parsed() || quarantine->parsed() || watermark->parsed()) {
+    auto store = OpenStore(g);
+    if (!store.ok()) return Fail(io, store.status());
+    if (calibrate->parsed()) return RunCalibrate(**store, g.name_space, cf, g.json, io.out, io.err);
+    if (quarantine->parsed()) {
+      gate_action = q_list->parsed() ? "list" : q_release->parsed() ? "release" : "reject";
+      (void)q_reject;
+      return RunQuarantine(**store, g.name_space, gate_action, id, g.principal, g.json, io.out, io.err);
+    }
+    return RunWatermark(**store, w_mark->parsed() ? "mark" : "check", watermark_text, z_target, g.json, io.out, io.err);
+  }
   if (verify->parsed()) return CmdVerify(g, io);
   if (stats->parsed()) return CmdStats(g, io);
   if (serve->parsed()) return CmdServe(g, serve_options, io);

@@ -48,6 +48,16 @@ CREATE TABLE IF NOT EXISTS history(
   detail    TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS history_by_entry ON history(entry_id, seq);
+CREATE TABLE IF NOT EXISTS query_history(
+  namespace TEXT NOT NULL,
+  seq       INTEGER NOT NULL,
+  embedding BLOB NOT NULL,
+  PRIMARY KEY(namespace, seq)
+);
+CREATE TABLE IF NOT EXISTS calibrations(
+  namespace   TEXT PRIMARY KEY,
+  calibration TEXT NOT NULL
+);
 )sql";
 
 constexpr char kEntryColumns[] =
@@ -366,6 +376,71 @@ absl::StatusOr<std::vector<StateCount>> SqliteBackend::CountByState() {
     if (!state || !kind) continue;  // undecodable rows are reported by verify, not counted here
     counts.push_back({st.Text(0), *state, *kind, st.Int(3)});
   }
+}
+
+absl::Status SqliteBackend::SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
+                                            std::span<const std::vector<float>> rows, uint64_t keep_from_sequence,
+                                            bool replace) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_);
+  if (!txn.status().ok()) return txn.status();
+  if (replace) {
+    Statement del(db_, "DELETE FROM query_history WHERE namespace = ?");
+    if (auto s = del.status(); !s.ok()) return s;
+    del.Bind(1, name_space);
+    if (auto s = del.Run("clear query history"); !s.ok()) return s;
+  }
+  Statement ins(db_, "INSERT OR REPLACE INTO query_history(namespace, seq, embedding) VALUES(?,?,?)");
+  if (auto s = ins.status(); !s.ok()) return s;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const std::string bytes = EmbeddingBytes(rows[i]);
+    ins.Bind(1, name_space);
+    ins.Bind(2, static_cast<int64_t>(first_sequence + i));
+    ins.BindBlob(3, bytes.data(), bytes.size());
+    if (auto s = ins.Run("save query history"); !s.ok()) return s;
+    ins.Reset();
+  }
+  Statement trim(db_, "DELETE FROM query_history WHERE namespace = ? AND seq < ?");
+  if (auto s = trim.status(); !s.ok()) return s;
+  trim.Bind(1, name_space);
+  trim.Bind(2, static_cast<int64_t>(keep_from_sequence));
+  if (auto s = trim.Run("trim query history"); !s.ok()) return s;
+  return txn.Commit();
+}
+
+absl::Status SqliteBackend::ScanQueryHistory(
+    const std::function<absl::Status(std::string_view, uint64_t, std::vector<float>)>& visit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, "SELECT namespace, seq, embedding FROM query_history ORDER BY namespace, seq");
+  if (auto s = st.status(); !s.ok()) return s;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    const std::string bytes = st.Blob(2);
+    std::vector<float> v(bytes.size() / sizeof(float));
+    if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
+    if (auto s = visit(st.Text(0), static_cast<uint64_t>(st.Int(1)), std::move(v)); !s.ok()) return s;
+  }
+  return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "read query history");
+}
+
+absl::Status SqliteBackend::PutCalibration(std::string_view name_space, std::string_view calibration) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, "INSERT OR REPLACE INTO calibrations(namespace, calibration) VALUES(?,?)");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, name_space);
+  st.Bind(2, calibration);
+  return st.Run("save calibration");
+}
+
+absl::Status SqliteBackend::ScanCalibrations(const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, "SELECT namespace, calibration FROM calibrations ORDER BY namespace");
+  if (auto s = st.status(); !s.ok()) return s;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    if (auto s = visit(st.Text(0), st.Text(1)); !s.ok()) return s;
+  }
+  return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "read calibrations");
 }
 
 }  // namespace bulwark

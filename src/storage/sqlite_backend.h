@@ -34,6 +34,13 @@ class SqliteBackend final : public StorageBackend {
                            const std::function<absl::Status(const StoredRow&)>& visit) override;
   absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space, std::string_view id) override;
   absl::StatusOr<std::vector<StateCount>> CountByState() override;
+  absl::Status SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
+                                std::span<const std::vector<float>> rows, uint64_t keep_from_sequence,
+                                bool replace) override;
+  absl::Status ScanQueryHistory(
+      const std::function<absl::Status(std::string_view, uint64_t, std::vector<float>)>& visit) override;
+  absl::Status PutCalibration(std::string_view name_space, std::string_view calibration) override;
+  absl::Status ScanCalibrations(const std::function<absl::Status(std::string_view, std::string_view)>& visit) override;
 
  private:
   explicit SqliteBackend(sqlite3* db) : db_(db) {}

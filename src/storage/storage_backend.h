@@ -74,6 +74,20 @@ class StorageBackend {
                                                                           std::string_view id) = 0;
 
   [[nodiscard]] virtual absl::StatusOr<std::vector<StateCount>> CountByState() = 0;
+
+  // Write-gate state (DESIGN 4.5). Query history rows of a namespace: appends `rows` with
+  // sequence numbers first_sequence.., drops rows numbered below keep_from_sequence, and with
+  // `replace` first drops every row of the namespace; one transaction.
+  [[nodiscard]] virtual absl::Status SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
+                                                      std::span<const std::vector<float>> rows,
+                                                      uint64_t keep_from_sequence, bool replace) = 0;
+  // Every stored query, by namespace then sequence number.
+  [[nodiscard]] virtual absl::Status ScanQueryHistory(
+      const std::function<absl::Status(std::string_view, uint64_t, std::vector<float>)>& visit) = 0;
+  // The namespace's calibration (JSON text), replacing any earlier one.
+  [[nodiscard]] virtual absl::Status PutCalibration(std::string_view name_space, std::string_view calibration) = 0;
+  [[nodiscard]] virtual absl::Status ScanCalibrations(
+      const std::function<absl::Status(std::string_view, std::string_view)>& visit) = 0;
 };
 
 }  // namespace bulwark

@@ -3,6 +3,9 @@
 #include "bulwark/memory_store.h"
 
 #include <algorithm>
+#include <deque>
+#include <fstream>
+#include <sstream>
 #include <mutex>
 #include <thread>
 
@@ -13,6 +16,7 @@
 #include "core/parallel_for.h"
 #include "core/strings.h"
 #include "core/text_validation.h"
+#include "detect/write_gate.h"
 #include "index/flat_index.h"
 #include "provenance/keyring.h"
 #include "provenance/signer.h"
@@ -23,6 +27,9 @@ namespace {
 
 constexpr char kDatabaseFile[] = "bulwark.db";
 constexpr char kKeyringFile[] = "keyring.json";
+constexpr char kGateConfigFile[] = "gate.json";
+constexpr char kWriteGateActor[] = "bulwark:write-gate";
+constexpr uint64_t kHistorySaveEvery = 64;  // unsaved queries that make a write also save them
 constexpr int kMaxK = 1000;
 constexpr size_t kMaxPrincipalBytes = 256;
 
@@ -51,7 +58,37 @@ absl::Status AtEntry(size_t index, const absl::Status& status) {
 }  // namespace
 
 MemoryStore::MemoryStore() = default;
-MemoryStore::~MemoryStore() = default;
+MemoryStore::~MemoryStore() {
+  if (backend_ && gate_) {
+    if (auto s = FlushQueryHistory(); !s.ok()) spdlog::warn("saving the query history: {}", s.ToString());
+  }
+}
+
+namespace {
+
+absl::StatusOr<nlohmann::json> ReadGateConfig(const std::filesystem::path& dir, const nlohmann::json& configured) {
+  if (!configured.is_null()) return configured;
+  const std::filesystem::path path = dir / kGateConfigFile;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return nlohmann::json();
+  std::ifstream in(path);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  auto json = nlohmann::json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(path.string(), " is not valid JSON"));
+  return json;
+}
+
+// The watermark key: HMAC(the keyring's first key, domain). Stable across signing-key rotation.
+absl::StatusOr<std::string> WatermarkKey(const Keyring& keyring) {
+  const auto keys = keyring.List();
+  if (keys.empty()) return absl::FailedPreconditionError("the keyring has no key");
+  const HmacKey* first = keyring.Find(keys.front().id);
+  if (first == nullptr) return absl::FailedPreconditionError("the keyring has no key");
+  return HmacSha256(*first, "bulwark.watermark.key.v1");
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<MemoryStore>> MemoryStore::Create(const std::filesystem::path& dir,
                                                                  const StoreOptions& options) {
@@ -143,7 +180,48 @@ absl::Status MemoryStore::Load(const std::filesystem::path& dir, const StoreOpti
   keyring_ = std::make_unique<Keyring>(*std::move(keyring));
   signer_ = std::make_unique<Signer>(keyring_.get());
   ids_ = std::make_unique<IdGenerator>(env_);
+  if (auto s = LoadWriteGate(dir, options); !s.ok()) return s;
   return LoadIndexes();
+}
+
+absl::Status MemoryStore::LoadWriteGate(const std::filesystem::path& dir, const StoreOptions& options) {
+  auto json = ReadGateConfig(dir, options.write_gate_config);
+  if (!json.ok()) return json.status();
+  auto config = WriteGateConfig::FromJson(*json);
+  if (!config.ok()) return config.status();
+  auto key = WatermarkKey(*keyring_);
+  if (!key.ok()) return key.status();
+  auto gate = WriteGate::Create(*config, *embedder_,
+                                std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(key->data()), key->size()));
+  if (!gate.ok()) return gate.status();
+  gate_ = *std::move(gate);
+  // Persisted state: query histories (newest `capacity` rows) and calibrations.
+  absl::flat_hash_map<std::string, std::vector<std::vector<float>>> rows;
+  absl::flat_hash_map<std::string, uint64_t> next;
+  const size_t dim = static_cast<size_t>(embedder_->dimension());
+  auto scanned = backend_->ScanQueryHistory([&](std::string_view ns, uint64_t seq, std::vector<float> v) {
+    if (v.size() != dim) return absl::OkStatus();  // not ours to use; dropped at the next save
+    rows[ToAbsl(ns)].push_back(std::move(v));
+    next[ToAbsl(ns)] = seq + 1;
+    return absl::OkStatus();
+  });
+  if (!scanned.ok()) return scanned;
+  for (auto& [ns, history] : rows) {
+    gate_->state().History(ns).Restore(history, next[ns]);
+    history_saved_[ns] = next[ns];
+  }
+  return backend_->ScanCalibrations([&](std::string_view ns, std::string_view text) {
+    auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    auto cal = json.is_discarded() ? absl::StatusOr<NamespaceCalibration>(absl::DataLossError("not JSON"))
+                                   : NamespaceCalibration::FromJson(json);
+    if (!cal.ok()) {
+      spdlog::error("namespace '{}': stored calibration unusable ({}); using the pre-calibration defaults", ns,
+                    cal.status().ToString());
+      return absl::OkStatus();
+    }
+    gate_->state().SetCalibration(ns, std::make_shared<NamespaceCalibration>(*std::move(cal)));
+    return absl::OkStatus();
+  });
 }
 
 absl::Status MemoryStore::LoadIndexes() {
@@ -255,6 +333,7 @@ absl::StatusOr<std::vector<Entry>> MemoryStore::AddBatch(std::string_view name_s
             return AtEntry(chunk + j, absl::InternalError("embedder returned a vector of the wrong dimension"));
           }
           e.embedding = std::move((*vectors)[j]);
+          GateEntry(&e);  // before signing: the report and the state are signed fields
           signer_->Sign(&e);
         }
         const size_t done = embedded.fetch_add(count) + count;
@@ -271,19 +350,75 @@ absl::StatusOr<std::vector<Entry>> MemoryStore::AddBatch(std::string_view name_s
   events.reserve(built.size());
   for (const Entry& e : built) {
     events.push_back({0, e.id, e.name_space, "add", e.principal, e.created_at_us,
-                      {{"text", e.text}, {"metadata", e.metadata}, {"source", ToString(e.source)}}});
+                      {{"text", e.text}, {"metadata", e.metadata}, {"source", ToString(e.source)},
+                       {"state", ToString(e.state)}}});
+    if (e.state == State::kQuarantined) {  // flagged by the write gate: kept, never retrieved
+      events.push_back({0, e.id, e.name_space, "quarantine", kWriteGateActor, e.created_at_us,
+                        {{"reasons", e.report["quarantine"]["reasons"]}, {"from_state", "new"}}});
+    }
   }
 
   std::unique_lock lock(mu_);
   auto row_ids = backend_->InsertEntries(built, events);
   if (!row_ids.ok()) return row_ids.status();
-  VectorIndex* index = IndexFor(std::string(name_space));
+  const std::string ns(name_space);
+  VectorIndex* index = IndexFor(ns);
   for (size_t i = 0; i < built.size(); ++i) {
     if (auto s = index->Add((*row_ids)[i], built[i].embedding, built[i].state, built[i].kind); !s.ok()) {
       spdlog::error("entry {} is stored but could not be indexed: {}", built[i].id, s.ToString());
     }
   }
+  // After the acknowledgement point: gate bookkeeping failures are logged, never reported as a
+  // failed write.
+  for (const Entry& e : built) {
+    if (e.state != State::kActive) continue;
+    if (auto cal = gate_->OnAccepted(ns, e.embedding)) {
+      if (auto s = backend_->PutCalibration(ns, cal->ToJson(/*with_data=*/true).dump()); !s.ok()) {
+        spdlog::warn("namespace '{}': saving the recalibration: {}", ns, s.ToString());
+      }
+    }
+  }
+  if (const QueryHistory* h = gate_->state().FindHistory(ns)) {
+    std::lock_guard<std::mutex> save_lock(history_save_mu_);
+    if (h->appended() >= history_saved_[ns] + kHistorySaveEvery) {
+      if (auto s = SaveHistory(ns, /*replace=*/false); !s.ok()) spdlog::warn("saving the query history: {}", s.ToString());
+    }
+  }
   return built;
+}
+
+absl::Status MemoryStore::SaveHistory(const std::string& name_space, bool replace) {
+  const QueryHistory* h = gate_->state().FindHistory(name_space);
+  if (h == nullptr) return absl::OkStatus();
+  uint64_t& saved = history_saved_[name_space];
+  const QueryHistory::Pending pending = h->Since(replace ? 0 : saved);
+  if (pending.rows.empty() && !replace) return absl::OkStatus();
+  const uint64_t end = pending.first_sequence + pending.rows.size();
+  const uint64_t keep_from = end > h->capacity() ? end - h->capacity() : 0;
+  if (auto s = backend_->SaveQueryHistory(name_space, pending.first_sequence, pending.rows, keep_from, replace); !s.ok()) {
+    return s;
+  }
+  saved = end;
+  return absl::OkStatus();
+}
+
+absl::Status MemoryStore::FlushQueryHistory() {
+  std::lock_guard<std::mutex> lock(history_save_mu_);
+  for (const std::string& ns : gate_->state().HistoryNamespaces()) {
+    if (auto s = SaveHistory(ns, /*replace=*/false); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+bool MemoryStore::GateEntry(Entry* e) const {
+  const GateReport report = gate_->Evaluate({e->name_space, e->text, e->embedding});
+  e->report = nlohmann::json::object();
+  e->report["gate"] = report.ToJson();
+  if (report.flagged && e->state == State::kActive) {
+    e->state = State::kQuarantined;
+    e->report["quarantine"] = {{"reasons", report.reasons()}, {"by", kWriteGateActor}};
+  }
+  return report.flagged;
 }
 
 absl::StatusOr<SearchResult> MemoryStore::Search(std::string_view name_space, std::string_view query,
@@ -300,6 +435,7 @@ absl::StatusOr<SearchResult> MemoryStore::Search(std::string_view name_space, st
   }
   auto embedded = embedder_->Embed(query);
   if (!embedded.ok()) return embedded.status();
+  gate_->RecordQuery(name_space, *embedded);  // MemSAD's rolling history H is fed by real searches
 
   IndexFilter filter;
   if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
@@ -403,9 +539,20 @@ absl::StatusOr<Entry> MemoryStore::Update(std::string_view name_space, std::stri
   if (update.metadata) entry.metadata = *update.metadata;
   if (embedding) entry.embedding = *std::move(embedding);
   entry.updated_at_us = std::max(env_->NowMicros(), entry.updated_at_us + 1);
+  const State before = entry.state;
+  if (update.text) {
+    // A text update is a write: it passes the gate again. A flagged update of an active entry
+    // quarantines it; a quarantined entry stays quarantined until an operator releases it.
+    const nlohmann::json quarantine = entry.report.value("quarantine", nlohmann::json());
+    GateEntry(&entry);
+    if (before == State::kQuarantined && !quarantine.is_null() && !entry.report.contains("quarantine")) {
+      entry.report["quarantine"] = quarantine;
+    }
+  }
   signer_->Sign(&entry);
   HistoryEvent ev{0, entry.id, entry.name_space, "update", std::string(actor), entry.updated_at_us,
-                  {{"text", entry.text}, {"metadata", entry.metadata}}};
+                  {{"text", entry.text}, {"metadata", entry.metadata}, {"state", ToString(entry.state)}}};
+  if (before != entry.state) ev.detail["quarantined_by"] = {{"actor", kWriteGateActor}, {"reasons", entry.report["quarantine"]["reasons"]}};
   if (auto s = backend_->UpdateEntry(entry, ev); !s.ok()) return s;
   VectorIndex* index = IndexFor(entry.name_space);
   if (auto s = index->Remove(row->row_id); !s.ok()) spdlog::warn("reindex {}: {}", entry.id, s.ToString());
@@ -553,6 +700,90 @@ absl::StatusOr<StoreStats> MemoryStore::Stats() {
     }
   }
   return stats;
+}
+
+absl::StatusOr<nlohmann::json> MemoryStore::Calibrate(std::string_view name_space, const CalibrationRequest& request) {
+  if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
+  if (!request.trigger.empty() && request.queries.empty()) {
+    return absl::InvalidArgumentError("triggered calibration needs calibration queries to append the trigger to");
+  }
+  const WriteGateConfig& config = gate_->config();
+  CalibrationInput input;
+  input.mode = config.memsad.mode;
+  input.kappa = request.kappa.value_or(config.memsad.kappa);
+  input.delta = config.memsad.delta;
+  input.target_fpr = request.target_fpr.value_or(config.target_fpr);
+  input.triggered = !request.trigger.empty();
+  if (!(input.kappa > 0)) return absl::InvalidArgumentError("kappa must be positive");
+  const std::string ns(name_space);
+  nlohmann::json provenance = nlohmann::json::object();
+
+  if (!request.queries.empty()) {
+    std::vector<std::string> texts;
+    for (size_t i = 0; i < request.queries.size(); ++i) {
+      std::string q = request.trigger.empty() ? request.queries[i] : request.queries[i] + " " + request.trigger;
+      if (auto s = ValidateText(q, options_.max_text_bytes); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("calibration query ", i, ": ", s.message()));
+      }
+      texts.push_back(std::move(q));
+    }
+    auto vectors = embedder_->EmbedBatch(texts);
+    if (!vectors.ok()) return vectors.status();
+    input.history = *std::move(vectors);
+    provenance["queries"] = {{"source", "supplied"}, {"count", texts.size()}};
+    if (!request.trigger.empty()) provenance["trigger"] = request.trigger;
+  } else {
+    if (const QueryHistory* h = gate_->state().FindHistory(ns)) input.history = h->Snapshot();
+    provenance["queries"] = {{"source", "rolling history of searches"}, {"count", input.history.size()}};
+  }
+
+  if (!request.reference.empty()) {
+    for (size_t i = 0; i < request.reference.size(); ++i) {
+      if (auto s = ValidateText(request.reference[i], options_.max_text_bytes); !s.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("reference entry ", i, ": ", s.message()));
+      }
+    }
+    input.reference_texts = request.reference;
+    auto vectors = embedder_->EmbedBatch(input.reference_texts);
+    if (!vectors.ok()) return vectors.status();
+    input.reference_embeddings = *std::move(vectors);
+    provenance["reference"] = {{"source", "supplied"}, {"count", input.reference_texts.size()}};
+  } else {
+    std::deque<std::pair<std::string, std::vector<float>>> newest;
+    auto exported = Export(name_space, StateBit(State::kActive), [&](const Entry& e) {
+      newest.emplace_back(e.text, e.embedding);
+      if (newest.size() > request.from_store) newest.pop_front();
+      return absl::OkStatus();
+    });
+    if (!exported.ok()) return exported.status();
+    for (auto& [text, embedding] : newest) {
+      input.reference_texts.push_back(std::move(text));
+      input.reference_embeddings.push_back(std::move(embedding));
+    }
+    provenance["reference"] = {{"source", "store: newest active entries"}, {"count", input.reference_texts.size()}};
+  }
+  if (config.proactive.enabled) input.probes = gate_->probe_embeddings();
+
+  auto calibration = CalibrateNamespace(input);
+  if (!calibration.ok()) return calibration.status();
+  calibration->calibrated_at_us = env_->NowMicros();
+  for (auto& [key, value] : provenance.items()) calibration->provenance[key] = value;
+
+  std::unique_lock lock(mu_);  // ordered with writes: later writes see the new thresholds
+  if (auto s = backend_->PutCalibration(ns, calibration->ToJson(/*with_data=*/true).dump()); !s.ok()) return s;
+  if (!request.queries.empty()) {
+    gate_->state().History(ns).Replace(input.history);
+    std::lock_guard<std::mutex> save_lock(history_save_mu_);
+    if (auto s = SaveHistory(ns, /*replace=*/true); !s.ok()) return s;
+  }
+  auto stored = std::make_shared<const NamespaceCalibration>(*std::move(calibration));
+  gate_->state().SetCalibration(ns, stored);
+  return stored->ToJson(/*with_data=*/false);
+}
+
+nlohmann::json MemoryStore::CalibrationSummary(std::string_view name_space) const {
+  auto cal = gate_->state().Calibration(name_space);
+  return cal ? cal->ToJson(/*with_data=*/false) : nlohmann::json(nullptr);
 }
 
 }  // namespace bulwark

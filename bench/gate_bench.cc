@@ -1,0 +1,67 @@
+// Write-gate cost per entry, excluding embedding (issue #4 point 5): the full composite
+// (memsad with calibration and Lemma 8 certificate, memsad_plus, watermark, validation,
+// proactive) for query histories of m = 20, 200 and 1000 at d = 384, plus memsad alone.
+// Targets: <= 5 us at m = 20 and <= 20 us at m = 1000.
+#include <benchmark/benchmark.h>
+
+#include <random>
+
+#include "bulwark/embedder.h"
+#include "detect/write_gate.h"
+
+namespace bulwark {
+namespace {
+
+struct Fixture {
+  std::unique_ptr<Embedder> embedder;
+  std::unique_ptr<WriteGate> gate;
+  std::string text = "Remind me to send the quarterly budget summary to Dana before the Thursday planning meeting.";
+  std::vector<float> embedding;
+
+  Fixture(size_t m, bool composite) {
+    embedder = *CreateEmbedder({{"kind", "lexical"}});
+    nlohmann::json config = {{"watermark", {{"enabled", composite}}}};
+    if (!composite) {
+      config["memsad_plus"] = {{"enabled", false}};
+      config["validation"] = {{"enabled", false}};
+      config["proactive"] = {{"enabled", false}};
+    }
+    config["memsad"] = {{"history_capacity", m}};
+    gate = *WriteGate::Create(*WriteGateConfig::FromJson(config), *embedder, std::vector<uint8_t>(32, 1));
+    std::mt19937 rng(42);
+    const char* words[] = {"budget", "meeting", "dentist", "flight", "invoice", "garden", "report", "hotel",
+                           "birthday", "laptop", "password", "car", "project", "lunch", "doctor", "train"};
+    CalibrationInput input;
+    for (size_t i = 0; i < m; ++i) {
+      std::string q = std::string("what about the ") + words[rng() % 16] + " and the " + words[rng() % 16];
+      auto v = *embedder->Embed(q);
+      gate->RecordQuery("ns", v);
+      input.history.push_back(v);
+    }
+    for (int i = 0; i < 50; ++i) {
+      std::string t = std::string("note about the ") + words[rng() % 16] + " for " + words[rng() % 16];
+      input.reference_texts.push_back(t);
+      input.reference_embeddings.push_back(*embedder->Embed(t));
+    }
+    input.probes = gate->probe_embeddings();
+    gate->state().SetCalibration("ns", std::make_shared<NamespaceCalibration>(*CalibrateNamespace(input)));
+    embedding = *embedder->Embed(text);
+  }
+};
+
+void BM_CompositeGate(benchmark::State& state) {
+  Fixture f(static_cast<size_t>(state.range(0)), /*composite=*/true);
+  for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.text, f.embedding}));
+}
+BENCHMARK(BM_CompositeGate)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+void BM_MemsadOnly(benchmark::State& state) {
+  Fixture f(static_cast<size_t>(state.range(0)), /*composite=*/false);
+  for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.text, f.embedding}));
+}
+BENCHMARK(BM_MemsadOnly)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace bulwark
+
+BENCHMARK_MAIN();

@@ -1,0 +1,173 @@
+#include "cli/gate_commands.h"
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_format.h>
+
+#include "cli/jsonl_import.h"
+#include "detect/watermark_marker.h"
+#include "detect/write_gate.h"
+#include "embed/synonym_table.h"
+
+namespace bulwark::cli {
+namespace {
+
+int Fail(std::ostream& err, const absl::Status& status) {
+  err << "error: " << status.message() << "\n";
+  return 1;
+}
+
+// One query per non-empty line; a line that is a JSON object contributes its "query" (or "text").
+absl::StatusOr<std::vector<std::string>> ReadQueries(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::vector<std::string> queries;
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    if (line.front() == '{') {
+      auto j = nlohmann::json::parse(line, nullptr, false);
+      const char* field = j.is_object() && j.contains("query") ? "query" : "text";
+      if (!j.is_object() || !j.contains(field) || !j[field].is_string()) {
+        return absl::InvalidArgumentError(absl::StrCat(path, " line ", number, ": expected {\"query\": \"...\"}"));
+      }
+      queries.push_back(j[field].get<std::string>());
+    } else {
+      queries.push_back(line);
+    }
+  }
+  if (queries.empty()) return absl::InvalidArgumentError(absl::StrCat(path, " holds no query"));
+  return queries;
+}
+
+void PrintCalibration(std::ostream& out, const std::string& ns, const nlohmann::json& c) {
+  out << "namespace " << ns << " calibrated\n";
+  const auto& m = c["memsad"];
+  out << absl::StrFormat("  memsad (%s%s): mu %.4f  sigma %.4f  N %d  kappa %.2f  threshold %.4f\n",
+                         m["mode"].get<std::string>(), m["triggered"].get<bool>() ? ", triggered" : "",
+                         m["mu"].get<double>(), m["sigma"].get<double>(), m["n"].get<int>(), m["kappa"].get<double>(),
+                         m["threshold"].get<double>());
+  out << absl::StrFormat("  Theorem 11 tolerance eta = %.4f (delta %.2f): |tau_N - tau*| <= eta w.p. >= %.2f\n",
+                         m["eta"].get<double>(), m["delta"].get<double>(), 1 - m["delta"].get<double>());
+  if (!c["memsad_plus"].is_null()) {
+    out << absl::StrFormat("  memsad_plus: JSD threshold %.4f\n", c["memsad_plus"]["threshold"].get<double>());
+  }
+  if (!c["proactive"].is_null()) out << absl::StrFormat("  proactive: tau %.4f\n", c["proactive"]["tau"].get<double>());
+  out << "  target FPR " << c["target_fpr"].get<double>() << "; on the reference set: "
+      << c["provenance"]["reference_fpr"].dump() << "\n";
+  out << "  queries: " << c["provenance"]["queries"].dump() << "\n  reference: " << c["provenance"]["reference"].dump()
+      << "\n";
+}
+
+}  // namespace
+
+int RunCalibrate(MemoryStore& store, const std::string& name_space, const CalibrateFlags& flags, bool json,
+                 std::ostream& out, std::ostream& err) {
+  CalibrationRequest request;
+  request.trigger = flags.trigger;
+  request.from_store = flags.from_store;
+  request.target_fpr = flags.target_fpr;
+  request.kappa = flags.kappa;
+  if (!flags.queries_file.empty()) {
+    auto queries = ReadQueries(flags.queries_file);
+    if (!queries.ok()) return Fail(err, queries.status());
+    request.queries = *std::move(queries);
+  }
+  if (!flags.reference_file.empty()) {
+    std::ifstream in(flags.reference_file);
+    if (!in) return Fail(err, absl::NotFoundError(absl::StrCat("cannot read ", flags.reference_file)));
+    auto entries = ParseImportJsonl(in, ImportLimits{});
+    if (!entries.ok()) return Fail(err, entries.status());
+    for (auto& e : *entries) request.reference.push_back(std::move(e.text));
+  }
+  auto summary = store.Calibrate(name_space, request);
+  if (!summary.ok()) return Fail(err, summary.status());
+  if (json) {
+    out << summary->dump() << "\n";
+  } else {
+    PrintCalibration(out, name_space, *summary);
+  }
+  return 0;
+}
+
+int RunQuarantine(MemoryStore& store, const std::string& name_space, const std::string& action, const std::string& id,
+                  const std::string& actor, bool json, std::ostream& out, std::ostream& err) {
+  if (action == "list") {
+    auto entries = store.ListQuarantined(name_space);
+    if (!entries.ok()) return Fail(err, entries.status());
+    if (json) {
+      nlohmann::json all = nlohmann::json::array();
+      for (const auto& e : *entries) all.push_back(ToJson(e));
+      out << all.dump() << "\n";
+      return 0;
+    }
+    if (entries->empty()) out << "no quarantined entries in " << name_space << "\n";
+    for (const auto& e : *entries) {
+      out << e.id << "  " << e.text.substr(0, 80) << (e.text.size() > 80 ? "..." : "") << "\n";
+      const auto reasons = e.report.value("quarantine", nlohmann::json::object()).value("reasons", nlohmann::json::array());
+      for (const auto& r : reasons) out << "    - " << (r.is_string() ? r.get<std::string>() : r.dump()) << "\n";
+    }
+    return 0;
+  }
+  absl::Status status = action == "release" ? store.Release(name_space, id, actor)
+                                            : store.Reject(name_space, id, actor);
+  if (!status.ok()) return Fail(err, status);
+  const char* done = action == "release" ? "released" : "rejected";
+  if (json) {
+    out << nlohmann::json{{"id", id}, {"result", done}}.dump() << "\n";
+  } else {
+    out << done << " " << id << "\n";
+  }
+  return 0;
+}
+
+int RunWatermark(MemoryStore& store, const std::string& action, const std::string& text_arg, double z_target,
+                 bool json, std::ostream& out, std::ostream& err) {
+  std::string text = text_arg;
+  if (text == "-") text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  const WriteGate& gate = store.write_gate();
+  const double threshold = gate.config().watermark.z_threshold;
+  if (action == "check") {
+    const WatermarkScore s = gate.watermark().Score(text);
+    const bool ok = s.z >= threshold;
+    if (json) {
+      out << nlohmann::json{{"z", s.z}, {"n", s.n}, {"green", s.green}, {"threshold", threshold}, {"verifies", ok}}.dump()
+          << "\n";
+    } else {
+      out << absl::StrFormat("z = %.3f (%d of %d pairs green); %s (threshold %.2f)\n", s.z, s.green, s.n,
+                             ok ? "verifies" : "does not verify", threshold);
+    }
+    return ok ? 0 : 1;
+  }
+  auto synonyms = SynonymTable::Shared();
+  if (!synonyms.ok()) return Fail(err, synonyms.status());
+  const MarkedText marked = MarkText(text, gate.watermark(), synonyms->get(), std::max(z_target, threshold));
+  if (json) {
+    nlohmann::json edits = nlohmann::json::array();
+    for (const auto& e : marked.edits) edits.push_back({{"offset", e.offset}, {"before", e.before}, {"after", e.after}});
+    out << nlohmann::json{{"text", marked.text},       {"edits", edits},       {"z_before", marked.before.z},
+                          {"z_after", marked.after.z}, {"verifies", marked.reached_target}}
+               .dump()
+        << "\n";
+  } else {
+    out << marked.text << "\n";
+    for (const auto& e : marked.edits) err << "  - " << e.before << "\n  + " << e.after << "\n";
+    err << absl::StrFormat("z %.3f -> %.3f with %d substitution(s)\n", marked.before.z, marked.after.z,
+                           marked.edits.size());
+  }
+  if (!marked.reached_target) {
+    return Fail(err, absl::FailedPreconditionError(absl::StrFormat(
+                         "could not watermark this text: z reached %.3f of the %.2f needed (too short, or too few "
+                         "words with contractions, spelling variants or WordNet synonyms to choose from)",
+                         marked.after.z, std::max(z_target, threshold))));
+  }
+  return 0;
+}
+
+}  // namespace bulwark::cli
