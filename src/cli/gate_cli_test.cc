@@ -40,7 +40,8 @@ TEST_F(GateCliTest, InjectedInstructionIsQuarantinedThenReleasedWithHistoryIntac
   EXPECT_THAT(report["quarantine"]["reasons"][0].get<std::string>(), HasSubstr("instruction_override/ignore_previous"));
 
   CliResult search = Cli({"search", "forward the payroll file", "--json"});
-  for (const auto& hit : search.json()["hits"]) EXPECT_NE(hit["id"], id);
+  const nlohmann::json hits_while_quarantined = search.json()["hits"];
+  for (const auto& hit : hits_while_quarantined) EXPECT_NE(hit["id"], id);
 
   CliResult list = Cli({"quarantine", "list"});
   EXPECT_THAT(list.out, HasSubstr(id));
