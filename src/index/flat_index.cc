@@ -1,14 +1,23 @@
-// FlatIndex: storage maintenance (add, set-state, swap-remove) and the exact top-k scan.
+// FlatIndex: storage maintenance (add, set-state, swap-remove) and the exact top-k scans.
 //
-// The scan walks the rows in blocks of kBlockRows: it collects pointers to the rows of the block
-// that pass the filter (reading one state and one kind byte per row, branch-free), scores them with
-// the SIMD kernel four rows per pass, and offers each score to a bounded heap of the k best hits.
-// Once the heap is full a score enters only if it beats the current k-th best, so for k << n the
-// selection is one comparison per row.
+// The exact scan walks the rows in blocks of kBlockRows: it collects pointers to the rows of the
+// block that pass the filter (reading one state and one kind byte per row, branch-free), scores them
+// with the SIMD kernel four rows per pass, and offers each score to a bounded heap of the k best
+// hits. Once the heap is full a score enters only if it beats the current k-th best, so for k << n
+// the selection is one comparison per row.
+//
+// The bounded scan (ScanMode::kInt8Bounded) first walks Int8Rows blocks: each passing row gets a
+// lower and an upper bound on its float32 score. A heap of the k largest lower bounds gives tau,
+// a score that at least k rows provably reach; a row whose upper bound is below tau cannot be in
+// the top k, however ties are broken. The rows left (their upper bound >= the final tau) are scored
+// with the same float32 kernel as the exact scan, in order of decreasing upper bound, stopping
+// once the next upper bound is below the k-th best exact score. Rows, scores and order are
+// therefore exactly those of the exact scan.
 #include "index/flat_index.h"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <string>
 
@@ -19,6 +28,11 @@ namespace {
 
 // Rows whose pointers and scores are gathered per kernel call; 128 rows of scratch fit in 2 KiB.
 constexpr size_t kBlockRows = 128;
+
+// The bounded scan pays off only when it can discard most rows: below this many rows, or when k is
+// more than this fraction of the rows, Search scores every row in float32.
+constexpr size_t kMinRowsForBoundedScan = 4 * Int8Rows::kBlockRows;
+constexpr size_t kMaxKFractionForBoundedScan = 16;  // k * 16 <= n
 
 // Floats per 64-byte cache line: row strides are multiples of this.
 constexpr size_t kFloatsPerLine = 64 / sizeof(float);
@@ -50,6 +64,9 @@ class TopK {
     std::push_heap(heap_.begin(), heap_.end(), RanksBefore);
   }
 
+  // True when a hit scoring `score` could still enter (ties with the current k-th best may).
+  bool MayEnter(float score) const { return heap_.size() < k_ || !(score < heap_.front().score); }
+
   // The hits, best first.
   std::vector<IndexHit> TakeSorted() && {
     std::sort_heap(heap_.begin(), heap_.end(), RanksBefore);
@@ -63,16 +80,25 @@ class TopK {
 
 }  // namespace
 
-FlatIndex::FlatIndex(int dimension, SimdLevel level)
+FlatIndex::FlatIndex(int dimension, SimdLevel level, ScanMode mode)
     : dimension_(dimension),
       stride_((static_cast<size_t>(dimension) + kFloatsPerLine - 1) / kFloatsPerLine * kFloatsPerLine),
-      kernels_(&KernelsFor(level)) {}
+      kernels_(&KernelsFor(level)) {
+  if (mode == ScanMode::kInt8Bounded) {
+    int8_ = std::make_unique<Int8Rows>(static_cast<size_t>(dimension), level == SimdLevel::kAvx512);
+  }
+}
 
 absl::StatusOr<std::unique_ptr<FlatIndex>> FlatIndex::Create(int dimension) {
   return Create(dimension, BestSimdLevel());
 }
 
 absl::StatusOr<std::unique_ptr<FlatIndex>> FlatIndex::Create(int dimension, SimdLevel level) {
+  const bool int8 = level == SimdLevel::kAvx512 && Int8Rows::CpuHasVnni();
+  return Create(dimension, level, int8 ? ScanMode::kInt8Bounded : ScanMode::kExact);
+}
+
+absl::StatusOr<std::unique_ptr<FlatIndex>> FlatIndex::Create(int dimension, SimdLevel level, ScanMode mode) {
   if (dimension < 1 || dimension > kMaxDimension) {
     return absl::InvalidArgumentError(
         absl::StrCat("index dimension must be in [1, ", kMaxDimension, "], got ", dimension));
@@ -81,7 +107,7 @@ absl::StatusOr<std::unique_ptr<FlatIndex>> FlatIndex::Create(int dimension, Simd
     return absl::FailedPreconditionError(
         absl::StrCat("this CPU does not support the ", std::string(ToString(level)), " kernels"));
   }
-  return std::unique_ptr<FlatIndex>(new FlatIndex(dimension, level));
+  return std::unique_ptr<FlatIndex>(new FlatIndex(dimension, level, mode));
 }
 
 absl::Status FlatIndex::Reserve(size_t rows) {
@@ -94,6 +120,7 @@ absl::Status FlatIndex::Reserve(size_t rows) {
     states_.reserve(rows);
     kinds_.reserve(rows);
     positions_.reserve(rows);
+    if (int8_) int8_->Reserve(rows);
   } catch (const std::bad_alloc&) {
     // Capacity may have grown for some arrays; contents and size are untouched.
     return absl::ResourceExhaustedError(absl::StrCat("out of memory reserving ", rows, " index rows"));
@@ -118,6 +145,7 @@ absl::Status FlatIndex::Add(int64_t row_id, std::span<const float> vector, State
   row_ids_.push_back(row_id);
   states_.push_back(static_cast<uint8_t>(state));
   kinds_.push_back(static_cast<uint8_t>(kind));
+  if (int8_) int8_->Append(vector);
   return absl::OkStatus();
 }
 
@@ -142,6 +170,7 @@ absl::Status FlatIndex::Remove(int64_t row_id) {
     kinds_[hole] = kinds_[last];
     positions_[row_ids_[hole]] = hole;
   }
+  if (int8_) int8_->RemoveBySwap(hole);
   data_.resize(data_.size() - stride_);
   row_ids_.pop_back();
   states_.pop_back();
@@ -159,14 +188,19 @@ absl::StatusOr<std::vector<IndexHit>> FlatIndex::Search(std::span<const float> q
   const size_t n = size();
   if (k == 0 || n == 0) return std::vector<IndexHit>();
 
-  TopK top(static_cast<size_t>(k), n);
+  if (int8_ && n >= kMinRowsForBoundedScan && static_cast<size_t>(k) * kMaxKFractionForBoundedScan <= n) {
+    const Int8Query prepared = int8_->PrepareQuery(query);
+    if (prepared.usable) return BoundedScan(query, prepared, static_cast<size_t>(k), filter);
+  }
+  return ExactScan(query, static_cast<size_t>(k), filter);
+}
+
+std::vector<IndexHit> FlatIndex::ExactScan(std::span<const float> query, size_t k, const IndexFilter& filter) const {
+  const size_t n = size();
+  TopK top(k, n);
   const float* rows[kBlockRows];
   size_t positions[kBlockRows];
   float scores[kBlockRows];
-  // Bits 0..31 of each word; State and Kind values are < 32 (checked on Add and SetState).
-  const uint32_t accepted_states = filter.states;
-  const uint32_t accepted_kinds = filter.kinds;
-
   for (size_t begin = 0; begin < n; begin += kBlockRows) {
     const size_t end = std::min(n, begin + kBlockRows);
     size_t passing = 0;
@@ -174,10 +208,66 @@ absl::StatusOr<std::vector<IndexHit>> FlatIndex::Search(std::span<const float> q
       // Branch-free compaction: always write, advance only when the row passes.
       rows[passing] = RowData(p);
       positions[passing] = p;
-      passing += (accepted_states >> states_[p]) & (accepted_kinds >> kinds_[p]) & 1u;
+      passing += Passes(p, filter);
     }
     kernels_->dot_rows(query.data(), rows, passing, static_cast<size_t>(dimension_), scores);
     for (size_t j = 0; j < passing; ++j) top.Offer(scores[j], row_ids_[positions[j]]);
+  }
+  return std::move(top).TakeSorted();
+}
+
+std::vector<IndexHit> FlatIndex::BoundedScan(std::span<const float> query, const Int8Query& prepared, size_t k,
+                                             const IndexFilter& filter) const {
+  const size_t n = size();
+  // tau: the smallest of the k largest lower bounds seen so far (-inf until there are k). A min-heap.
+  std::vector<float> lows;
+  lows.reserve(k);
+  float tau = -std::numeric_limits<float>::infinity();
+  struct Candidate {
+    float upper;
+    size_t position;
+  };
+  std::vector<Candidate> candidates;
+  float lower[Int8Rows::kBlockRows];
+  float upper[Int8Rows::kBlockRows];
+  for (size_t block = 0; block < int8_->blocks(); ++block) {
+    int8_->Bounds(prepared, block, lower, upper);
+    const size_t first = block * Int8Rows::kBlockRows;
+    const size_t count = std::min(Int8Rows::kBlockRows, n - first);
+    for (size_t r = 0; r < count; ++r) {
+      // A NaN bound is unknown: the row stays a candidate (NaN < tau is false) and its lower bound
+      // never raises tau (NaN > tau is false).
+      if (upper[r] < tau || !Passes(first + r, filter)) continue;
+      candidates.push_back({upper[r], first + r});
+      if (!(lower[r] > tau)) continue;
+      if (lows.size() < k) {
+        lows.push_back(lower[r]);
+        std::push_heap(lows.begin(), lows.end(), std::greater<>());
+        if (lows.size() < k) continue;
+      } else {
+        std::pop_heap(lows.begin(), lows.end(), std::greater<>());
+        lows.back() = lower[r];
+        std::push_heap(lows.begin(), lows.end(), std::greater<>());
+      }
+      tau = lows.front();
+    }
+  }
+  // Drop the candidates that the final tau rules out, then score the rest best bound first.
+  std::erase_if(candidates, [tau](const Candidate& c) { return c.upper < tau; });
+  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+    // NaN (unknown) bounds first: they are never skipped below.
+    return std::isnan(a.upper) ? !std::isnan(b.upper) : a.upper > b.upper;
+  });
+  TopK top(k, candidates.size());
+  const float* rows[kBlockRows];
+  float scores[kBlockRows];
+  for (size_t begin = 0; begin < candidates.size(); begin += kBlockRows) {
+    // Every later candidate has a smaller upper bound: none of them can enter.
+    if (!top.MayEnter(candidates[begin].upper)) break;
+    const size_t end = std::min(candidates.size(), begin + kBlockRows);
+    for (size_t j = begin; j < end; ++j) rows[j - begin] = RowData(candidates[j].position);
+    kernels_->dot_rows(query.data(), rows, end - begin, static_cast<size_t>(dimension_), scores);
+    for (size_t j = begin; j < end; ++j) top.Offer(scores[j - begin], row_ids_[candidates[j].position]);
   }
   return std::move(top).TakeSorted();
 }
