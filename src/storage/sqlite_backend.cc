@@ -1,5 +1,6 @@
-// SqliteBackend implementation. Every statement is prepared per call and finalized by RAII; all
-// access is serialized by mu_. Rows are decoded defensively (see StorageBackend).
+// SqliteBackend implementation. Statements are prepared per call and finalized by RAII, except the
+// two single-row reads that every search runs, which are prepared once and reset after each use;
+// all access is serialized by mu_. Rows are decoded defensively (see StorageBackend).
 #include "storage/sqlite_backend.h"
 #include "storage/sqlite_util.h"
 
@@ -180,7 +181,7 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
   sqlite3_busy_timeout(db, 5000);
   sqlite3_extended_result_codes(db, 1);
   // WAL + synchronous=FULL: a committed transaction is fsynced before COMMIT returns.
-  if (auto s = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON; PRAGMA wal_autocheckpoint=8192;");
+  if (auto s = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON; PRAGMA wal_autocheckpoint=8192; PRAGMA mmap_size=1073741824;");
       !s.ok()) {
     return absl::DataLossError(absl::StrCat(path.string(), " is not a usable SQLite database: ", s.message()));
   }
@@ -210,7 +211,13 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
   return backend;
 }
 
-SqliteBackend::~SqliteBackend() { sqlite3_close(db_); }
+SqliteBackend::SqliteBackend(sqlite3* db) : db_(db) {}
+
+SqliteBackend::~SqliteBackend() {
+  get_row_.reset();  // sqlite3_close refuses to close a connection with unfinalized statements
+  get_entry_.reset();
+  sqlite3_close(db_);
+}
 
 absl::StatusOr<std::optional<std::string>> SqliteBackend::GetMeta(std::string_view key) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -294,28 +301,44 @@ absl::Status SqliteBackend::PurgeEntry(const Entry& purged, const HistoryEvent& 
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetEntry(std::string_view name_space,
-                                                                 std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_, absl::StrCat("SELECT ", kEntryColumns, " FROM entries WHERE id = ? AND namespace = ?"));
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, id);
-  st.Bind(2, name_space);
+absl::StatusOr<std::optional<StoredRow>> SqliteBackend::ReadOneRow(std::unique_ptr<Statement>& slot,
+                                                                   std::string_view sql,
+                                                                   const std::function<void(Statement&)>& bind,
+                                                                   std::string_view what) {
+  if (slot == nullptr) {
+    auto prepared = std::make_unique<Statement>(db_, sql);
+    if (auto s = prepared->status(); !s.ok()) return s;
+    slot = std::move(prepared);
+  }
+  Statement& st = *slot;
+  struct ResetOnExit {
+    Statement& st;
+    ~ResetOnExit() { st.Reset(); }
+  } reset{st};
+  bind(st);
   int rc = st.Step();
   if (rc == SQLITE_ROW) return std::optional<StoredRow>(DecodeRow(st));
   if (rc == SQLITE_DONE) return std::optional<StoredRow>();
-  return SqliteError(db_, "read entry");
+  return SqliteError(db_, what);
+}
+
+absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetEntry(std::string_view name_space,
+                                                                 std::string_view id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  static const std::string sql = absl::StrCat("SELECT ", kEntryColumns, " FROM entries WHERE id = ? AND namespace = ?");
+  return ReadOneRow(
+      get_entry_, sql,
+      [&](Statement& st) {
+        st.Bind(1, id);
+        st.Bind(2, name_space);
+      },
+      "read entry");
 }
 
 absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetRow(int64_t row_id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_, absl::StrCat("SELECT ", kEntryColumns, " FROM entries WHERE row_id = ?"));
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, row_id);
-  int rc = st.Step();
-  if (rc == SQLITE_ROW) return std::optional<StoredRow>(DecodeRow(st));
-  if (rc == SQLITE_DONE) return std::optional<StoredRow>();
-  return SqliteError(db_, "read row");
+  static const std::string sql = absl::StrCat("SELECT ", kEntryColumns, " FROM entries WHERE row_id = ?");
+  return ReadOneRow(get_row_, sql, [&](Statement& st) { st.Bind(1, row_id); }, "read row");
 }
 
 absl::Status SqliteBackend::ScanEntries(std::string_view name_space,

@@ -13,6 +13,8 @@ struct sqlite3;
 
 namespace bulwark {
 
+class Statement;
+
 class SqliteBackend final : public StorageBackend {
  public:
   // Opens (creating if `create` and absent) the database at `path` and its schema.
@@ -36,11 +38,21 @@ class SqliteBackend final : public StorageBackend {
   absl::StatusOr<std::vector<StateCount>> CountByState() override;
 
  private:
-  explicit SqliteBackend(sqlite3* db) : db_(db) {}
+  explicit SqliteBackend(sqlite3* db);
   absl::Status UpdateLocked(const Entry& entry, const HistoryEvent& event, bool purge);
+  // Runs the cached single-row SELECT in `slot` (prepared from `sql` on first use) with `bind`
+  // applied, decodes the row if there is one, and resets the statement so that it holds no read
+  // transaction (and no stale snapshot) between calls. Requires mu_.
+  absl::StatusOr<std::optional<StoredRow>> ReadOneRow(std::unique_ptr<Statement>& slot, std::string_view sql,
+                                                      const std::function<void(Statement&)>& bind,
+                                                      std::string_view what);
 
   std::mutex mu_;  // serializes all use of db_ (statements are not shareable across threads)
   sqlite3* db_;    // guarded by mu_
+  // The hot reads (search verifies every candidate), prepared once; guarded by mu_ and finalized
+  // before db_ is closed.
+  std::unique_ptr<Statement> get_row_;
+  std::unique_ptr<Statement> get_entry_;
 };
 
 }  // namespace bulwark
