@@ -78,6 +78,18 @@ class TopK {
   std::vector<IndexHit> heap_;
 };
 
+// Scores the rows at positions[0 .. count) (count <= kBlockRows) of a row-major array with the
+// float32 kernel and offers them to `top` under their row ids.
+void ScoreInto(const InnerProductKernels& kernels, std::span<const float> query, const float* data,
+               size_t stride, const std::vector<int64_t>& row_ids, const size_t* positions, size_t count,
+               TopK& top) {
+  const float* rows[kBlockRows] = {};  // initialized: GCC 12 cannot see that count entries are set
+  float scores[kBlockRows];
+  for (size_t j = 0; j < count; ++j) rows[j] = data + positions[j] * stride;
+  kernels.dot_rows(query.data(), rows, count, query.size(), scores);
+  for (size_t j = 0; j < count; ++j) top.Offer(scores[j], row_ids[positions[j]]);
+}
+
 }  // namespace
 
 FlatIndex::FlatIndex(int dimension, SimdLevel level, ScanMode mode)
@@ -178,46 +190,81 @@ absl::Status FlatIndex::Remove(int64_t row_id) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<IndexHit>> FlatIndex::Search(std::span<const float> query, int k,
-                                                        const IndexFilter& filter) const {
+absl::Status FlatIndex::CheckSearch(std::span<const float> query, int k) const {
   if (query.size() != static_cast<size_t>(dimension_)) {
     return absl::InvalidArgumentError(
         absl::StrCat("query has ", query.size(), " dimensions, the index ", dimension_));
   }
   if (k < 0) return absl::InvalidArgumentError(absl::StrCat("k must be >= 0, got ", k));
-  const size_t n = size();
-  if (k == 0 || n == 0) return std::vector<IndexHit>();
-
-  if (int8_ && n >= kMinRowsForBoundedScan && static_cast<size_t>(k) * kMaxKFractionForBoundedScan <= n) {
-    const Int8Query prepared = int8_->PrepareQuery(query);
-    if (prepared.usable) return BoundedScan(query, prepared, static_cast<size_t>(k), filter);
-  }
-  return ExactScan(query, static_cast<size_t>(k), filter);
+  return absl::OkStatus();
 }
 
-std::vector<IndexHit> FlatIndex::ExactScan(std::span<const float> query, size_t k, const IndexFilter& filter) const {
+absl::StatusOr<std::vector<IndexHit>> FlatIndex::Search(std::span<const float> query, int k,
+                                                        const IndexFilter& filter) const {
+  if (auto s = CheckSearch(query, k); !s.ok()) return s;
+  if (k == 0 || size() == 0) return std::vector<IndexHit>();
+  return Scan(query, static_cast<size_t>(k), filter, /*mask=*/nullptr);
+}
+
+absl::StatusOr<std::vector<IndexHit>> FlatIndex::SearchRows(std::span<const float> query, int k,
+                                                            const IndexFilter& filter,
+                                                            std::span<const int64_t> row_ids) const {
+  if (auto s = CheckSearch(query, k); !s.ok()) return s;
+  if (k == 0 || size() == 0 || row_ids.empty()) return std::vector<IndexHit>();
+  if (row_ids.size() * kMaxKFractionForBoundedScan >= size()) {
+    std::vector<uint8_t> mask(size(), 0);
+    for (int64_t id : row_ids) {
+      if (auto it = positions_.find(id); it != positions_.end()) mask[it->second] = 1;
+    }
+    return Scan(query, static_cast<size_t>(k), filter, mask.data());
+  }
+  std::vector<size_t> positions;
+  positions.reserve(row_ids.size());
+  for (int64_t id : row_ids) {
+    if (auto it = positions_.find(id); it != positions_.end() && Passes(it->second, filter, nullptr)) {
+      positions.push_back(it->second);
+    }
+  }
+  std::sort(positions.begin(), positions.end());
+  positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
+  TopK top(static_cast<size_t>(k), positions.size());
+  for (size_t begin = 0; begin < positions.size(); begin += kBlockRows) {
+    ScoreInto(*kernels_, query, data_.data(), stride_, row_ids_, positions.data() + begin,
+              std::min(kBlockRows, positions.size() - begin), top);
+  }
+  return std::move(top).TakeSorted();
+}
+
+std::vector<IndexHit> FlatIndex::Scan(std::span<const float> query, size_t k, const IndexFilter& filter,
+                                      const uint8_t* mask) const {
+  const size_t n = size();
+  if (int8_ && n >= kMinRowsForBoundedScan && k * kMaxKFractionForBoundedScan <= n) {
+    const Int8Query prepared = int8_->PrepareQuery(query);
+    if (prepared.usable) return BoundedScan(query, prepared, k, filter, mask);
+  }
+  return ExactScan(query, k, filter, mask);
+}
+
+std::vector<IndexHit> FlatIndex::ExactScan(std::span<const float> query, size_t k, const IndexFilter& filter,
+                                           const uint8_t* mask) const {
   const size_t n = size();
   TopK top(k, n);
-  const float* rows[kBlockRows];
   size_t positions[kBlockRows];
-  float scores[kBlockRows];
   for (size_t begin = 0; begin < n; begin += kBlockRows) {
     const size_t end = std::min(n, begin + kBlockRows);
     size_t passing = 0;
     for (size_t p = begin; p < end; ++p) {
       // Branch-free compaction: always write, advance only when the row passes.
-      rows[passing] = RowData(p);
       positions[passing] = p;
-      passing += Passes(p, filter);
+      passing += Passes(p, filter, mask);
     }
-    kernels_->dot_rows(query.data(), rows, passing, static_cast<size_t>(dimension_), scores);
-    for (size_t j = 0; j < passing; ++j) top.Offer(scores[j], row_ids_[positions[j]]);
+    ScoreInto(*kernels_, query, data_.data(), stride_, row_ids_, positions, passing, top);
   }
   return std::move(top).TakeSorted();
 }
 
 std::vector<IndexHit> FlatIndex::BoundedScan(std::span<const float> query, const Int8Query& prepared, size_t k,
-                                             const IndexFilter& filter) const {
+                                             const IndexFilter& filter, const uint8_t* mask) const {
   const size_t n = size();
   // tau: the smallest of the k largest lower bounds seen so far (-inf until there are k). A min-heap.
   std::vector<float> lows;
@@ -237,7 +284,7 @@ std::vector<IndexHit> FlatIndex::BoundedScan(std::span<const float> query, const
     for (size_t r = 0; r < count; ++r) {
       // A NaN bound is unknown: the row stays a candidate (NaN < tau is false) and its lower bound
       // never raises tau (NaN > tau is false).
-      if (upper[r] < tau || !Passes(first + r, filter)) continue;
+      if (upper[r] < tau || !Passes(first + r, filter, mask)) continue;
       candidates.push_back({upper[r], first + r});
       if (!(lower[r] > tau)) continue;
       if (lows.size() < k) {
@@ -259,15 +306,13 @@ std::vector<IndexHit> FlatIndex::BoundedScan(std::span<const float> query, const
     return std::isnan(a.upper) ? !std::isnan(b.upper) : a.upper > b.upper;
   });
   TopK top(k, candidates.size());
-  const float* rows[kBlockRows];
-  float scores[kBlockRows];
+  size_t positions[kBlockRows];
   for (size_t begin = 0; begin < candidates.size(); begin += kBlockRows) {
     // Every later candidate has a smaller upper bound: none of them can enter.
     if (!top.MayEnter(candidates[begin].upper)) break;
-    const size_t end = std::min(candidates.size(), begin + kBlockRows);
-    for (size_t j = begin; j < end; ++j) rows[j - begin] = RowData(candidates[j].position);
-    kernels_->dot_rows(query.data(), rows, end - begin, static_cast<size_t>(dimension_), scores);
-    for (size_t j = begin; j < end; ++j) top.Offer(scores[j - begin], row_ids_[candidates[j].position]);
+    const size_t count = std::min(kBlockRows, candidates.size() - begin);
+    for (size_t j = 0; j < count; ++j) positions[j] = candidates[begin + j].position;
+    ScoreInto(*kernels_, query, data_.data(), stride_, row_ids_, positions, count, top);
   }
   return std::move(top).TakeSorted();
 }

@@ -96,17 +96,30 @@ class FlatIndex final : public VectorIndex {
   [[nodiscard]] absl::Status Remove(int64_t row_id) override;
   [[nodiscard]] absl::StatusOr<std::vector<IndexHit>> Search(std::span<const float> query, int k,
                                                              const IndexFilter& filter) const override;
+  // A small set of rows (under 1/16 of the index) is scored directly in float32; a larger one is
+  // searched like Search with the other rows masked out.
+  [[nodiscard]] absl::StatusOr<std::vector<IndexHit>> SearchRows(std::span<const float> query, int k,
+                                                                 const IndexFilter& filter,
+                                                                 std::span<const int64_t> row_ids) const override;
 
  private:
   FlatIndex(int dimension, SimdLevel level, ScanMode mode);
 
-  // The two strategies behind Search (see ScanMode); same preconditions, same results.
-  std::vector<IndexHit> ExactScan(std::span<const float> query, size_t k, const IndexFilter& filter) const;
+  // Checks the query and k; OK when a search may proceed.
+  absl::Status CheckSearch(std::span<const float> query, int k) const;
+  // Search over the rows that pass `filter` and, if `mask` is not null, have mask[position] == 1:
+  // the bounded scan when it applies, else the exact scan.
+  std::vector<IndexHit> Scan(std::span<const float> query, size_t k, const IndexFilter& filter,
+                             const uint8_t* mask) const;
+  // The two strategies behind Scan (see ScanMode); same preconditions, same results.
+  std::vector<IndexHit> ExactScan(std::span<const float> query, size_t k, const IndexFilter& filter,
+                                  const uint8_t* mask) const;
   std::vector<IndexHit> BoundedScan(std::span<const float> query, const Int8Query& prepared, size_t k,
-                                    const IndexFilter& filter) const;
-  bool Passes(size_t position, const IndexFilter& filter) const {
+                                    const IndexFilter& filter, const uint8_t* mask) const;
+  uint32_t Passes(size_t position, const IndexFilter& filter, const uint8_t* mask) const {
     // Bits 0..31 of each word; State and Kind values are < 32 (checked on Add and SetState).
-    return (filter.states >> states_[position]) & (filter.kinds >> kinds_[position]) & 1u;
+    return (filter.states >> states_[position]) & (filter.kinds >> kinds_[position]) & 1u &
+           (mask == nullptr ? 1u : mask[position]);
   }
 
   const float* RowData(size_t position) const { return data_.data() + position * stride_; }

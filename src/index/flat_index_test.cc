@@ -554,6 +554,48 @@ TEST_P(FlatIndexOracleTest, SparseZeroAndUnboundedRowsMatchBruteForce) {
   }
 }
 
+// SearchRows: the brute force over the given rows only, for subsets small enough to be scored
+// directly and large enough to be scanned with a mask; unknown and repeated ids are ignored.
+TEST_P(FlatIndexOracleTest, SearchRowsMatchesBruteForceOverTheSubset) {
+  const InnerProductKernels& kernels = KernelsFor(level());
+  constexpr int kDimension = 48;
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  auto index = Make(kDimension);
+  Model model;
+  for (int64_t id = 0; id < 2000; ++id) {
+    ModelRow row{std::vector<float>(kDimension), id % 9 ? State::kActive : State::kQuarantined,
+                 id % 13 ? Kind::kMemory : Kind::kHoneypot};
+    for (float& x : row.vector) x = uniform(rng);
+    ASSERT_TRUE(index->Add(id * 3, row.vector, row.state, row.kind).ok());
+    model[id * 3] = row;
+  }
+  for (size_t subset : {0ul, 1ul, 7ul, 100ul, 124ul, 125ul, 700ul, 2000ul}) {
+    std::vector<int64_t> ids;
+    Model sub;
+    for (size_t i = 0; i < subset; ++i) {
+      const int64_t id = static_cast<int64_t>(rng() % 2000) * 3;
+      ids.push_back(id);
+      sub[id] = model.at(id);
+    }
+    ids.push_back(1);     // not in the index
+    ids.push_back(-30);  // not in the index
+    if (!ids.empty()) ids.push_back(ids.front());  // repeated
+    std::vector<float> query(kDimension);
+    for (float& x : query) x = uniform(rng);
+    for (int k : {1, 5, 40}) {
+      for (const IndexFilter& filter : kFilters) {
+        auto hits = index->SearchRows(query, k, filter, ids);
+        ASSERT_TRUE(hits.ok());
+        ExpectSameHits(*hits, BruteForce(sub, query, k, filter, kernels),
+                       "subset " + std::to_string(subset) + " k=" + std::to_string(k));
+      }
+    }
+  }
+  EXPECT_EQ(index->SearchRows(std::vector<float>(3), 1, IndexFilter{}, std::vector<int64_t>{0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllLevels, FlatIndexOracleTest,
                          testing::Combine(testing::Values(SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512),
                                           testing::Values(ScanMode::kExact, ScanMode::kInt8Bounded)),

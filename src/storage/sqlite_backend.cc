@@ -214,8 +214,8 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
 SqliteBackend::SqliteBackend(sqlite3* db) : db_(db) {}
 
 SqliteBackend::~SqliteBackend() {
-  get_row_.reset();  // sqlite3_close refuses to close a connection with unfinalized statements
-  get_entry_.reset();
+  // sqlite3_close refuses to close a connection with unfinalized statements.
+  for (auto* slot : {&get_row_, &get_entry_, &begin_read_, &end_read_}) slot->reset();
   sqlite3_close(db_);
 }
 
@@ -301,16 +301,22 @@ absl::Status SqliteBackend::PurgeEntry(const Entry& purged, const HistoryEvent& 
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::optional<StoredRow>> SqliteBackend::ReadOneRow(std::unique_ptr<Statement>& slot,
-                                                                   std::string_view sql,
-                                                                   const std::function<void(Statement&)>& bind,
-                                                                   std::string_view what) {
+absl::StatusOr<Statement*> SqliteBackend::Cached(std::unique_ptr<Statement>& slot, std::string_view sql) {
   if (slot == nullptr) {
     auto prepared = std::make_unique<Statement>(db_, sql);
     if (auto s = prepared->status(); !s.ok()) return s;
     slot = std::move(prepared);
   }
-  Statement& st = *slot;
+  return slot.get();
+}
+
+absl::StatusOr<std::optional<StoredRow>> SqliteBackend::ReadOneRow(std::unique_ptr<Statement>& slot,
+                                                                   std::string_view sql,
+                                                                   const std::function<void(Statement&)>& bind,
+                                                                   std::string_view what) {
+  auto cached = Cached(slot, sql);
+  if (!cached.ok()) return cached.status();
+  Statement& st = **cached;
   struct ResetOnExit {
     Statement& st;
     ~ResetOnExit() { st.Reset(); }
@@ -335,10 +341,36 @@ absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetEntry(std::string_vie
       "read entry");
 }
 
-absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetRow(int64_t row_id) {
+absl::StatusOr<std::vector<std::optional<StoredRow>>> SqliteBackend::GetRows(std::span<const int64_t> row_ids) {
   std::lock_guard<std::mutex> lock(mu_);
   static const std::string sql = absl::StrCat("SELECT ", kEntryColumns, " FROM entries WHERE row_id = ?");
-  return ReadOneRow(get_row_, sql, [&](Statement& st) { st.Bind(1, row_id); }, "read row");
+  // One read transaction around the lookups: one snapshot, and the WAL read lock taken once.
+  auto begin = Cached(begin_read_, "BEGIN");
+  if (!begin.ok()) return begin.status();
+  auto end = Cached(end_read_, "COMMIT");
+  if (!end.ok()) return end.status();
+  absl::Status begun = (*begin)->Run("begin read");
+  (*begin)->Reset();
+  if (!begun.ok()) return begun;
+  std::vector<std::optional<StoredRow>> rows;
+  rows.reserve(row_ids.size());
+  absl::Status status;
+  for (int64_t row_id : row_ids) {
+    auto row = ReadOneRow(get_row_, sql, [&](Statement& st) { st.Bind(1, row_id); }, "read row");
+    if (!row.ok()) {
+      status = row.status();
+      break;
+    }
+    rows.push_back(*std::move(row));
+  }
+  // A read transaction has nothing to roll back: COMMIT just ends it (ROLLBACK if that failed, so
+  // the connection never stays inside a transaction).
+  absl::Status ended = (*end)->Run("end read");
+  (*end)->Reset();
+  if (sqlite3_get_autocommit(db_) == 0) Exec(db_, "ROLLBACK").IgnoreError();
+  if (!status.ok()) return status;
+  if (!ended.ok()) return ended;
+  return rows;
 }
 
 absl::Status SqliteBackend::ScanEntries(std::string_view name_space,

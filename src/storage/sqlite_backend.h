@@ -31,7 +31,7 @@ class SqliteBackend final : public StorageBackend {
   absl::Status UpdateEntry(const Entry& entry, const HistoryEvent& event) override;
   absl::Status PurgeEntry(const Entry& purged, const HistoryEvent& event) override;
   absl::StatusOr<std::optional<StoredRow>> GetEntry(std::string_view name_space, std::string_view id) override;
-  absl::StatusOr<std::optional<StoredRow>> GetRow(int64_t row_id) override;
+  absl::StatusOr<std::vector<std::optional<StoredRow>>> GetRows(std::span<const int64_t> row_ids) override;
   absl::Status ScanEntries(std::string_view name_space,
                            const std::function<absl::Status(const StoredRow&)>& visit) override;
   absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space, std::string_view id) override;
@@ -40,6 +40,8 @@ class SqliteBackend final : public StorageBackend {
  private:
   explicit SqliteBackend(sqlite3* db);
   absl::Status UpdateLocked(const Entry& entry, const HistoryEvent& event, bool purge);
+  // The statement cached in `slot`, prepared from `sql` on first use. Requires mu_.
+  absl::StatusOr<Statement*> Cached(std::unique_ptr<Statement>& slot, std::string_view sql);
   // Runs the cached single-row SELECT in `slot` (prepared from `sql` on first use) with `bind`
   // applied, decodes the row if there is one, and resets the statement so that it holds no read
   // transaction (and no stale snapshot) between calls. Requires mu_.
@@ -53,6 +55,8 @@ class SqliteBackend final : public StorageBackend {
   // before db_ is closed.
   std::unique_ptr<Statement> get_row_;
   std::unique_ptr<Statement> get_entry_;
+  std::unique_ptr<Statement> begin_read_;
+  std::unique_ptr<Statement> end_read_;
 };
 
 }  // namespace bulwark
