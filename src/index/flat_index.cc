@@ -16,6 +16,7 @@
 #include "index/flat_index.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -265,7 +266,6 @@ std::vector<IndexHit> FlatIndex::ExactScan(std::span<const float> query, size_t 
 
 std::vector<IndexHit> FlatIndex::BoundedScan(std::span<const float> query, const Int8Query& prepared, size_t k,
                                              const IndexFilter& filter, const uint8_t* mask) const {
-  const size_t n = size();
   // tau: the smallest of the k largest lower bounds seen so far (-inf until there are k). A min-heap.
   std::vector<float> lows;
   lows.reserve(k);
@@ -278,10 +278,11 @@ std::vector<IndexHit> FlatIndex::BoundedScan(std::span<const float> query, const
   float lower[Int8Rows::kBlockRows];
   float upper[Int8Rows::kBlockRows];
   for (size_t block = 0; block < int8_->blocks(); ++block) {
-    int8_->Bounds(prepared, block, lower, upper);
+    // Only rows whose upper bound reaches tau (as of the block's start; it only grows) are visited.
+    uint64_t reaching = int8_->Bounds(prepared, block, tau, lower, upper);
     const size_t first = block * Int8Rows::kBlockRows;
-    const size_t count = std::min(Int8Rows::kBlockRows, n - first);
-    for (size_t r = 0; r < count; ++r) {
+    for (; reaching != 0; reaching &= reaching - 1) {
+      const size_t r = static_cast<size_t>(std::countr_zero(reaching));
       // A NaN bound is unknown: the row stays a candidate (NaN < tau is false) and its lower bound
       // never raises tau (NaN > tau is false).
       if (upper[r] < tau || !Passes(first + r, filter, mask)) continue;

@@ -76,10 +76,11 @@ BULWARK_TARGET_VNNI inline void AccumulateVnni(const int8_t* block, const int8_t
   }
 }
 
-// Integer dot products of 64 rows, four registers of 16 consecutive rows each, then the bounds.
-BULWARK_TARGET_VNNI void BlockBoundsVnni(const int8_t* block, const int8_t* prefetch, const Int8Query& q, const float* scales,
-                                         const float* row_norms, const float* err_norms, float* lower,
-                                         float* upper) {
+// Integer dot products of 64 rows, four registers of 16 consecutive rows each, then the bounds;
+// returns the mask of rows whose upper bound is not below `threshold` (NaN included).
+BULWARK_TARGET_VNNI uint64_t BlockBoundsVnni(const int8_t* block, const int8_t* prefetch, const Int8Query& q,
+                                             const float* scales, const float* row_norms, const float* err_norms,
+                                             float threshold, float* lower, float* upper) {
   __m512i pos[4], neg[4];
   for (int m = 0; m < 4; ++m) pos[m] = neg[m] = _mm512_setzero_si512();
   AccumulateVnni(block, prefetch, q.dims.data(), q.weights.data(), q.positive, pos);
@@ -92,6 +93,8 @@ BULWARK_TARGET_VNNI void BlockBoundsVnni(const int8_t* block, const int8_t* pref
   const __m512 widen = _mm512_set1_ps(1.0f + kRelativeSlack);
   const __m512 relative = _mm512_set1_ps(kRelativeSlack);
   const __m512 absolute = _mm512_set1_ps(kAbsoluteSlack);
+  const __m512 tau = _mm512_set1_ps(threshold);
+  uint64_t reaching = 0;
   for (int m = 0; m < 4; ++m) {
     const size_t r = 16 * static_cast<size_t>(m);
     // The zero-masked conversion sidesteps a GCC 12 -Wuninitialized false positive in the unmasked one.
@@ -101,9 +104,12 @@ BULWARK_TARGET_VNNI void BlockBoundsVnni(const int8_t* block, const int8_t* pref
                                      _mm512_mul_ps(_mm512_loadu_ps(err_norms + r), err_term));
     const __m512 wide = _mm512_add_ps(
         _mm512_add_ps(_mm512_mul_ps(eps, widen), _mm512_mul_ps(_mm512_abs_ps(approx), relative)), absolute);
+    const __m512 high = _mm512_add_ps(approx, wide);
     _mm512_storeu_ps(lower + r, _mm512_sub_ps(approx, wide));
-    _mm512_storeu_ps(upper + r, _mm512_add_ps(approx, wide));
+    _mm512_storeu_ps(upper + r, high);
+    reaching |= static_cast<uint64_t>(_mm512_cmp_ps_mask(high, tau, _CMP_NLT_UQ)) << r;
   }
+  return reaching;
 }
 #endif  // BULWARK_X86
 
@@ -199,6 +205,7 @@ Int8Query Int8Rows::PrepareQuery(std::span<const float> query) const {
   if (max > 0) q.scale = static_cast<float>(max / 255.0);
   for (size_t j = 0; j < query.size(); ++j) {
     const double x = query[j];
+    if (x == 0) continue;  // most coordinates of a lexical query
     query2 += x * x;
     const double magnitude = q.scale > 0 ? std::min(std::nearbyint(std::fabs(x) / q.scale), 255.0) : 0.0;
     const double residual = x - std::copysign(magnitude * q.scale, x);  // exact, as in Append
@@ -222,17 +229,20 @@ Int8Query Int8Rows::PrepareQuery(std::span<const float> query) const {
   return q;
 }
 
-void Int8Rows::Bounds(const Int8Query& q, size_t block, float* lower, float* upper) const {
+uint64_t Int8Rows::Bounds(const Int8Query& q, size_t block, float threshold, float* lower, float* upper) const {
   const size_t first = block * kBlockRows;
   const Line* lines = lines_.data() + block * dimension_;
+  // Rows past size() in the last block are never reported.
+  const size_t rows = std::min(kBlockRows, size_ - first);
+  const uint64_t existing = rows == kBlockRows ? ~uint64_t{0} : (uint64_t{1} << rows) - 1;
 #if BULWARK_X86
   if (use_vnni_) {
     // The lines of the block after next are fetched meanwhile: the query's lines are scattered
     // over the block, which the hardware prefetchers do not follow.
     const size_t ahead = std::min(block + kPrefetchBlocks, blocks() - 1);
-    BlockBoundsVnni(lines[0].bytes, lines_[ahead * dimension_].bytes, q, scales_.data() + first, row_norms_.data() + first,
-                    err_norms_.data() + first, lower, upper);
-    return;
+    return existing & BlockBoundsVnni(lines[0].bytes, lines_[ahead * dimension_].bytes, q, scales_.data() + first,
+                                      row_norms_.data() + first, err_norms_.data() + first, threshold, lower,
+                                      upper);
   }
 #endif
   int32_t dots[kBlockRows] = {};
@@ -241,10 +251,13 @@ void Int8Rows::Bounds(const Int8Query& q, size_t block, float* lower, float* upp
     const int32_t w = j < q.positive ? static_cast<int32_t>(q.weights[j]) : -static_cast<int32_t>(q.weights[j]);
     for (size_t r = 0; r < kBlockRows; ++r) dots[r] += w * line[Lane(r)];
   }
+  uint64_t reaching = 0;
   for (size_t r = 0; r < kBlockRows; ++r) {
     RowBounds(dots[r], scales_[first + r], row_norms_[first + r], err_norms_[first + r], q, &lower[r],
               &upper[r]);
+    reaching |= static_cast<uint64_t>(!(upper[r] < threshold)) << r;
   }
+  return existing & reaching;
 }
 
 }  // namespace bulwark

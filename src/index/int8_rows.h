@@ -77,8 +77,9 @@ class Int8Rows {
   // Bounds on the float32 score of the rows of block `block` (positions 64*block .. 64*block+63)
   // against the query: lower[r] <= score <= upper[r] for every row r that exists; positions past
   // size() get unspecified values. NaN marks a bound that is not known (the caller treats it as
-  // -inf for lower and +inf for upper). Precondition: query.usable.
-  void Bounds(const Int8Query& query, size_t block, float* lower, float* upper) const;
+  // -inf for lower and +inf for upper). Returns the bit mask of existing rows r whose upper[r] is
+  // not below `threshold` (bit r; NaN counts as reaching it). Precondition: query.usable.
+  uint64_t Bounds(const Int8Query& query, size_t block, float threshold, float* lower, float* upper) const;
 
   size_t blocks() const { return (size_ + kBlockRows - 1) / kBlockRows; }
 

@@ -59,8 +59,12 @@ void ExpectBoundsHold(const Int8Rows& int8, const Rows& rows, const std::vector<
   ASSERT_TRUE(prepared.usable) << context;
   std::vector<float> lower(Int8Rows::kBlockRows), upper(Int8Rows::kBlockRows);
   for (size_t block = 0; block < int8.blocks(); ++block) {
-    int8.Bounds(prepared, block, lower.data(), upper.data());
-    for (size_t r = 0; r < Int8Rows::kBlockRows && block * Int8Rows::kBlockRows + r < rows.size(); ++r) {
+    const float threshold = static_cast<float>(block % 3) - 1.0f;  // -1, 0, 1
+    const uint64_t reaching = int8.Bounds(prepared, block, threshold, lower.data(), upper.data());
+    for (size_t r = 0; r < Int8Rows::kBlockRows; ++r) {
+      const bool exists = block * Int8Rows::kBlockRows + r < rows.size();
+      EXPECT_EQ((reaching >> r) & 1, exists && !(upper[r] < threshold) ? 1u : 0u) << context << " row " << r;
+      if (!exists) continue;
       const std::vector<float>& row = rows[block * Int8Rows::kBlockRows + r];
       for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
         if (!CpuSupports(level)) continue;
@@ -125,7 +129,7 @@ TEST_P(Int8RowsTest, BoundsAreTightForUnitVectors) {
   for (float x : query) norm += static_cast<double>(x) * x;
   for (float& x : query) x = static_cast<float>(x / std::sqrt(norm));
   std::vector<float> lower(64), upper(64);
-  int8.Bounds(int8.PrepareQuery(query), 0, lower.data(), upper.data());
+  int8.Bounds(int8.PrepareQuery(query), 0, 0.0f, lower.data(), upper.data());
   for (int r = 0; r < 64; ++r) EXPECT_LT(upper[r] - lower[r], 0.02f) << r;
 }
 
@@ -142,7 +146,9 @@ TEST_P(Int8RowsTest, ZeroAndNonFiniteValues) {
     const Int8Query prepared = int8.PrepareQuery(query);
     ASSERT_TRUE(prepared.usable);
     std::vector<float> lower(64), upper(64);
-    int8.Bounds(prepared, 0, lower.data(), upper.data());
+    const uint64_t reaching = int8.Bounds(prepared, 0, std::numeric_limits<float>::max(), lower.data(), upper.data());
+    EXPECT_EQ(reaching & 0b11100, 0b11100u);  // unbounded rows always reach
+    EXPECT_EQ(reaching >> 7, 0u);               // rows that do not exist never do
     for (size_t r : {2ul, 3ul, 4ul}) {
       EXPECT_TRUE(std::isnan(lower[r]) || lower[r] == -inf) << r;
       EXPECT_TRUE(std::isnan(upper[r]) || upper[r] == inf) << r;

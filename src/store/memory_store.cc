@@ -367,7 +367,7 @@ absl::StatusOr<SearchResult> MemoryStore::Search(std::string_view name_space, st
       if (!rows.ok()) return rows.status();
       result.rows_read += static_cast<int64_t>(batch.size());
       for (size_t i = 0; i < batch.size(); ++i) {
-        const std::optional<StoredRow>& row = (*rows)[i];
+        std::optional<StoredRow>& row = (*rows)[i];
         if (!row.has_value()) {
           ReportBadRow(batch[i].row_id, "", name_space, "indexed row is missing from storage");
           ++result.rejected_candidates;
@@ -380,7 +380,7 @@ absl::StatusOr<SearchResult> MemoryStore::Search(std::string_view name_space, st
         }
         if (!filter.Accepts(row->entry.state, row->entry.kind)) continue;
         if (!MatchesMetadata(row->entry.metadata, options.metadata_filter)) continue;
-        result.hits.push_back({row->entry, batch[i].score});
+        result.hits.push_back({std::move(row->entry), batch[i].score});
       }
     }
     if (result.hits.size() >= k || hits->size() < fetch || fetch >= searchable) break;
