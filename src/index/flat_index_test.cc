@@ -80,6 +80,21 @@ void ExpectSameHits(const std::vector<IndexHit>& got, const std::vector<IndexHit
   }
 }
 
+// Searches with every k and filter given and checks each answer against the brute force over
+// `model`, which scores with the same level's `dot`: rows, scores and order must agree exactly.
+void ExpectMatchesBruteForce(const FlatIndex& index, const Model& model, const std::vector<float>& query,
+                             const std::vector<int>& ks, const std::vector<IndexFilter>& filters,
+                             const InnerProductKernels& kernels, const std::string& context) {
+  for (int k : ks) {
+    for (size_t f = 0; f < filters.size(); ++f) {
+      const std::string where = context + " k=" + std::to_string(k) + " filter " + std::to_string(f);
+      auto hits = index.Search(query, k, filters[f]);
+      ASSERT_TRUE(hits.ok()) << where << ": " << hits.status();
+      ExpectSameHits(*hits, BruteForce(model, query, k, filters[f], kernels), where);
+    }
+  }
+}
+
 const std::vector<IndexFilter> kFilters = {
     IndexFilter{},                       // active memories
     IndexFilter{kAllStates, kAllKinds},  // everything
@@ -399,14 +414,8 @@ TEST_P(FlatIndexOracleTest, TiesMatchBruteForce) {
     for (int trial = 0; trial < 10; ++trial) {
       std::vector<float> query(dimension);
       for (float& x : query) x = static_cast<float>(ternary(rng));
-      for (int k : {1, 5, 50, 700}) {
-        for (const IndexFilter& filter : kFilters) {
-          auto hits = index->Search(query, k, filter);
-          ASSERT_TRUE(hits.ok());
-          ExpectSameHits(*hits, BruteForce(model, query, k, filter, kernels),
-                         "d=" + std::to_string(dimension) + " k=" + std::to_string(k));
-        }
-      }
+      ExpectMatchesBruteForce(*index, model, query, {1, 5, 50, 700}, kFilters, kernels,
+                              "d=" + std::to_string(dimension));
     }
   }
 }
@@ -456,13 +465,7 @@ TEST_P(FlatIndexOracleTest, RandomMutationsMatchModel) {
     ASSERT_EQ(index->size(), model.size());
     std::vector<float> query(kDimension);
     for (float& x : query) x = uniform(rng);
-    for (const IndexFilter& filter : kFilters) {
-      for (int k : {1, 10, 400}) {
-        auto hits = index->Search(query, k, filter);
-        ASSERT_TRUE(hits.ok());
-        ExpectSameHits(*hits, BruteForce(model, query, k, filter, kernels), "burst " + std::to_string(burst));
-      }
-    }
+    ExpectMatchesBruteForce(*index, model, query, {1, 10, 400}, kFilters, kernels, "burst " + std::to_string(burst));
   }
 }
 
@@ -507,15 +510,8 @@ TEST_P(FlatIndexOracleTest, NearTiesMatchBruteForce) {
       } else {  // a query equal to a cluster base: its whole cluster near-ties at the top
         query = model.at(static_cast<int64_t>(rng() % 3000)).vector;
       }
-      for (int k : {1, 5, 10, 100, 187}) {
-        for (const IndexFilter& filter : kFilters) {
-          auto hits = index->Search(query, k, filter);
-          ASSERT_TRUE(hits.ok());
-          ExpectSameHits(*hits, BruteForce(model, query, k, filter, kernels),
-                         "d=" + std::to_string(dimension) + " trial " + std::to_string(trial) +
-                             " k=" + std::to_string(k));
-        }
-      }
+      ExpectMatchesBruteForce(*index, model, query, {1, 5, 10, 100, 187}, kFilters, kernels,
+                              "d=" + std::to_string(dimension) + " trial " + std::to_string(trial));
     }
   }
 }
@@ -545,12 +541,8 @@ TEST_P(FlatIndexOracleTest, SparseZeroAndUnboundedRowsMatchBruteForce) {
   }
   for (int trial = 0; trial < 5; ++trial) {
     const std::vector<float> query = trial == 0 ? std::vector<float>(kDimension, 0.0f) : sparse();
-    for (int k : {1, 5, 50}) {
-      auto hits = index->Search(query, k, IndexFilter{});
-      ASSERT_TRUE(hits.ok());
-      ExpectSameHits(*hits, BruteForce(model, query, k, IndexFilter{}, kernels),
-                     "trial " + std::to_string(trial) + " k=" + std::to_string(k));
-    }
+    ExpectMatchesBruteForce(*index, model, query, {1, 5, 50}, {IndexFilter{}}, kernels,
+                            "trial " + std::to_string(trial));
   }
 }
 
