@@ -195,28 +195,32 @@ Int8Query Int8Rows::PrepareQuery(std::span<const float> query) const {
   const double max = MaxMagnitude(query);
   if (!(max <= kMaxBoundedMagnitude)) return q;
   q.usable = true;
-  double query2 = 0, residual2 = 0;
-  std::vector<uint32_t> negative_dims, negative_weights;
   if (max > 0) q.scale = static_cast<float>(max / 255.0);
+  // Positive coordinates fill the lists from the front, negative ones from the back.
+  const size_t nonzero = static_cast<size_t>(std::count_if(query.begin(), query.end(), [](float x) { return x != 0; }));
+  q.dims.resize(nonzero);
+  q.weights.resize(nonzero);
+  size_t front = 0, back = nonzero;
+  double query2 = 0, residual2 = 0;
   for (size_t j = 0; j < query.size(); ++j) {
     const double x = query[j];
     if (x == 0) continue;  // most coordinates of a lexical query
     query2 += x * x;
-    const double magnitude = q.scale > 0 ? std::min(std::nearbyint(std::fabs(x) / q.scale), 255.0) : 0.0;
+    // Round half up (floor(v + 0.5): inlined, unlike nearbyint); any rounding is fine, since the
+    // residual is measured.
+    const double magnitude = q.scale > 0 ? std::min(std::floor(std::fabs(x) / q.scale + 0.5), 255.0) : 0.0;
     const double residual = x - std::copysign(magnitude * q.scale, x);  // exact, as in Append
     residual2 += residual * residual;
     if (magnitude == 0) continue;
-    if (x > 0) {
-      q.dims.push_back(static_cast<uint32_t>(j));
-      q.weights.push_back(static_cast<uint32_t>(magnitude));
-    } else {
-      negative_dims.push_back(static_cast<uint32_t>(j));
-      negative_weights.push_back(static_cast<uint32_t>(magnitude));
-    }
+    const size_t slot = x > 0 ? front++ : --back;
+    q.dims[slot] = static_cast<uint32_t>(j);
+    q.weights[slot] = static_cast<uint32_t>(magnitude);
   }
-  q.positive = q.dims.size();
-  q.dims.insert(q.dims.end(), negative_dims.begin(), negative_dims.end());
-  q.weights.insert(q.weights.end(), negative_weights.begin(), negative_weights.end());
+  // Close the gap left by coordinates whose magnitude rounded to 0.
+  q.dims.erase(q.dims.begin() + static_cast<ptrdiff_t>(front), q.dims.begin() + static_cast<ptrdiff_t>(back));
+  q.weights.erase(q.weights.begin() + static_cast<ptrdiff_t>(front),
+                  q.weights.begin() + static_cast<ptrdiff_t>(back));
+  q.positive = front;
   const double query_norm = std::sqrt(query2) * kNormSlack;
   const double gamma = gamma_;
   q.row_term = RoundUp((std::sqrt(residual2) * kNormSlack + gamma * query_norm) * kNormSlack);
