@@ -404,8 +404,8 @@ TEST_P(FlatIndexOracleTest, TiesMatchBruteForce) {
   for (int dimension : {3, 16, 33}) {
     auto index = Make(dimension);
     Model model;
-    for (int i = 0; i < 600; ++i) {
-      const int64_t id = (i * 389) % 600 - 300;  // negative ids too, in scrambled order
+    for (int i = 0; i < 1500; ++i) {  // enough rows for the bounded scan
+      const int64_t id = (i * 389) % 1500 - 750;  // negative ids too, in scrambled order
       ModelRow row{std::vector<float>(dimension), State::kActive, i % 4 ? Kind::kMemory : Kind::kHoneypot};
       for (float& x : row.vector) x = static_cast<float>(ternary(rng));
       ASSERT_TRUE(index->Add(id, row.vector, row.state, row.kind).ok());
