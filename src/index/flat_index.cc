@@ -244,10 +244,11 @@ std::vector<IndexHit> FlatIndex::Scan(std::span<const float> query, size_t k, co
                                       const uint8_t* mask) const {
   const size_t n = size();
   if (int8_ && n >= kMinRowsForBoundedScan && k * kMaxKFractionForBoundedScan <= n) {
-    const Int8Query prepared = int8_->PrepareQuery(query);
-    const bool dense = 2 * prepared.dims.size() > static_cast<size_t>(dimension_);
-    if (prepared.usable && (!dense || n >= kMinRowsForDenseBoundedScan)) {
-      return BoundedScan(query, prepared, k, filter, mask);
+    const size_t nonzero = static_cast<size_t>(std::count_if(query.begin(), query.end(), [](float x) { return x != 0; }));
+    const bool dense = 2 * nonzero > static_cast<size_t>(dimension_);
+    if (!dense || n >= kMinRowsForDenseBoundedScan) {
+      const Int8Query prepared = int8_->PrepareQuery(query);
+      if (prepared.usable) return BoundedScan(query, prepared, k, filter, mask);
     }
   }
   return ExactScan(query, k, filter, mask);
