@@ -1,20 +1,25 @@
 // Exact top-k search latency on one thread (DESIGN 4.4): FlatIndex against FAISS IndexFlatIP and
 // against the memory-bandwidth bound, side by side in one run.
 //
-// For each n in {1k, 10k, 100k, 1M} (d = 384, k = 10, random unit vectors from a fixed seed) four
+// For each n in {1k, 10k, 100k, 1M} (d = 384, k = 10, random unit vectors from a fixed seed) five
 // rows are reported, in this order:
-//   Bound/n             a vectorized streaming sum over a buffer of n * d floats, the bytes a scan
-//                       must read: bound time = bytes scanned / read bandwidth
-//   FlatIndex/n         FlatIndex::Search, every row passing the filter
-//   FlatIndexFiltered/n FlatIndex::Search with the default filter, which drops the 10% of rows that
-//                       are honeypots
+//   Bound/n             a vectorized streaming sum over a buffer of n * d floats, the bytes a float
+//                       scan must read: bound time = bytes scanned / read bandwidth
+//   FlatIndex/n         FlatIndex::Search in its default mode (ScanMode::kInt8Bounded on CPUs with
+//                       AVX-512 VNNI: an int8 pre-scan, then float32 for the rows that can still
+//                       make the top k), every row passing the filter
+//   FlatIndexFiltered/n the same with the default filter, which drops the 10% of rows that are
+//                       honeypots
+//   FlatIndexExact/n    FlatIndex::Search in ScanMode::kExact (float32 for every row)
 //   FaissFlatIP/n       faiss::IndexFlatIP::search for one query (OpenMP pinned to one thread)
+// Random dense vectors are the int8 pre-scan's hardest input: every query touches every byte of
+// the int8 copy, where a sparse lexical query touches about an eighth.
 // Time and CPU columns are per query in ms. Each FlatIndex/FAISS row also interleaves its own bound
 // passes (clock paused) between batches of queries, so the counters ms_per_query, bound_ms and
 // x_bound (= ms_per_query / bound_ms) come from the same machine conditions; they use the
 // benchmark thread's CPU time, which equals wall time on an idle machine and leaves out time spent
-// descheduled on a shared one. Only one n is resident at a time: about 4.5 GB at n = 1M (vectors,
-// FlatIndex copy, FAISS copy). Run with OMP_NUM_THREADS=1 as well; main() also calls
+// descheduled on a shared one. Only one n is resident at a time: about 6.4 GB at n = 1M (vectors,
+// two FlatIndex copies, one with its int8 copy, FAISS copy). Run with OMP_NUM_THREADS=1 as well; main() also calls
 // omp_set_num_threads(1). Debian's FAISS scores one query against the rows with its scalar
 // fvec_inner_product (FAISS uses BLAS only from 20 queries per call), so BLAS plays no part here.
 #include <dlfcn.h>
@@ -149,6 +154,7 @@ struct Dataset {
   AlignedFloats vectors;  // n * d, row-major; also the buffer the bound streams over
   std::vector<float> queries;
   std::unique_ptr<FlatIndex> flat;
+  std::unique_ptr<FlatIndex> exact;  // ScanMode::kExact
   std::unique_ptr<faiss::IndexFlatIP> faiss_index;
 
   size_t bytes() const { return n * kDimension * sizeof(float); }
@@ -171,10 +177,13 @@ Dataset& DatasetFor(size_t n) {
   FillUnitVectors(rng, data->queries.data(), kQueries);
 
   data->flat = std::move(FlatIndex::Create(kDimension)).value();
-  if (!data->flat->Reserve(n).ok()) std::abort();
-  for (size_t r = 0; r < n; ++r) {
-    const std::span<const float> row(data->vectors.data() + r * kDimension, kDimension);
-    if (!data->flat->Add(static_cast<int64_t>(r), row, State::kActive, KindOfRow(r)).ok()) std::abort();
+  data->exact = std::move(FlatIndex::Create(kDimension, BestSimdLevel(), ScanMode::kExact)).value();
+  for (FlatIndex* index : {data->flat.get(), data->exact.get()}) {
+    if (!index->Reserve(n).ok()) std::abort();
+    for (size_t r = 0; r < n; ++r) {
+      const std::span<const float> row(data->vectors.data() + r * kDimension, kDimension);
+      if (!index->Add(static_cast<int64_t>(r), row, State::kActive, KindOfRow(r)).ok()) std::abort();
+    }
   }
   data->faiss_index = std::make_unique<faiss::IndexFlatIP>(kDimension);
   data->faiss_index->add(static_cast<faiss::Index::idx_t>(n), data->vectors.data());
@@ -248,10 +257,11 @@ void BM_Bound(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations()) * static_cast<int64_t>(data.bytes()));
 }
 
-void RunFlatIndex(benchmark::State& state, const IndexFilter& filter) {
+void RunFlatIndex(benchmark::State& state, const IndexFilter& filter, bool exact = false) {
   const Dataset& data = DatasetFor(static_cast<size_t>(state.range(0)));
+  const FlatIndex& index = exact ? *data.exact : *data.flat;
   RunAgainstBound(state, data, [&](size_t i) {
-    auto hits = data.flat->Search(std::span<const float>(data.query(i), kDimension), kTopK, filter);
+    auto hits = index.Search(std::span<const float>(data.query(i), kDimension), kTopK, filter);
     if (!hits.ok() || hits->size() != std::min<size_t>(kTopK, data.n)) {
       state.SkipWithError("FlatIndex::Search failed");
       return false;
@@ -265,14 +275,27 @@ void BM_FlatIndex(benchmark::State& state) { RunFlatIndex(state, IndexFilter{.st
 
 void BM_FlatIndexFiltered(benchmark::State& state) { RunFlatIndex(state, IndexFilter{}); }
 
+void BM_FlatIndexExact(benchmark::State& state) {
+  RunFlatIndex(state, IndexFilter{.states = ~0u, .kinds = ~0u}, /*exact=*/true);
+}
+
 void BM_FaissFlatIP(benchmark::State& state) {
   const Dataset& data = DatasetFor(static_cast<size_t>(state.range(0)));
   std::vector<float> distances(kTopK);
   std::vector<faiss::Index::idx_t> labels(kTopK);
 
-  // Both indexes must agree before their speed is compared (scores to float accuracy).
+  // The indexes must agree before their speed is compared: the two FlatIndex modes exactly, FAISS
+  // to float accuracy.
   auto flat_hits = data.flat->Search(std::span<const float>(data.query(0), kDimension), kTopK,
                                      IndexFilter{.states = ~0u, .kinds = ~0u});
+  auto exact_hits = data.exact->Search(std::span<const float>(data.query(0), kDimension), kTopK,
+                                       IndexFilter{.states = ~0u, .kinds = ~0u});
+  for (size_t j = 0; flat_hits.ok() && exact_hits.ok() && j < flat_hits->size(); ++j) {
+    if ((*flat_hits)[j].row_id != (*exact_hits)[j].row_id || (*flat_hits)[j].score != (*exact_hits)[j].score) {
+      state.SkipWithError("FlatIndex modes disagree");
+      return;
+    }
+  }
   data.faiss_index->search(1, data.query(0), kTopK, distances.data(), labels.data());
   for (size_t j = 0; flat_hits.ok() && j < flat_hits->size(); ++j) {
     if (std::fabs((*flat_hits)[j].score - distances[j]) > 1e-4f) {
@@ -309,6 +332,10 @@ void RegisterAll() {
         ->Arg(n)
         ->MinTime(min_time)
         ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("FlatIndexExact", BM_FlatIndexExact)
+        ->Arg(n)
+        ->MinTime(min_time)
+        ->Unit(benchmark::kMillisecond);
     benchmark::RegisterBenchmark("FaissFlatIP", BM_FaissFlatIP)
         ->Arg(n)
         ->MinTime(min_time)
@@ -325,6 +352,7 @@ int main(int argc, char** argv) {
   setenv("OMP_NUM_THREADS", "1", 1);
   omp_set_num_threads(1);
   benchmark::AddCustomContext("flat_index_kernels", std::string(bulwark::ToString(bulwark::BestSimdLevel())));
+  benchmark::AddCustomContext("flat_index_int8_vnni", bulwark::Int8Rows::CpuHasVnni() ? "yes" : "no");
   benchmark::AddCustomContext("omp_max_threads", std::to_string(omp_get_max_threads()));
   benchmark::AddCustomContext("blas", bulwark::BlasDescription());
   benchmark::AddCustomContext("dimension_k", "d=384 k=10, one thread");

@@ -107,6 +107,44 @@ TEST_F(CorruptionTest, EditedRowsAreNeverReturnedAndAreReported) {
   for (const std::string& bad : {edited, deleted, moved, swapped, cut}) EXPECT_NE(out.find(bad), std::string::npos) << out;
 }
 
+// Metadata filters run on the in-memory index first; an edit on disk, made while the store is open or
+// before it is reopened, must still never be returned and must be counted.
+TEST_F(CorruptionTest, EditedMetadataIsNeverReturnedThroughAFilter) {
+  std::string gold, edited;
+  {
+    auto store = Reopen();
+    ASSERT_NE(store, nullptr);
+    auto a = store->Add("alpha", {.text = "gold tier customer benefits", .metadata = {{"tier", "gold"}}}, "writer");
+    auto b = store->Add("alpha", {.text = "gold tier customer discounts", .metadata = {{"tier", "gold"}}}, "writer");
+    ASSERT_TRUE(a.ok() && b.ok());
+    gold = a->id;
+    edited = b->id;
+    ExecSql(db(), "UPDATE entries SET metadata='{\"tier\":\"platinum\"}' WHERE id='" + edited + "'");
+    // Open store: the index still says gold, storage says platinum (and the tag says gold).
+    auto r = store->Search("alpha", "gold tier customer", {.k = 5, .metadata_filter = {{"tier", "gold"}}});
+    ASSERT_TRUE(r.ok());
+    ASSERT_EQ(r->hits.size(), 1u);
+    EXPECT_EQ(r->hits[0].entry.id, gold);
+    EXPECT_EQ(r->rejected_candidates, 1);
+    EXPECT_EQ(store->signature_failures(), 1);
+    r = store->Search("alpha", "gold tier customer", {.k = 5, .metadata_filter = {{"tier", "platinum"}}});
+    ASSERT_TRUE(r.ok());
+    EXPECT_TRUE(r->hits.empty());
+  }
+  // Reopened: the index now holds the edited metadata; the row still fails verification.
+  auto store = Reopen();
+  ASSERT_NE(store, nullptr);
+  auto r = store->Search("alpha", "gold tier customer", {.k = 5, .metadata_filter = {{"tier", "platinum"}}});
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->hits.empty());
+  EXPECT_EQ(r->rejected_candidates, 1);
+  EXPECT_EQ(store->signature_failures(), 1);
+  auto report = store->Verify();
+  ASSERT_TRUE(report.ok());
+  ASSERT_EQ(report->bad_rows.size(), 1u);
+  EXPECT_EQ(report->bad_rows[0].id, edited);
+}
+
 TEST_F(CorruptionTest, ForgedUnsignedRowsAreNeverRetrieved) {
   // The attacker copies a real row (valid embedding bytes) and rewrites its text, with a random
   // tag, a missing tag, and a tag under a key id that does not exist.

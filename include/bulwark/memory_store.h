@@ -54,6 +54,9 @@ struct SearchHit {
 struct SearchResult {
   std::vector<SearchHit> hits;
   int rejected_candidates = 0;  // candidates dropped because they failed verification
+  // Rows read back from storage (and verified) to answer the search: k when every best candidate
+  // verifies and matches; 0 when the metadata filter matches no indexed row.
+  int64_t rows_read = 0;
 };
 
 // One row that failed verification.
@@ -128,7 +131,12 @@ class MemoryStore {
                                                             std::string_view principal,
                                                             const ProgressFn& progress = {});
 
-  // Top-k verified entries by cosine similarity to `query`.
+  // Top-k verified entries by cosine similarity to `query`: exactly the k best (ties to the older
+  // row) among the namespace's entries that pass verification as read from storage during this
+  // call and match the options. Candidates come from the in-memory index (vectors, states and
+  // metadata as this store last wrote or loaded them); each is then read from storage, verified,
+  // and checked against the options again, so an entry changed behind the store's back is never
+  // returned in its changed form.
   [[nodiscard]] absl::StatusOr<SearchResult> Search(std::string_view name_space, std::string_view query,
                                                     const SearchOptions& options);
   // The verified entry, in any state. NotFound if absent (or in another namespace); DataLoss if it
@@ -197,7 +205,10 @@ class MemoryStore {
   // Runs the write gate on a built (embedded, unsigned) entry: stores the report and, if
   // flagged, sets the state to quarantined. Returns whether it was flagged.
   bool GateEntry(Entry* entry) const;
-  VectorIndex* IndexFor(const std::string& name_space);  // requires mu_ held exclusively
+  struct NamespaceIndex;  // vectors and metadata of one namespace (memory_store.cc)
+  NamespaceIndex* IndexFor(const std::string& name_space);  // requires mu_ held exclusively
+  // Adds a row to its namespace's index (vectors and metadata), logging instead of failing.
+  void IndexRow(int64_t row_id, const Entry& entry);  // requires mu_ held exclusively
   // Checks a row read back from storage: decoded, in `name_space`, right embedding size, valid tag.
   absl::Status CheckRow(const struct StoredRow& row, std::string_view name_space) const;
   absl::Status ValidateNew(const NewEntry& entry) const;
@@ -225,7 +236,7 @@ class MemoryStore {
   absl::flat_hash_map<std::string, uint64_t> history_saved_;  // per namespace: saved through seq
 
   mutable std::shared_mutex mu_;  // guards indexes_ and orders writes
-  absl::flat_hash_map<std::string, std::unique_ptr<VectorIndex>> indexes_;  // by namespace
+  absl::flat_hash_map<std::string, std::unique_ptr<NamespaceIndex>> indexes_;  // by namespace
   absl::flat_hash_set<int64_t> bad_rows_;  // rows that failed verification (guarded by bad_mu_)
   mutable std::mutex bad_mu_;
   std::atomic<int64_t> signature_failures_{0};

@@ -30,19 +30,20 @@ std::optional<Kind> ParseKind(std::string_view name) { return ParseName<Kind>(kK
 std::optional<State> ParseState(std::string_view name) { return ParseName<State>(kStateNames, name); }
 
 nlohmann::json ToJson(const Entry& entry, bool with_embedding) {
-  nlohmann::json out = {
-      {"id", entry.id},
-      {"namespace", entry.name_space},
-      {"text", entry.text},
-      {"metadata", entry.metadata},
-      {"principal", entry.principal},
-      {"source", ToString(entry.source)},
-      {"kind", ToString(entry.kind)},
-      {"state", ToString(entry.state)},
-      {"created_at_us", entry.created_at_us},
-      {"updated_at_us", entry.updated_at_us},
-      {"key_id", entry.key_id},
-  };
+  // Member by member: an initializer list copies every value once more (this runs for every
+  // search hit the service returns).
+  nlohmann::json out(nlohmann::json::value_t::object);
+  out["id"] = entry.id;
+  out["namespace"] = entry.name_space;
+  out["text"] = entry.text;
+  out["metadata"] = entry.metadata;
+  out["principal"] = entry.principal;
+  out["source"] = ToString(entry.source);
+  out["kind"] = ToString(entry.kind);
+  out["state"] = ToString(entry.state);
+  out["created_at_us"] = entry.created_at_us;
+  out["updated_at_us"] = entry.updated_at_us;
+  out["key_id"] = entry.key_id;
   if (!entry.report.empty()) out["report"] = entry.report;
   if (with_embedding) {
     out["embedding"] = entry.embedding;

@@ -59,6 +59,12 @@ std::unique_ptr<FlatIndex> MakeIndex(int dimension, SimdLevel level = BestSimdLe
   return std::move(index).value();
 }
 
+std::unique_ptr<FlatIndex> MakeIndex(int dimension, SimdLevel level, ScanMode mode) {
+  absl::StatusOr<std::unique_ptr<FlatIndex>> index = FlatIndex::Create(dimension, level, mode);
+  EXPECT_TRUE(index.ok()) << index.status();
+  return std::move(index).value();
+}
+
 std::vector<int64_t> Ids(const std::vector<IndexHit>& hits) {
   std::vector<int64_t> ids;
   for (const IndexHit& hit : hits) ids.push_back(hit.row_id);
@@ -71,6 +77,21 @@ void ExpectSameHits(const std::vector<IndexHit>& got, const std::vector<IndexHit
   for (size_t i = 0; i < got.size(); ++i) {
     EXPECT_EQ(got[i].row_id, want[i].row_id) << context << " rank " << i;
     EXPECT_EQ(got[i].score, want[i].score) << context << " rank " << i;
+  }
+}
+
+// Searches with every k and filter given and checks each answer against the brute force over
+// `model`, which scores with the same level's `dot`: rows, scores and order must agree exactly.
+void ExpectMatchesBruteForce(const FlatIndex& index, const Model& model, const std::vector<float>& query,
+                             const std::vector<int>& ks, const std::vector<IndexFilter>& filters,
+                             const InnerProductKernels& kernels, const std::string& context) {
+  for (int k : ks) {
+    for (size_t f = 0; f < filters.size(); ++f) {
+      const std::string where = context + " k=" + std::to_string(k) + " filter " + std::to_string(f);
+      auto hits = index.Search(query, k, filters[f]);
+      ASSERT_TRUE(hits.ok()) << where << ": " << hits.status();
+      ExpectSameHits(*hits, BruteForce(model, query, k, filters[f], kernels), where);
+    }
   }
 }
 
@@ -302,25 +323,41 @@ TEST(FlatIndexTest, ConcurrentSearchesGiveTheSameResults) {
   EXPECT_THAT(mismatches, ElementsAre(0, 0, 0, 0));
 }
 
-// ---------------------------------------------------------------------------------------------
-// Oracle tests, for every kernel level the CPU supports
+TEST(FlatIndexTest, DefaultScanModeFollowsTheCpu) {
+  auto index = MakeIndex(384);
+  EXPECT_EQ(index->scan_mode(), BestSimdLevel() == SimdLevel::kAvx512 && Int8Rows::CpuHasVnni()
+                                    ? ScanMode::kInt8Bounded
+                                    : ScanMode::kExact);
+  EXPECT_EQ(MakeIndex(384, SimdLevel::kScalar)->scan_mode(), ScanMode::kExact);
+  EXPECT_EQ(MakeIndex(384, SimdLevel::kScalar, ScanMode::kInt8Bounded)->scan_mode(), ScanMode::kInt8Bounded);
+}
 
-class FlatIndexOracleTest : public testing::TestWithParam<SimdLevel> {
+// ---------------------------------------------------------------------------------------------
+// Oracle tests, for every kernel level the CPU supports and both scan modes. The oracle scores
+// with `dot` of the same level, so the bounded scan must return exactly the exact scan's rows,
+// scores and order, ties and near-ties included.
+
+using OracleParam = std::tuple<SimdLevel, ScanMode>;
+
+class FlatIndexOracleTest : public testing::TestWithParam<OracleParam> {
  protected:
   void SetUp() override {
-    if (!CpuSupports(GetParam())) GTEST_SKIP() << "CPU lacks " << ToString(GetParam());
+    if (!CpuSupports(level())) GTEST_SKIP() << "CPU lacks " << ToString(level());
   }
+  SimdLevel level() const { return std::get<0>(GetParam()); }
+  ScanMode mode() const { return std::get<1>(GetParam()); }
+  std::unique_ptr<FlatIndex> Make(int dimension) const { return MakeIndex(dimension, level(), mode()); }
 };
 
 // Random real-valued vectors: the scan returns exactly the brute-force ranking and scores (the
 // kernels are bit-identical row by row), and the scores are correct to float accuracy.
 TEST_P(FlatIndexOracleTest, SearchMatchesBruteForce) {
-  const InnerProductKernels& kernels = KernelsFor(GetParam());
+  const InnerProductKernels& kernels = KernelsFor(level());
   std::mt19937 rng(1234);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
   for (int dimension : {1, 7, 17, 384}) {
     for (size_t n : {1ul, 3ul, 5ul, 127ul, 128ul, 129ul, 1000ul}) {
-      auto index = MakeIndex(dimension, GetParam());
+      auto index = Make(dimension);
       Model model;
       std::vector<int64_t> ids(n);
       for (size_t i = 0; i < n; ++i) ids[i] = static_cast<int64_t>(i * 7919 % 100003);  // unordered
@@ -361,14 +398,14 @@ TEST_P(FlatIndexOracleTest, SearchMatchesBruteForce) {
 
 // Vectors of -1/0/1 give exact integer scores and many ties, which must go to the lower row id.
 TEST_P(FlatIndexOracleTest, TiesMatchBruteForce) {
-  const InnerProductKernels& kernels = KernelsFor(GetParam());
+  const InnerProductKernels& kernels = KernelsFor(level());
   std::mt19937 rng(99);
   std::uniform_int_distribution<int> ternary(-1, 1);
   for (int dimension : {3, 16, 33}) {
-    auto index = MakeIndex(dimension, GetParam());
+    auto index = Make(dimension);
     Model model;
-    for (int i = 0; i < 600; ++i) {
-      const int64_t id = (i * 389) % 600 - 300;  // negative ids too, in scrambled order
+    for (int i = 0; i < 1500; ++i) {  // enough rows for the bounded scan
+      const int64_t id = (i * 389) % 1500 - 750;  // negative ids too, in scrambled order
       ModelRow row{std::vector<float>(dimension), State::kActive, i % 4 ? Kind::kMemory : Kind::kHoneypot};
       for (float& x : row.vector) x = static_cast<float>(ternary(rng));
       ASSERT_TRUE(index->Add(id, row.vector, row.state, row.kind).ok());
@@ -377,25 +414,19 @@ TEST_P(FlatIndexOracleTest, TiesMatchBruteForce) {
     for (int trial = 0; trial < 10; ++trial) {
       std::vector<float> query(dimension);
       for (float& x : query) x = static_cast<float>(ternary(rng));
-      for (int k : {1, 5, 50, 700}) {
-        for (const IndexFilter& filter : kFilters) {
-          auto hits = index->Search(query, k, filter);
-          ASSERT_TRUE(hits.ok());
-          ExpectSameHits(*hits, BruteForce(model, query, k, filter, kernels),
-                         "d=" + std::to_string(dimension) + " k=" + std::to_string(k));
-        }
-      }
+      ExpectMatchesBruteForce(*index, model, query, {1, 5, 50, 700}, kFilters, kernels,
+                              "d=" + std::to_string(dimension));
     }
   }
 }
 
 // A random mix of adds, state changes and removes; after each burst the index agrees with the model.
 TEST_P(FlatIndexOracleTest, RandomMutationsMatchModel) {
-  const InnerProductKernels& kernels = KernelsFor(GetParam());
+  const InnerProductKernels& kernels = KernelsFor(level());
   constexpr int kDimension = 20;
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
-  auto index = MakeIndex(kDimension, GetParam());
+  auto index = Make(kDimension);
   Model model;
   for (int burst = 0; burst < 40; ++burst) {
     for (int op = 0; op < 50; ++op) {
@@ -434,20 +465,135 @@ TEST_P(FlatIndexOracleTest, RandomMutationsMatchModel) {
     ASSERT_EQ(index->size(), model.size());
     std::vector<float> query(kDimension);
     for (float& x : query) x = uniform(rng);
-    for (const IndexFilter& filter : kFilters) {
-      for (int k : {1, 10, 400}) {
-        auto hits = index->Search(query, k, filter);
-        ASSERT_TRUE(hits.ok());
-        ExpectSameHits(*hits, BruteForce(model, query, k, filter, kernels), "burst " + std::to_string(burst));
+    ExpectMatchesBruteForce(*index, model, query, {1, 10, 400}, kFilters, kernels, "burst " + std::to_string(burst));
+  }
+}
+
+// Unit vectors in near-tie clusters: each cluster is one base vector plus perturbations of a few
+// ulps in a few coordinates, so many scores differ only in the last bits (or not at all) -- the
+// hardest case for a pre-scan whose bounds are wider than those differences. Exact duplicates are
+// in there too. n is large enough that the bounded scan engages for k <= n / 16.
+TEST_P(FlatIndexOracleTest, NearTiesMatchBruteForce) {
+  const InnerProductKernels& kernels = KernelsFor(level());
+  std::mt19937 rng(77);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  for (int dimension : {16, 384}) {
+    auto index = Make(dimension);
+    Model model;
+    std::vector<float> base(dimension);
+    for (int i = 0; i < 3000; ++i) {
+      if (i % 300 == 0) {
+        double norm = 0;
+        for (float& x : base) {
+          x = uniform(rng);
+          norm += static_cast<double>(x) * x;
+        }
+        for (float& x : base) x = static_cast<float>(x / std::sqrt(norm));
       }
+      ModelRow row{base, State::kActive, i % 11 ? Kind::kMemory : Kind::kHoneypot};
+      if (i % 3 != 0) {  // every third row is an exact duplicate of its cluster's base
+        for (int j = 0; j < 3; ++j) {
+          float& x = row.vector[rng() % dimension];
+          for (int ulps = static_cast<int>(rng() % 4); ulps > 0; --ulps) {
+            x = std::nextafter(x, (rng() & 1) ? 1.0f : -1.0f);
+          }
+        }
+      }
+      const int64_t id = (i * 7919) % 3000;
+      ASSERT_TRUE(index->Add(id, row.vector, row.state, row.kind).ok());
+      model[id] = row;
+    }
+    for (int trial = 0; trial < 6; ++trial) {
+      std::vector<float> query(dimension);
+      if (trial < 3) {
+        for (float& x : query) x = uniform(rng);
+      } else {  // a query equal to a cluster base: its whole cluster near-ties at the top
+        query = model.at(static_cast<int64_t>(rng() % 3000)).vector;
+      }
+      ExpectMatchesBruteForce(*index, model, query, {1, 5, 10, 100, 187}, kFilters, kernels,
+                              "d=" + std::to_string(dimension) + " trial " + std::to_string(trial));
     }
   }
 }
 
+// Sparse rows and queries like the lexical embedder's, a zero query (every score ties at 0), and a
+// few rows the int8 copy cannot bound (non-finite or huge values), which must still rank exactly.
+TEST_P(FlatIndexOracleTest, SparseZeroAndUnboundedRowsMatchBruteForce) {
+  const InnerProductKernels& kernels = KernelsFor(level());
+  constexpr int kDimension = 384;
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  auto sparse = [&] {
+    std::vector<float> v(kDimension, 0.0f);
+    for (int i = 0; i < 30; ++i) v[rng() % kDimension] += uniform(rng);
+    return v;
+  };
+  auto index = Make(kDimension);
+  Model model;
+  for (int64_t id = 0; id < 1500; ++id) {
+    ModelRow row{sparse(), State::kActive, Kind::kMemory};
+    if (id % 250 == 7) row.vector[rng() % kDimension] = std::numeric_limits<float>::infinity();
+    if (id % 250 == 8) row.vector[rng() % kDimension] = 0x1p70f;
+    if (id % 250 == 9) row.vector[rng() % kDimension] = std::numeric_limits<float>::quiet_NaN();
+    if (id % 250 == 10) row.vector.assign(kDimension, 0.0f);
+    ASSERT_TRUE(index->Add(id, row.vector, row.state, row.kind).ok());
+    model[id] = row;
+  }
+  for (int trial = 0; trial < 5; ++trial) {
+    const std::vector<float> query = trial == 0 ? std::vector<float>(kDimension, 0.0f) : sparse();
+    ExpectMatchesBruteForce(*index, model, query, {1, 5, 50}, {IndexFilter{}}, kernels,
+                            "trial " + std::to_string(trial));
+  }
+}
+
+// SearchRows: the brute force over the given rows only, for subsets small enough to be scored
+// directly and large enough to be scanned with a mask; unknown and repeated ids are ignored.
+TEST_P(FlatIndexOracleTest, SearchRowsMatchesBruteForceOverTheSubset) {
+  const InnerProductKernels& kernels = KernelsFor(level());
+  constexpr int kDimension = 48;
+  std::mt19937 rng(8);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  auto index = Make(kDimension);
+  Model model;
+  for (int64_t id = 0; id < 2000; ++id) {
+    ModelRow row{std::vector<float>(kDimension), id % 9 ? State::kActive : State::kQuarantined,
+                 id % 13 ? Kind::kMemory : Kind::kHoneypot};
+    for (float& x : row.vector) x = uniform(rng);
+    ASSERT_TRUE(index->Add(id * 3, row.vector, row.state, row.kind).ok());
+    model[id * 3] = row;
+  }
+  for (size_t subset : {0ul, 1ul, 7ul, 100ul, 124ul, 125ul, 700ul, 2000ul}) {
+    std::vector<int64_t> ids;
+    Model sub;
+    for (size_t i = 0; i < subset; ++i) {
+      const int64_t id = static_cast<int64_t>(rng() % 2000) * 3;
+      ids.push_back(id);
+      sub[id] = model.at(id);
+    }
+    ids.push_back(1);     // not in the index
+    ids.push_back(-30);  // not in the index
+    if (!ids.empty()) ids.push_back(ids.front());  // repeated
+    std::vector<float> query(kDimension);
+    for (float& x : query) x = uniform(rng);
+    for (int k : {1, 5, 40}) {
+      for (const IndexFilter& filter : kFilters) {
+        auto hits = index->SearchRows(query, k, filter, ids);
+        ASSERT_TRUE(hits.ok());
+        ExpectSameHits(*hits, BruteForce(sub, query, k, filter, kernels),
+                       "subset " + std::to_string(subset) + " k=" + std::to_string(k));
+      }
+    }
+  }
+  EXPECT_EQ(index->SearchRows(std::vector<float>(3), 1, IndexFilter{}, std::vector<int64_t>{0}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 INSTANTIATE_TEST_SUITE_P(AllLevels, FlatIndexOracleTest,
-                         testing::Values(SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512),
-                         [](const testing::TestParamInfo<SimdLevel>& info) {
-                           return std::string(ToString(info.param));
+                         testing::Combine(testing::Values(SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512),
+                                          testing::Values(ScanMode::kExact, ScanMode::kInt8Bounded)),
+                         [](const testing::TestParamInfo<OracleParam>& info) {
+                           return std::string(ToString(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) == ScanMode::kExact ? "_exact" : "_int8");
                          });
 
 }  // namespace

@@ -8,12 +8,7 @@
 
 #include <cstdint>
 
-#if defined(__x86_64__) || defined(__i386__)
-#define BULWARK_X86 1
-#include <immintrin.h>
-#else
-#define BULWARK_X86 0
-#endif
+#include "index/simd_target.h"
 
 namespace bulwark {
 namespace {

@@ -52,6 +52,11 @@ class VectorIndex {
   [[nodiscard]] virtual absl::StatusOr<std::vector<IndexHit>> Search(std::span<const float> query,
                                                                      int k,
                                                                      const IndexFilter& filter) const = 0;
+  // Like Search, restricted to the rows whose ids are in `row_ids` (ids not in the index are
+  // ignored, a repeated id counts once): the k best of those rows that pass the filter.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<IndexHit>> SearchRows(std::span<const float> query, int k,
+                                                                         const IndexFilter& filter,
+                                                                         std::span<const int64_t> row_ids) const = 0;
 };
 
 }  // namespace bulwark

@@ -1,16 +1,18 @@
 // HMAC-SHA256 provenance tags: the canonical byte encoding of an entry (doc/entry_format.md), the
-// HMAC itself (OpenSSL's one-shot HMAC()), and signing and constant-time verification.
+// HMAC itself (OpenSSL's EVP_MAC), and signing and constant-time verification.
 #include "provenance/signer.h"
 
-#include <climits>
+#include <bit>
 #include <cstring>
 #include <limits>
+#include <memory>
 
 #include <absl/strings/str_cat.h>
 #include <nlohmann/json.hpp>
+#include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
-#include <openssl/hmac.h>
+#include <openssl/params.h>
 
 namespace bulwark {
 namespace {
@@ -41,15 +43,26 @@ std::string MetadataBytes(const nlohmann::json& metadata) {
   }
 }
 
-std::string EmbeddingBytes(const std::vector<float>& embedding) {
-  std::string out;
-  out.reserve(embedding.size() * 4);
-  for (float f : embedding) {
-    uint32_t bits;
-    std::memcpy(&bits, &f, sizeof(bits));
-    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+// Appends the embedding field: its byte length, then each float as 4 little-endian bytes.
+void AppendEmbedding(std::string* out, const std::vector<float>& embedding) {
+  AppendU64LE(out, embedding.size() * sizeof(float));
+  if constexpr (std::endian::native == std::endian::little) {
+    out->append(reinterpret_cast<const char*>(embedding.data()), embedding.size() * sizeof(float));
+  } else {
+    for (float f : embedding) {
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof(bits));
+      for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((bits >> (8 * i)) & 0xff));
+    }
   }
-  return out;
+}
+
+// The HMAC implementation, fetched from OpenSSL's default provider once per process (a fetch per
+// call, as the one-shot HMAC() does, costs more than hashing a whole entry); nullptr if the
+// provider has none. EVP_MAC objects are immutable and safe to share between threads.
+EVP_MAC* HmacMethod() {
+  static EVP_MAC* const method = EVP_MAC_fetch(nullptr, OSSL_MAC_NAME_HMAC, nullptr);
+  return method;
 }
 
 std::string Describe(const Entry& entry) {
@@ -59,33 +72,45 @@ std::string Describe(const Entry& entry) {
 }  // namespace
 
 std::string CanonicalEncoding(const Entry& entry, uint32_t key_id) {
-  std::string out(kEntryDomain);
+  const std::string metadata = MetadataBytes(entry.metadata);
+  std::string out;
+  // 12 fields of 8-byte length plus their bytes (the small ones are at most 24 bytes each).
+  out.reserve(kEntryDomain.size() + 12 * 8 + 7 * 24 + entry.name_space.size() + entry.id.size() +
+              entry.text.size() + metadata.size() + entry.principal.size() +
+              entry.embedding.size() * sizeof(float));
+  out.append(kEntryDomain);
   AppendField(&out, absl::StrCat(key_id));
   AppendField(&out, entry.name_space);
   AppendField(&out, entry.id);
   AppendField(&out, entry.text);
-  AppendField(&out, MetadataBytes(entry.metadata));
+  AppendField(&out, metadata);
   AppendField(&out, entry.principal);
   AppendField(&out, ToString(entry.source));
   AppendField(&out, ToString(entry.kind));
   AppendField(&out, ToString(entry.state));
   AppendField(&out, absl::StrCat(entry.created_at_us));
   AppendField(&out, absl::StrCat(entry.updated_at_us));
-  AppendField(&out, EmbeddingBytes(entry.embedding));
+  AppendEmbedding(&out, entry.embedding);
   return out;
 }
 
 absl::StatusOr<std::string> HmacSha256(std::span<const uint8_t> key, std::string_view message) {
-  if (key.size() > static_cast<size_t>(INT_MAX)) return absl::InternalError("HMAC key too long");
   // OpenSSL wants non-null pointers even for empty inputs.
   static const uint8_t kEmpty = 0;
-  const void* key_ptr = key.empty() ? &kEmpty : key.data();
+  const uint8_t* key_ptr = key.empty() ? &kEmpty : key.data();
   const auto* data = message.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(message.data());
 
+  EVP_MAC* method = HmacMethod();
+  if (method == nullptr) return absl::InternalError("OpenSSL has no HMAC implementation");
+  std::unique_ptr<EVP_MAC_CTX, decltype(&EVP_MAC_CTX_free)> ctx(EVP_MAC_CTX_new(method), &EVP_MAC_CTX_free);
+  char digest[] = "SHA256";
+  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                               OSSL_PARAM_construct_end()};
   std::string tag(EVP_MAX_MD_SIZE, '\0');
-  unsigned int tag_len = 0;
-  if (HMAC(EVP_sha256(), key_ptr, static_cast<int>(key.size()), data, message.size(),
-           reinterpret_cast<unsigned char*>(tag.data()), &tag_len) == nullptr ||
+  size_t tag_len = 0;
+  if (ctx == nullptr || EVP_MAC_init(ctx.get(), key_ptr, key.size(), params) != 1 ||
+      EVP_MAC_update(ctx.get(), data, message.size()) != 1 ||
+      EVP_MAC_final(ctx.get(), reinterpret_cast<unsigned char*>(tag.data()), &tag_len, tag.size()) != 1 ||
       tag_len != kTagBytes) {
     return absl::InternalError("OpenSSL HMAC-SHA256 failed");
   }

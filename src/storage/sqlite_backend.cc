@@ -1,5 +1,6 @@
-// SqliteBackend implementation. Every statement is prepared per call and finalized by RAII; all
-// access is serialized by mu_. Rows are decoded defensively (see StorageBackend).
+// SqliteBackend implementation. Statements are prepared per call and finalized by RAII, except the
+// two single-row reads that every search runs, which are prepared once and reset after each use;
+// all access is serialized by mu_. Rows are decoded defensively (see StorageBackend).
 #include "storage/sqlite_backend.h"
 #include "storage/sqlite_util.h"
 
@@ -190,7 +191,7 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
   sqlite3_busy_timeout(db, 5000);
   sqlite3_extended_result_codes(db, 1);
   // WAL + synchronous=FULL: a committed transaction is fsynced before COMMIT returns.
-  if (auto s = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON; PRAGMA wal_autocheckpoint=8192;");
+  if (auto s = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON; PRAGMA wal_autocheckpoint=8192; PRAGMA mmap_size=1073741824;");
       !s.ok()) {
     return absl::DataLossError(absl::StrCat(path.string(), " is not a usable SQLite database: ", s.message()));
   }
@@ -220,7 +221,13 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
   return backend;
 }
 
-SqliteBackend::~SqliteBackend() { sqlite3_close(db_); }
+SqliteBackend::SqliteBackend(sqlite3* db) : db_(db) {}
+
+SqliteBackend::~SqliteBackend() {
+  // sqlite3_close refuses to close a connection with unfinalized statements.
+  for (auto* slot : {&get_row_, &get_entry_, &begin_read_, &end_read_}) slot->reset();
+  sqlite3_close(db_);
+}
 
 absl::StatusOr<std::optional<std::string>> SqliteBackend::GetMeta(std::string_view key) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -304,28 +311,76 @@ absl::Status SqliteBackend::PurgeEntry(const Entry& purged, const HistoryEvent& 
   return absl::OkStatus();
 }
 
+absl::StatusOr<Statement*> SqliteBackend::Cached(std::unique_ptr<Statement>& slot, std::string_view sql) {
+  if (slot == nullptr) {
+    auto prepared = std::make_unique<Statement>(db_, sql);
+    if (auto s = prepared->status(); !s.ok()) return s;
+    slot = std::move(prepared);
+  }
+  return slot.get();
+}
+
+absl::StatusOr<std::optional<StoredRow>> SqliteBackend::ReadOneRow(std::unique_ptr<Statement>& slot,
+                                                                   std::string_view sql,
+                                                                   const std::function<void(Statement&)>& bind,
+                                                                   std::string_view what) {
+  auto cached = Cached(slot, sql);
+  if (!cached.ok()) return cached.status();
+  Statement& st = **cached;
+  struct ResetOnExit {
+    Statement& st;
+    ~ResetOnExit() { st.Reset(); }
+  } reset{st};
+  bind(st);
+  int rc = st.Step();
+  if (rc == SQLITE_ROW) return std::optional<StoredRow>(DecodeRow(st));
+  if (rc == SQLITE_DONE) return std::optional<StoredRow>();
+  return SqliteError(db_, what);
+}
+
 absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetEntry(std::string_view name_space,
                                                                  std::string_view id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_, absl::StrCat("SELECT ", kEntryColumns, " FROM entries WHERE id = ? AND namespace = ?"));
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, id);
-  st.Bind(2, name_space);
-  int rc = st.Step();
-  if (rc == SQLITE_ROW) return std::optional<StoredRow>(DecodeRow(st));
-  if (rc == SQLITE_DONE) return std::optional<StoredRow>();
-  return SqliteError(db_, "read entry");
+  static const std::string sql = absl::StrCat("SELECT ", kEntryColumns, " FROM entries WHERE id = ? AND namespace = ?");
+  return ReadOneRow(
+      get_entry_, sql,
+      [&](Statement& st) {
+        st.Bind(1, id);
+        st.Bind(2, name_space);
+      },
+      "read entry");
 }
 
-absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetRow(int64_t row_id) {
+absl::StatusOr<std::vector<std::optional<StoredRow>>> SqliteBackend::GetRows(std::span<const int64_t> row_ids) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_, absl::StrCat("SELECT ", kEntryColumns, " FROM entries WHERE row_id = ?"));
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, row_id);
-  int rc = st.Step();
-  if (rc == SQLITE_ROW) return std::optional<StoredRow>(DecodeRow(st));
-  if (rc == SQLITE_DONE) return std::optional<StoredRow>();
-  return SqliteError(db_, "read row");
+  static const std::string sql = absl::StrCat("SELECT ", kEntryColumns, " FROM entries WHERE row_id = ?");
+  // One read transaction around the lookups: one snapshot, and the WAL read lock taken once.
+  auto begin = Cached(begin_read_, "BEGIN");
+  if (!begin.ok()) return begin.status();
+  auto end = Cached(end_read_, "COMMIT");
+  if (!end.ok()) return end.status();
+  absl::Status begun = (*begin)->Run("begin read");
+  (*begin)->Reset();
+  if (!begun.ok()) return begun;
+  std::vector<std::optional<StoredRow>> rows;
+  rows.reserve(row_ids.size());
+  absl::Status status;
+  for (int64_t row_id : row_ids) {
+    auto row = ReadOneRow(get_row_, sql, [&](Statement& st) { st.Bind(1, row_id); }, "read row");
+    if (!row.ok()) {
+      status = row.status();
+      break;
+    }
+    rows.push_back(*std::move(row));
+  }
+  // A read transaction has nothing to roll back: COMMIT just ends it (ROLLBACK if that failed, so
+  // the connection never stays inside a transaction).
+  absl::Status ended = (*end)->Run("end read");
+  (*end)->Reset();
+  if (sqlite3_get_autocommit(db_) == 0) Exec(db_, "ROLLBACK").IgnoreError();
+  if (!status.ok()) return status;
+  if (!ended.ok()) return ended;
+  return rows;
 }
 
 absl::Status SqliteBackend::ScanEntries(std::string_view name_space,

@@ -13,6 +13,8 @@ struct sqlite3;
 
 namespace bulwark {
 
+class Statement;
+
 class SqliteBackend final : public StorageBackend {
  public:
   // Opens (creating if `create` and absent) the database at `path` and its schema.
@@ -29,7 +31,7 @@ class SqliteBackend final : public StorageBackend {
   absl::Status UpdateEntry(const Entry& entry, const HistoryEvent& event) override;
   absl::Status PurgeEntry(const Entry& purged, const HistoryEvent& event) override;
   absl::StatusOr<std::optional<StoredRow>> GetEntry(std::string_view name_space, std::string_view id) override;
-  absl::StatusOr<std::optional<StoredRow>> GetRow(int64_t row_id) override;
+  absl::StatusOr<std::vector<std::optional<StoredRow>>> GetRows(std::span<const int64_t> row_ids) override;
   absl::Status ScanEntries(std::string_view name_space,
                            const std::function<absl::Status(const StoredRow&)>& visit) override;
   absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space, std::string_view id) override;
@@ -43,11 +45,25 @@ class SqliteBackend final : public StorageBackend {
   absl::Status ScanCalibrations(const std::function<absl::Status(std::string_view, std::string_view)>& visit) override;
 
  private:
-  explicit SqliteBackend(sqlite3* db) : db_(db) {}
+  explicit SqliteBackend(sqlite3* db);
   absl::Status UpdateLocked(const Entry& entry, const HistoryEvent& event, bool purge);
+  // The statement cached in `slot`, prepared from `sql` on first use. Requires mu_.
+  absl::StatusOr<Statement*> Cached(std::unique_ptr<Statement>& slot, std::string_view sql);
+  // Runs the cached single-row SELECT in `slot` (prepared from `sql` on first use) with `bind`
+  // applied, decodes the row if there is one, and resets the statement so that it holds no read
+  // transaction (and no stale snapshot) between calls. Requires mu_.
+  absl::StatusOr<std::optional<StoredRow>> ReadOneRow(std::unique_ptr<Statement>& slot, std::string_view sql,
+                                                      const std::function<void(Statement&)>& bind,
+                                                      std::string_view what);
 
   std::mutex mu_;  // serializes all use of db_ (statements are not shareable across threads)
   sqlite3* db_;    // guarded by mu_
+  // The hot reads (search verifies every candidate), prepared once; guarded by mu_ and finalized
+  // before db_ is closed.
+  std::unique_ptr<Statement> get_row_;
+  std::unique_ptr<Statement> get_entry_;
+  std::unique_ptr<Statement> begin_read_;
+  std::unique_ptr<Statement> end_read_;
 };
 
 }  // namespace bulwark

@@ -61,8 +61,10 @@ class StorageBackend {
   // The row of (namespace, id), or nullopt if there is none.
   [[nodiscard]] virtual absl::StatusOr<std::optional<StoredRow>> GetEntry(std::string_view name_space,
                                                                           std::string_view id) = 0;
-  // The row with this row id, or nullopt.
-  [[nodiscard]] virtual absl::StatusOr<std::optional<StoredRow>> GetRow(int64_t row_id) = 0;
+  // The rows with these row ids, in the same order, nullopt where there is none. All are read in
+  // one read transaction: one consistent snapshot, taken during the call.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<std::optional<StoredRow>>> GetRows(
+      std::span<const int64_t> row_ids) = 0;
 
   // Calls `visit` for every row (of one namespace, or all when `name_space` is empty) in row-id
   // order. Stops early and returns the visitor's error if it returns one.

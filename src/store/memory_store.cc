@@ -21,8 +21,17 @@
 #include "provenance/keyring.h"
 #include "provenance/signer.h"
 #include "storage/sqlite_backend.h"
+#include "store/metadata_index.h"
 
 namespace bulwark {
+
+// The in-memory index of one namespace: vectors with state and kind, and top-level metadata.
+// Both hold the same rows.
+struct MemoryStore::NamespaceIndex {
+  std::unique_ptr<VectorIndex> vectors;
+  MetadataIndex metadata;
+};
+
 namespace {
 
 constexpr char kDatabaseFile[] = "bulwark.db";
@@ -235,14 +244,29 @@ absl::Status MemoryStore::LoadIndexes() {
       ReportBadRow(row.row_id, e.id, e.name_space, row.ok() ? "bad embedding size or namespace" : row.decode_error);
       return absl::OkStatus();
     }
-    return IndexFor(e.name_space)->Add(row.row_id, e.embedding, e.state, e.kind);
+    NamespaceIndex* index = IndexFor(e.name_space);
+    if (auto s = index->vectors->Add(row.row_id, e.embedding, e.state, e.kind); !s.ok()) return s;
+    index->metadata.Add(row.row_id, e.metadata);
+    return absl::OkStatus();
   });
 }
 
-VectorIndex* MemoryStore::IndexFor(const std::string& name_space) {
+MemoryStore::NamespaceIndex* MemoryStore::IndexFor(const std::string& name_space) {
   auto& slot = indexes_[name_space];
-  if (!slot) slot = *FlatIndex::Create(embedder_->dimension());  // dimension checked in Load
+  if (!slot) {
+    slot = std::make_unique<NamespaceIndex>();
+    slot->vectors = *FlatIndex::Create(embedder_->dimension());  // dimension checked in Load
+  }
   return slot.get();
+}
+
+void MemoryStore::IndexRow(int64_t row_id, const Entry& entry) {
+  NamespaceIndex* index = IndexFor(entry.name_space);
+  if (auto s = index->vectors->Add(row_id, entry.embedding, entry.state, entry.kind); !s.ok()) {
+    spdlog::error("entry {} is stored but could not be indexed: {}", entry.id, s.ToString());
+    return;
+  }
+  index->metadata.Add(row_id, entry.metadata);
 }
 
 void MemoryStore::ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
@@ -362,12 +386,7 @@ absl::StatusOr<std::vector<Entry>> MemoryStore::AddBatch(std::string_view name_s
   auto row_ids = backend_->InsertEntries(built, events);
   if (!row_ids.ok()) return row_ids.status();
   const std::string ns(name_space);
-  VectorIndex* index = IndexFor(ns);
-  for (size_t i = 0; i < built.size(); ++i) {
-    if (auto s = index->Add((*row_ids)[i], built[i].embedding, built[i].state, built[i].kind); !s.ok()) {
-      spdlog::error("entry {} is stored but could not be indexed: {}", built[i].id, s.ToString());
-    }
-  }
+  for (size_t i = 0; i < built.size(); ++i) IndexRow((*row_ids)[i], built[i]);
   // After the acknowledgement point: gate bookkeeping failures are logged, never reported as a
   // failed write.
   for (const Entry& e : built) {
@@ -443,43 +462,65 @@ absl::StatusOr<SearchResult> MemoryStore::Search(std::string_view name_space, st
   std::shared_lock lock(mu_);
   auto it = indexes_.find(ToAbsl(name_space));
   if (it == indexes_.end()) return result;
-  const VectorIndex& index = *it->second;
+  const VectorIndex& index = *it->second->vectors;
 
-  // Over-fetch until k candidates pass verification and filters, or the index is exhausted.
+  // A metadata filter first narrows the rows by the in-memory metadata: a filter that matches no
+  // row costs no scan and no read. (nullopt: every row may match.)
+  std::optional<std::vector<int64_t>> allowed;
+  if (!options.metadata_filter.empty()) {
+    allowed = it->second->metadata.Candidates(options.metadata_filter);
+    if (allowed && allowed->empty()) return result;
+  }
+  const size_t searchable = allowed ? allowed->size() : index.size();
+  const size_t k = static_cast<size_t>(options.k);
+
+  // Take candidates best first, reading and verifying only as many as are still needed, in one
+  // storage read per batch. Over-fetch from the index until k pass or it is exhausted.
   absl::flat_hash_set<int64_t> seen;
-  int fetch = options.metadata_filter.empty() ? options.k : options.k * 4;
+  std::vector<IndexHit> batch;
+  std::vector<int64_t> batch_ids;
+  size_t fetch = k;
   while (true) {
-    auto hits = index.Search(*embedded, fetch, filter);
+    auto hits = allowed ? index.SearchRows(*embedded, static_cast<int>(fetch), filter, *allowed)
+                        : index.Search(*embedded, static_cast<int>(fetch), filter);
     if (!hits.ok()) return hits.status();
-    for (const IndexHit& hit : *hits) {
-      if (static_cast<int>(result.hits.size()) == options.k) break;
-      if (!seen.insert(hit.row_id).second) continue;
-      {
-        std::lock_guard<std::mutex> bad_lock(bad_mu_);
-        if (bad_rows_.contains(hit.row_id)) continue;
+    size_t next = 0;
+    while (result.hits.size() < k) {
+      batch.clear();
+      batch_ids.clear();
+      for (; next < hits->size() && batch.size() < k - result.hits.size(); ++next) {
+        const IndexHit& hit = (*hits)[next];
+        if (!seen.insert(hit.row_id).second) continue;
+        {
+          std::lock_guard<std::mutex> bad_lock(bad_mu_);
+          if (bad_rows_.contains(hit.row_id)) continue;
+        }
+        batch.push_back(hit);
+        batch_ids.push_back(hit.row_id);
       }
-      auto row = backend_->GetRow(hit.row_id);
-      if (!row.ok()) return row.status();
-      if (!row->has_value()) {
-        ReportBadRow(hit.row_id, "", name_space, "indexed row is missing from storage");
-        ++result.rejected_candidates;
-        continue;
+      if (batch.empty()) break;
+      auto rows = backend_->GetRows(batch_ids);
+      if (!rows.ok()) return rows.status();
+      result.rows_read += static_cast<int64_t>(batch.size());
+      for (size_t i = 0; i < batch.size(); ++i) {
+        std::optional<StoredRow>& row = (*rows)[i];
+        if (!row.has_value()) {
+          ReportBadRow(batch[i].row_id, "", name_space, "indexed row is missing from storage");
+          ++result.rejected_candidates;
+          continue;
+        }
+        if (auto s = CheckRow(*row, name_space); !s.ok()) {
+          ReportBadRow(batch[i].row_id, row->entry.id, name_space, ToStd(s.message()));
+          ++result.rejected_candidates;
+          continue;
+        }
+        if (!filter.Accepts(row->entry.state, row->entry.kind)) continue;
+        if (!MatchesMetadata(row->entry.metadata, options.metadata_filter)) continue;
+        result.hits.push_back({std::move(row->entry), batch[i].score});
       }
-      const StoredRow& stored = **row;
-      if (auto s = CheckRow(stored, name_space); !s.ok()) {
-        ReportBadRow(hit.row_id, stored.entry.id, name_space, ToStd(s.message()));
-        ++result.rejected_candidates;
-        continue;
-      }
-      if (!filter.Accepts(stored.entry.state, stored.entry.kind)) continue;
-      if (!MatchesMetadata(stored.entry.metadata, options.metadata_filter)) continue;
-      result.hits.push_back({stored.entry, hit.score});
     }
-    if (static_cast<int>(result.hits.size()) >= options.k || static_cast<int>(hits->size()) < fetch ||
-        static_cast<size_t>(fetch) >= index.size()) {
-      break;
-    }
-    fetch = static_cast<int>(std::min<size_t>(index.size(), static_cast<size_t>(fetch) * 2));
+    if (result.hits.size() >= k || hits->size() < fetch || fetch >= searchable) break;
+    fetch = std::min(searchable, fetch * 2);
   }
   return result;
 }
@@ -554,11 +595,10 @@ absl::StatusOr<Entry> MemoryStore::Update(std::string_view name_space, std::stri
                   {{"text", entry.text}, {"metadata", entry.metadata}, {"state", ToString(entry.state)}}};
   if (before != entry.state) ev.detail["quarantined_by"] = {{"actor", kWriteGateActor}, {"reasons", entry.report["quarantine"]["reasons"]}};
   if (auto s = backend_->UpdateEntry(entry, ev); !s.ok()) return s;
-  VectorIndex* index = IndexFor(entry.name_space);
-  if (auto s = index->Remove(row->row_id); !s.ok()) spdlog::warn("reindex {}: {}", entry.id, s.ToString());
-  if (auto s = index->Add(row->row_id, entry.embedding, entry.state, entry.kind); !s.ok()) {
-    spdlog::error("entry {} is stored but could not be re-indexed: {}", entry.id, s.ToString());
-  }
+  NamespaceIndex* index = IndexFor(entry.name_space);
+  if (auto s = index->vectors->Remove(row->row_id); !s.ok()) spdlog::warn("reindex {}: {}", entry.id, s.ToString());
+  index->metadata.Remove(row->row_id);
+  IndexRow(row->row_id, entry);
   return entry;
 }
 
@@ -590,13 +630,12 @@ absl::Status MemoryStore::Transition(std::string_view name_space, std::string_vi
   signer_->Sign(&entry);
   absl::Status stored = purge ? backend_->PurgeEntry(entry, ev) : backend_->UpdateEntry(entry, ev);
   if (!stored.ok()) return stored;
-  VectorIndex* index = IndexFor(entry.name_space);
+  NamespaceIndex* index = IndexFor(entry.name_space);
   if (purge || entry.state == State::kDeleted) {
-    index->Remove(row->row_id).IgnoreError();  // may be unindexed
-  } else if (!index->SetState(row->row_id, entry.state).ok()) {
-    if (auto s = index->Add(row->row_id, entry.embedding, entry.state, entry.kind); !s.ok()) {
-      spdlog::error("entry {} changed state but could not be indexed: {}", entry.id, s.ToString());
-    }
+    index->vectors->Remove(row->row_id).IgnoreError();  // may be unindexed
+    index->metadata.Remove(row->row_id);
+  } else if (!index->vectors->SetState(row->row_id, entry.state).ok()) {
+    IndexRow(row->row_id, entry);  // it was not indexed (e.g. it failed to load)
   }
   return absl::OkStatus();
 }

@@ -220,6 +220,100 @@ TEST_F(MemoryStoreTest, MetadataFilterAndK) {
   EXPECT_EQ(SearchIds("default", "travel plans", 50).size(), 20u);
 }
 
+// A filter that matches nothing must not make the store read (and verify) the namespace row by row:
+// it reads no rows at all, whatever the namespace size.
+TEST_F(MemoryStoreTest, NonMatchingMetadataFilterReadsNoRows) {
+  std::vector<NewEntry> batch;
+  for (int i = 0; i < 3000; ++i) {
+    batch.push_back({.text = "memory number " + std::to_string(i) + " about the weekly sync",
+                     .metadata = {{"category", i % 3 ? "work" : "travel"}, {"n", i % 10}}});
+  }
+  ASSERT_TRUE(store_->AddBatch("default", batch, "alice").ok());
+  for (const nlohmann::json& filter : {nlohmann::json{{"category", "nope"}}, nlohmann::json{{"missing", "work"}},
+                                       nlohmann::json{{"category", "work"}, {"n", 11}},
+                                       nlohmann::json{{"category", "work"}, {"n", "1"}}}) {
+    auto r = store_->Search("default", "weekly sync", {.k = 5, .metadata_filter = filter});
+    ASSERT_TRUE(r.ok()) << r.status();
+    EXPECT_TRUE(r->hits.empty()) << filter;
+    EXPECT_EQ(r->rows_read, 0) << filter;
+  }
+  // A matching filter reads just the rows it returns.
+  auto r = store_->Search("default", "weekly sync", {.k = 5, .metadata_filter = {{"n", 3.0}}});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->hits.size(), 5u);
+  EXPECT_EQ(r->rows_read, 5);
+  for (const auto& h : r->hits) EXPECT_EQ(h.entry.metadata["n"], 3);
+  auto plain = store_->Search("default", "weekly sync", {.k = 5});
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->rows_read, 5);
+}
+
+// Filtered results are exactly the unfiltered ranking with non-matching entries left out.
+TEST_F(MemoryStoreTest, MetadataFilterMatchesTheUnfilteredRanking) {
+  const std::vector<std::string> words = {"flight", "budget", "dentist", "garden", "invoice", "coffee"};
+  std::vector<NewEntry> batch;
+  for (int i = 0; i < 900; ++i) {
+    nlohmann::json metadata = {{"category", i % 7 == 0 ? "rare" : (i % 2 ? "work" : "home")}};
+    if (i % 5 == 0) metadata["pinned"] = true;
+    batch.push_back({.text = words[i % 6] + " " + words[(i / 6) % 6] + " note " + std::to_string(i % 13),
+                     .metadata = metadata});
+  }
+  ASSERT_TRUE(store_->AddBatch("default", batch, "alice").ok());
+  for (const std::string query : {"flight budget", "garden note 3", "coffee"}) {
+    auto all = store_->Search("default", query, {.k = 1000});
+    ASSERT_TRUE(all.ok());
+    ASSERT_EQ(all->hits.size(), 900u);
+    for (const nlohmann::json& filter : {nlohmann::json{{"category", "rare"}}, nlohmann::json{{"category", "work"}},
+                                         nlohmann::json{{"category", "home"}, {"pinned", true}}}) {
+      for (int k : {1, 5, 40}) {
+        std::vector<std::string> want;
+        for (const auto& h : all->hits) {
+          bool match = true;
+          for (const auto& [key, value] : filter.items()) match = match && h.entry.metadata.value(key, nlohmann::json()) == value;
+          if (match && static_cast<int>(want.size()) < k) want.push_back(h.entry.id);
+        }
+        auto r = store_->Search("default", query, {.k = k, .metadata_filter = filter});
+        ASSERT_TRUE(r.ok());
+        std::vector<std::string> got;
+        for (const auto& h : r->hits) got.push_back(h.entry.id);
+        EXPECT_EQ(got, want) << query << " " << filter << " k=" << k;
+        EXPECT_EQ(r->rows_read, static_cast<int64_t>(want.size()));
+      }
+    }
+  }
+}
+
+TEST_F(MemoryStoreTest, MetadataFilterFollowsUpdatesAndDeletes) {
+  Entry a = MustAdd("default", "dentist appointment on tuesday", {{"category", "health"}});
+  Entry b = MustAdd("default", "dentist bill to pay", {{"category", "money"}});
+  auto ids = [&](const nlohmann::json& filter) {
+    auto r = store_->Search("default", "dentist", {.k = 5, .metadata_filter = filter});
+    EXPECT_TRUE(r.ok());
+    std::vector<std::string> out;
+    if (r.ok()) for (const auto& h : r->hits) out.push_back(h.entry.id);
+    return out;
+  };
+  EXPECT_EQ(ids({{"category", "health"}}), std::vector<std::string>{a.id});
+  ASSERT_TRUE(store_->Update("default", b.id, {.metadata = nlohmann::json{{"category", "health"}}}, "alice").ok());
+  EXPECT_EQ(ids({{"category", "money"}}), std::vector<std::string>{});
+  EXPECT_EQ(ids({{"category", "health"}}).size(), 2u);
+  ASSERT_TRUE(store_->Delete("default", a.id, "alice").ok());
+  EXPECT_EQ(ids({{"category", "health"}}), std::vector<std::string>{b.id});
+  ASSERT_TRUE(store_->Quarantine("default", b.id, "alice", nlohmann::json::array()).ok());
+  EXPECT_EQ(ids({{"category", "health"}}), std::vector<std::string>{});
+  auto r = store_->Search("default", "dentist",
+                          {.k = 5, .include_quarantined = true, .metadata_filter = {{"category", "health"}}});
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(r->hits.size(), 1u);
+  EXPECT_EQ(r->hits[0].entry.id, b.id);
+  // Reopened, the index is rebuilt from storage with the same answers.
+  store_.reset();
+  store_ = *MemoryStore::Open(dir_.path(), LexicalOptions());
+  EXPECT_EQ(ids({{"category", "money"}}), std::vector<std::string>{});
+  ASSERT_TRUE(store_->Release("default", b.id, "alice").ok());
+  EXPECT_EQ(ids({{"category", "health"}}), std::vector<std::string>{b.id});
+}
+
 TEST_F(MemoryStoreTest, KeyRotationKeepsOldEntriesVerifying) {
   Entry old_entry = MustAdd("default", "written under key one");
   store_.reset();
