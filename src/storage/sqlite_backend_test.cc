@@ -66,6 +66,30 @@ TEST_F(SqliteBackendTest, InsertGetRoundTripsEveryField) {
   EXPECT_EQ(g.created_at_us, 123);
 }
 
+TEST_F(SqliteBackendTest, GetRowsReadsRequestedRowsInOrderWithSignedColumnsButNotTheReport) {
+  auto db = OpenDb();
+  Entry e = MakeEntry("A1");
+  e.report = {{"gate", {{"flagged", false}}}};
+  auto rows = db->InsertEntries({&e, 1}, std::vector<HistoryEvent>{AddEvent(e)});
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  const std::vector<int64_t> ids = {(*rows)[0] + 1000, (*rows)[0], (*rows)[0]};  // missing, then repeated
+  auto read = db->GetRows(ids);
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->size(), 3u);
+  EXPECT_FALSE((*read)[0].has_value());
+  ASSERT_TRUE((*read)[2].has_value());
+  EXPECT_EQ((*read)[2]->entry.text, "hello");
+  (*read)[0] = std::move((*read)[1]);
+  ASSERT_TRUE((*read)[0].has_value());
+  EXPECT_TRUE((*read)[0]->ok()) << (*read)[0]->decode_error;
+  EXPECT_EQ((*read)[0]->entry.text, "hello");
+  EXPECT_EQ((*read)[0]->entry.tag, e.tag);
+  EXPECT_TRUE((*read)[0]->entry.report.empty());
+  auto got = db->GetEntry("default", "A1");
+  ASSERT_TRUE(got.ok() && got->has_value());
+  EXPECT_EQ((*got)->entry.report, e.report);
+}
+
 TEST_F(SqliteBackendTest, NamespacesArePartitions) {
   auto db = OpenDb();
   Entry e = MakeEntry("A1", "alice");

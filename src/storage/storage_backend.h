@@ -62,7 +62,8 @@ class StorageBackend {
   [[nodiscard]] virtual absl::StatusOr<std::optional<StoredRow>> GetEntry(std::string_view name_space,
                                                                           std::string_view id) = 0;
   // The rows with these row ids, in the same order, nullopt where there is none. All are read in
-  // one read transaction: one consistent snapshot, taken during the call.
+  // one read transaction: one consistent snapshot, taken during the call. This is the search path's
+  // read: the rows' advisory `report` is left empty (GetEntry and ScanEntries return it).
   [[nodiscard]] virtual absl::StatusOr<std::vector<std::optional<StoredRow>>> GetRows(
       std::span<const int64_t> row_ids) = 0;
 
