@@ -1,7 +1,7 @@
 // Subcommands of `bulwark`: init, keys, add, search, get, history, update, delete, purge, export,
 // verify, stats; serve (the HTTP service), principals (API principals and keys, offline) and audit
-// (which memories fed which answer). Every command that prints results takes --json for
-// machine-readable output.
+// (which memories fed which answer); the read-time defenses (read_defense_commands.h). Every
+// command that prints results takes --json for machine-readable output.
 #include "cli/cli.h"
 
 #include <unistd.h>
@@ -24,6 +24,7 @@
 #include "auth/principal_registry.h"
 #include "bulwark/memory_store.h"
 #include "cli/jsonl_import.h"
+#include "cli/read_defense_commands.h"
 #include "provenance/keyring.h"
 #include "server/serve.h"
 
@@ -769,6 +770,9 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   audit->add_option("--limit", af.limit, "most records")->capture_default_str()->check(CLI::Range(1, 10000));
   audit->footer("Filter by namespace with the global -n/--namespace (all namespaces when not given).");
 
+  ReadDefenseCommands read_defenses;
+  read_defenses.Register(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -797,6 +801,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return CmdPrincipals(g, principal_action, pf, io);
   }
   if (audit->parsed()) return CmdAudit(g, app.get_option("--namespace")->count() > 0, af, io);
+  if (auto code = read_defenses.Run({g.store, g.name_space, g.json, MakeOptions(g), out, err})) return *code;
   return 2;
 }
 
