@@ -21,12 +21,13 @@ constexpr uint32_t kFormatVersion = 1;
 constexpr size_t kHeaderBytes = 72;
 constexpr size_t kChecksumBytes = SHA256_DIGEST_LENGTH;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr size_t kRowBlock = 16;  // rows of the triangular whitening scored per kernel call
 
 // The statistics of one fit, in double precision (used for out-of-fold scoring and, converted to
 // float, by the final model).
 struct Stats {
   Eigen::VectorXd mu;
-  Eigen::MatrixXd whitening;  // d x d: Lambda^-1/2 Q^T
+  Eigen::MatrixXd whitening;  // d x d, lower triangular: L^-1 with Sigma = L L^T
   double alpha = 0;         // of the benign covariance
   double within_alpha = 0;  // of the pooled within-class covariance (LDA)
   bool has_lda = false;
@@ -50,15 +51,20 @@ absl::StatusOr<Stats> FitStats(const Eigen::MatrixXd& benign, const Eigen::Matri
   const Eigen::MatrixXd centered = benign.rowwise() - st.mu.transpose();
   ShrunkCovariance cov = ShrinkCovariance(centered, shrinkage);
   st.alpha = cov.alpha;
-  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(cov.covariance);
+  // Condition check on the eigenvalues, then the whitening W = L^-1 from the Cholesky factor:
+  // ||L^-1 v||^2 = v^T Sigma^-1 v, and L^-1 is lower triangular, so scoring reads half of W.
+  Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eig(cov.covariance, Eigen::EigenvaluesOnly);
   if (eig.info() != Eigen::Success) return absl::InternalError("eigendecomposition of the covariance failed");
-  const Eigen::VectorXd& lambda = eig.eigenvalues();  // ascending
+  const Eigen::VectorXd& lambda = eig.eigenvalues();
   const double largest = lambda.maxCoeff();
   if (!(largest > 0) || !(lambda.minCoeff() > 1e-12 * largest)) {
     return absl::FailedPreconditionError(
         "the benign covariance is singular: use shrinkage > 0 or more benign queries than dimensions");
   }
-  st.whitening = lambda.cwiseSqrt().cwiseInverse().asDiagonal() * eig.eigenvectors().transpose();
+  Eigen::LLT<Eigen::MatrixXd> llt(cov.covariance);
+  if (llt.info() != Eigen::Success) return absl::FailedPreconditionError("the benign covariance is not positive definite");
+  st.whitening = llt.matrixL().solve(Eigen::MatrixXd::Identity(cov.covariance.rows(), cov.covariance.cols()));
+  st.whitening.triangularView<Eigen::StrictlyUpper>().setZero();
   if (triggered != nullptr) {
     const Eigen::VectorXd mu_t = triggered->colwise().mean().transpose();
     Eigen::MatrixXd pooled(benign.rows() + triggered->rows(), benign.cols());
@@ -249,8 +255,18 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
 }
 
 void GateModel::BuildRowPointers() {
-  rows_.resize(dimension_);
-  for (int r = 0; r < dimension_; ++r) rows_[r] = whitening_.data() + static_cast<size_t>(r) * dimension_;
+  // The scoring copy of W: rows start on 64-byte boundaries (a full-width SIMD load never spans two
+  // cache lines, which would double the traffic of this memory-bound product).
+  const size_t d = static_cast<size_t>(dimension_);
+  const size_t stride = (d + 15) / 16 * 16;
+  aligned_whitening_.assign(stride * d + 16, 0.0f);
+  const auto address = reinterpret_cast<uintptr_t>(aligned_whitening_.data());
+  float* base = aligned_whitening_.data() + ((64 - address % 64) % 64) / sizeof(float);
+  rows_.resize(d);
+  for (size_t r = 0; r < d; ++r) {
+    rows_[r] = base + r * stride;
+    std::memcpy(base + r * stride, whitening_.data() + r * d, d * sizeof(float));
+  }
   double norm2 = 0;
   for (float x : mu_) norm2 += double(x) * x;
   mu_unit_.assign(mu_.size(), 0.0f);
@@ -269,13 +285,17 @@ double GateModel::ScoreOf(GateScore score, std::span<const float> z) const {
       return norm > 0 ? 1.0 - k.dot(z.data(), mu_unit_.data(), d) / norm : 1.0;
     }
     case GateScore::kMahalanobis: {
-      thread_local std::vector<float> centered, projected;
-      centered.resize(d);
-      projected.resize(d);
+      alignas(64) thread_local float centered[kMaxDimension];
+      thread_local float projected[kMaxDimension];
       for (size_t i = 0; i < d; ++i) centered[i] = z[i] - mu_[i];
-      k.dot_rows(centered.data(), rows_.data(), d, d, projected.data());
+      // W is lower triangular: rows [b, b + kRowBlock) have no entries past column b + kRowBlock,
+      // so each block reads only its rows' leading columns (about half of W in all).
+      for (size_t b = 0; b < d; b += kRowBlock) {
+        const size_t count = std::min(kRowBlock, d - b);
+        k.dot_rows(centered, rows_.data() + b, count, b + count, projected + b);
+      }
       double sum = 0;
-      for (float p : projected) sum += double(p) * p;
+      for (size_t i = 0; i < d; ++i) sum += double(projected[i]) * projected[i];
       return std::sqrt(sum);
     }
     case GateScore::kLda:
@@ -368,6 +388,11 @@ absl::StatusOr<GateModel> GateModel::Deserialize(std::string_view bytes) {
   };
   if (!take(&model.mu_, d) || !take(&model.whitening_, size_t{d} * d) || (lda && !take(&model.lda_w_, d))) {
     return bad("non-finite statistics");
+  }
+  for (size_t r = 0; r < d; ++r) {
+    for (size_t c = r + 1; c < d; ++c) {
+      if (model.whitening_[r * d + c] != 0.0f) return bad("whitening matrix is not lower triangular");
+    }
   }
   model.BuildRowPointers();
   return model;

@@ -12,9 +12,9 @@
 // flagged at about the target rate; in-sample Mahalanobis distances would be optimistically small.
 // A query is flagged when its score is strictly above the threshold.
 //
-// Scoring cost: O(d) for centroid and LDA; Mahalanobis is ||W (z - mu)|| with the whitening matrix
-// W = Lambda^-1/2 Q^T (d x d, from the eigendecomposition Sigma = Q Lambda Q^T), computed with the
-// index's SIMD inner-product kernels.
+// Scoring cost: O(d) for centroid and LDA; Mahalanobis is ||W (z - mu)|| with the lower-triangular
+// whitening matrix W = L^-1 (Cholesky, Sigma = L L^T), d^2/2 multiply-adds with the index's SIMD
+// inner-product kernels.
 //
 // The serialized form is documented in doc/gate_format.md.
 #pragma once
@@ -118,9 +118,10 @@ class GateModel {
   std::array<double, kGateScoreCount> thresholds_{};
   std::vector<float> mu_;          // d
   std::vector<float> mu_unit_;     // mu / ||mu|| (zero if mu is zero)
-  std::vector<float> whitening_;   // d x d, row-major: row i = q_i / sqrt(lambda_i)
+  std::vector<float> whitening_;   // d x d, row-major, lower triangular: L^-1, Sigma = L L^T
   std::vector<float> lda_w_;       // d, unit norm; empty without LDA
-  std::vector<const float*> rows_;  // row pointers into whitening_ for the SIMD kernel
+  std::vector<float> aligned_whitening_;  // whitening_ with 64-byte aligned rows, for scoring
+  std::vector<const float*> rows_;        // row pointers into aligned_whitening_ for the SIMD kernel
 };
 
 }  // namespace bulwark
