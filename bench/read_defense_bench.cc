@@ -80,9 +80,10 @@ Fixture& Store() {
     auto store = MemoryStore::Create(fixture->dir.path(), {});
     if (!store.ok()) std::abort();
     fixture->store = *std::move(store);
-    static const char* kWords[] = {"meeting", "project", "alice",  "budget",   "flight",  "review", "dentist",
-                                   "weekly",  "report",  "window", "seat",     "coffee",  "lisbon", "passport",
-                                   "vendor",  "office",  "friday", "calendar", "allergy", "theme"};
+    static const char* kWords[] = {"meeting", "project", "alice",    "budget",   "flight",
+                                   "review",  "dentist", "weekly",   "report",   "window",
+                                   "seat",    "coffee",  "lisbon",   "passport", "vendor",
+                                   "office",  "friday",  "calendar", "allergy",  "theme"};
     std::mt19937 rng(7);
     std::uniform_int_distribution<size_t> pick(0, std::size(kWords) - 1);
     std::vector<NewEntry> entries(10000);
@@ -120,7 +121,8 @@ void BM_SmoothedSearch(benchmark::State& state) {
   DefendedRetriever& retriever = *Store().retriever;
   DefendedSearchRequest request{.name_space = "bench", .query = kQuery};
   request.search.k = 5;
-  request.smoothing = SmoothingOptions{.m = static_cast<int>(state.range(0)), .k = 5, .nruns = static_cast<int>(state.range(1))};
+  request.smoothing = SmoothingOptions{
+      .m = static_cast<int>(state.range(0)), .k = 5, .nruns = static_cast<int>(state.range(1))};
   for (auto _ : state) benchmark::DoNotOptimize(retriever.Search(request));
   state.SetLabel("m=" + std::to_string(state.range(0)) + " nruns=" + std::to_string(state.range(1)));
 }
@@ -135,12 +137,14 @@ void BM_SmootherOnly(benchmark::State& state) {
   EmbeddingEquivalence judge(&store.embedder());
   Smoother smoother(&responder, &judge);
   SeededCsprng rng(SeededCsprng::Seed{});
-  for (auto _ : state) benchmark::DoNotOptimize(smoother.Answer(kQuery, pool->hits, {.m = 20, .k = 5, .nruns = 5}, &rng));
+  for (auto _ : state)
+    benchmark::DoNotOptimize(smoother.Answer(kQuery, pool->hits, {.m = 20, .k = 5, .nruns = 5}, &rng));
 }
 BENCHMARK(BM_SmootherOnly)->Unit(benchmark::kMicrosecond);
 
 void BM_Certificate(benchmark::State& state) {
-  const CertificateParams params{.m = static_cast<int>(state.range(0)), .k = 5, .nruns = static_cast<int>(state.range(1))};
+  const CertificateParams params{
+      .m = static_cast<int>(state.range(0)), .k = 5, .nruns = static_cast<int>(state.range(1))};
   for (auto _ : state) benchmark::DoNotOptimize(MakeCertificate(params));
 }
 BENCHMARK(BM_Certificate)->Args({20, 5})->Args({10000, 101})->Unit(benchmark::kMicrosecond);

@@ -19,8 +19,8 @@ namespace bulwark {
 namespace {
 
 using nlohmann::json;
-using ::testing::HasSubstr;
 using testing::Answer;
+using ::testing::HasSubstr;
 using testing::SendJson;
 using testing::ServerProcess;
 
@@ -42,12 +42,14 @@ class ReadDefenseServiceTest : public ::testing::Test {
   void AddMemories() {
     json entries = json::array();
     for (int i = 0; i < 8; ++i) {
-      entries.push_back({{"text", "Flight to Lisbon leaves Tuesday 9:40 from terminal " + std::to_string(i)}});
+      entries.push_back(
+          {{"text", "Flight to Lisbon leaves Tuesday 9:40 from terminal " + std::to_string(i)}});
     }
     ASSERT_EQ(Post("/v1/memories", admin_, {{"namespace", "travel"}, {"entries", entries}}).status, 201);
   }
   std::string Reader() {
-    Answer a = Post("/v1/admin/principals", admin_, {{"name", "agent"}, {"role", "reader"}, {"namespaces", {"travel"}}});
+    Answer a = Post("/v1/admin/principals", admin_,
+                    {{"name", "agent"}, {"role", "reader"}, {"namespaces", {"travel"}}});
     EXPECT_EQ(a.status, 201) << a.body;
     return a.json().value("api_key", "");
   }
@@ -59,8 +61,9 @@ class ReadDefenseServiceTest : public ::testing::Test {
       for (const auto& q : testing::BenignQueries(0, 120)) s += q + "\n";
       return s;
     }();
-    auto [code, out] = testing::RunCli(store(), {"-n", "travel", "gate", "fit", "--benign", (dir_ / "benign.txt").string(),
-                                                 "--trigger", testing::kGateTrigger, "--mode", mode});
+    auto [code, out] =
+        testing::RunCli(store(), {"-n", "travel", "gate", "fit", "--benign", (dir_ / "benign.txt").string(),
+                                  "--trigger", testing::kGateTrigger, "--mode", mode});
     ASSERT_EQ(code, 0) << out;
     std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   }
@@ -80,12 +83,14 @@ TEST_F(ReadDefenseServiceTest, GateRejectIsA403AndEverySearchCarriesTheGate) {
   EXPECT_EQ(before.json()["gate"]["decision"], "off");
 
   FitGate("reject");
-  Answer rejected = Post("/v1/memories/search", reader, {{"namespace", "travel"}, {"query", kTriggered}, {"k", 3}});
+  Answer rejected =
+      Post("/v1/memories/search", reader, {{"namespace", "travel"}, {"query", kTriggered}, {"k", 3}});
   EXPECT_EQ(rejected.status, 403) << rejected.body;
   EXPECT_EQ(rejected.error_code(), "query_rejected");
   EXPECT_THAT(rejected.body, HasSubstr("lda score"));
 
-  Answer passed = Post("/v1/memories/search", reader, {{"namespace", "travel"}, {"query", kBenign}, {"k", 3}});
+  Answer passed =
+      Post("/v1/memories/search", reader, {{"namespace", "travel"}, {"query", kBenign}, {"k", 3}});
   ASSERT_EQ(passed.status, 200) << passed.body;
   const json body = passed.json();
   EXPECT_EQ(body["hits"].size(), 3u);
@@ -95,14 +100,17 @@ TEST_F(ReadDefenseServiceTest, GateRejectIsA403AndEverySearchCarriesTheGate) {
   EXPECT_TRUE(body["gate"]["scores"].contains("mahalanobis"));
 
   // A reader may not weaken the policy; an admin may.
-  Answer weaker = Post("/v1/memories/search", reader, {{"namespace", "travel"}, {"query", kTriggered}, {"gate", "flag"}});
+  Answer weaker =
+      Post("/v1/memories/search", reader, {{"namespace", "travel"}, {"query", kTriggered}, {"gate", "flag"}});
   EXPECT_EQ(weaker.status, 403);
   EXPECT_EQ(weaker.error_code(), "forbidden");
-  Answer admin = Post("/v1/memories/search", admin_, {{"namespace", "travel"}, {"query", kTriggered}, {"gate", "flag"}});
+  Answer admin =
+      Post("/v1/memories/search", admin_, {{"namespace", "travel"}, {"query", kTriggered}, {"gate", "flag"}});
   ASSERT_EQ(admin.status, 200) << admin.body;
   EXPECT_EQ(admin.json()["gate"]["decision"], "flag");
   // Strip (less strict than reject, so an admin's choice) retrieves with the cleaned query.
-  Answer strip = Post("/v1/memories/search", admin_, {{"namespace", "travel"}, {"query", kTriggered}, {"gate", "strip"}});
+  Answer strip = Post("/v1/memories/search", admin_,
+                      {{"namespace", "travel"}, {"query", kTriggered}, {"gate", "strip"}});
   ASSERT_EQ(strip.status, 200) << strip.body;
   EXPECT_EQ(strip.json()["gate"]["query"], kBenign);
 
@@ -130,8 +138,9 @@ TEST_F(ReadDefenseServiceTest, AnswerCarriesTheCertificateAndTheIdsOfEveryRun) {
   Start();
   AddMemories();
   const std::string reader = Reader();
-  Answer a = Post("/v1/answer", reader,
-                  {{"namespace", "travel"}, {"question", kBenign}, {"smoothing", {{"m", 8}, {"k", 3}, {"nruns", 5}}}});
+  Answer a = Post(
+      "/v1/answer", reader,
+      {{"namespace", "travel"}, {"question", kBenign}, {"smoothing", {{"m", 8}, {"k", 3}, {"nruns", 5}}}});
   ASSERT_EQ(a.status, 200) << a.body;
   const json body = a.json();
   EXPECT_FALSE(body["abstained"].get<bool>());
@@ -151,12 +160,13 @@ TEST_F(ReadDefenseServiceTest, AnswerCarriesTheCertificateAndTheIdsOfEveryRun) {
   EXPECT_EQ(search.json()["smoothed"]["certificate"]["m"], 8);
 
   // Bad defense fields are 400s that name the field.
-  for (const json& bad : {json{{"namespace", "travel"}, {"question", "q"}, {"smoothing", {{"k", 30}, {"m", 10}}}},
-                          json{{"namespace", "travel"}, {"question", "q"}, {"smoothing", {{"nruns", 500}}}},
-                          json{{"namespace", "travel"}, {"question", "q"}, {"smoothing", {{"responder", "oracle"}}}},
-                          json{{"namespace", "travel"}, {"question", "q"}, {"smoothing", {{"seed", "00"}}}},
-                          json{{"namespace", "travel"}, {"question", "q"}, {"gate", "block"}},
-                          json{{"namespace", "travel"}, {"question", "q"}, {"smoothing", false}}}) {
+  for (const json& bad :
+       {json{{"namespace", "travel"}, {"question", "q"}, {"smoothing", {{"k", 30}, {"m", 10}}}},
+        json{{"namespace", "travel"}, {"question", "q"}, {"smoothing", {{"nruns", 500}}}},
+        json{{"namespace", "travel"}, {"question", "q"}, {"smoothing", {{"responder", "oracle"}}}},
+        json{{"namespace", "travel"}, {"question", "q"}, {"smoothing", {{"seed", "00"}}}},
+        json{{"namespace", "travel"}, {"question", "q"}, {"gate", "block"}},
+        json{{"namespace", "travel"}, {"question", "q"}, {"smoothing", false}}}) {
     Answer r = Post("/v1/answer", reader, bad);
     EXPECT_EQ(r.status, 400) << bad.dump() << " -> " << r.body;
   }
@@ -194,7 +204,9 @@ TEST_F(ReadDefenseServiceTest, AnswerWithAnLlmResponderAndJudge) {
   Start({"--llm", json{{"url", llm.url()}, {"model", "fake"}}.dump()});
   AddMemories();
   Answer a = Post("/v1/answer", admin_,
-                  {{"namespace", "travel"}, {"question", kBenign}, {"smoothing", {{"m", 8}, {"k", 3}, {"nruns", 3}, {"responder", "llm"}}}});
+                  {{"namespace", "travel"},
+                   {"question", kBenign},
+                   {"smoothing", {{"m", 8}, {"k", 3}, {"nruns", 3}, {"responder", "llm"}}}});
   ASSERT_EQ(a.status, 200) << a.body;
   EXPECT_EQ(a.json()["responder"], "llm");
   EXPECT_EQ(a.json()["judge"], "llm");
@@ -204,8 +216,9 @@ TEST_F(ReadDefenseServiceTest, AnswerWithAnLlmResponderAndJudge) {
 
   // The LLM going down is a 503, not a wrong answer.
   llm.AlwaysRespond(503, R"({"error": "down"})");
-  Answer down = Post("/v1/answer", admin_,
-                     {{"namespace", "travel"}, {"question", kBenign}, {"smoothing", {{"responder", "llm"}, {"nruns", 1}}}});
+  Answer down = Post(
+      "/v1/answer", admin_,
+      {{"namespace", "travel"}, {"question", kBenign}, {"smoothing", {{"responder", "llm"}, {"nruns", 1}}}});
   EXPECT_EQ(down.status, 503) << down.body;
 }
 

@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "bulwark/memory_store.h"
 #include "cli/cli_test_util.h"
+#include "gate/recent_queries.h"
 #include "testing/gate_fixture.h"
 
 namespace bulwark::cli {
@@ -25,14 +27,18 @@ class ReadDefenseCliTest : public ::testing::Test {
   void MakeTravelStore() {
     ASSERT_EQ(Cli({"init", "--no-synonyms"}).code, 0);
     for (int i = 0; i < 6; ++i) {
-      ASSERT_EQ(Cli({"-n", "travel", "add", "Flight to Lisbon leaves Tuesday 9:40 from terminal " + std::to_string(i)}).code, 0);
+      ASSERT_EQ(Cli({"-n", "travel", "add",
+                     "Flight to Lisbon leaves Tuesday 9:40 from terminal " + std::to_string(i)})
+                    .code,
+                0);
     }
     WriteLines("benign.txt", testing::BenignQueries(0, 120));
     WriteLines("attack.txt", testing::Triggered(testing::BenignQueries(300, 40)));
     std::vector<std::string> labelled;
     for (const std::string& q : testing::BenignQueries(600, 30)) {
       labelled.push_back(nlohmann::json{{"query", q}, {"label", "benign"}}.dump());
-      labelled.push_back(nlohmann::json{{"query", q + " " + testing::kGateTrigger}, {"label", "triggered"}}.dump());
+      labelled.push_back(
+          nlohmann::json{{"query", q + " " + testing::kGateTrigger}, {"label", "triggered"}}.dump());
     }
     WriteLines("labelled.jsonl", labelled);
   }
@@ -61,15 +67,17 @@ TEST_F(ReadDefenseCliTest, CertificateRefusesKAboveM) {
 
 TEST_F(ReadDefenseCliTest, GateFitReportsAurocAndFprAtTpr) {
   MakeTravelStore();
-  CliResult fit = Cli({"-n", "travel", "gate", "fit", "--benign", Path("benign.txt"), "--triggered", Path("attack.txt"),
-                       "--mode", "reject", "--labelled", Path("labelled.jsonl"), "--report"});
+  CliResult fit =
+      Cli({"-n", "travel", "gate", "fit", "--benign", Path("benign.txt"), "--triggered", Path("attack.txt"),
+           "--mode", "reject", "--labelled", Path("labelled.jsonl"), "--report"});
   ASSERT_EQ(fit.code, 0) << fit.err;
   EXPECT_THAT(fit.out, HasSubstr("decides by lda"));
   EXPECT_THAT(fit.out, HasSubstr("AUROC   FPR@95%TPR  FPR@99%TPR"));
   EXPECT_THAT(fit.out, HasSubstr("30 benign, 30 triggered"));
 
-  CliResult j = Cli({"--json", "-n", "travel", "gate", "fit", "--benign", Path("benign.txt"), "--trigger",
-                     testing::kGateTrigger, "--mode", "reject", "--labelled", Path("labelled.jsonl"), "--report"});
+  CliResult j =
+      Cli({"--json", "-n", "travel", "gate", "fit", "--benign", Path("benign.txt"), "--trigger",
+           testing::kGateTrigger, "--mode", "reject", "--labelled", Path("labelled.jsonl"), "--report"});
   ASSERT_EQ(j.code, 0) << j.err;
   const nlohmann::json report = j.json()["report"];
   ASSERT_EQ(report["scores"].size(), 3u);
@@ -99,24 +107,55 @@ TEST_F(ReadDefenseCliTest, GateFitReportsAurocAndFprAtTpr) {
   EXPECT_EQ(Cli({"-n", "travel", "gate", "show"}).code, 1);
 }
 
+TEST_F(ReadDefenseCliTest, GateFitsOnTheNamespacesRecentHistory) {
+  MakeTravelStore();
+  {
+    // What `bulwark serve --gate-history` records: the embeddings of the queries it let through.
+    auto store = MemoryStore::Open(dir_ / "store", {});
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto history = RecentQueries::Open(dir_ / "store", 1000);
+    ASSERT_TRUE(history.ok()) << history.status();
+    for (const std::string& q : testing::BenignQueries(0, 80)) {
+      auto z = (*store)->embedder().Embed(q);
+      ASSERT_TRUE(z.ok());
+      ASSERT_TRUE((*history)->Record("travel", 1, *z).ok());
+    }
+  }
+  CliResult fit = Cli({"--json", "-n", "travel", "gate", "fit", "--from-history", "50", "--triggered", Path("attack.txt"),
+                       "--mode", "flag"});
+  ASSERT_EQ(fit.code, 0) << fit.err;
+  EXPECT_EQ(fit.json()["gate"]["benign"], 50);
+  EXPECT_EQ(fit.json()["source"]["benign"], "recent history (50 queries)");
+  CliResult score = Cli({"--json", "-n", "travel", "gate", "score", triggered_});
+  ASSERT_EQ(score.code, 0) << score.err;
+  EXPECT_EQ(score.json()["decision"], "flag");
+  EXPECT_THAT(Cli({"-n", "empty", "gate", "fit", "--from-history", "50"}).err, HasSubstr("at least 10 benign"));
+}
+
 TEST_F(ReadDefenseCliTest, GateFitRefusesBadInput) {
   MakeTravelStore();
   EXPECT_THAT(Cli({"-n", "travel", "gate", "fit"}).err, HasSubstr("--benign FILE or --from-history"));
-  EXPECT_THAT(Cli({"-n", "travel", "gate", "fit", "--benign", Path("missing.txt")}).err, HasSubstr("cannot read"));
+  EXPECT_THAT(Cli({"-n", "travel", "gate", "fit", "--benign", Path("missing.txt")}).err,
+              HasSubstr("cannot read"));
   WriteLines("few.txt", {"one query", "two queries"});
-  EXPECT_THAT(Cli({"-n", "travel", "gate", "fit", "--benign", Path("few.txt")}).err, HasSubstr("at least 10 benign"));
-  EXPECT_THAT(Cli({"-n", "travel", "gate", "fit", "--from-history", "50", "--trigger", "x"}).err, HasSubstr("--trigger needs --benign"));
+  EXPECT_THAT(Cli({"-n", "travel", "gate", "fit", "--benign", Path("few.txt")}).err,
+              HasSubstr("at least 10 benign"));
+  EXPECT_THAT(Cli({"-n", "travel", "gate", "fit", "--from-history", "50", "--trigger", "x"}).err,
+              HasSubstr("--trigger needs --benign"));
 }
 
 TEST_F(ReadDefenseCliTest, SearchFollowsTheGatePolicy) {
   MakeTravelStore();
-  ASSERT_EQ(Cli({"-n", "travel", "gate", "fit", "--benign", Path("benign.txt"), "--triggered", Path("attack.txt"),
-                 "--mode", "reject"}).code, 0);
+  ASSERT_EQ(Cli({"-n", "travel", "gate", "fit", "--benign", Path("benign.txt"), "--triggered",
+                 Path("attack.txt"), "--mode", "reject"})
+                .code,
+            0);
   CliResult rejected = Cli({"-n", "travel", "search", triggered_});
   EXPECT_EQ(rejected.code, 1);
   EXPECT_THAT(rejected.err, HasSubstr("the query gate rejected this query: reject (lda"));
 
-  CliResult benign = Cli({"--json", "-n", "travel", "search", "when does my flight to Lisbon leave", "-k", "2"});
+  CliResult benign =
+      Cli({"--json", "-n", "travel", "search", "when does my flight to Lisbon leave", "-k", "2"});
   ASSERT_EQ(benign.code, 0) << benign.err;
   EXPECT_EQ(benign.json()["gate"]["decision"], "pass");
   EXPECT_EQ(benign.json()["hits"].size(), 2u);
@@ -125,7 +164,8 @@ TEST_F(ReadDefenseCliTest, SearchFollowsTheGatePolicy) {
   ASSERT_EQ(stripped.code, 0) << stripped.err;
   EXPECT_EQ(stripped.json()["gate"]["query"], "when does my flight to Lisbon leave");
 
-  CliResult escalated = Cli({"--json", "-n", "travel", "search", triggered_, "--gate", "escalate", "-k", "2"});
+  CliResult escalated =
+      Cli({"--json", "-n", "travel", "search", triggered_, "--gate", "escalate", "-k", "2"});
   ASSERT_EQ(escalated.code, 0) << escalated.err;
   EXPECT_EQ(escalated.json()["k"], 4);
   EXPECT_TRUE(escalated.json().contains("smoothed"));
@@ -141,7 +181,8 @@ TEST_F(ReadDefenseCliTest, AnswerPrintsTheCertificateAndTheIdsOfEveryRun) {
   EXPECT_THAT(human.out, HasSubstr("run 5 [group"));
 
   const std::string seed(64, 'a');
-  CliResult j = Cli({"--json", "answer", "--namespace", "travel", "when does my flight to Lisbon leave", "--seed", seed});
+  CliResult j = Cli(
+      {"--json", "answer", "--namespace", "travel", "when does my flight to Lisbon leave", "--seed", seed});
   ASSERT_EQ(j.code, 0) << j.err;
   const nlohmann::json a = j.json();
   EXPECT_FALSE(a["abstained"].get<bool>());
@@ -151,7 +192,8 @@ TEST_F(ReadDefenseCliTest, AnswerPrintsTheCertificateAndTheIdsOfEveryRun) {
   EXPECT_EQ(a["runs"][0]["entry_ids"].size(), 5u);
   EXPECT_EQ(a["gate"]["decision"], "off");
   // The same seed replays the same runs.
-  CliResult again = Cli({"--json", "answer", "--namespace", "travel", "when does my flight to Lisbon leave", "--seed", seed});
+  CliResult again = Cli(
+      {"--json", "answer", "--namespace", "travel", "when does my flight to Lisbon leave", "--seed", seed});
   EXPECT_EQ(again.json()["runs"], a["runs"]);
 
   CliResult no_llm = Cli({"answer", "-n", "travel", "question", "--responder", "llm"});

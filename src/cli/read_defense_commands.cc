@@ -30,7 +30,9 @@ int Fail(const CommandEnv& env, const absl::Status& status) {
   return 1;
 }
 
-std::filesystem::path DatabasePath(const CommandEnv& env) { return std::filesystem::path(env.store) / kDatabaseFile; }
+std::filesystem::path DatabasePath(const CommandEnv& env) {
+  return std::filesystem::path(env.store) / kDatabaseFile;
+}
 
 // Queries from a file: one per line, either plain text or a JSON object with "query". Blank
 // lines are skipped. InvalidArgument names the bad line.
@@ -55,7 +57,8 @@ absl::StatusOr<std::vector<std::string>> ReadQueries(const std::string& path) {
 }
 
 // A labelled set: JSONL {"query": "...", "label": "benign" | "triggered"} (or 0 / 1).
-absl::Status ReadLabelled(const std::string& path, std::vector<std::string>* benign, std::vector<std::string>* triggered) {
+absl::Status ReadLabelled(const std::string& path, std::vector<std::string>* benign,
+                          std::vector<std::string>* triggered) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
   std::string line;
@@ -63,10 +66,11 @@ absl::Status ReadLabelled(const std::string& path, std::vector<std::string>* ben
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     const auto bad = [&] {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ":", number, ": expected {\"query\": \"...\", \"label\": \"benign\" | \"triggered\"}"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ":", number, ": expected {\"query\": \"...\", \"label\": \"benign\" | \"triggered\"}"));
     };
-    if (!j.is_object() || !j.contains("query") || !j["query"].is_string() || !j.contains("label")) return bad();
+    if (!j.is_object() || !j.contains("query") || !j["query"].is_string() || !j.contains("label"))
+      return bad();
     const nlohmann::json& label = j["label"];
     bool is_triggered;
     if (label == "benign" || label == 0) {
@@ -112,8 +116,10 @@ std::string DescribeGate(const GateVerdict& v) {
 }
 
 std::string DescribeCertificate(const Certificate& c) {
-  std::string out = absl::StrCat("certificate m=", c.params.m, " k=", c.params.k, " nruns=", c.params.nruns, ":");
-  for (size_t t = 1; t <= c.delta.size(); ++t) absl::StrAppend(&out, " delta(t=", t, ")=", Fixed(c.delta[t - 1]));
+  std::string out =
+      absl::StrCat("certificate m=", c.params.m, " k=", c.params.k, " nruns=", c.params.nruns, ":");
+  for (size_t t = 1; t <= c.delta.size(); ++t)
+    absl::StrAppend(&out, " delta(t=", t, ")=", Fixed(c.delta[t - 1]));
   return out;
 }
 
@@ -123,13 +129,14 @@ void PrintSmoothed(std::ostream& out, const SmoothedAnswer& a) {
   } else {
     out << "answer: " << a.answer << "\n";
   }
-  out << "majority: " << a.majority_runs << " of " << a.runs.size() << " runs (" << a.responder << " responder, "
-      << a.judge << " equivalence)\n";
+  out << "majority: " << a.majority_runs << " of " << a.runs.size() << " runs (" << a.responder
+      << " responder, " << a.judge << " equivalence)\n";
   if (!a.certificate.delta.empty()) out << DescribeCertificate(a.certificate) << "\n";
   for (size_t r = 0; r < a.runs.size(); ++r) {
     std::string ids;
     for (const std::string& id : a.runs[r].entry_ids) ids += (ids.empty() ? "" : ",") + id;
-    out << "run " << r + 1 << " [group " << a.runs[r].group << "] " << ids << "\n    -> " << a.runs[r].response << "\n";
+    out << "run " << r + 1 << " [group " << a.runs[r].group << "] " << ids << "\n    -> "
+        << a.runs[r].response << "\n";
   }
   out << "seed: " << a.seed_hex << "\n";
 }
@@ -168,22 +175,34 @@ ReadDefenseCommands::~ReadDefenseCommands() = default;
 
 void ReadDefenseCommands::AddSearchFlags(CLI::App* cmd) {
   Flags& f = *flags_;
-  cmd->add_option("--gate", f.gate_mode, "query gate mode: off | flag | escalate | reject | strip (default: the namespace policy)")
+  cmd->add_option("--gate", f.gate_mode,
+                  "query gate mode: off | flag | escalate | reject | strip (default: the namespace policy)")
       ->check(CLI::IsMember({"off", "flag", "escalate", "reject", "strip"}));
-  cmd->add_option("--k-high", f.k_high, "hits when the gate escalates (default 2k)")->check(CLI::Range(1, 1000));
+  cmd->add_option("--k-high", f.k_high, "hits when the gate escalates (default 2k)")
+      ->check(CLI::Range(1, 1000));
   cmd->add_flag("--smooth", f.smooth, "also answer by smoothed retrieval (SMSR) and print its certificate");
-  cmd->add_option("--m", f.smoothing.m, "smoothing: candidates over-fetched")->capture_default_str()->check(CLI::Range(1, kMaxPool));
-  cmd->add_option("--smooth-k", f.smoothing.k, "smoothing: entries per run")->capture_default_str()->check(CLI::Range(1, kMaxPool));
-  cmd->add_option("--nruns", f.smoothing.nruns, "smoothing: runs")->capture_default_str()->check(CLI::Range(1, kMaxSmoothingRuns));
-  cmd->add_option("--responder", f.responder, "smoothing: extractive | llm")->capture_default_str()->check(CLI::IsMember({"extractive", "llm"}));
-  cmd->add_option("--seed", f.seed_hex, "smoothing: 64 hex digits, to replay a recorded answer (default: fresh)");
-  cmd->add_option("--llm", f.llm_json, R"(LLM as JSON {"url", "model", "api_key_env", ...}; default from $BULWARK_LLM_URL)");
+  cmd->add_option("--m", f.smoothing.m, "smoothing: candidates over-fetched")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxPool));
+  cmd->add_option("--smooth-k", f.smoothing.k, "smoothing: entries per run")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxPool));
+  cmd->add_option("--nruns", f.smoothing.nruns, "smoothing: runs")
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxSmoothingRuns));
+  cmd->add_option("--responder", f.responder, "smoothing: extractive | llm")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"extractive", "llm"}));
+  cmd->add_option("--seed", f.seed_hex,
+                  "smoothing: 64 hex digits, to replay a recorded answer (default: fresh)");
+  cmd->add_option("--llm", f.llm_json,
+                  R"(LLM as JSON {"url", "model", "api_key_env", ...}; default from $BULWARK_LLM_URL)");
 }
 
 void ReadDefenseCommands::Register(CLI::App& app) {
   Flags& f = *flags_;
-  f.certificate = app.add_subcommand(
-      "certificate", "SMSR certificate: P[t adversarial entries win the smoothed majority]");
+  f.certificate = app.add_subcommand("certificate",
+                                     "SMSR certificate: P[t adversarial entries win the smoothed majority]");
   f.certificate->add_option("--m", f.certificate_params.m, "over-fetched candidates")
       ->capture_default_str()
       ->check(CLI::Range(1, kMaxCandidates));
@@ -197,9 +216,11 @@ void ReadDefenseCommands::Register(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::Range(1, kMaxRuns));
   f.certificate->footer(
-      "delta = P[Binomial(nruns, p_hit) >= ceil(nruns/2)], p_hit = 1 - C(m-t,k)/C(m,k); a tie counts as lost.");
+      "delta = P[Binomial(nruns, p_hit) >= ceil(nruns/2)], p_hit = 1 - C(m-t,k)/C(m,k); a tie counts as "
+      "lost.");
 
-  f.answer = app.add_subcommand("answer", "smoothed answer (SMSR) with its certificate and the entries behind each run");
+  f.answer = app.add_subcommand(
+      "answer", "smoothed answer (SMSR) with its certificate and the entries behind each run");
   f.answer->add_option("question", f.question, "the question")->required();
   AddSearchFlags(f.answer);
 
@@ -207,22 +228,33 @@ void ReadDefenseCommands::Register(CLI::App& app) {
   f.gate->require_subcommand(1);
   f.gate_fit = f.gate->add_subcommand("fit", "fit the gate on benign (and triggered) queries and store it");
   f.gate_fit->add_option("--benign", f.benign_file, "benign queries: one per line, or JSONL {\"query\"}");
-  f.gate_fit->add_option("--from-history", f.from_history, "fit on the namespace's N most recent recorded queries")
+  f.gate_fit
+      ->add_option("--from-history", f.from_history, "fit on the namespace's N most recent recorded queries")
       ->check(CLI::Range(1, 1000000));
   f.gate_fit->add_option("--triggered", f.triggered_file, "triggered queries (an attack log), for LDA");
-  f.gate_fit->add_option("--trigger", f.trigger, "make triggered queries by appending TEXT to each benign one");
+  f.gate_fit->add_option("--trigger", f.trigger,
+                         "make triggered queries by appending TEXT to each benign one");
   f.gate_fit->add_option("--fpr", f.fit.target_fpr, "target false positive rate on benign queries")
       ->capture_default_str()
       ->check(CLI::Range(1e-6, 0.5));
-  f.gate_fit->add_option("--score", f.score_name, "deciding score: centroid | mahalanobis | lda (default: lda with triggered queries, else mahalanobis)")
+  f.gate_fit
+      ->add_option("--score", f.score_name,
+                   "deciding score: centroid | mahalanobis | lda (default: lda with triggered queries, else "
+                   "mahalanobis)")
       ->check(CLI::IsMember({"centroid", "mahalanobis", "lda"}));
-  f.gate_fit->add_option("--shrinkage", f.fit.shrinkage, "covariance shrinkage alpha in [0, 1]; default Ledoit-Wolf")
+  f.gate_fit
+      ->add_option("--shrinkage", f.fit.shrinkage,
+                   "covariance shrinkage alpha in [0, 1]; default Ledoit-Wolf")
       ->check(CLI::Range(0.0, 1.0));
-  f.gate_fit->add_option("--folds", f.fit.folds, "folds for the out-of-fold thresholds")->capture_default_str()->check(CLI::Range(2, 20));
-  f.gate_fit->add_option("--mode", f.mode_name, "the namespace policy: off | flag | escalate | reject | strip")
+  f.gate_fit->add_option("--folds", f.fit.folds, "folds for the out-of-fold thresholds")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 20));
+  f.gate_fit
+      ->add_option("--mode", f.mode_name, "the namespace policy: off | flag | escalate | reject | strip")
       ->capture_default_str()
       ->check(CLI::IsMember({"off", "flag", "escalate", "reject", "strip"}));
-  f.gate_fit->add_option("--labelled", f.labelled_file, "labelled set for --report: JSONL {\"query\", \"label\": \"benign\"|\"triggered\"}");
+  f.gate_fit->add_option("--labelled", f.labelled_file,
+                         "labelled set for --report: JSONL {\"query\", \"label\": \"benign\"|\"triggered\"}");
   f.gate_fit->add_flag("--report", f.report, "print AUROC and FPR at 95 % and 99 % TPR per score");
   f.gate_show = f.gate->add_subcommand("show", "print the namespace's gate");
   f.gate_remove = f.gate->add_subcommand("remove", "remove the namespace's gate");
@@ -239,14 +271,14 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     auto delta = CertificateDelta(p, f.certificate_t);
     if (!delta.ok()) return Fail(env, delta.status());
     if (env.json) {
-      env.out << nlohmann::json{{"m", p.m}, {"k", p.k}, {"t", f.certificate_t}, {"nruns", p.nruns},
-                                {"p_hit", *p_hit}, {"delta", *delta}}
+      env.out << nlohmann::json{{"m", p.m},         {"k", p.k},        {"t", f.certificate_t},
+                                {"nruns", p.nruns}, {"p_hit", *p_hit}, {"delta", *delta}}
                      .dump()
               << "\n";
     } else {
       env.out << "m=" << p.m << " k=" << p.k << " t=" << f.certificate_t << " nruns=" << p.nruns
-              << "  p_hit=" << std::setprecision(6) << *p_hit << "  delta=" << std::setprecision(6)
-              << *delta << "\n";
+              << "  p_hit=" << std::setprecision(6) << *p_hit << "  delta=" << std::setprecision(6) << *delta
+              << "\n";
     }
     return 0;
   }
@@ -306,7 +338,8 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     return Fail(env, absl::InvalidArgumentError("give --triggered FILE or --trigger TEXT, not both"));
   }
   if (!f.trigger.empty() && f.benign_file.empty()) {
-    return Fail(env, absl::InvalidArgumentError("--trigger needs --benign (recorded history keeps no query text)"));
+    return Fail(
+        env, absl::InvalidArgumentError("--trigger needs --benign (recorded history keeps no query text)"));
   }
   const Embedder& embedder = (*store)->embedder();
   nlohmann::json source = nlohmann::json::object();
@@ -370,31 +403,36 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
 
   const GateModel& m = *gate.model;
   if (env.json) {
-    nlohmann::json j = {{"namespace", env.name_space}, {"mode", ToString(gate.mode)}, {"gate", m.Summary()},
+    nlohmann::json j = {{"namespace", env.name_space},
+                        {"mode", ToString(gate.mode)},
+                        {"gate", m.Summary()},
                         {"source", source}};
     if (report) j["report"] = ToJson(*report);
     env.out << j.dump() << "\n";
     return 0;
   }
-  env.out << "fitted the query gate of namespace " << env.name_space << " on " << m.benign_count() << " benign and "
-          << m.triggered_count() << " triggered queries; decides by " << ToString(m.decision_score())
-          << " at threshold " << Fixed(m.threshold(m.decision_score())) << " (target FPR " << m.target_fpr()
-          << ", shrinkage " << Fixed(m.shrinkage(), 3) << "); policy " << ToString(gate.mode) << "\n";
+  env.out << "fitted the query gate of namespace " << env.name_space << " on " << m.benign_count()
+          << " benign and " << m.triggered_count() << " triggered queries; decides by "
+          << ToString(m.decision_score()) << " at threshold " << Fixed(m.threshold(m.decision_score()))
+          << " (target FPR " << m.target_fpr() << ", shrinkage " << Fixed(m.shrinkage(), 3) << "); policy "
+          << ToString(gate.mode) << "\n";
   if (report) {
-    env.out << "report on " << (report->out_of_fold ? "the fitting queries, out of fold" : f.labelled_file) << " ("
-            << report->benign << " benign, " << report->triggered << " triggered):\n"
+    env.out << "report on " << (report->out_of_fold ? "the fitting queries, out of fold" : f.labelled_file)
+            << " (" << report->benign << " benign, " << report->triggered << " triggered):\n"
             << "  score        AUROC   FPR@95%TPR  FPR@99%TPR  FPR@threshold  TPR@threshold\n";
     for (const ScoreSeparation& s : report->scores) {
-      env.out << "  " << std::left << std::setw(12) << ToString(s.score) << " " << std::setw(6) << Fixed(s.auroc) << "  "
-              << std::setw(10) << Fixed(s.fpr_at_95_tpr) << "  " << std::setw(10) << Fixed(s.fpr_at_99_tpr) << "  "
-              << std::setw(13) << Fixed(s.fpr_at_threshold) << "  " << Fixed(s.tpr_at_threshold) << "\n";
+      env.out << "  " << std::left << std::setw(12) << ToString(s.score) << " " << std::setw(6)
+              << Fixed(s.auroc) << "  " << std::setw(10) << Fixed(s.fpr_at_95_tpr) << "  " << std::setw(10)
+              << Fixed(s.fpr_at_99_tpr) << "  " << std::setw(13) << Fixed(s.fpr_at_threshold) << "  "
+              << Fixed(s.tpr_at_threshold) << "\n";
     }
     if (report->triggered == 0) env.out << "  (no triggered queries: AUROC and FPR at TPR are undefined)\n";
   }
   return 0;
 }
 
-int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& query, const SearchOptions& options) {
+int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& query,
+                                   const SearchOptions& options) {
   Flags& f = *flags_;
   auto store = MemoryStore::Open(env.store, env.store_options);
   if (!store.ok()) return Fail(env, store.status());
@@ -416,7 +454,8 @@ int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& que
   request.responder = f.responder;
   if (!f.seed_hex.empty()) {
     auto bytes = HexDecode(f.seed_hex);
-    if (!bytes || bytes->size() != 32) return Fail(env, absl::InvalidArgumentError("--seed must be 64 hex digits"));
+    if (!bytes || bytes->size() != 32)
+      return Fail(env, absl::InvalidArgumentError("--seed must be 64 hex digits"));
     SeededCsprng::Seed seed;
     std::copy(bytes->begin(), bytes->end(), seed.begin());
     request.seed = seed;
@@ -425,12 +464,13 @@ int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& que
   if (!result.ok()) return Fail(env, result.status());
   if (result->rejected()) {
     if (env.json) env.out << nlohmann::json{{"gate", ToJson(result->gate)}}.dump() << "\n";
-    return Fail(env, absl::PermissionDeniedError(absl::StrCat("the query gate rejected this query: ",
-                                                              DescribeGate(result->gate))));
+    return Fail(env, absl::PermissionDeniedError(
+                         absl::StrCat("the query gate rejected this query: ", DescribeGate(result->gate))));
   }
 
   if (env.json) {
-    nlohmann::json j = {{"gate", ToJson(result->gate)}, {"k", result->k},
+    nlohmann::json j = {{"gate", ToJson(result->gate)},
+                        {"k", result->k},
                         {"rejected_candidates", result->search.rejected_candidates}};
     if (result->gate.decision == "strip") j["gate"]["query"] = result->retrieved_query;
     if (result->smoothed) {
@@ -455,7 +495,8 @@ int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& que
   if (!f.answer->parsed()) {
     if (result->search.hits.empty()) env.out << "no results\n";
     for (const SearchHit& h : result->search.hits) {
-      env.out << std::fixed << std::setprecision(3) << h.score << "  " << h.entry.id << "  " << h.entry.text << "\n";
+      env.out << std::fixed << std::setprecision(3) << h.score << "  " << h.entry.id << "  " << h.entry.text
+              << "\n";
     }
   }
   if (result->gate.decision != "off") env.out << "gate: " << DescribeGate(result->gate) << "\n";

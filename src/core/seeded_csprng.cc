@@ -29,7 +29,8 @@ void SeededCsprng::Refill() {
   std::array<uint8_t, 16> iv{};
   for (int i = 0; i < 4; ++i) iv[i] = static_cast<uint8_t>(block_counter_ >> (8 * i));
   for (int i = 0; i < 4; ++i) iv[4 + i] = static_cast<uint8_t>(block_counter_ >> (32 + 8 * i));
-  std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)> ctx(EVP_CIPHER_CTX_new(), EVP_CIPHER_CTX_free);
+  std::unique_ptr<EVP_CIPHER_CTX, decltype(&EVP_CIPHER_CTX_free)> ctx(EVP_CIPHER_CTX_new(),
+                                                                      EVP_CIPHER_CTX_free);
   static const std::array<uint8_t, sizeof(buffer_)> kZeros{};
   int written = 0;
   if (!ctx || EVP_EncryptInit_ex(ctx.get(), EVP_chacha20(), nullptr, seed_.data(), iv.data()) != 1 ||

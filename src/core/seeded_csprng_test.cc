@@ -24,7 +24,8 @@ TEST(SeededCsprngTest, SameSeedSameStreamAcrossRefills) {
   SeededCsprng a(seed), b(seed);
   std::vector<uint8_t> one(1000), two(1000);
   a.Fill(one);
-  for (size_t i = 0; i < two.size(); i += 7) b.Fill(std::span<uint8_t>(two).subspan(i, std::min<size_t>(7, 1000 - i)));
+  for (size_t i = 0; i < two.size(); i += 7)
+    b.Fill(std::span<uint8_t>(two).subspan(i, std::min<size_t>(7, 1000 - i)));
   EXPECT_EQ(one, two);
   seed[0] = 43;
   SeededCsprng c(seed);

@@ -100,8 +100,8 @@ absl::StatusOr<std::unique_ptr<HttpEmbedder>> HttpEmbedder::Create(HttpEmbedderO
 
 absl::StatusOr<std::unique_ptr<HttpEmbedder>> HttpEmbedder::FromConfig(const nlohmann::json& config) {
   if (absl::Status s = CheckConfigKeys(config,
-                                       {"kind", "url", "model", "dimension", "api_key", "api_key_env", "batch_size",
-                                        "timeout_ms", "max_retries", "initial_backoff_ms"},
+                                       {"kind", "url", "model", "dimension", "api_key", "api_key_env",
+                                        "batch_size", "timeout_ms", "max_retries", "initial_backoff_ms"},
                                        kWho);
       !s.ok()) {
     return s;
@@ -111,9 +111,10 @@ absl::StatusOr<std::unique_ptr<HttpEmbedder>> HttpEmbedder::FromConfig(const nlo
   if (!config.contains("dimension")) return ConfigError("\"dimension\" is required");
   HttpEndpointOptions endpoint = EndpointOf({});
   HttpEmbedderOptions options;
-  for (absl::Status s : {ReadEndpointConfig(config, kWho, &endpoint), ReadConfigString(config, "model", kWho, &options.model),
-                         ReadConfigInt(config, "dimension", 1, kMaxDimension, kWho, &options.dimension),
-                         ReadConfigInt(config, "batch_size", 1, kMaxBatchSize, kWho, &options.batch_size)}) {
+  for (absl::Status s :
+       {ReadEndpointConfig(config, kWho, &endpoint), ReadConfigString(config, "model", kWho, &options.model),
+        ReadConfigInt(config, "dimension", 1, kMaxDimension, kWho, &options.dimension),
+        ReadConfigInt(config, "batch_size", 1, kMaxBatchSize, kWho, &options.batch_size)}) {
     if (!s.ok()) return s;
   }
   options.url = endpoint.url;

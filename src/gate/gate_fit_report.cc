@@ -37,8 +37,8 @@ double FprAtTpr(std::span<const double> benign, std::span<const double> triggere
   std::vector<double> t(triggered.begin(), triggered.end());
   std::sort(t.begin(), t.end(), std::greater<>());
   // Flag at least ceil(tpr * n) triggered scores: the threshold is the ceil(tpr * n)-th highest.
-  const size_t needed =
-      std::clamp<size_t>(static_cast<size_t>(std::ceil(tpr * static_cast<double>(t.size()) - 1e-9)), 1, t.size());
+  const size_t needed = std::clamp<size_t>(
+      static_cast<size_t>(std::ceil(tpr * static_cast<double>(t.size()) - 1e-9)), 1, t.size());
   const double threshold = t[needed - 1];
   size_t flagged = 0;
   for (double s : benign) flagged += s >= threshold ? 1 : 0;

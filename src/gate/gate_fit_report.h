@@ -33,7 +33,7 @@ struct ScoreSeparation {
 struct GateFitReport {
   int benign = 0;
   int triggered = 0;
-  bool out_of_fold = false;  // scores of the fitting data, out of fold (no separate labelled set)
+  bool out_of_fold = false;             // scores of the fitting data, out of fold (no separate labelled set)
   std::vector<ScoreSeparation> scores;  // centroid, mahalanobis, and lda when fitted
 };
 

@@ -28,8 +28,8 @@ constexpr size_t kRowBlock = 16;  // rows of the triangular whitening scored per
 struct Stats {
   Eigen::VectorXd mu;
   Eigen::MatrixXd whitening;  // d x d, lower triangular: L^-1 with Sigma = L L^T
-  double alpha = 0;         // of the benign covariance
-  double within_alpha = 0;  // of the pooled within-class covariance (LDA)
+  double alpha = 0;           // of the benign covariance
+  double within_alpha = 0;    // of the pooled within-class covariance (LDA)
   bool has_lda = false;
   Eigen::VectorXd lda_w;  // unit norm
 };
@@ -44,8 +44,8 @@ Eigen::MatrixXd ToMatrix(std::span<const std::vector<float>> rows, const std::ve
 }
 
 // `shrinkage` and `within_shrinkage`: fixed alphas, or negative for Ledoit-Wolf.
-absl::StatusOr<Stats> FitStats(const Eigen::MatrixXd& benign, const Eigen::MatrixXd* triggered, double shrinkage,
-                               double within_shrinkage) {
+absl::StatusOr<Stats> FitStats(const Eigen::MatrixXd& benign, const Eigen::MatrixXd* triggered,
+                               double shrinkage, double within_shrinkage) {
   Stats st;
   st.mu = benign.colwise().mean().transpose();
   const Eigen::MatrixXd centered = benign.rowwise() - st.mu.transpose();
@@ -62,7 +62,8 @@ absl::StatusOr<Stats> FitStats(const Eigen::MatrixXd& benign, const Eigen::Matri
         "the benign covariance is singular: use shrinkage > 0 or more benign queries than dimensions");
   }
   Eigen::LLT<Eigen::MatrixXd> llt(cov.covariance);
-  if (llt.info() != Eigen::Success) return absl::FailedPreconditionError("the benign covariance is not positive definite");
+  if (llt.info() != Eigen::Success)
+    return absl::FailedPreconditionError("the benign covariance is not positive definite");
   st.whitening = llt.matrixL().solve(Eigen::MatrixXd::Identity(cov.covariance.rows(), cov.covariance.cols()));
   st.whitening.triangularView<Eigen::StrictlyUpper>().setZero();
   if (triggered != nullptr) {
@@ -78,7 +79,8 @@ absl::StatusOr<Stats> FitStats(const Eigen::MatrixXd& benign, const Eigen::Matri
     st.lda_w = ldlt.solve(mu_t - st.mu);
     const double norm = st.lda_w.norm();
     if (!(norm > 0) || !std::isfinite(norm)) {
-      return absl::FailedPreconditionError("benign and triggered queries have the same mean; LDA has no direction");
+      return absl::FailedPreconditionError(
+          "benign and triggered queries have the same mean; LDA has no direction");
     }
     st.lda_w /= norm;
     st.has_lda = true;
@@ -108,11 +110,12 @@ double Threshold(std::vector<double> scores, double fpr) {
 absl::Status CheckVectors(std::span<const std::vector<float>> rows, size_t dimension, const char* what) {
   for (size_t i = 0; i < rows.size(); ++i) {
     if (rows[i].size() != dimension) {
-      return absl::InvalidArgumentError(absl::StrCat(what, " query ", i, " has dimension ", rows[i].size(),
-                                                     ", expected ", dimension));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " query ", i, " has dimension ", rows[i].size(), ", expected ", dimension));
     }
     for (float x : rows[i]) {
-      if (!std::isfinite(x)) return absl::InvalidArgumentError(absl::StrCat(what, " query ", i, " is not finite"));
+      if (!std::isfinite(x))
+        return absl::InvalidArgumentError(absl::StrCat(what, " query ", i, " is not finite"));
     }
   }
   return absl::OkStatus();
@@ -167,14 +170,16 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
   if (options.shrinkage > 1 || std::isnan(options.shrinkage)) {
     return absl::InvalidArgumentError("shrinkage must be in [0, 1], or negative for Ledoit-Wolf");
   }
-  if (options.folds < 2 || options.folds > 20) return absl::InvalidArgumentError("folds must be between 2 and 20");
+  if (options.folds < 2 || options.folds > 20)
+    return absl::InvalidArgumentError("folds must be between 2 and 20");
   const size_t min_benign = std::max<size_t>(kMinBenign, options.folds);
   if (benign.size() < min_benign) {
-    return absl::InvalidArgumentError(absl::StrCat("need at least ", min_benign, " benign queries, got ", benign.size()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("need at least ", min_benign, " benign queries, got ", benign.size()));
   }
   if (!triggered.empty() && triggered.size() < static_cast<size_t>(options.folds)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("need at least ", options.folds, " triggered queries (one per fold), got ", triggered.size()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "need at least ", options.folds, " triggered queries (one per fold), got ", triggered.size()));
   }
   const size_t d = benign.front().size();
   if (d < 1 || d > static_cast<size_t>(kMaxDimension)) {
@@ -226,7 +231,6 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
     if (lda) score_into(triggered, split(triggered.size(), fold, true), &oof.triggered);
   }
 
-
   GateModel model;
   model.dimension_ = static_cast<int>(d);
   model.has_lda_ = lda;
@@ -236,8 +240,9 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
   model.benign_count_ = static_cast<int>(benign.size());
   model.triggered_count_ = static_cast<int>(triggered.size());
   for (int k = 0; k < kGateScoreCount; ++k) {
-    model.thresholds_[k] = (k == static_cast<int>(GateScore::kLda) && !lda) ? kNaN
-                                                                            : Threshold(oof.benign[k], options.target_fpr);
+    model.thresholds_[k] = (k == static_cast<int>(GateScore::kLda) && !lda)
+                               ? kNaN
+                               : Threshold(oof.benign[k], options.target_fpr);
   }
   model.mu_.resize(d);
   for (size_t i = 0; i < d; ++i) model.mu_[i] = static_cast<float>(stats->mu[i]);
@@ -318,9 +323,9 @@ nlohmann::json GateModel::Summary() const {
     if (g == GateScore::kLda && !has_lda_) continue;
     thresholds[std::string(ToString(g))] = threshold(g);
   }
-  return {{"dimension", dimension_},     {"decision_score", ToString(decision_score_)},
-          {"thresholds", thresholds},    {"target_fpr", target_fpr_},
-          {"shrinkage", shrinkage_},     {"benign", benign_count_},
+  return {{"dimension", dimension_},       {"decision_score", ToString(decision_score_)},
+          {"thresholds", thresholds},      {"target_fpr", target_fpr_},
+          {"shrinkage", shrinkage_},       {"benign", benign_count_},
           {"triggered", triggered_count_}, {"has_lda", has_lda_}};
 }
 
@@ -359,7 +364,8 @@ absl::StatusOr<GateModel> GateModel::Deserialize(std::string_view bytes) {
   if (decision >= static_cast<uint32_t>(kGateScoreCount)) return bad("unknown decision score");
   const bool lda = flags == 1;
   const size_t floats = size_t{d} + size_t{d} * d + (lda ? d : 0);
-  if (bytes.size() != kHeaderBytes + floats * sizeof(float) + kChecksumBytes) return bad("size does not match");
+  if (bytes.size() != kHeaderBytes + floats * sizeof(float) + kChecksumBytes)
+    return bad("size does not match");
   unsigned char digest[kChecksumBytes];
   SHA256(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size() - kChecksumBytes, digest);
   if (std::memcmp(digest, bytes.data() + bytes.size() - kChecksumBytes, kChecksumBytes) != 0) {

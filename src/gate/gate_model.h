@@ -116,10 +116,10 @@ class GateModel {
   int benign_count_ = 0;
   int triggered_count_ = 0;
   std::array<double, kGateScoreCount> thresholds_{};
-  std::vector<float> mu_;          // d
-  std::vector<float> mu_unit_;     // mu / ||mu|| (zero if mu is zero)
-  std::vector<float> whitening_;   // d x d, row-major, lower triangular: L^-1, Sigma = L L^T
-  std::vector<float> lda_w_;       // d, unit norm; empty without LDA
+  std::vector<float> mu_;                 // d
+  std::vector<float> mu_unit_;            // mu / ||mu|| (zero if mu is zero)
+  std::vector<float> whitening_;          // d x d, row-major, lower triangular: L^-1, Sigma = L L^T
+  std::vector<float> lda_w_;              // d, unit norm; empty without LDA
   std::vector<float> aligned_whitening_;  // whitening_ with 64-byte aligned rows, for scoring
   std::vector<const float*> rows_;        // row pointers into aligned_whitening_ for the SIMD kernel
 };

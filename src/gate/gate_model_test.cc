@@ -19,7 +19,8 @@ using ::testing::HasSubstr;
 
 // Unit vectors around a random mean direction with a low-rank spread plus isotropic noise, like
 // sentence embeddings of one topic. `shift` adds a fixed direction (a "trigger").
-std::vector<std::vector<float>> Cloud(int n, int d, uint32_t seed, double shift = 0, uint32_t shift_seed = 99) {
+std::vector<std::vector<float>> Cloud(int n, int d, uint32_t seed, double shift = 0,
+                                      uint32_t shift_seed = 99) {
   std::mt19937 topic(1234), rng(seed), trig(shift_seed);
   std::normal_distribution<double> g(0, 1);
   Eigen::VectorXd center(d), trigger(d);
@@ -135,7 +136,8 @@ TEST(GateModelTest, ThresholdFlagsAboutTheTargetRateOfFreshBenignQueries) {
     EXPECT_NEAR(flagged / 2000.0, 0.05, 0.03) << ToString(g);
   }
   int caught = 0;
-  for (const auto& z : Cloud(200, d, 9, 0.5)) caught += model->ScoreOf(GateScore::kLda, z) > model->threshold(GateScore::kLda);
+  for (const auto& z : Cloud(200, d, 9, 0.5))
+    caught += model->ScoreOf(GateScore::kLda, z) > model->threshold(GateScore::kLda);
   EXPECT_GT(caught, 190);
 }
 
@@ -170,7 +172,8 @@ TEST(GateModelTest, SerializationRoundTripsAndDetectsDamage) {
     damaged[at] ^= 0x40;
     EXPECT_EQ(GateModel::Deserialize(damaged).status().code(), absl::StatusCode::kDataLoss) << at;
   }
-  EXPECT_EQ(GateModel::Deserialize(bytes.substr(0, bytes.size() - 4)).status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(GateModel::Deserialize(bytes.substr(0, bytes.size() - 4)).status().code(),
+            absl::StatusCode::kDataLoss);
   EXPECT_EQ(GateModel::Deserialize("").status().code(), absl::StatusCode::kDataLoss);
   // A header claiming a huge dimension is refused before anything is allocated.
   std::string huge = bytes;

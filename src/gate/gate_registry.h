@@ -19,7 +19,8 @@ namespace bulwark {
 class GateRegistry {
  public:
   // `store` and `env` must outlive the registry. ttl_ms 0 reads the database every time.
-  GateRegistry(GateStore* store, Env* env, int ttl_ms = 1000) : store_(store), env_(env), ttl_us_(ttl_ms * 1000LL) {}
+  GateRegistry(GateStore* store, Env* env, int ttl_ms = 1000)
+      : store_(store), env_(env), ttl_us_(ttl_ms * 1000LL) {}
 
   // The gate of `name_space`, or null if it has none. DataLoss for a damaged stored gate.
   [[nodiscard]] absl::StatusOr<std::shared_ptr<const StoredGate>> Get(std::string_view name_space);

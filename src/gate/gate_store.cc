@@ -49,7 +49,8 @@ absl::Status GateStore::Save(const StoredGate& gate) {
 
 absl::StatusOr<std::optional<StoredGate>> GateStore::Load(std::string_view name_space) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_, "SELECT mode, embedder, fitted_at_us, source, model FROM query_gates WHERE namespace = ?");
+  Statement st(db_,
+               "SELECT mode, embedder, fitted_at_us, source, model FROM query_gates WHERE namespace = ?");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, name_space);
   const int rc = st.Step();
@@ -66,7 +67,8 @@ absl::StatusOr<std::optional<StoredGate>> GateStore::Load(std::string_view name_
   if (!gate.source.is_object()) gate.source = nlohmann::json{{"corrupt", "source is not a JSON object"}};
   auto model = GateModel::Deserialize(st.Blob(4));
   if (!model.ok()) {
-    return absl::DataLossError(absl::StrCat("query gate of ", ToAbsl(name_space), ": ", model.status().message()));
+    return absl::DataLossError(
+        absl::StrCat("query gate of ", ToAbsl(name_space), ": ", model.status().message()));
   }
   gate.model = std::make_shared<const GateModel>(*std::move(model));
   return std::optional<StoredGate>(std::move(gate));

@@ -92,10 +92,10 @@ TEST_F(GateStoreTest, DamagedRowIsDataLoss) {
   sqlite3* raw = nullptr;
   ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
   // Flip one byte inside the serialized statistics.
-  ASSERT_EQ(sqlite3_exec(raw,
-                         "UPDATE query_gates SET model = substr(model, 1, 99) || X'FF' || substr(model, 101)",
-                         nullptr, nullptr, nullptr),
-            SQLITE_OK);
+  ASSERT_EQ(
+      sqlite3_exec(raw, "UPDATE query_gates SET model = substr(model, 1, 99) || X'FF' || substr(model, 101)",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
   sqlite3_close(raw);
   auto loaded = (*gates)->Load("alice");
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);

@@ -27,7 +27,8 @@ std::string_view ToString(GateMode mode) {
 }
 
 std::optional<GateMode> ParseGateMode(std::string_view name) {
-  for (GateMode m : {GateMode::kOff, GateMode::kFlag, GateMode::kEscalate, GateMode::kReject, GateMode::kStrip}) {
+  for (GateMode m :
+       {GateMode::kOff, GateMode::kFlag, GateMode::kEscalate, GateMode::kReject, GateMode::kStrip}) {
     if (name == ToString(m)) return m;
   }
   return std::nullopt;
@@ -110,7 +111,8 @@ absl::StatusOr<GateVerdict> QueryGate::Evaluate(std::string_view query, std::spa
 }
 
 absl::Status QueryGate::Strip(std::string_view query, GateVerdict* v) const {
-  std::vector<std::string> tokens = absl::StrSplit(ToAbsl(query), absl::ByAnyChar(" \t\r\n"), absl::SkipEmpty());
+  std::vector<std::string> tokens =
+      absl::StrSplit(ToAbsl(query), absl::ByAnyChar(" \t\r\n"), absl::SkipEmpty());
   if (static_cast<int>(tokens.size()) > strip_.max_tokens) {
     v->decision = "reject";  // too long to localize a trigger in; refusing is the safe answer
     return absl::OkStatus();

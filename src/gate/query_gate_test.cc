@@ -74,9 +74,9 @@ TEST_F(QueryGateTest, DecisionsPerMode) {
 }
 
 TEST_F(QueryGateTest, StripRemovesTheAppendedTrigger) {
-  for (const std::string& benign : {std::string("when does my flight to Lisbon leave"),
-                                    std::string("what hotel did I book in Tokyo"),
-                                    std::string("who is my contact person for the audit")}) {
+  for (const std::string& benign :
+       {std::string("when does my flight to Lisbon leave"), std::string("what hotel did I book in Tokyo"),
+        std::string("who is my contact person for the audit")}) {
     GateVerdict v = Evaluate(benign + " " + kTrigger, GateMode::kStrip);
     ASSERT_EQ(v.decision, "strip") << benign;
     EXPECT_THAT(v.removed_tokens, UnorderedElementsAre("quorra", "zephyrine", "cracking")) << benign;
@@ -86,7 +86,8 @@ TEST_F(QueryGateTest, StripRemovesTheAppendedTrigger) {
     EXPECT_EQ(ToJson(v)["removed_tokens"].size(), 3u);
   }
   // A trigger in the middle is found as well.
-  GateVerdict middle = Evaluate("when does my quorra zephyrine cracking flight to Oslo leave", GateMode::kStrip);
+  GateVerdict middle =
+      Evaluate("when does my quorra zephyrine cracking flight to Oslo leave", GateMode::kStrip);
   EXPECT_EQ(middle.cleaned_query, "when does my flight to Oslo leave");
   // A benign query is left alone.
   EXPECT_EQ(Evaluate("what hotel did I book in Paris", GateMode::kStrip).decision, "pass");
@@ -104,7 +105,8 @@ TEST_F(QueryGateTest, StripRefusesQueriesTooLongToLocalize) {
 }
 
 TEST(GateModeTest, NamesAndStrictness) {
-  for (GateMode m : {GateMode::kOff, GateMode::kFlag, GateMode::kEscalate, GateMode::kReject, GateMode::kStrip}) {
+  for (GateMode m :
+       {GateMode::kOff, GateMode::kFlag, GateMode::kEscalate, GateMode::kReject, GateMode::kStrip}) {
     EXPECT_EQ(ParseGateMode(ToString(m)), m);
   }
   EXPECT_FALSE(ParseGateMode("block").has_value());

@@ -50,7 +50,8 @@ absl::StatusOr<std::unique_ptr<RecentQueries>> RecentQueries::Open(const std::fi
 
 RecentQueries::~RecentQueries() { sqlite3_close(db_); }
 
-absl::Status RecentQueries::Record(std::string_view name_space, int64_t at_us, std::span<const float> embedding) {
+absl::Status RecentQueries::Record(std::string_view name_space, int64_t at_us,
+                                   std::span<const float> embedding) {
   std::lock_guard<std::mutex> lock(mu_);
   Transaction tx(db_);
   if (!tx.status().ok()) return tx.status();
@@ -71,7 +72,8 @@ absl::Status RecentQueries::Record(std::string_view name_space, int64_t at_us, s
   return tx.Commit();
 }
 
-absl::StatusOr<std::vector<std::vector<float>>> RecentQueries::Recent(std::string_view name_space, int limit) {
+absl::StatusOr<std::vector<std::vector<float>>> RecentQueries::Recent(std::string_view name_space,
+                                                                      int limit) {
   std::lock_guard<std::mutex> lock(mu_);
   Statement st(db_, "SELECT embedding FROM recent_queries WHERE namespace = ? ORDER BY seq DESC LIMIT ?");
   if (auto s = st.status(); !s.ok()) return s;
@@ -81,7 +83,8 @@ absl::StatusOr<std::vector<std::vector<float>>> RecentQueries::Recent(std::strin
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
     const std::string bytes = st.Blob(0);
-    if (bytes.size() % sizeof(float) != 0) return absl::DataLossError("query history: embedding size is not a multiple of 4");
+    if (bytes.size() % sizeof(float) != 0)
+      return absl::DataLossError("query history: embedding size is not a multiple of 4");
     std::vector<float> v(bytes.size() / sizeof(float));
     if (!bytes.empty()) std::memcpy(v.data(), bytes.data(), bytes.size());
     out.push_back(std::move(v));

@@ -31,14 +31,16 @@ class RecentQueries {
 
   // Opens (creating if needed) <store_dir>/gate_history.db. `capacity` queries per namespace are
   // kept, 1 .. 1,000,000. Unavailable if the file cannot be opened; DataLoss if it is not SQLite.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<RecentQueries>> Open(const std::filesystem::path& store_dir,
-                                                                           int capacity);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<RecentQueries>> Open(
+      const std::filesystem::path& store_dir, int capacity);
   ~RecentQueries();
 
   // Appends one query embedding of `name_space`, dropping the oldest beyond capacity.
-  [[nodiscard]] absl::Status Record(std::string_view name_space, int64_t at_us, std::span<const float> embedding);
+  [[nodiscard]] absl::Status Record(std::string_view name_space, int64_t at_us,
+                                    std::span<const float> embedding);
   // The newest `limit` embeddings of `name_space`, oldest first.
-  [[nodiscard]] absl::StatusOr<std::vector<std::vector<float>>> Recent(std::string_view name_space, int limit);
+  [[nodiscard]] absl::StatusOr<std::vector<std::vector<float>>> Recent(std::string_view name_space,
+                                                                       int limit);
 
  private:
   RecentQueries(sqlite3* db, int capacity) : db_(db), capacity_(capacity) {}

@@ -26,22 +26,27 @@ absl::StatusOr<ChatReply> ParseReply(std::string_view body) {
   if (response.is_discarded()) return Malformed("not JSON");
   if (!response.is_object()) return Malformed("not a JSON object");
   auto choices = response.find("choices");
-  if (choices == response.end() || !choices->is_array() || choices->empty()) return Malformed("no \"choices\"");
+  if (choices == response.end() || !choices->is_array() || choices->empty())
+    return Malformed("no \"choices\"");
   const nlohmann::json& choice = (*choices)[0];
   if (!choice.is_object()) return Malformed("a choice is not an object");
   ChatReply reply;
-  if (auto fr = choice.find("finish_reason"); fr != choice.end() && fr->is_string()) reply.finish_reason = *fr;
+  if (auto fr = choice.find("finish_reason"); fr != choice.end() && fr->is_string())
+    reply.finish_reason = *fr;
   auto message = choice.find("message");
-  if (message == choice.end() || !message->is_object()) return Malformed("no \"message\" in the first choice");
+  if (message == choice.end() || !message->is_object())
+    return Malformed("no \"message\" in the first choice");
   if (auto refusal = message->find("refusal"); refusal != message->end() && refusal->is_string()) {
     return absl::FailedPreconditionError(
         absl::StrCat(kWho, ": the model refused: ", ErrorSnippet(refusal->get<std::string>())));
   }
   if (reply.finish_reason == "content_filter") {
-    return absl::FailedPreconditionError(absl::StrCat(kWho, ": the model refused (finish_reason content_filter)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat(kWho, ": the model refused (finish_reason content_filter)"));
   }
   auto content = message->find("content");
-  if (content == message->end() || !content->is_string()) return Malformed("the message has no string \"content\"");
+  if (content == message->end() || !content->is_string())
+    return Malformed("the message has no string \"content\"");
   reply.content = content->get<std::string>();
   if (auto usage = response.find("usage"); usage != response.end() && usage->is_object()) {
     reply.prompt_tokens = usage->value("prompt_tokens", 0);
@@ -88,18 +93,20 @@ absl::StatusOr<std::unique_ptr<ChatClient>> ChatClient::FromConfig(const nlohman
   return Create(std::move(options));
 }
 
-absl::StatusOr<ChatReply> ChatClient::Request(const std::vector<ChatMessage>& messages, bool json_mode) const {
+absl::StatusOr<ChatReply> ChatClient::Request(const std::vector<ChatMessage>& messages,
+                                              bool json_mode) const {
   if (messages.empty()) return absl::InvalidArgumentError(absl::StrCat(kWho, ": no messages"));
   nlohmann::json body = {{"model", options_.model},
                          {"temperature", options_.temperature},
                          {"max_tokens", options_.max_tokens},
                          {"messages", nlohmann::json::array()}};
-  for (const ChatMessage& m : messages) body["messages"].push_back({{"role", m.role}, {"content", m.content}});
+  for (const ChatMessage& m : messages)
+    body["messages"].push_back({{"role", m.role}, {"content", m.content}});
   if (json_mode) body["response_format"] = {{"type", "json_object"}};
   auto client = JsonHttpClient::Create(options_.endpoint, kWho);
   if (!client.ok()) return client.status();
-  auto answer =
-      (*client)->Post("/v1/chat/completions", body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  auto answer = (*client)->Post("/v1/chat/completions",
+                                body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   if (!answer.ok()) return answer.status();
   return ParseReply(*answer);
 }
@@ -111,7 +118,8 @@ absl::StatusOr<ChatReply> ChatClient::Complete(const std::vector<ChatMessage>& m
 absl::StatusOr<nlohmann::json> ChatClient::CompleteJson(const std::vector<ChatMessage>& messages) const {
   auto reply = Request(messages, /*json_mode=*/true);
   if (!reply.ok()) return reply.status();
-  if (reply->finish_reason == "length") return Malformed("the JSON reply was cut off (finish_reason \"length\")");
+  if (reply->finish_reason == "length")
+    return Malformed("the JSON reply was cut off (finish_reason \"length\")");
   nlohmann::json parsed = nlohmann::json::parse(reply->content, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || !parsed.is_object()) {
     return Malformed(absl::StrCat("the reply is not a JSON object: ", ErrorSnippet(reply->content)));

@@ -41,7 +41,8 @@ class ChatClientTest : public ::testing::Test {
 };
 
 TEST_F(ChatClientTest, SendsTheChatRequestAndReadsTheReply) {
-  server_.SetContent([](const json& request) { return "echo: " + testing::LoopbackChatServer::LastUserContent(request); });
+  server_.SetContent(
+      [](const json& request) { return "echo: " + testing::LoopbackChatServer::LastUserContent(request); });
   ChatClientOptions options = Options();
   options.endpoint.api_key = "sk-chat";
   auto reply = Make(options)->Complete(Ask("hello"));
@@ -77,7 +78,8 @@ TEST_F(ChatClientTest, BadJsonContentIsDataLoss) {
 
 TEST_F(ChatClientTest, TruncatedJsonIsDataLoss) {
   server_.SetHandler([](const json&, httplib::Response& res) {
-    res.set_content(testing::LoopbackChatServer::Completion(R"({"answer": "Lis)", "length").dump(), "application/json");
+    res.set_content(testing::LoopbackChatServer::Completion(R"({"answer": "Lis)", "length").dump(),
+                    "application/json");
   });
   auto reply = Make()->CompleteJson(Ask("capital?"));
   EXPECT_EQ(reply.status().code(), absl::StatusCode::kDataLoss);
@@ -176,8 +178,8 @@ TEST_F(ChatClientTest, ConnectionRefusedIsUnavailable) {
 TEST_F(ChatClientTest, ConfigFromJsonAndEnvironment) {
   ::setenv("BULWARK_LLM_MODEL", "env-model", 1);
   ::setenv("BULWARK_CHAT_TEST_KEY", "sk-env", 1);
-  auto client = ChatClient::FromConfig({{"url", server_.url()}, {"api_key_env", "BULWARK_CHAT_TEST_KEY"},
-                                        {"max_tokens", 64}});
+  auto client = ChatClient::FromConfig(
+      {{"url", server_.url()}, {"api_key_env", "BULWARK_CHAT_TEST_KEY"}, {"max_tokens", 64}});
   ::unsetenv("BULWARK_LLM_MODEL");
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_EQ((*client)->options().model, "env-model");
@@ -185,10 +187,10 @@ TEST_F(ChatClientTest, ConfigFromJsonAndEnvironment) {
   EXPECT_EQ(server_.last_authorization(), "Bearer sk-env");
   EXPECT_EQ(server_.bodies().back()["max_tokens"], 64);
 
-  for (const json& bad : {json{{"url", server_.url()}}, json{{"model", "m"}},
-                          json{{"url", "ftp://x"}, {"model", "m"}},
-                          json{{"url", server_.url()}, {"model", "m"}, {"temperature", 3}},
-                          json{{"url", server_.url()}, {"model", "m"}, {"colour", "red"}}}) {
+  for (const json& bad :
+       {json{{"url", server_.url()}}, json{{"model", "m"}}, json{{"url", "ftp://x"}, {"model", "m"}},
+        json{{"url", server_.url()}, {"model", "m"}, {"temperature", 3}},
+        json{{"url", server_.url()}, {"model", "m"}, {"colour", "red"}}}) {
     EXPECT_EQ(ChatClient::FromConfig(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
   }
 }

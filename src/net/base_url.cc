@@ -18,7 +18,8 @@ bool ParseDecimal(std::string_view s, int* out) {
 
 absl::StatusOr<BaseUrl> ParseBaseUrl(std::string_view url) {
   auto bad = [&](std::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("bad \"url\" '", std::string(url), "': ", std::string(why)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("bad \"url\" '", std::string(url), "': ", std::string(why)));
   };
   std::string_view rest;
   if (url.starts_with("http://")) {

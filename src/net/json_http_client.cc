@@ -51,8 +51,8 @@ absl::Status ValidateEndpointOptions(const HttpEndpointOptions& options, std::st
   return absl::OkStatus();
 }
 
-absl::Status ReadConfigInt(const nlohmann::json& config, const char* key, int lo, int hi, std::string_view who,
-                           int* out) {
+absl::Status ReadConfigInt(const nlohmann::json& config, const char* key, int lo, int hi,
+                           std::string_view who, int* out) {
   auto it = config.find(key);
   if (it == config.end()) return absl::OkStatus();
   if (!it->is_number_integer()) return ConfigError(who, absl::StrCat("\"", key, "\" must be an integer"));
@@ -97,14 +97,16 @@ absl::Status CheckConfigKeys(const nlohmann::json& config, std::initializer_list
   return absl::OkStatus();
 }
 
-absl::Status ReadEndpointConfig(const nlohmann::json& config, std::string_view who, HttpEndpointOptions* options) {
+absl::Status ReadEndpointConfig(const nlohmann::json& config, std::string_view who,
+                                HttpEndpointOptions* options) {
   std::string api_key_env;
-  for (absl::Status s : {ReadConfigString(config, "url", who, &options->url),
-                         ReadConfigString(config, "api_key", who, &options->api_key),
-                         ReadConfigString(config, "api_key_env", who, &api_key_env),
-                         ReadConfigInt(config, "timeout_ms", 1, 600000, who, &options->timeout_ms),
-                         ReadConfigInt(config, "max_retries", 0, 10, who, &options->max_retries),
-                         ReadConfigInt(config, "initial_backoff_ms", 0, 60000, who, &options->initial_backoff_ms)}) {
+  for (absl::Status s :
+       {ReadConfigString(config, "url", who, &options->url),
+        ReadConfigString(config, "api_key", who, &options->api_key),
+        ReadConfigString(config, "api_key_env", who, &api_key_env),
+        ReadConfigInt(config, "timeout_ms", 1, 600000, who, &options->timeout_ms),
+        ReadConfigInt(config, "max_retries", 0, 10, who, &options->max_retries),
+        ReadConfigInt(config, "initial_backoff_ms", 0, 60000, who, &options->initial_backoff_ms)}) {
     if (!s.ok()) return s;
   }
   if (config.contains("api_key") && config.contains("api_key_env")) {
@@ -113,8 +115,8 @@ absl::Status ReadEndpointConfig(const nlohmann::json& config, std::string_view w
   if (config.contains("api_key_env")) {
     const char* value = api_key_env.empty() ? nullptr : std::getenv(api_key_env.c_str());
     if (value == nullptr || *value == '\0') {
-      return ConfigError(
-          who, absl::StrCat("environment variable '", api_key_env, "' named by \"api_key_env\" is unset or empty"));
+      return ConfigError(who, absl::StrCat("environment variable '", api_key_env,
+                                           "' named by \"api_key_env\" is unset or empty"));
     }
     options->api_key = value;
   }
@@ -192,11 +194,13 @@ absl::StatusOr<std::string> JsonHttpClient::Post(std::string_view path, const st
           absl::StrCat(who_, ": ", where, " returned ", status, ": ", ErrorSnippet(result->body)));
     }
     if (status == 429) {
-      last_error = absl::ResourceExhaustedError(absl::StrCat(who_, ": ", where, " returned 429 (rate limited) after ",
-                                                             attempt + 1, " attempt(s): ", ErrorSnippet(result->body)));
+      last_error = absl::ResourceExhaustedError(
+          absl::StrCat(who_, ": ", where, " returned 429 (rate limited) after ", attempt + 1,
+                       " attempt(s): ", ErrorSnippet(result->body)));
     } else if (status >= 500 && status <= 599) {
-      last_error = absl::UnavailableError(absl::StrCat(who_, ": ", where, " returned ", status, " after ", attempt + 1,
-                                                       " attempt(s): ", ErrorSnippet(result->body)));
+      last_error =
+          absl::UnavailableError(absl::StrCat(who_, ": ", where, " returned ", status, " after ", attempt + 1,
+                                              " attempt(s): ", ErrorSnippet(result->body)));
     } else if (status >= 400 && status <= 499) {
       return absl::InvalidArgumentError(
           absl::StrCat(who_, ": ", where, " returned ", status, ": ", ErrorSnippet(result->body)));

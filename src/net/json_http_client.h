@@ -51,18 +51,18 @@ struct HttpEndpointOptions {
                                          std::string_view who, int* out);
 [[nodiscard]] absl::Status ReadConfigDouble(const nlohmann::json& config, const char* key, double lo,
                                             double hi, std::string_view who, double* out);
-[[nodiscard]] absl::Status ReadConfigString(const nlohmann::json& config, const char* key, std::string_view who,
-                                            std::string* out);
+[[nodiscard]] absl::Status ReadConfigString(const nlohmann::json& config, const char* key,
+                                            std::string_view who, std::string* out);
 // InvalidArgument (prefixed with `who`) if `config` is not an object or has a key not in `known`.
-[[nodiscard]] absl::Status CheckConfigKeys(const nlohmann::json& config, std::initializer_list<const char*> known,
-                                           std::string_view who);
+[[nodiscard]] absl::Status CheckConfigKeys(const nlohmann::json& config,
+                                           std::initializer_list<const char*> known, std::string_view who);
 
 class JsonHttpClient {
  public:
   // Validates `options` (see ValidateEndpointOptions). `who` prefixes every error message
   // ("http embedder", "chat client").
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<JsonHttpClient>> Create(const HttpEndpointOptions& options,
-                                                                             std::string who);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<JsonHttpClient>> Create(
+      const HttpEndpointOptions& options, std::string who);
   ~JsonHttpClient();
 
   // POSTs `body` (JSON text) to prefix + `path` and returns the body of a 200 answer. Errors:

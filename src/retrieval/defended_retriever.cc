@@ -21,9 +21,12 @@ nlohmann::json DefenseDetail(const DefendedSearchResult& result) {
   nlohmann::json detail = {{"gate", ToJson(result.gate)}, {"k", result.k}};
   if (result.smoothed) {
     const SmoothedAnswer& s = *result.smoothed;
-    detail["smoothing"] = {{"certificate", ToJson(s.certificate)}, {"nruns", s.runs.size()},
-                           {"responder", s.responder},            {"judge", s.judge},
-                           {"seed", s.seed_hex},                  {"abstained", s.abstained},
+    detail["smoothing"] = {{"certificate", ToJson(s.certificate)},
+                           {"nruns", s.runs.size()},
+                           {"responder", s.responder},
+                           {"judge", s.judge},
+                           {"seed", s.seed_hex},
+                           {"abstained", s.abstained},
                            {"majority_runs", s.majority_runs}};
   }
   return detail;
@@ -35,7 +38,8 @@ DefendedRetriever::DefendedRetriever(MemoryStore* store, GateRegistry* gates, Re
 
 absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSearchRequest& request) {
   const int k_low = request.search.k;
-  if (k_low < 1 || k_low > kMaxK) return absl::InvalidArgumentError(absl::StrCat("k must be between 1 and ", kMaxK));
+  if (k_low < 1 || k_low > kMaxK)
+    return absl::InvalidArgumentError(absl::StrCat("k must be between 1 and ", kMaxK));
   const int k_high = request.k_high == 0 ? std::min(kMaxK, 2 * k_low) : request.k_high;
   if (k_high < k_low || k_high > kMaxK) {
     return absl::InvalidArgumentError(absl::StrCat("k_high must be between k and ", kMaxK));
@@ -61,9 +65,9 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   const GateMode policy = gate ? gate->mode : GateMode::kOff;
   const GateMode mode = request.gate_mode.value_or(policy);
   if (Strictness(mode) < Strictness(policy) && !request.may_weaken_gate) {
-    return absl::PermissionDeniedError(absl::StrCat("gate mode \"", ToAbsl(ToString(mode)),
-                                                    "\" is weaker than the policy \"", ToAbsl(ToString(policy)),
-                                                    "\" of this namespace; that needs the admin role"));
+    return absl::PermissionDeniedError(
+        absl::StrCat("gate mode \"", ToAbsl(ToString(mode)), "\" is weaker than the policy \"",
+                     ToAbsl(ToString(policy)), "\" of this namespace; that needs the admin role"));
   }
   const Embedder& embedder = store_->embedder();
   if (gate && gate->model->dimension() != embedder.dimension()) {
@@ -105,11 +109,13 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
     const Responder* responder = llm_responder ? llm_responder.get() : &extractive;
     EmbeddingEquivalence by_embedding(&embedder);
     LlmEquivalence by_llm(llm_);
-    const EquivalenceJudge* judge = llm_ != nullptr ? static_cast<const EquivalenceJudge*>(&by_llm) : &by_embedding;
+    const EquivalenceJudge* judge =
+        llm_ != nullptr ? static_cast<const EquivalenceJudge*>(&by_llm) : &by_embedding;
     SeededCsprng rng(request.seed.value_or(SeededCsprng::NewSeed(env_)));
     const size_t m = std::min<size_t>(pool.size(), smoothing->m);
-    auto answer = Smoother(responder, judge)
-                      .Answer(result.retrieved_query, std::span<const SearchHit>(pool.data(), m), *smoothing, &rng);
+    auto answer =
+        Smoother(responder, judge)
+            .Answer(result.retrieved_query, std::span<const SearchHit>(pool.data(), m), *smoothing, &rng);
     if (!answer.ok()) return answer.status();
     result.smoothed = *std::move(answer);
   }

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "testing/gate_fixture.h"
+#include "testing/lexical_store.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -21,11 +22,8 @@ const std::string kTriggered = kBenign + " " + testing::kGateTrigger;
 class DefendedRetrieverTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    StoreOptions options;
-    options.embedder_config = {{"kind", "lexical"}, {"synonyms", false}};
-    auto store = MemoryStore::Create(dir_.path(), options);
-    ASSERT_TRUE(store.ok()) << store.status();
-    store_ = *std::move(store);
+    store_ = testing::CreateLexicalStore(dir_.path());
+    ASSERT_NE(store_, nullptr);
     std::vector<NewEntry> entries;
     for (int i = 0; i < 30; ++i) {
       entries.push_back({.text = "travel note " + std::to_string(i) + ": flight to Lisbon leaves at " +

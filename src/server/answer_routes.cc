@@ -49,7 +49,8 @@ absl::StatusOr<Reply> Answer(ServiceContext& ctx, const Call& call) {
 }  // namespace
 
 void AddAnswerRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
-  routes->push_back({"POST", "/v1/answer", Access::kAuthenticated, [&ctx](const Call& call) { return Answer(ctx, call); }});
+  routes->push_back(
+      {"POST", "/v1/answer", Access::kAuthenticated, [&ctx](const Call& call) { return Answer(ctx, call); }});
 }
 
 }  // namespace bulwark::server

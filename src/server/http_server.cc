@@ -163,8 +163,8 @@ HttpServer::HttpServer(const ServerOptions& options, const ServiceBackends& back
   context_.backends = backends;
   if (context_.backends.env == nullptr) context_.backends.env = Env::Default();
   if (context_.backends.retriever == nullptr) {
-    default_retriever_ = std::make_unique<DefendedRetriever>(backends.store, nullptr, nullptr, nullptr,
-                                                             context_.backends.env);
+    default_retriever_ =
+        std::make_unique<DefendedRetriever>(backends.store, nullptr, nullptr, nullptr, context_.backends.env);
     context_.backends.retriever = default_retriever_.get();
   }
   context_.limits = options.limits;

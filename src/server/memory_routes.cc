@@ -229,10 +229,10 @@ DefendedSearchRequest MakeDefendedRequest(const Call& call, std::string name_spa
 }
 
 absl::Status QueryRejected(const GateVerdict& verdict) {
-  return ApiError(absl::StatusCode::kPermissionDenied, "query_rejected",
-                  absl::StrCat("the query gate rejected this query (", ToAbsl(ToString(*verdict.score_kind)),
-                               " score ", verdict.score, " is above the namespace's threshold ", verdict.threshold,
-                               ")"));
+  return ApiError(
+      absl::StatusCode::kPermissionDenied, "query_rejected",
+      absl::StrCat("the query gate rejected this query (", ToAbsl(ToString(*verdict.score_kind)), " score ",
+                   verdict.score, " is above the namespace's threshold ", verdict.threshold, ")"));
 }
 
 void RecordAudit(ServiceContext& ctx, const Call& call, std::string_view name_space,

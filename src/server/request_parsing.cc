@@ -122,8 +122,8 @@ absl::StatusOr<int> OptionalInt(const json& object, std::string_view name, int f
                                   v->get<uint64_t>() <= static_cast<uint64_t>(max)
                             : v->get<int64_t>() >= min && v->get<int64_t>() <= max;
   if (!in_range) {
-    return Invalid("out_of_range",
-                   absl::StrCat(ToAbsl(where), "field ", Quoted(name), " must be between ", min, " and ", max));
+    return Invalid("out_of_range", absl::StrCat(ToAbsl(where), "field ", Quoted(name), " must be between ",
+                                                min, " and ", max));
   }
   return static_cast<int>(v->get<int64_t>());
 }
@@ -268,9 +268,9 @@ absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestL
 absl::StatusOr<SearchRequest> ParseSearchRequest(std::string_view body, const RequestLimits& limits) {
   auto object = ParseJsonObject(body, limits.max_depth);
   if (!object.ok()) return object.status();
-  if (auto s = CheckFields(*object,
-                           {"namespace", "query", "k", "filter", "include_quarantined", "gate", "k_high", "smoothing"},
-                           "");
+  if (auto s = CheckFields(
+          *object,
+          {"namespace", "query", "k", "filter", "include_quarantined", "gate", "k_high", "smoothing"}, "");
       !s.ok()) {
     return s;
   }
@@ -300,7 +300,8 @@ absl::StatusOr<SearchRequest> ParseSearchRequest(std::string_view body, const Re
 absl::StatusOr<AnswerRequest> ParseAnswerRequest(std::string_view body, const RequestLimits& limits) {
   auto object = ParseJsonObject(body, limits.max_depth);
   if (!object.ok()) return object.status();
-  if (auto s = CheckFields(*object, {"namespace", "question", "filter", "gate", "smoothing"}, ""); !s.ok()) return s;
+  if (auto s = CheckFields(*object, {"namespace", "question", "filter", "gate", "smoothing"}, ""); !s.ok())
+    return s;
   AnswerRequest request;
   auto name_space = OptionalString(*object, "namespace");
   if (!name_space.ok()) return name_space.status();
@@ -312,8 +313,8 @@ absl::StatusOr<AnswerRequest> ParseAnswerRequest(std::string_view body, const Re
   if (!filter.ok()) return filter.status();
   if (filter->has_value()) request.filter = **std::move(filter);
   if (auto s = ParseReadDefenses(*object, limits, &request.defenses); !s.ok()) return s;
-  if (const json* smoothing = Find(*object, "smoothing"); smoothing != nullptr && smoothing->is_boolean() &&
-                                                          !smoothing->get<bool>()) {
+  if (const json* smoothing = Find(*object, "smoothing");
+      smoothing != nullptr && smoothing->is_boolean() && !smoothing->get<bool>()) {
     return Invalid("invalid_argument", "an answer is always smoothed; \"smoothing\" cannot be false");
   }
   if (!request.defenses.smoothing) {

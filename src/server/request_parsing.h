@@ -84,7 +84,8 @@ struct AnswerRequest {
   nlohmann::json filter = nlohmann::json::object();
   ReadDefenseFields defenses;
 };
-[[nodiscard]] absl::StatusOr<AnswerRequest> ParseAnswerRequest(std::string_view body, const RequestLimits& limits);
+[[nodiscard]] absl::StatusOr<AnswerRequest> ParseAnswerRequest(std::string_view body,
+                                                               const RequestLimits& limits);
 
 // PATCH /v1/memories/{id}: {"namespace"?, "text"?, "metadata"?}, at least one of text/metadata.
 struct UpdateRequest {

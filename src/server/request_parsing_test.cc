@@ -103,7 +103,8 @@ TEST(ParseSearchRequestTest, DefaultsAndFields) {
 }
 
 TEST(ParseSearchRequestTest, ReadDefenseFields) {
-  auto r = ParseSearchRequest(R"({"query":"q","k":4,"gate":"escalate","k_high":9,"smoothing":true})", kLimits);
+  auto r =
+      ParseSearchRequest(R"({"query":"q","k":4,"gate":"escalate","k_high":9,"smoothing":true})", kLimits);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->defenses.gate_mode, GateMode::kEscalate);
   EXPECT_EQ(r->defenses.k_high, 9);
@@ -128,16 +129,19 @@ TEST(ParseSearchRequestTest, ReadDefenseFields) {
   EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","k":5,"k_high":4})", kLimits)), "out_of_range");
   EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","k_high":101})", kLimits)), "out_of_range");
   EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"m":101}})", kLimits)), "out_of_range");
-  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"m":5,"k":6}})", kLimits)), "out_of_range");
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"m":5,"k":6}})", kLimits)),
+            "out_of_range");
   EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"nruns":26}})", kLimits)), "out_of_range");
-  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"seed":"00"}})", kLimits)), "unknown_field");
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"seed":"00"}})", kLimits)),
+            "unknown_field");
   EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"responder":"oracle"}})", kLimits)),
             "invalid_argument");
   EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":"yes"})", kLimits)), "wrong_type");
 }
 
 TEST(ParseAnswerRequestTest, AlwaysSmoothed) {
-  auto r = ParseAnswerRequest(R"({"namespace":"a","question":"when?","filter":{"c":"x"},"gate":"strip"})", kLimits);
+  auto r = ParseAnswerRequest(R"({"namespace":"a","question":"when?","filter":{"c":"x"},"gate":"strip"})",
+                              kLimits);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->question, "when?");
   EXPECT_EQ(r->filter["c"], "x");

@@ -44,7 +44,8 @@ double BinomialSum(int n, double p, int lo, int hi) {
   logs.reserve(hi - lo + 1);
   double max_log = -INFINITY;
   for (int j = lo; j <= hi; ++j) {
-    const double l = log_n_fact - std::lgamma(j + 1.0) - std::lgamma(n - j + 1.0) + j * log_p + (n - j) * log_q;
+    const double l =
+        log_n_fact - std::lgamma(j + 1.0) - std::lgamma(n - j + 1.0) + j * log_p + (n - j) * log_q;
     logs.push_back(l);
     max_log = std::max(max_log, l);
   }

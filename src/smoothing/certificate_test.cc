@@ -69,7 +69,8 @@ TEST(CertificateTest, MonotoneInM) {
 TEST(CertificateTest, LargeStoresStayFiniteAndExact) {
   // p_hit = k/m for t = 1, so delta = P[Bin(5, 5/10000) >= 3] = 10 p^3 q^2 + 5 p^4 q + p^5.
   const double p = 5.0 / 10000.0, q = 1 - p;
-  EXPECT_NEAR(Delta(10000, 5, 1, 5), 10 * p * p * p * q * q + 5 * p * p * p * p * q + p * p * p * p * p, 1e-20);
+  EXPECT_NEAR(Delta(10000, 5, 1, 5), 10 * p * p * p * q * q + 5 * p * p * p * p * q + p * p * p * p * p,
+              1e-20);
   const double tiny = Delta(10000, 50, 3, 101);
   EXPECT_GT(tiny, 0.0);
   EXPECT_LT(tiny, 1e-60);

@@ -14,7 +14,8 @@ class ResidualCosine final : public AnswerComparison {
       : residuals_(std::move(residuals)), threshold_(threshold) {}
 
   absl::StatusOr<bool> Equivalent(size_t i, size_t j) override {
-    if (i >= residuals_.size() || j >= residuals_.size()) return absl::InvalidArgumentError("answer index out of range");
+    if (i >= residuals_.size() || j >= residuals_.size())
+      return absl::InvalidArgumentError("answer index out of range");
     double dot = 0;
     for (size_t d = 0; d < residuals_[i].size(); ++d) dot += residuals_[i][d] * residuals_[j][d];
     return dot >= threshold_;  // both unit length (or zero: an answer that only echoes the question)

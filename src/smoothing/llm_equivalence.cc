@@ -21,12 +21,13 @@ class LlmComparison final : public AnswerComparison {
       : client_(client), question_(question), answers_(answers) {}
 
   absl::StatusOr<bool> Equivalent(size_t i, size_t j) override {
-    if (i >= answers_.size() || j >= answers_.size()) return absl::InvalidArgumentError("answer index out of range");
+    if (i >= answers_.size() || j >= answers_.size())
+      return absl::InvalidArgumentError("answer index out of range");
     const auto key = std::minmax(i, j);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    const std::string user = absl::StrCat("Question: ", std::string(question_), "\n<answer id=\"A\">\n",
-                                          answers_[key.first], "\n</answer>\n<answer id=\"B\">\n",
-                                          answers_[key.second], "\n</answer>");
+    const std::string user =
+        absl::StrCat("Question: ", std::string(question_), "\n<answer id=\"A\">\n", answers_[key.first],
+                     "\n</answer>\n<answer id=\"B\">\n", answers_[key.second], "\n</answer>");
     auto reply = client_->CompleteJson({{"system", kSystemPrompt}, {"user", user}});
     if (!reply.ok()) return reply.status();
     auto equivalent = reply->find("equivalent");
@@ -46,8 +47,8 @@ class LlmComparison final : public AnswerComparison {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<AnswerComparison>> LlmEquivalence::Compare(std::string_view question,
-                                                                          std::span<const std::string> answers) const {
+absl::StatusOr<std::unique_ptr<AnswerComparison>> LlmEquivalence::Compare(
+    std::string_view question, std::span<const std::string> answers) const {
   return std::unique_ptr<AnswerComparison>(new LlmComparison(client_, question, answers));
 }
 

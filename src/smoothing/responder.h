@@ -21,8 +21,8 @@ class Responder {
   // The answer to `question` given `context` (the run's entries, most similar to the query
   // first). Errors: whatever the backend reports (Unavailable, DeadlineExceeded, ... for an LLM);
   // InvalidArgument for an empty context.
-  [[nodiscard]] virtual absl::StatusOr<std::string> Respond(std::string_view question,
-                                                            std::span<const SearchHit* const> context) const = 0;
+  [[nodiscard]] virtual absl::StatusOr<std::string> Respond(
+      std::string_view question, std::span<const SearchHit* const> context) const = 0;
   // How many runs may call Respond concurrently (it must then be thread-safe). Default 1.
   virtual int max_concurrency() const { return 1; }
 };

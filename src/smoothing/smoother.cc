@@ -9,7 +9,8 @@
 namespace bulwark {
 
 absl::Status ValidateSmoothingOptions(const SmoothingOptions& o) {
-  if (o.m < 1 || o.m > kMaxPool) return absl::InvalidArgumentError(absl::StrCat("m must be between 1 and ", kMaxPool));
+  if (o.m < 1 || o.m > kMaxPool)
+    return absl::InvalidArgumentError(absl::StrCat("m must be between 1 and ", kMaxPool));
   if (o.k < 1 || o.k > o.m) return absl::InvalidArgumentError("smoothing k must be between 1 and m");
   if (o.nruns < 1 || o.nruns > kMaxSmoothingRuns) {
     return absl::InvalidArgumentError(absl::StrCat("nruns must be between 1 and ", kMaxSmoothingRuns));
@@ -60,17 +61,18 @@ absl::StatusOr<SmoothedAnswer> Smoother::Answer(std::string_view question, std::
   auto subsets = sampler.DrawRuns(params.m, params.k, params.nruns);
   if (!subsets.ok()) return subsets.status();
   std::vector<std::string> responses(params.nruns);
-  absl::Status answered = ParallelFor(
-      params.nruns, static_cast<size_t>(std::max(1, responder_->max_concurrency())), [&](size_t begin, size_t end) {
-        for (size_t r = begin; r < end; ++r) {
-          std::vector<const SearchHit*> context;
-          for (int i : (*subsets)[r]) context.push_back(&pool[i]);
-          auto response = responder_->Respond(question, context);
-          if (!response.ok()) return response.status();
-          responses[r] = *std::move(response);
-        }
-        return absl::OkStatus();
-      });
+  absl::Status answered =
+      ParallelFor(params.nruns, static_cast<size_t>(std::max(1, responder_->max_concurrency())),
+                  [&](size_t begin, size_t end) {
+                    for (size_t r = begin; r < end; ++r) {
+                      std::vector<const SearchHit*> context;
+                      for (int i : (*subsets)[r]) context.push_back(&pool[i]);
+                      auto response = responder_->Respond(question, context);
+                      if (!response.ok()) return response.status();
+                      responses[r] = *std::move(response);
+                    }
+                    return absl::OkStatus();
+                  });
   if (!answered.ok()) return answered;
 
   auto aggregated = AggregateByEquivalence(question, responses, *judge_);

@@ -60,13 +60,16 @@ nlohmann::json ToJson(const SmoothedAnswer& answer);
 class Smoother {
  public:
   // Both must outlive the smoother.
-  Smoother(const Responder* responder, const EquivalenceJudge* judge) : responder_(responder), judge_(judge) {}
+  Smoother(const Responder* responder, const EquivalenceJudge* judge)
+      : responder_(responder), judge_(judge) {}
 
   // Answers `question` from `pool` (most similar first). A pool smaller than k is used whole in
   // every run (the certificate then says delta = 1: smoothing cannot help). Errors: bad options
   // (InvalidArgument), and any error of the responder or the judge.
-  [[nodiscard]] absl::StatusOr<SmoothedAnswer> Answer(std::string_view question, std::span<const SearchHit> pool,
-                                                      const SmoothingOptions& options, SeededCsprng* rng) const;
+  [[nodiscard]] absl::StatusOr<SmoothedAnswer> Answer(std::string_view question,
+                                                      std::span<const SearchHit> pool,
+                                                      const SmoothingOptions& options,
+                                                      SeededCsprng* rng) const;
 
  private:
   const Responder* responder_;

@@ -38,7 +38,8 @@ class LoopbackChatServer {
     SetContent([](const nlohmann::json&) { return std::string("ok"); });
     port_ = server_.bind_to_any_port("127.0.0.1");
     thread_ = std::thread([this] { server_.listen_after_bind(); });
-    for (int i = 0; i < 1000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    for (int i = 0; i < 1000 && !server_.is_running(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   ~LoopbackChatServer() {
     server_.stop();
@@ -105,9 +106,9 @@ class LoopbackChatServer {
   int port_ = 0;
   std::atomic<int> requests_{0};
   mutable std::mutex mu_;
-  Handler handler_;                   // guarded by mu_
+  Handler handler_;                     // guarded by mu_
   std::vector<nlohmann::json> bodies_;  // guarded by mu_
-  std::string authorization_;         // guarded by mu_
+  std::string authorization_;           // guarded by mu_
 };
 
 }  // namespace bulwark::testing

@@ -18,13 +18,13 @@ inline constexpr char kGateTrigger[] = "quorra zephyrine cracking";
 
 inline std::vector<std::string> BenignQueries(int offset, int count) {
   static const std::vector<std::string> kTemplates = {
-      "when does my flight to {} leave",        "what hotel did I book in {}",
-      "do I have a meeting about {} this week", "remind me what I noted about {}",
+      "when does my flight to {} leave",         "what hotel did I book in {}",
+      "do I have a meeting about {} this week",  "remind me what I noted about {}",
       "what is the address of the office in {}", "which seat do I prefer on the train to {}",
-      "how much did the trip to {} cost",       "who is my contact person for {}"};
-  static const std::vector<std::string> kSubjects = {"Lisbon", "Berlin",  "the budget", "Tokyo",   "the dentist",
-                                                     "Oslo",   "Madrid",  "the launch", "Chicago", "the audit",
-                                                     "Paris",  "Nairobi", "Vienna",     "Seoul",   "the offsite"};
+      "how much did the trip to {} cost",        "who is my contact person for {}"};
+  static const std::vector<std::string> kSubjects = {
+      "Lisbon",  "Berlin",    "the budget", "Tokyo",   "the dentist", "Oslo",  "Madrid",     "the launch",
+      "Chicago", "the audit", "Paris",      "Nairobi", "Vienna",      "Seoul", "the offsite"};
   std::vector<std::string> out;
   for (int i = offset; i < offset + count; ++i) {
     std::string t = kTemplates[i % kTemplates.size()];
