@@ -128,6 +128,15 @@ absl::StatusOr<int> OptionalInt(const json& object, std::string_view name, int f
   return static_cast<int>(v->get<int64_t>());
 }
 
+// The default smoothing options within the server's limits.
+SmoothingOptions DefaultSmoothing(const RequestLimits& limits) {
+  SmoothingOptions options;
+  options.m = std::min(options.m, limits.max_k);
+  options.k = std::min(options.k, options.m);
+  options.nruns = std::min(options.nruns, limits.max_smoothing_runs);
+  return options;
+}
+
 // "gate", "k_high" and "smoothing" of a search or answer body.
 absl::Status ParseReadDefenses(const json& object, const RequestLimits& limits, ReadDefenseFields* out) {
   auto gate = OptionalString(object, "gate");
@@ -143,18 +152,17 @@ absl::Status ParseReadDefenses(const json& object, const RequestLimits& limits, 
   out->k_high = *k_high;
   const json* smoothing = Find(object, "smoothing");
   if (smoothing == nullptr || (smoothing->is_boolean() && !smoothing->get<bool>())) return absl::OkStatus();
-  SmoothingOptions options;
+  SmoothingOptions options = DefaultSmoothing(limits);
   if (smoothing->is_object()) {
     constexpr std::string_view where = "smoothing: ";
     if (auto s = CheckFields(*smoothing, {"m", "k", "nruns", "responder"}, where); !s.ok()) return s;
-    auto m = OptionalInt(*smoothing, "m", std::min(options.m, limits.max_k), 1, limits.max_k, where);
+    auto m = OptionalInt(*smoothing, "m", options.m, 1, limits.max_k, where);
     if (!m.ok()) return m.status();
     options.m = *m;
     auto k = OptionalInt(*smoothing, "k", std::min(options.k, options.m), 1, options.m, where);
     if (!k.ok()) return k.status();
     options.k = *k;
-    auto nruns = OptionalInt(*smoothing, "nruns", std::min(options.nruns, limits.max_smoothing_runs), 1,
-                             limits.max_smoothing_runs, where);
+    auto nruns = OptionalInt(*smoothing, "nruns", options.nruns, 1, limits.max_smoothing_runs, where);
     if (!nruns.ok()) return nruns.status();
     options.nruns = *nruns;
     auto responder = OptionalString(*smoothing, "responder", where);
@@ -168,9 +176,6 @@ absl::Status ParseReadDefenses(const json& object, const RequestLimits& limits, 
   } else if (!smoothing->is_boolean()) {
     return WrongType("", "smoothing", "true, false or an object");
   }
-  options.m = std::min(options.m, limits.max_k);
-  options.k = std::min(options.k, options.m);
-  options.nruns = std::min(options.nruns, limits.max_smoothing_runs);
   out->smoothing = options;
   return absl::OkStatus();
 }
@@ -317,13 +322,7 @@ absl::StatusOr<AnswerRequest> ParseAnswerRequest(std::string_view body, const Re
       smoothing != nullptr && smoothing->is_boolean() && !smoothing->get<bool>()) {
     return Invalid("invalid_argument", "an answer is always smoothed; \"smoothing\" cannot be false");
   }
-  if (!request.defenses.smoothing) {
-    SmoothingOptions defaults;
-    defaults.m = std::min(defaults.m, limits.max_k);
-    defaults.k = std::min(defaults.k, defaults.m);
-    defaults.nruns = std::min(defaults.nruns, limits.max_smoothing_runs);
-    request.defenses.smoothing = defaults;
-  }
+  if (!request.defenses.smoothing) request.defenses.smoothing = DefaultSmoothing(limits);
   return request;
 }
 
