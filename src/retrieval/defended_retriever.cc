@@ -70,7 +70,8 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
                      ToAbsl(ToString(policy)), "\" of this namespace; that needs the admin role"));
   }
   const Embedder& embedder = store_->embedder();
-  if (gate && gate->model->dimension() != embedder.dimension()) {
+  if (gate && (gate->model->dimension() != embedder.dimension() ||
+               gate->embedder != embedder.Fingerprint().ToString())) {
     return absl::FailedPreconditionError("the query gate was fitted for another embedder; fit it again");
   }
 

@@ -72,7 +72,7 @@ class DefendedRetriever {
   // (rejected()) and has no hits, so the caller can audit it before refusing. Errors:
   //   InvalidArgument     bad query, k, k_high or smoothing options; unknown responder
   //   PermissionDenied    a gate mode weaker than the namespace policy without may_weaken_gate
-  //   FailedPrecondition  responder "llm" without an LLM; a gate fitted for another dimension
+  //   FailedPrecondition  responder "llm" without an LLM; a gate fitted under another embedder
   //   DataLoss            a damaged stored gate
   //   and the errors of Search, the embedder, the responder and the judge.
   [[nodiscard]] absl::StatusOr<DefendedSearchResult> Search(const DefendedSearchRequest& request);

@@ -162,6 +162,18 @@ TEST_F(DefendedRetrieverTest, NeverReturnsHoneypotsNorSmoothsOverThem) {
   EXPECT_THAT(result->smoothed->answer, ::testing::Not(HasSubstr("honeypot")));
 }
 
+TEST_F(DefendedRetrieverTest, RefusesAGateFittedUnderAnotherEmbedder) {
+  StoredGate gate;
+  gate.name_space = kNs;
+  gate.mode = GateMode::kFlag;
+  gate.embedder = "lexical/384/0000";
+  gate.model = testing::FitTravelGate(store_->embedder());
+  ASSERT_TRUE(gates_->Save(gate).ok());
+  auto result = Search(kBenign);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(result.status().message(), HasSubstr("fit it again"));
+}
+
 TEST_F(DefendedRetrieverTest, RejectsBadRequests) {
   DefendedSearchRequest request;
   request.name_space = kNs;
