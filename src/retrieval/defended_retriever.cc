@@ -112,7 +112,7 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
     LlmEquivalence by_llm(llm_);
     const EquivalenceJudge* judge =
         llm_ != nullptr ? static_cast<const EquivalenceJudge*>(&by_llm) : &by_embedding;
-    SeededCsprng rng(request.seed.value_or(SeededCsprng::NewSeed(env_)));
+    SeededCsprng rng(request.seed ? *request.seed : SeededCsprng::NewSeed(env_));
     const size_t m = std::min<size_t>(pool.size(), smoothing->m);
     auto answer =
         Smoother(responder, judge)
