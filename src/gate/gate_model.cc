@@ -11,6 +11,7 @@
 #include <openssl/sha.h>
 
 #include "gate/shrinkage_covariance.h"
+#include "gate/triangular_norm.h"
 #include "index/inner_product.h"
 
 namespace bulwark {
@@ -21,7 +22,7 @@ constexpr uint32_t kFormatVersion = 1;
 constexpr size_t kHeaderBytes = 72;
 constexpr size_t kChecksumBytes = SHA256_DIGEST_LENGTH;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr size_t kRowBlock = 16;  // rows of the triangular whitening scored per kernel call
+static_assert(GateModel::kMaxDimension % 16 == 0);
 
 // The statistics of one fit, in double precision (used for out-of-fold scoring and, converted to
 // float, by the final model).
@@ -260,17 +261,17 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
 }
 
 void GateModel::BuildRowPointers() {
-  // The scoring copy of W: rows start on 64-byte boundaries (a full-width SIMD load never spans two
-  // cache lines, which would double the traffic of this memory-bound product).
+  // The scoring copy of W for TriangularSquaredNorm: padded = d rounded up to 16 rows of padded
+  // floats, each starting on a 64-byte boundary, zero beyond d.
   const size_t d = static_cast<size_t>(dimension_);
-  const size_t stride = (d + 15) / 16 * 16;
-  aligned_whitening_.assign(stride * d + 16, 0.0f);
+  const size_t padded = (d + 15) / 16 * 16;
+  aligned_whitening_.assign(padded * padded + 16, 0.0f);
   const auto address = reinterpret_cast<uintptr_t>(aligned_whitening_.data());
   float* base = aligned_whitening_.data() + ((64 - address % 64) % 64) / sizeof(float);
-  rows_.resize(d);
-  for (size_t r = 0; r < d; ++r) {
-    rows_[r] = base + r * stride;
-    std::memcpy(base + r * stride, whitening_.data() + r * d, d * sizeof(float));
+  rows_.resize(padded);
+  for (size_t r = 0; r < padded; ++r) {
+    rows_[r] = base + r * padded;
+    if (r < d) std::memcpy(base + r * padded, whitening_.data() + r * d, d * sizeof(float));
   }
   double norm2 = 0;
   for (float x : mu_) norm2 += double(x) * x;
@@ -290,18 +291,12 @@ double GateModel::ScoreOf(GateScore score, std::span<const float> z) const {
       return norm > 0 ? 1.0 - k.dot(z.data(), mu_unit_.data(), d) / norm : 1.0;
     }
     case GateScore::kMahalanobis: {
-      alignas(64) thread_local float centered[kMaxDimension];
-      thread_local float projected[kMaxDimension];
+      static const TriangularSquaredNormKernel& kernel = BestTriangularSquaredNorm();
+      alignas(64) thread_local float centered[kMaxDimension];  // kMaxDimension is a multiple of 16
+      const size_t padded = rows_.size();
       for (size_t i = 0; i < d; ++i) centered[i] = z[i] - mu_[i];
-      // W is lower triangular: rows [b, b + kRowBlock) have no entries past column b + kRowBlock,
-      // so each block reads only its rows' leading columns (about half of W in all).
-      for (size_t b = 0; b < d; b += kRowBlock) {
-        const size_t count = std::min(kRowBlock, d - b);
-        k.dot_rows(centered, rows_.data() + b, count, b + count, projected + b);
-      }
-      double sum = 0;
-      for (size_t i = 0; i < d; ++i) sum += double(projected[i]) * projected[i];
-      return std::sqrt(sum);
+      for (size_t i = d; i < padded; ++i) centered[i] = 0.0f;
+      return std::sqrt(std::max(0.0, kernel.squared_norm(rows_.data(), centered, padded)));
     }
     case GateScore::kLda:
       return has_lda_ ? k.dot(z.data(), lda_w_.data(), d) : kNaN;

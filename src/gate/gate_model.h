@@ -13,8 +13,7 @@
 // A query is flagged when its score is strictly above the threshold.
 //
 // Scoring cost: O(d) for centroid and LDA; Mahalanobis is ||W (z - mu)|| with the lower-triangular
-// whitening matrix W = L^-1 (Cholesky, Sigma = L L^T), d^2/2 multiply-adds with the index's SIMD
-// inner-product kernels.
+// whitening matrix W = L^-1 (Cholesky, Sigma = L L^T), d^2/2 multiply-adds (triangular_norm.h).
 //
 // The serialized form is documented in doc/gate_format.md.
 #pragma once
@@ -120,8 +119,8 @@ class GateModel {
   std::vector<float> mu_unit_;            // mu / ||mu|| (zero if mu is zero)
   std::vector<float> whitening_;          // d x d, row-major, lower triangular: L^-1, Sigma = L L^T
   std::vector<float> lda_w_;              // d, unit norm; empty without LDA
-  std::vector<float> aligned_whitening_;  // whitening_ with 64-byte aligned rows, for scoring
-  std::vector<const float*> rows_;        // row pointers into aligned_whitening_ for the SIMD kernel
+  std::vector<float> aligned_whitening_;  // whitening_ padded to 16-row blocks, 64-byte aligned rows
+  std::vector<const float*> rows_;        // its rows (d rounded up to 16), for TriangularSquaredNorm
 };
 
 }  // namespace bulwark
