@@ -3,11 +3,8 @@
 
 #include "index/inner_product.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#define BULWARK_X86 1
+#ifdef __x86_64__
 #include <immintrin.h>
-#else
-#define BULWARK_X86 0
 #endif
 
 namespace bulwark {
@@ -22,7 +19,7 @@ double TriangularSquaredNormScalar(const float* const* rows, const float* v, siz
   return total;
 }
 
-#if BULWARK_X86
+#ifdef __x86_64__
 namespace {
 
 #define BULWARK_TARGET_AVX512 __attribute__((target("avx512f")))
@@ -84,7 +81,7 @@ const TriangularSquaredNormKernel kAvx512 = {&TriangularSquaredNormAvx512};
 #endif
 
 const TriangularSquaredNormKernel* Avx512TriangularSquaredNorm() {
-#if BULWARK_X86
+#ifdef __x86_64__
   if (CpuSupports(SimdLevel::kAvx512)) return &kAvx512;
 #endif
   return nullptr;
