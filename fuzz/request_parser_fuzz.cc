@@ -26,6 +26,18 @@ void CheckStatus(const absl::Status& status) {
   if (!status.ok() && status.code() != absl::StatusCode::kInvalidArgument) std::abort();
 }
 
+// The read-defense fields respect the limits: k_high and m up to max_k, 1 <= k <= m, nruns up to
+// max_smoothing_runs, a known responder.
+void CheckDefenses(const bulwark::server::ReadDefenseFields& d, const RequestLimits& limits) {
+  if (d.k_high < 0 || d.k_high > limits.max_k) std::abort();
+  if (d.responder != "extractive" && d.responder != "llm") std::abort();
+  if (d.smoothing) {
+    const bulwark::SmoothingOptions& s = *d.smoothing;
+    if (s.m < 1 || s.m > limits.max_k || s.k < 1 || s.k > s.m) std::abort();
+    if (s.nruns < 1 || s.nruns > limits.max_smoothing_runs) std::abort();
+  }
+}
+
 bulwark::server::QueryParams SplitQuery(std::string_view text) {
   bulwark::server::QueryParams params;
   while (!text.empty()) {
@@ -60,6 +72,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (auto search = bulwark::server::ParseSearchRequest(body, limits); !Refused(search)) {
     if (search->options.k < 1 || search->options.k > limits.max_k) std::abort();
     if (!search->options.metadata_filter.is_object()) std::abort();
+    CheckDefenses(search->defenses, limits);
+  }
+  if (auto answer = bulwark::server::ParseAnswerRequest(body, limits); !Refused(answer)) {
+    if (!answer->defenses.smoothing || !answer->filter.is_object()) std::abort();
+    CheckDefenses(answer->defenses, limits);
   }
   if (auto update = bulwark::server::ParseUpdateRequest(body, limits); !Refused(update)) {
     if (!update->update.text && !update->update.metadata) std::abort();

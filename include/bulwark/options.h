@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <filesystem>
 #include <memory>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,10 @@ struct SearchOptions {
   // Exact-match filters on top-level metadata fields, e.g. {"category": "calendar"}. An entry
   // passes when every key is present with an equal value.
   nlohmann::json metadata_filter = nlohmann::json::object();
+  // The query's embedding, when the caller has already computed it with this store's embedder
+  // (the read-time defenses do, to score the query); Search then does not embed it again. Not
+  // owned; must have the embedder's dimension. Default: null (Search embeds the query).
+  const std::vector<float>* query_embedding = nullptr;
 };
 
 }  // namespace bulwark

@@ -1,7 +1,7 @@
 // Subcommands of `bulwark`: init, keys, add, search, get, history, update, delete, purge, export,
 // verify, stats; serve (the HTTP service), principals (API principals and keys, offline) and audit
-// (which memories fed which answer). Every command that prints results takes --json for
-// machine-readable output.
+// (which memories fed which answer); the read-time defenses (read_defense_commands.h). Every
+// command that prints results takes --json for machine-readable output.
 #include "cli/cli.h"
 
 #include <unistd.h>
@@ -25,6 +25,7 @@
 #include "bulwark/memory_store.h"
 #include "cli/gate_commands.h"
 #include "cli/jsonl_import.h"
+#include "cli/read_defense_commands.h"
 #include "provenance/keyring.h"
 #include "server/serve.h"
 
@@ -226,8 +227,9 @@ int CmdAdd(const GlobalFlags& g, const std::optional<std::string>& text, const s
   return 0;
 }
 
+// The defended read path (query gate, smoothing) lives in read_defense_commands.cc.
 int CmdSearch(const GlobalFlags& g, const std::string& query, int k, const std::string& filter_json,
-              bool include_quarantined, Io io) {
+              bool include_quarantined, ReadDefenseCommands& read_defenses, Io io) {
   SearchOptions options;
   options.k = k;
   options.include_quarantined = include_quarantined;
@@ -237,29 +239,8 @@ int CmdSearch(const GlobalFlags& g, const std::string& query, int k, const std::
       return Fail(io, absl::InvalidArgumentError("--filter must be a JSON object"));
     }
   }
-  auto store = OpenStore(g);
-  if (!store.ok()) return Fail(io, store.status());
-  auto result = (*store)->Search(g.name_space, query, options);
-  if (!result.ok()) return Fail(io, result.status());
-  if (g.json) {
-    nlohmann::json hits = nlohmann::json::array();
-    for (const SearchHit& h : result->hits) {
-      nlohmann::json j = ToJson(h.entry);
-      j["score"] = h.score;
-      hits.push_back(std::move(j));
-    }
-    io.out << nlohmann::json{{"hits", hits}, {"rejected_candidates", result->rejected_candidates}}.dump() << "\n";
-    return 0;
-  }
-  if (result->hits.empty()) io.out << "no results\n";
-  for (const SearchHit& h : result->hits) {
-    io.out << std::fixed << std::setprecision(3) << h.score << "  " << h.entry.id << "  " << h.entry.text << "\n";
-  }
-  if (result->rejected_candidates > 0) {
-    io.err << "warning: " << result->rejected_candidates
-           << " candidate(s) failed signature verification and were withheld (run `bulwark verify`)\n";
-  }
-  return 0;
+  return read_defenses.RunSearch({g.store, g.name_space, g.json, MakeOptions(g), io.out, io.err}, query,
+                                 options);
 }
 
 int CmdGet(const GlobalFlags& g, const std::string& id, Io io) {
@@ -403,7 +384,11 @@ int CmdStats(const GlobalFlags& g, Io io) {
 
 // --- serve, principals, audit ---------------------------------------------------------------
 
-int CmdServe(const GlobalFlags& g, server::ServeOptions options, Io io) {
+int CmdServe(const GlobalFlags& g, server::ServeOptions options, const std::string& llm_json, Io io) {
+  if (!llm_json.empty()) {
+    options.llm = nlohmann::json::parse(llm_json, nullptr, false);
+    if (!options.llm.is_object()) return Fail(io, absl::InvalidArgumentError("--llm must be a JSON object"));
+  }
   options.store_dir = g.store;
   options.store = MakeOptions(g);
   options.json = g.json;
@@ -672,6 +657,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   search->add_option("-k", k, "results")->capture_default_str();
   search->add_option("--filter", filter_json, "exact-match metadata filter (JSON object)");
   search->add_flag("--include-quarantined", include_quarantined, "also return quarantined entries");
+  ReadDefenseCommands read_defenses;
+  read_defenses.AddSearchFlags(search);
 
   std::string id;
   auto* get = app.add_subcommand("get", "show one memory");
@@ -773,6 +760,18 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       ->capture_default_str();
   serve->add_flag("--insecure-dev", so.insecure_dev,
                   "DEVELOPMENT ONLY: requests without a key act as admin (loopback only)");
+  std::string serve_llm;
+  serve->add_option("--llm", serve_llm,
+                    R"(LLM of the llm responder and judge as JSON {"url", "model", "api_key_env", ...}; )"
+                    "default from $BULWARK_LLM_URL, $BULWARK_LLM_MODEL, $BULWARK_LLM_API_KEY");
+  serve
+      ->add_option("--gate-history", serve_options.gate_history,
+                   "recent queries kept per namespace for gate fits; 0: none")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  serve->add_option("--max-nruns", so.limits.max_smoothing_runs, "largest smoothing nruns")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 101));
 
   std::string principal_action;
   PrincipalFlags pf;
@@ -808,6 +807,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   audit->add_option("--limit", af.limit, "most records")->capture_default_str()->check(CLI::Range(1, 10000));
   audit->footer("Filter by namespace with the global -n/--namespace (all namespaces when not given).");
 
+  read_defenses.Register(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -819,7 +820,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   if (init->parsed()) return CmdInit(g, embedder_json, no_synonyms, io);
   if (keys->parsed()) return CmdKeys(g, key_action, io);
   if (add->parsed()) return CmdAdd(g, text, file, metadata_json, source_name, io);
-  if (search->parsed()) return CmdSearch(g, query, k, filter_json, include_quarantined, io);
+  if (search->parsed()) return CmdSearch(g, query, k, filter_json, include_quarantined, read_defenses, io);
   if (get->parsed()) return CmdGet(g, id, io);
   if (history->parsed()) return CmdHistory(g, id, io);
   if (update->parsed()) return CmdUpdate(g, id, text, metadata_json, io);
@@ -839,7 +840,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   }
   if (verify->parsed()) return CmdVerify(g, io);
   if (stats->parsed()) return CmdStats(g, io);
-  if (serve->parsed()) return CmdServe(g, serve_options, io);
+  if (serve->parsed()) return CmdServe(g, serve_options, serve_llm, io);
   if (principals->parsed()) {
     for (auto* sub : {p_add, p_list, p_revoke, p_key, p_keys, p_revoke_key}) {
       if (sub->parsed()) principal_action = sub->get_name();
@@ -847,6 +848,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return CmdPrincipals(g, principal_action, pf, io);
   }
   if (audit->parsed()) return CmdAudit(g, app.get_option("--namespace")->count() > 0, af, io);
+  if (auto code = read_defenses.Run({g.store, g.name_space, g.json, MakeOptions(g), out, err})) return *code;
   return 2;
 }
 

@@ -78,11 +78,9 @@ class HttpEmbedder final : public Embedder {
       std::span<const std::string> texts) const override;
 
  private:
-  HttpEmbedder(HttpEmbedderOptions options, std::string scheme_host_port, std::string path);
+  explicit HttpEmbedder(HttpEmbedderOptions options);
 
   HttpEmbedderOptions options_;
-  std::string scheme_host_port_;  // "http://127.0.0.1:8080"
-  std::string path_;              // "/v1/embeddings" behind any URL prefix
   EmbedderFingerprint fingerprint_;
 };
 

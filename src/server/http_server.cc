@@ -69,6 +69,9 @@ absl::Status CheckOptions(const ServerOptions& o, const ServiceBackends& b) {
   }
   if (o.limits.max_k < 1 || o.limits.max_k > 1000)
     return absl::InvalidArgumentError("max k must be between 1 and 1000");
+  if (o.limits.max_smoothing_runs < 1 || o.limits.max_smoothing_runs > kMaxSmoothingRuns) {
+    return absl::InvalidArgumentError("max smoothing runs must be between 1 and 101");
+  }
   if (o.limits.max_batch_entries < 1)
     return absl::InvalidArgumentError("max batch entries must be at least 1");
   if (o.limits.max_depth < 2 || o.limits.max_depth > 1000) {
@@ -159,6 +162,11 @@ HttpServer::HttpServer(const ServerOptions& options, const ServiceBackends& back
       http_(std::make_unique<HttplibServer>(options.max_header_bytes, options.max_body_bytes)) {
   context_.backends = backends;
   if (context_.backends.env == nullptr) context_.backends.env = Env::Default();
+  if (context_.backends.retriever == nullptr) {
+    default_retriever_ =
+        std::make_unique<DefendedRetriever>(backends.store, nullptr, nullptr, nullptr, context_.backends.env);
+    context_.backends.retriever = default_retriever_.get();
+  }
   context_.limits = options.limits;
   context_.metrics = &metrics_;
   context_.credentials = &credentials_;
@@ -169,6 +177,7 @@ HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::InstallRoutes() {
   AddMemoryRoutes(context_, &routes_);
+  AddAnswerRoutes(context_, &routes_);
   AddQuarantineRoutes(context_, &routes_);
   AddAdminRoutes(context_, &routes_);
   AddHealthRoutes(context_, &routes_);

@@ -88,6 +88,7 @@ class HttpServer {
   ConnectionQueueStats queue_stats_;
   RouteTable table_;
   std::vector<RouteSpec> routes_;  // parallel to table_
+  std::unique_ptr<DefendedRetriever> default_retriever_;  // when the backends bring none
   std::unique_ptr<HttplibServer> http_;
   std::atomic<bool> bound_{false};
 };

@@ -1,7 +1,8 @@
 // Routes over memories: add (one or a batch), search, get, history, update, delete, purge.
 //
 //   POST   /v1/memories                 writer   add one entry or a batch
-//   POST   /v1/memories/search          reader   top-k verified entries (+ audit record)
+//   POST   /v1/memories/search          reader   top-k verified entries through the read-time defenses
+//                                                (query gate, smoothing; + audit record)
 //   GET    /v1/memories/{id}            reader   one entry
 //   GET    /v1/memories/{id}/history    reader   its append-only history
 //   PATCH  /v1/memories/{id}            writer   change text and/or metadata
@@ -14,6 +15,7 @@
 
 #include "core/hex.h"
 #include "core/ids.h"
+#include "core/strings.h"
 #include "server/api_status.h"
 #include "server/service.h"
 
@@ -83,25 +85,32 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
   if (!ns.ok()) return ns.status();
   const Need need = request->options.include_quarantined ? Need::kAdmin : Need::kRead;
   if (auto s = Authorize(*call.caller, *ns, need, NamespaceNotFound()); !s.ok()) return s;
-  auto result = ctx.backends.store->Search(*ns, request->query, request->options);
+  auto result = ctx.backends.retriever->Search(
+      MakeDefendedRequest(call, *ns, request->query, request->options, request->defenses));
   if (!result.ok()) return result.status();
 
   std::vector<std::string> ids;
   nlohmann::json hits = nlohmann::json::array();
-  for (const SearchHit& hit : result->hits) {
-    if (hit.entry.kind == Kind::kHoneypot) continue;  // never returned to callers (DESIGN 4.7)
+  for (const SearchHit& hit : result->search.hits) {
     nlohmann::json j = EntryJson(hit.entry);
     j["score"] = hit.score;
     hits.push_back(std::move(j));
     ids.push_back(hit.entry.id);
   }
-  if (result->rejected_candidates > 0) {
-    ctx.metrics->Count(EventCounter::kSearchWithheldCandidates, result->rejected_candidates);
+  if (result->search.rejected_candidates > 0) {
+    ctx.metrics->Count(EventCounter::kSearchWithheldCandidates, result->search.rejected_candidates);
   }
-  RecordAudit(ctx, call, *ns, "search", std::move(ids), Sha256Hex(request->query),
-              {{"k", request->options.k}, {"include_quarantined", request->options.include_quarantined}});
+  nlohmann::json detail = DefenseDetail(*result);
+  detail["include_quarantined"] = request->options.include_quarantined;
+  RecordAudit(ctx, call, *ns, "search", std::move(ids), Sha256Hex(request->query), detail);
+  if (result->rejected()) return QueryRejected(result->gate);
   Reply reply;
-  reply.body = {{"hits", std::move(hits)}, {"withheld_candidates", result->rejected_candidates}};
+  reply.body = {{"hits", std::move(hits)},
+                {"withheld_candidates", result->search.rejected_candidates},
+                {"k", result->k},
+                {"gate", ToJson(result->gate)}};
+  if (result->gate.decision == "strip") reply.body["gate"]["query"] = result->retrieved_query;
+  if (result->smoothed) reply.body["smoothed"] = ToJson(*result->smoothed);
   return reply;
 }
 
@@ -203,6 +212,27 @@ absl::StatusOr<Entry> LoadVisibleEntry(ServiceContext& ctx, std::string_view nam
   if (!entry.ok()) return EntryStatus(entry.status());
   if (entry->kind == Kind::kHoneypot) return EntryNotFound();
   return entry;
+}
+
+DefendedSearchRequest MakeDefendedRequest(const Call& call, std::string name_space, std::string query,
+                                          SearchOptions options, const ReadDefenseFields& defenses) {
+  DefendedSearchRequest request;
+  request.name_space = std::move(name_space);
+  request.query = std::move(query);
+  request.search = std::move(options);
+  request.gate_mode = defenses.gate_mode;
+  request.may_weaken_gate = call.caller->principal.IsAdmin();
+  request.k_high = defenses.k_high;
+  request.smoothing = defenses.smoothing;
+  request.responder = defenses.responder;
+  return request;  // the seed is always fresh: a client must not pick the subsets
+}
+
+absl::Status QueryRejected(const GateVerdict& verdict) {
+  return ApiError(
+      absl::StatusCode::kPermissionDenied, "query_rejected",
+      absl::StrCat("the query gate rejected this query (", ToAbsl(ToString(*verdict.score_kind)), " score ",
+                   verdict.score, " is above the namespace's threshold ", verdict.threshold, ")"));
 }
 
 void RecordAudit(ServiceContext& ctx, const Call& call, std::string_view name_space,

@@ -110,6 +110,76 @@ absl::Status ParseNewEntry(const json& object, std::string_view where, NewEntry*
   return ParseSourceField(object, where, &entry->source);
 }
 
+// An optional integer field in [min, max]; `fallback` when absent. `where` prefixes messages.
+absl::StatusOr<int> OptionalInt(const json& object, std::string_view name, int fallback, int min, int max,
+                                std::string_view where = "") {
+  const json* v = Find(object, name);
+  if (v == nullptr) return fallback;
+  if (!v->is_number_integer()) return WrongType(where, name, "an integer");
+  // Positive integers parse as unsigned, negative ones as signed.
+  const bool in_range = v->is_number_unsigned()
+                            ? v->get<uint64_t>() >= static_cast<uint64_t>(std::max(min, 0)) &&
+                                  v->get<uint64_t>() <= static_cast<uint64_t>(max)
+                            : v->get<int64_t>() >= min && v->get<int64_t>() <= max;
+  if (!in_range) {
+    return Invalid("out_of_range", absl::StrCat(ToAbsl(where), "field ", Quoted(name), " must be between ",
+                                                min, " and ", max));
+  }
+  return static_cast<int>(v->get<int64_t>());
+}
+
+// The default smoothing options within the server's limits.
+SmoothingOptions DefaultSmoothing(const RequestLimits& limits) {
+  SmoothingOptions options;
+  options.m = std::min(options.m, limits.max_k);
+  options.k = std::min(options.k, options.m);
+  options.nruns = std::min(options.nruns, limits.max_smoothing_runs);
+  return options;
+}
+
+// "gate", "k_high" and "smoothing" of a search or answer body.
+absl::Status ParseReadDefenses(const json& object, const RequestLimits& limits, ReadDefenseFields* out) {
+  auto gate = OptionalString(object, "gate");
+  if (!gate.ok()) return gate.status();
+  if (gate->has_value()) {
+    out->gate_mode = ParseGateMode(**gate);
+    if (!out->gate_mode) {
+      return Invalid("invalid_argument", "field \"gate\" must be one of off, flag, escalate, reject, strip");
+    }
+  }
+  auto k_high = OptionalInt(object, "k_high", 0, 1, limits.max_k);
+  if (!k_high.ok()) return k_high.status();
+  out->k_high = *k_high;
+  const json* smoothing = Find(object, "smoothing");
+  if (smoothing == nullptr || (smoothing->is_boolean() && !smoothing->get<bool>())) return absl::OkStatus();
+  SmoothingOptions options = DefaultSmoothing(limits);
+  if (smoothing->is_object()) {
+    constexpr std::string_view where = "smoothing: ";
+    if (auto s = CheckFields(*smoothing, {"m", "k", "nruns", "responder"}, where); !s.ok()) return s;
+    auto m = OptionalInt(*smoothing, "m", options.m, 1, limits.max_k, where);
+    if (!m.ok()) return m.status();
+    options.m = *m;
+    auto k = OptionalInt(*smoothing, "k", std::min(options.k, options.m), 1, options.m, where);
+    if (!k.ok()) return k.status();
+    options.k = *k;
+    auto nruns = OptionalInt(*smoothing, "nruns", options.nruns, 1, limits.max_smoothing_runs, where);
+    if (!nruns.ok()) return nruns.status();
+    options.nruns = *nruns;
+    auto responder = OptionalString(*smoothing, "responder", where);
+    if (!responder.ok()) return responder.status();
+    if (responder->has_value()) {
+      if (**responder != "extractive" && **responder != "llm") {
+        return Invalid("invalid_argument", "field \"smoothing.responder\" must be \"extractive\" or \"llm\"");
+      }
+      out->responder = **responder;
+    }
+  } else if (!smoothing->is_boolean()) {
+    return WrongType("", "smoothing", "true, false or an object");
+  }
+  out->smoothing = options;
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<json> ParseJsonObject(std::string_view body, int max_depth) {
@@ -203,7 +273,9 @@ absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestL
 absl::StatusOr<SearchRequest> ParseSearchRequest(std::string_view body, const RequestLimits& limits) {
   auto object = ParseJsonObject(body, limits.max_depth);
   if (!object.ok()) return object.status();
-  if (auto s = CheckFields(*object, {"namespace", "query", "k", "filter", "include_quarantined"}, "");
+  if (auto s = CheckFields(
+          *object,
+          {"namespace", "query", "k", "filter", "include_quarantined", "gate", "k_high", "smoothing"}, "");
       !s.ok()) {
     return s;
   }
@@ -214,24 +286,43 @@ absl::StatusOr<SearchRequest> ParseSearchRequest(std::string_view body, const Re
   auto query = RequiredString(*object, "query");
   if (!query.ok()) return query.status();
   request.query = *std::move(query);
-  if (const json* k = Find(*object, "k"); k != nullptr) {
-    if (!k->is_number_integer()) return WrongType("", "k", "an integer");
-    // Positive integers parse as unsigned, negative ones as signed.
-    const bool in_range =
-        k->is_number_unsigned()
-            ? k->get<uint64_t>() >= 1 && k->get<uint64_t>() <= static_cast<uint64_t>(limits.max_k)
-            : k->get<int64_t>() >= 1 && k->get<int64_t>() <= limits.max_k;
-    if (!in_range) {
-      return Invalid("out_of_range", absl::StrCat("field \"k\" must be between 1 and ", limits.max_k));
-    }
-    request.options.k = static_cast<int>(k->get<int64_t>());
-  }
+  auto k = OptionalInt(*object, "k", request.options.k, 1, limits.max_k);
+  if (!k.ok()) return k.status();
+  request.options.k = *k;
   auto filter = OptionalObject(*object, "filter");
   if (!filter.ok()) return filter.status();
   if (filter->has_value()) request.options.metadata_filter = **std::move(filter);
   auto include = OptionalBool(*object, "include_quarantined");
   if (!include.ok()) return include.status();
   request.options.include_quarantined = include->value_or(false);
+  if (auto s = ParseReadDefenses(*object, limits, &request.defenses); !s.ok()) return s;
+  if (request.defenses.k_high != 0 && request.defenses.k_high < request.options.k) {
+    return Invalid("out_of_range", "field \"k_high\" must not be smaller than \"k\"");
+  }
+  return request;
+}
+
+absl::StatusOr<AnswerRequest> ParseAnswerRequest(std::string_view body, const RequestLimits& limits) {
+  auto object = ParseJsonObject(body, limits.max_depth);
+  if (!object.ok()) return object.status();
+  if (auto s = CheckFields(*object, {"namespace", "question", "filter", "gate", "smoothing"}, ""); !s.ok())
+    return s;
+  AnswerRequest request;
+  auto name_space = OptionalString(*object, "namespace");
+  if (!name_space.ok()) return name_space.status();
+  request.name_space = *std::move(name_space);
+  auto question = RequiredString(*object, "question");
+  if (!question.ok()) return question.status();
+  request.question = *std::move(question);
+  auto filter = OptionalObject(*object, "filter");
+  if (!filter.ok()) return filter.status();
+  if (filter->has_value()) request.filter = **std::move(filter);
+  if (auto s = ParseReadDefenses(*object, limits, &request.defenses); !s.ok()) return s;
+  if (const json* smoothing = Find(*object, "smoothing");
+      smoothing != nullptr && smoothing->is_boolean() && !smoothing->get<bool>()) {
+    return Invalid("invalid_argument", "an answer is always smoothed; \"smoothing\" cannot be false");
+  }
+  if (!request.defenses.smoothing) request.defenses.smoothing = DefaultSmoothing(limits);
   return request;
 }
 

@@ -24,6 +24,8 @@
 #include "bulwark/entry.h"
 #include "bulwark/memory_store.h"
 #include "bulwark/options.h"
+#include "gate/query_gate.h"
+#include "smoothing/smoother.h"
 
 namespace bulwark::server {
 
@@ -32,6 +34,7 @@ struct RequestLimits {
   size_t max_batch_entries = 1000;  // entries in one POST /v1/memories batch
   int max_depth = 32;               // JSON nesting (objects and arrays) of a body
   int max_list_limit = 1000;        // `limit` of list endpoints (quarantine, audit)
+  int max_smoothing_runs = 25;      // `nruns` of smoothing (each run may be an LLM call); 1 .. 101
 };
 
 // URL query parameters as httplib delivers them (name -> value, a name may repeat).
@@ -52,13 +55,36 @@ struct AddRequest {
 };
 [[nodiscard]] absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestLimits& limits);
 
-// POST /v1/memories/search: {"namespace", "query", "k"?, "filter"?, "include_quarantined"?}.
+// The read-time defense fields of a search or answer (doc/api.md): "gate" (a mode name),
+// "k_high" (k .. max-k), "smoothing" (true for the defaults, or {"m"?, "k"?, "nruns"?,
+// "responder"?}; m up to max-k, nruns up to max_smoothing_runs).
+struct ReadDefenseFields {
+  std::optional<GateMode> gate_mode;
+  int k_high = 0;  // 0: the default (2k)
+  std::optional<SmoothingOptions> smoothing;
+  std::string responder = "extractive";
+};
+
+// POST /v1/memories/search: {"namespace", "query", "k"?, "filter"?, "include_quarantined"?,
+// "gate"?, "k_high"?, "smoothing"?}.
 struct SearchRequest {
   std::optional<std::string> name_space;
   std::string query;
   SearchOptions options;  // k defaults to 5
+  ReadDefenseFields defenses;
 };
 [[nodiscard]] absl::StatusOr<SearchRequest> ParseSearchRequest(std::string_view body,
+                                                               const RequestLimits& limits);
+
+// POST /v1/answer: {"namespace", "question", "filter"?, "gate"?, "smoothing"?}. Smoothing is always
+// on (the defaults unless given).
+struct AnswerRequest {
+  std::optional<std::string> name_space;
+  std::string question;
+  nlohmann::json filter = nlohmann::json::object();
+  ReadDefenseFields defenses;
+};
+[[nodiscard]] absl::StatusOr<AnswerRequest> ParseAnswerRequest(std::string_view body,
                                                                const RequestLimits& limits);
 
 // PATCH /v1/memories/{id}: {"namespace"?, "text"?, "metadata"?}, at least one of text/metadata.

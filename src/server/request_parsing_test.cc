@@ -102,6 +102,64 @@ TEST(ParseSearchRequestTest, DefaultsAndFields) {
   EXPECT_TRUE(r->options.include_quarantined);
 }
 
+TEST(ParseSearchRequestTest, ReadDefenseFields) {
+  auto r =
+      ParseSearchRequest(R"({"query":"q","k":4,"gate":"escalate","k_high":9,"smoothing":true})", kLimits);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->defenses.gate_mode, GateMode::kEscalate);
+  EXPECT_EQ(r->defenses.k_high, 9);
+  ASSERT_TRUE(r->defenses.smoothing.has_value());
+  EXPECT_EQ(r->defenses.smoothing->m, 20);
+  EXPECT_EQ(r->defenses.smoothing->k, 5);
+  EXPECT_EQ(r->defenses.smoothing->nruns, 5);
+  EXPECT_EQ(r->defenses.responder, "extractive");
+  r = ParseSearchRequest(R"({"query":"q","smoothing":{"m":11,"k":3,"nruns":7,"responder":"llm"}})", kLimits);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->defenses.smoothing->m, 11);
+  EXPECT_EQ(r->defenses.smoothing->k, 3);
+  EXPECT_EQ(r->defenses.smoothing->nruns, 7);
+  EXPECT_EQ(r->defenses.responder, "llm");
+  r = ParseSearchRequest(R"({"query":"q","smoothing":false})", kLimits);
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->defenses.smoothing.has_value());
+  EXPECT_FALSE(r->defenses.gate_mode.has_value());
+
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","gate":"block"})", kLimits)), "invalid_argument");
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","gate":1})", kLimits)), "wrong_type");
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","k":5,"k_high":4})", kLimits)), "out_of_range");
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","k_high":101})", kLimits)), "out_of_range");
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"m":101}})", kLimits)), "out_of_range");
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"m":5,"k":6}})", kLimits)),
+            "out_of_range");
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"nruns":26}})", kLimits)), "out_of_range");
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"seed":"00"}})", kLimits)),
+            "unknown_field");
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":{"responder":"oracle"}})", kLimits)),
+            "invalid_argument");
+  EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","smoothing":"yes"})", kLimits)), "wrong_type");
+}
+
+TEST(ParseAnswerRequestTest, AlwaysSmoothed) {
+  auto r = ParseAnswerRequest(R"({"namespace":"a","question":"when?","filter":{"c":"x"},"gate":"strip"})",
+                              kLimits);
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_EQ(r->question, "when?");
+  EXPECT_EQ(r->filter["c"], "x");
+  EXPECT_EQ(r->defenses.gate_mode, GateMode::kStrip);
+  ASSERT_TRUE(r->defenses.smoothing.has_value());
+  EXPECT_EQ(r->defenses.smoothing->m, 20);
+  RequestLimits small;
+  small.max_k = 10;
+  small.max_smoothing_runs = 3;
+  r = ParseAnswerRequest(R"({"question":"q"})", small);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->defenses.smoothing->m, 10);  // the defaults bow to the server's limits
+  EXPECT_EQ(r->defenses.smoothing->nruns, 3);
+  EXPECT_EQ(CodeOf(ParseAnswerRequest(R"({"question":"q","smoothing":false})", kLimits)), "invalid_argument");
+  EXPECT_EQ(CodeOf(ParseAnswerRequest(R"({"namespace":"a"})", kLimits)), "missing_field");
+  EXPECT_EQ(CodeOf(ParseAnswerRequest(R"({"question":"q","k":3})", kLimits)), "unknown_field");
+}
+
 TEST(ParseSearchRequestTest, RejectsBadK) {
   EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","k":0})", kLimits)), "out_of_range");
   EXPECT_EQ(CodeOf(ParseSearchRequest(R"({"query":"q","k":-1})", kLimits)), "out_of_range");

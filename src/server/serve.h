@@ -8,6 +8,8 @@
 #include <iosfwd>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "bulwark/options.h"
 #include "server/http_server.h"
 
@@ -19,6 +21,12 @@ struct ServeOptions {
   ServerOptions server;
   std::string admin_name = "admin";  // the principal created on first start
   bool json = false;                 // startup lines as JSON objects, one per line
+  // The LLM of the llm responder and equivalence judge (ChatClient::FromConfig). Null: configured
+  // from $BULWARK_LLM_URL / $BULWARK_LLM_MODEL / $BULWARK_LLM_API_KEY when the URL is set, else
+  // none (extractive responder, embedding equivalence).
+  nlohmann::json llm;
+  // Recent queries kept per namespace for `bulwark gate fit --from-history`; 0 records none.
+  int gate_history = 1000;
 };
 
 // Runs the service; returns the process exit code: 0 after a clean stop, 1 if the store, the

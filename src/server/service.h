@@ -18,6 +18,7 @@
 #include "auth/principal_registry.h"
 #include "bulwark/env.h"
 #include "bulwark/memory_store.h"
+#include "retrieval/defended_retriever.h"
 #include "server/authorization.h"
 #include "server/credential_cache.h"
 #include "server/metrics.h"
@@ -32,6 +33,9 @@ struct ServiceBackends {
   PrincipalRegistry* registry = nullptr;
   AuditLog* audit = nullptr;
   Env* env = nullptr;  // clock for audit records; null means Env::Default()
+  // The read path of searches and answers (query gate, smoothing). Null: HttpServer uses one over
+  // `store` without gates, query history or LLM.
+  DefendedRetriever* retriever = nullptr;
 };
 
 struct ServiceContext {
@@ -79,6 +83,7 @@ void AddMemoryRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddQuarantineRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddAdminRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddHealthRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
+void AddAnswerRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 
 // Shared by the route files.
 nlohmann::json EntryJson(const Entry& entry);  // ToJson(entry) plus the hex signature "tag"
@@ -86,6 +91,12 @@ nlohmann::json EntryJson(const Entry& entry);  // ToJson(entry) plus the hex sig
 // entry, one in another namespace, or a honeypot; InvalidArgument for a malformed id.
 [[nodiscard]] absl::StatusOr<Entry> LoadVisibleEntry(ServiceContext& context, std::string_view name_space,
                                                      std::string_view id);
+// The read path request of a search or an answer: the caller's parsed defense fields, and whether
+// it may weaken the namespace's gate policy (admins may).
+DefendedSearchRequest MakeDefendedRequest(const Call& call, std::string name_space, std::string query,
+                                          SearchOptions options, const ReadDefenseFields& defenses);
+// The canned refusal of a query the gate rejected: 403 {"code": "query_rejected", ...}.
+absl::Status QueryRejected(const GateVerdict& verdict);
 // Appends an audit record for `call` (time, principal, session, namespace, operation, ids).
 void RecordAudit(ServiceContext& context, const Call& call, std::string_view name_space,
                  std::string_view operation, std::vector<std::string> returned_ids,

@@ -452,8 +452,13 @@ absl::StatusOr<SearchResult> MemoryStore::Search(std::string_view name_space, st
   if (!options.metadata_filter.is_object()) {
     return absl::InvalidArgumentError("metadata filter must be a JSON object");
   }
-  auto embedded = embedder_->Embed(query);
+  auto embedded = options.query_embedding != nullptr
+                      ? absl::StatusOr<std::vector<float>>(*options.query_embedding)
+                      : embedder_->Embed(query);
   if (!embedded.ok()) return embedded.status();
+  if (embedded->size() != static_cast<size_t>(embedder_->dimension())) {
+    return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
+  }
   gate_->RecordQuery(name_space, *embedded);  // MemSAD's rolling history H is fed by real searches
 
   IndexFilter filter;

@@ -68,6 +68,27 @@ TEST_F(MemoryStoreTest, AddThenSearchFindsTheMostSimilarFirst) {
   EXPECT_EQ(result->rejected_candidates, 0);
 }
 
+TEST_F(MemoryStoreTest, SearchTakesAPrecomputedQueryEmbedding) {
+  MustAdd("default", "Alice prefers a window seat on long flights");
+  MustAdd("default", "The quarterly budget review is on Friday at 10am");
+  const std::string query = "budget meeting";
+  auto embedding = store_->embedder().Embed(query);
+  ASSERT_TRUE(embedding.ok());
+  SearchOptions options{.k = 2};
+  options.query_embedding = &*embedding;
+  auto given = store_->Search("default", query, options);
+  auto computed = store_->Search("default", query, {.k = 2});
+  ASSERT_TRUE(given.ok() && computed.ok());
+  ASSERT_EQ(given->hits.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(given->hits[i].entry.id, computed->hits[i].entry.id);
+    EXPECT_EQ(given->hits[i].score, computed->hits[i].score);
+  }
+  const std::vector<float> wrong(7, 0.5f);
+  options.query_embedding = &wrong;
+  EXPECT_EQ(store_->Search("default", query, options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(MemoryStoreTest, EntriesCarryEveryField) {
   Entry e = MustAdd("default", "remember the milk", {{"category", "task"}});
   EXPECT_EQ(e.id.size(), 26u);

@@ -1,0 +1,57 @@
+// The `bulwark` subcommands of the read-time defenses (issue #5, DESIGN 4.6):
+//
+//   search QUERY [--gate MODE] [--k-high N] [--smooth] [--m M] [--smooth-k K] [--nruns N]
+//                [--responder extractive|llm] [--seed HEX] [--llm JSON]
+//                                       the gate and smoothing flags of `search` (cli.cc owns the rest)
+//   answer QUESTION [same flags]        the smoothed answer, its certificate and the ids behind each run
+//   certificate --m M --k K --t T --nruns N   delta(m, k, t, nruns) of SMSR
+//   gate fit (--benign FILE | --from-history [N]) [--triggered FILE | --trigger TEXT] [--fpr F]
+//            [--score S] [--shrinkage A] [--folds K] [--mode MODE] [--labelled FILE] [--report]
+//   gate show | remove | score QUERY
+//
+// cli.cc registers them with Register() / AddSearchFlags() before parsing and hands over with
+// Run() / RunSearch() after.
+#pragma once
+
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "bulwark/options.h"
+
+namespace bulwark::cli {
+
+// What the commands need from the global flags.
+struct CommandEnv {
+  std::string store;
+  std::string name_space;
+  bool json = false;
+  StoreOptions store_options;
+  std::ostream& out;
+  std::ostream& err;
+};
+
+class ReadDefenseCommands {
+ public:
+  ReadDefenseCommands();
+  ~ReadDefenseCommands();
+
+  // Adds the subcommands to `app`. Call once, before app.parse().
+  void Register(CLI::App& app);
+  // Adds the gate and smoothing flags to the `search` subcommand.
+  void AddSearchFlags(CLI::App* search);
+  // Runs the subcommand that was parsed if it is one of these; nullopt if none of them was.
+  // Returns the exit code: 0 success, 1 failure (message on err).
+  std::optional<int> Run(const CommandEnv& env);
+  // `search`: the defended read path with `options` (k, filter, include_quarantined) and the flags.
+  int RunSearch(const CommandEnv& env, const std::string& query, const SearchOptions& options);
+
+ private:
+  struct Flags;
+  std::unique_ptr<Flags> flags_;
+};
+
+}  // namespace bulwark::cli

@@ -1,0 +1,150 @@
+// GateStore and RecentQueries on real SQLite files in a temporary store directory: round trips,
+// survival across reopen, damage detection, the FIFO window; GateRegistry's cache.
+#include "gate/gate_store.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <random>
+
+#include "bulwark/memory_store.h"
+#include "gate/gate_registry.h"
+#include "gate/recent_queries.h"
+#include "testing/temp_dir.h"
+
+namespace bulwark {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::vector<std::vector<float>> Random(int n, int d, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> g(0, 1);
+  std::vector<std::vector<float>> out(n, std::vector<float>(d));
+  for (auto& v : out) {
+    for (float& x : v) x = g(rng);
+  }
+  return out;
+}
+
+class FakeClock : public Env {
+ public:
+  int64_t NowMicros() override { return now; }
+  void RandomBytes(std::span<uint8_t> out) override { Env::Default()->RandomBytes(out); }
+  int64_t now = 1'000'000;
+};
+
+class GateStoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto store = MemoryStore::Create(dir_.path(), {});
+    ASSERT_TRUE(store.ok()) << store.status();
+  }
+  std::filesystem::path db() const { return dir_ / "bulwark.db"; }
+  StoredGate MakeGate(const std::string& ns) {
+    auto model = GateModel::Fit(Random(40, 8, 1), {}, {});
+    EXPECT_TRUE(model.ok());
+    StoredGate gate;
+    gate.name_space = ns;
+    gate.mode = GateMode::kReject;
+    gate.embedder = "lexical/384/abc";
+    gate.fitted_at_us = 42;
+    gate.source = {{"benign", "file q.txt"}};
+    gate.model = std::make_shared<const GateModel>(*std::move(model));
+    return gate;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(GateStoreTest, SavesLoadsAndSurvivesReopen) {
+  const StoredGate gate = MakeGate("alice");
+  {
+    auto gates = GateStore::Open(db());
+    ASSERT_TRUE(gates.ok()) << gates.status();
+    ASSERT_TRUE((*gates)->Save(gate).ok());
+    auto none = (*gates)->Load("bob");
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(none->has_value());
+  }
+  auto gates = GateStore::Open(db());
+  ASSERT_TRUE(gates.ok());
+  auto loaded = (*gates)->Load("alice");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_TRUE(loaded->has_value());
+  const StoredGate& back = **loaded;
+  EXPECT_EQ(back.mode, GateMode::kReject);
+  EXPECT_EQ(back.embedder, "lexical/384/abc");
+  EXPECT_EQ(back.fitted_at_us, 42);
+  EXPECT_EQ(back.source["benign"], "file q.txt");
+  EXPECT_EQ(back.model->Summary(), gate.model->Summary());
+  const auto z = Random(1, 8, 9)[0];
+  EXPECT_EQ(back.model->ScoreOf(GateScore::kMahalanobis, z), gate.model->ScoreOf(GateScore::kMahalanobis, z));
+
+  EXPECT_TRUE((*gates)->Remove("alice").ok());
+  EXPECT_EQ((*gates)->Remove("alice").code(), absl::StatusCode::kNotFound);
+}
+
+TEST_F(GateStoreTest, DamagedRowIsDataLoss) {
+  auto gates = GateStore::Open(db());
+  ASSERT_TRUE(gates.ok());
+  ASSERT_TRUE((*gates)->Save(MakeGate("alice")).ok());
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
+  // Flip one byte inside the serialized statistics.
+  ASSERT_EQ(
+      sqlite3_exec(raw, "UPDATE query_gates SET model = substr(model, 1, 99) || X'FF' || substr(model, 101)",
+                   nullptr, nullptr, nullptr),
+      SQLITE_OK);
+  sqlite3_close(raw);
+  auto loaded = (*gates)->Load("alice");
+  EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(loaded.status().message(), HasSubstr("checksum"));
+}
+
+TEST_F(GateStoreTest, RegistryCachesForTtlAndInvalidates) {
+  auto gates = GateStore::Open(db());
+  ASSERT_TRUE(gates.ok());
+  FakeClock clock;
+  GateRegistry registry(gates->get(), &clock, /*ttl_ms=*/1000);
+  auto none = registry.Get("alice");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(*none, nullptr);
+  ASSERT_TRUE((*gates)->Save(MakeGate("alice")).ok());
+  EXPECT_EQ(*registry.Get("alice"), nullptr);  // remembered "no gate" within the TTL
+  clock.now += 1'000'001;
+  auto found = registry.Get("alice");
+  ASSERT_TRUE(found.ok());
+  ASSERT_NE(*found, nullptr);
+  EXPECT_EQ((*found)->mode, GateMode::kReject);
+  ASSERT_TRUE((*gates)->Remove("alice").ok());
+  registry.Invalidate("alice");
+  EXPECT_EQ(*registry.Get("alice"), nullptr);
+}
+
+TEST_F(GateStoreTest, RecentQueriesKeepTheNewestPerNamespace) {
+  {
+    auto history = RecentQueries::Open(dir_.path(), /*capacity=*/5);
+    ASSERT_TRUE(history.ok()) << history.status();
+    for (int i = 0; i < 12; ++i) {
+      ASSERT_TRUE((*history)->Record("alice", i, std::vector<float>{float(i), 1.0f}).ok());
+    }
+    ASSERT_TRUE((*history)->Record("bob", 0, std::vector<float>{-1.0f, 0.0f}).ok());
+  }
+  auto history = RecentQueries::Open(dir_.path(), 5);
+  ASSERT_TRUE(history.ok());
+  auto alice = (*history)->Recent("alice", 100);
+  ASSERT_TRUE(alice.ok());
+  ASSERT_EQ(alice->size(), 5u);
+  EXPECT_EQ((*alice)[0][0], 7.0f);  // oldest kept first
+  EXPECT_EQ((*alice)[4][0], 11.0f);
+  auto two = (*history)->Recent("alice", 2);
+  ASSERT_EQ(two->size(), 2u);
+  EXPECT_EQ((*two)[0][0], 10.0f);
+  EXPECT_EQ((*history)->Recent("bob", 10)->size(), 1u);
+  EXPECT_TRUE((*history)->Recent("carol", 10)->empty());
+  EXPECT_FALSE(RecentQueries::Open(dir_.path(), 0).ok());
+}
+
+}  // namespace
+}  // namespace bulwark

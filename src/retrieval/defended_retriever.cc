@@ -1,0 +1,132 @@
+// The defended read path (see defended_retriever.h).
+#include "retrieval/defended_retriever.h"
+
+#include <absl/strings/str_cat.h>
+#include <spdlog/spdlog.h>
+
+#include "core/strings.h"
+#include "smoothing/embedding_equivalence.h"
+#include "smoothing/extractive_responder.h"
+#include "smoothing/llm_equivalence.h"
+#include "smoothing/llm_responder.h"
+
+namespace bulwark {
+namespace {
+
+constexpr int kMaxK = 1000;
+
+}  // namespace
+
+nlohmann::json DefenseDetail(const DefendedSearchResult& result) {
+  nlohmann::json detail = {{"gate", ToJson(result.gate)}, {"k", result.k}};
+  if (result.smoothed) {
+    const SmoothedAnswer& s = *result.smoothed;
+    detail["smoothing"] = {{"certificate", ToJson(s.certificate)},
+                           {"nruns", s.runs.size()},
+                           {"responder", s.responder},
+                           {"judge", s.judge},
+                           {"seed", s.seed_hex},
+                           {"abstained", s.abstained},
+                           {"majority_runs", s.majority_runs}};
+  }
+  return detail;
+}
+
+DefendedRetriever::DefendedRetriever(MemoryStore* store, GateRegistry* gates, RecentQueries* history,
+                                     const ChatClient* llm, Env* env)
+    : store_(store), gates_(gates), history_(history), llm_(llm), env_(env ? env : Env::Default()) {}
+
+absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSearchRequest& request) {
+  const int k_low = request.search.k;
+  if (k_low < 1 || k_low > kMaxK)
+    return absl::InvalidArgumentError(absl::StrCat("k must be between 1 and ", kMaxK));
+  const int k_high = request.k_high == 0 ? std::min(kMaxK, 2 * k_low) : request.k_high;
+  if (k_high < k_low || k_high > kMaxK) {
+    return absl::InvalidArgumentError(absl::StrCat("k_high must be between k and ", kMaxK));
+  }
+  if (request.smoothing) {
+    if (auto s = ValidateSmoothingOptions(*request.smoothing); !s.ok()) return s;
+  }
+  if (request.responder != "extractive" && request.responder != "llm") {
+    return absl::InvalidArgumentError("responder must be \"extractive\" or \"llm\"");
+  }
+  if (request.responder == "llm" && llm_ == nullptr) {
+    return absl::FailedPreconditionError(
+        "the llm responder needs an LLM: set BULWARK_LLM_URL and BULWARK_LLM_MODEL (or pass --llm)");
+  }
+
+  // The gate of the namespace and the mode to apply.
+  std::shared_ptr<const StoredGate> gate;
+  if (gates_ != nullptr) {
+    auto found = gates_->Get(request.name_space);
+    if (!found.ok()) return found.status();
+    gate = *std::move(found);
+  }
+  const GateMode policy = gate ? gate->mode : GateMode::kOff;
+  const GateMode mode = request.gate_mode.value_or(policy);
+  if (Strictness(mode) < Strictness(policy) && !request.may_weaken_gate) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("gate mode \"", ToAbsl(ToString(mode)), "\" is weaker than the policy \"",
+                     ToAbsl(ToString(policy)), "\" of this namespace; that needs the admin role"));
+  }
+  const Embedder& embedder = store_->embedder();
+  if (gate && (gate->model->dimension() != embedder.dimension() ||
+               gate->embedder != embedder.Fingerprint().ToString())) {
+    return absl::FailedPreconditionError("the query gate was fitted for another embedder; fit it again");
+  }
+
+  auto embedding = embedder.Embed(request.query);
+  if (!embedding.ok()) return embedding.status();
+  DefendedSearchResult result;
+  QueryGate query_gate(gate ? gate->model : nullptr, &embedder);
+  auto verdict = query_gate.Evaluate(request.query, *embedding, mode);
+  if (!verdict.ok()) return verdict.status();
+  result.gate = *std::move(verdict);
+  if (result.rejected()) return result;
+
+  const bool stripped = result.gate.decision == "strip";
+  const bool escalated = result.gate.decision == "escalate";
+  result.retrieved_query = stripped ? result.gate.cleaned_query : request.query;
+  result.k = escalated ? k_high : k_low;
+  std::optional<SmoothingOptions> smoothing = request.smoothing;
+  if (escalated && !smoothing) smoothing = SmoothingOptions{};
+
+  SearchOptions options = request.search;
+  options.k = std::max(result.k, smoothing ? smoothing->m : 0);
+  options.query_embedding = stripped ? nullptr : &*embedding;
+  auto found = store_->Search(request.name_space, result.retrieved_query, options);
+  if (!found.ok()) return found.status();
+  std::vector<SearchHit> pool;  // honeypots never reach a caller or a responder
+  for (SearchHit& hit : found->hits) {
+    if (hit.entry.kind != Kind::kHoneypot) pool.push_back(std::move(hit));
+  }
+  result.search.rejected_candidates = found->rejected_candidates;
+  result.search.hits.assign(pool.begin(), pool.begin() + std::min<size_t>(pool.size(), result.k));
+
+  if (smoothing) {
+    ExtractiveResponder extractive;
+    std::unique_ptr<Responder> llm_responder;
+    if (request.responder == "llm") llm_responder = std::make_unique<LlmResponder>(llm_);
+    const Responder* responder = llm_responder ? llm_responder.get() : &extractive;
+    EmbeddingEquivalence by_embedding(&embedder);
+    LlmEquivalence by_llm(llm_);
+    const EquivalenceJudge* judge =
+        llm_ != nullptr ? static_cast<const EquivalenceJudge*>(&by_llm) : &by_embedding;
+    SeededCsprng rng(request.seed ? *request.seed : SeededCsprng::NewSeed(env_));
+    const size_t m = std::min<size_t>(pool.size(), smoothing->m);
+    auto answer =
+        Smoother(responder, judge)
+            .Answer(result.retrieved_query, std::span<const SearchHit>(pool.data(), m), *smoothing, &rng);
+    if (!answer.ok()) return answer.status();
+    result.smoothed = *std::move(answer);
+  }
+
+  if (history_ != nullptr && !result.gate.flagged) {
+    if (auto s = history_->Record(request.name_space, env_->NowMicros(), *embedding); !s.ok()) {
+      spdlog::warn("query history of {}: {}", request.name_space, s.ToString());  // never fails the search
+    }
+  }
+  return result;
+}
+
+}  // namespace bulwark

@@ -1,0 +1,90 @@
+// DefendedRetriever: the read path of DESIGN 3 with the read-time defenses layered on top of
+// MemoryStore::Search (DESIGN 4.6):
+//
+//   embed the query once -> QueryGate (QOE: off | flag | escalate | reject | strip)
+//     -> MemoryStore::Search with k, or k_high when escalated, over-fetching m when smoothing
+//     -> Smoother (SMSR Component 2: nruns uniform k-subsets, responder, equivalence majority,
+//        certificate), when asked for or escalated
+//     -> the query's embedding into the namespace's recent history (only if the gate passed it)
+//
+// It knows nothing of HTTP or the command line: the search and answer routes and the CLI commands
+// call it and render the result. Thread-safe (as the store, registry, history and LLM client are).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <absl/status/statusor.h>
+#include <nlohmann/json.hpp>
+
+#include "bulwark/env.h"
+#include "bulwark/memory_store.h"
+#include "core/seeded_csprng.h"
+#include "gate/gate_registry.h"
+#include "gate/query_gate.h"
+#include "gate/recent_queries.h"
+#include "llm/chat_client.h"
+#include "smoothing/smoother.h"
+
+namespace bulwark {
+
+struct DefendedSearchRequest {
+  std::string name_space;
+  std::string query;
+  SearchOptions search;  // k is k_low: the hits returned unless escalated
+  // The gate mode; nullopt means the namespace's policy (off without a fitted gate).
+  std::optional<GateMode> gate_mode;
+  // Callers that may choose a mode less strict than the namespace policy (admins). Others get
+  // PermissionDenied for that.
+  bool may_weaken_gate = false;
+  // Hits returned when the gate escalates; 0 means 2k. k .. 1000.
+  int k_high = 0;
+  // Smoothing; also switched on (with these options, or the defaults) when the gate escalates.
+  std::optional<SmoothingOptions> smoothing;
+  std::string responder = "extractive";  // "extractive" | "llm"
+  // The subsets' seed; by default a fresh one from the Env's CSPRNG. Callers must not let an
+  // untrusted client choose it (it could search for seeds that favour its entries).
+  std::optional<SeededCsprng::Seed> seed;
+};
+
+struct DefendedSearchResult {
+  GateVerdict gate;
+  std::string retrieved_query;  // what retrieval used: the cleaned query after strip
+  int k = 0;                    // hits asked for (k_high when escalated)
+  SearchResult search;          // verified hits (never honeypots); empty when rejected
+  std::optional<SmoothedAnswer> smoothed;
+  bool rejected() const { return gate.rejected(); }
+};
+
+// For responses and audit records: {"gate": ..., "k": ..., "smoothing": {... certificate ...}}
+// (never the query text: the audit log keeps only its hash).
+nlohmann::json DefenseDetail(const DefendedSearchResult& result);
+
+class DefendedRetriever {
+ public:
+  // `store` is required; `gates`, `history` and `llm` may be null (no gates; no recorded history;
+  // no LLM responder or judge). All must outlive the retriever. `env` null means Env::Default().
+  DefendedRetriever(MemoryStore* store, GateRegistry* gates, RecentQueries* history, const ChatClient* llm,
+                    Env* env = nullptr);
+
+  // Runs the read path above. A query the gate rejects is not an error: the result says so
+  // (rejected()) and has no hits, so the caller can audit it before refusing. Errors:
+  //   InvalidArgument     bad query, k, k_high or smoothing options; unknown responder
+  //   PermissionDenied    a gate mode weaker than the namespace policy without may_weaken_gate
+  //   FailedPrecondition  responder "llm" without an LLM; a gate fitted under another embedder
+  //   DataLoss            a damaged stored gate
+  //   and the errors of Search, the embedder, the responder and the judge.
+  [[nodiscard]] absl::StatusOr<DefendedSearchResult> Search(const DefendedSearchRequest& request);
+
+  bool has_llm() const { return llm_ != nullptr; }
+
+ private:
+  MemoryStore* store_;
+  GateRegistry* gates_;
+  RecentQueries* history_;
+  const ChatClient* llm_;
+  Env* env_;
+};
+
+}  // namespace bulwark
