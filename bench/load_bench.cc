@@ -25,6 +25,9 @@
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "bulwark/memory_store.h"
+#include "gate/gate_registry.h"
+#include "gate/gate_store.h"
+#include "retrieval/defended_retriever.h"
 #include "server/http_server.h"
 #include "testing/temp_dir.h"
 #include "raw_http_client.h"
@@ -193,11 +196,18 @@ int Main(int argc, char** argv) {
   if (flags.audit) audit = AuditLog::Open(db);
   if (!audit.ok()) return 1;
 
+  // The read path as `bulwark serve` builds it: the namespace's query gate looked up (none is
+  // fitted here, so every query passes) and recorded into the query history.
+  auto gates = GateStore::Open(db);
+  if (!gates.ok()) return 1;
+  GateRegistry gate_registry(gates->get(), Env::Default());
+  DefendedRetriever retriever(store->get(), &gate_registry, /*llm=*/nullptr);
+
   server::ServerOptions options;
   options.port = 0;
   options.threads = flags.threads > 0 ? flags.threads : flags.connections + 2;
   options.rate_per_second = 0;  // the benchmark measures the service, not the limiter
-  auto server = server::HttpServer::Create(options, {store->get(), registry->get(), audit->get(), nullptr});
+  auto server = server::HttpServer::Create(options, {store->get(), registry->get(), audit->get(), nullptr, &retriever});
   if (!server.ok()) return 1;
   auto port = (*server)->Bind();
   if (!port.ok()) return 1;

@@ -91,7 +91,7 @@ Fixture& Store() {
       for (int w = 0; w < 30; ++w) e.text += std::string(w ? " " : "") + kWords[pick(rng)];
     }
     if (!fixture->store->AddBatch("bench", entries, "bench").ok()) std::abort();
-    fixture->retriever = std::make_unique<DefendedRetriever>(fixture->store.get(), nullptr, nullptr, nullptr);
+    fixture->retriever = std::make_unique<DefendedRetriever>(fixture->store.get(), nullptr, nullptr);
     return fixture;
   }();
   return *f;

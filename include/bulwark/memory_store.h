@@ -186,6 +186,9 @@ class MemoryStore {
   [[nodiscard]] absl::StatusOr<nlohmann::json> Calibrate(std::string_view name_space, const CalibrationRequest& request);
   // The namespace's calibration summary; null before calibration.
   [[nodiscard]] nlohmann::json CalibrationSummary(std::string_view name_space) const;
+  // The newest `limit` query embeddings of the namespace's query history, oldest first (at most
+  // the history's capacity, `memsad.history_capacity` in gate.json).
+  [[nodiscard]] std::vector<std::vector<float>> RecentQueries(std::string_view name_space, size_t limit) const;
   // Persists the query embeddings appended since the last save (also done every 64 searches'
   // worth on the write path and when the store closes).
   [[nodiscard]] absl::Status FlushQueryHistory();

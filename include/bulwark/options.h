@@ -47,6 +47,11 @@ struct SearchOptions {
   // (the read-time defenses do, to score the query); Search then does not embed it again. Not
   // owned; must have the embedder's dimension. Default: null (Search embeds the query).
   const std::vector<float>* query_embedding = nullptr;
+  // Append the query to the namespace's query history (MemSAD's rolling history H, which the
+  // write gate scores new entries against, and which `bulwark gate fit --from-history` fits on).
+  // The defended retriever turns this off for queries its query gate flagged, so that neither
+  // learns from traffic that looked like an attack.
+  bool record_query = true;
 };
 
 }  // namespace bulwark

@@ -764,11 +764,6 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   serve->add_option("--llm", serve_llm,
                     R"(LLM of the llm responder and judge as JSON {"url", "model", "api_key_env", ...}; )"
                     "default from $BULWARK_LLM_URL, $BULWARK_LLM_MODEL, $BULWARK_LLM_API_KEY");
-  serve
-      ->add_option("--gate-history", serve_options.gate_history,
-                   "recent queries kept per namespace for gate fits; 0: none")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 1000000));
   serve->add_option("--max-nruns", so.limits.max_smoothing_runs, "largest smoothing nruns")
       ->capture_default_str()
       ->check(CLI::Range(1, 101));

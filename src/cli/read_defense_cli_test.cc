@@ -7,7 +7,6 @@
 
 #include "bulwark/memory_store.h"
 #include "cli/cli_test_util.h"
-#include "gate/recent_queries.h"
 #include "testing/gate_fixture.h"
 
 namespace bulwark::cli {
@@ -110,15 +109,11 @@ TEST_F(ReadDefenseCliTest, GateFitReportsAurocAndFprAtTpr) {
 TEST_F(ReadDefenseCliTest, GateFitsOnTheNamespacesRecentHistory) {
   MakeTravelStore();
   {
-    // What `bulwark serve --gate-history` records: the embeddings of the queries it let through.
+    // Real searches feed the namespace's query history, which the store saves when it closes.
     auto store = MemoryStore::Open(dir_ / "store", {});
     ASSERT_TRUE(store.ok()) << store.status();
-    auto history = RecentQueries::Open(dir_ / "store", 1000);
-    ASSERT_TRUE(history.ok()) << history.status();
     for (const std::string& q : testing::BenignQueries(0, 80)) {
-      auto z = (*store)->embedder().Embed(q);
-      ASSERT_TRUE(z.ok());
-      ASSERT_TRUE((*history)->Record("travel", 1, *z).ok());
+      ASSERT_TRUE((*store)->Search("travel", q, {.k = 1}).ok());
     }
   }
   CliResult fit = Cli({"--json", "-n", "travel", "gate", "fit", "--from-history", "50", "--triggered", Path("attack.txt"),

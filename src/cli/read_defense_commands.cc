@@ -15,7 +15,6 @@
 #include "gate/gate_fit_report.h"
 #include "gate/gate_registry.h"
 #include "gate/gate_store.h"
-#include "gate/recent_queries.h"
 #include "llm/chat_client.h"
 #include "retrieval/defended_retriever.h"
 #include "smoothing/certificate.h"
@@ -354,11 +353,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     benign = *std::move(embedded);
     source["benign"] = absl::StrCat("file ", f.benign_file);
   } else {
-    auto history = RecentQueries::Open(env.store, 1'000'000);
-    if (!history.ok()) return Fail(env, history.status());
-    auto recent = (*history)->Recent(env.name_space, f.from_history);
-    if (!recent.ok()) return Fail(env, recent.status());
-    benign = *std::move(recent);
+    benign = (*store)->RecentQueries(env.name_space, static_cast<size_t>(f.from_history));
     source["benign"] = absl::StrCat("recent history (", benign.size(), " queries)");
   }
   if (!f.triggered_file.empty()) {
@@ -441,7 +436,7 @@ int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& que
   GateRegistry registry(gates->get(), Env::Default(), /*ttl_ms=*/0);
   auto llm = MaybeLlm(f.llm_json);
   if (!llm.ok()) return Fail(env, llm.status());
-  DefendedRetriever retriever(store->get(), &registry, /*history=*/nullptr, llm->get());
+  DefendedRetriever retriever(store->get(), &registry, llm->get());
 
   DefendedSearchRequest request;
   request.name_space = env.name_space;

@@ -1,5 +1,5 @@
-// GateStore and RecentQueries on real SQLite files in a temporary store directory: round trips,
-// survival across reopen, damage detection, the FIFO window; GateRegistry's cache.
+// GateStore on real SQLite files in a temporary store directory: round trips,
+// survival across reopen, damage detection; GateRegistry's cache.
 #include "gate/gate_store.h"
 
 #include <gmock/gmock.h>
@@ -10,7 +10,6 @@
 
 #include "bulwark/memory_store.h"
 #include "gate/gate_registry.h"
-#include "gate/recent_queries.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -120,30 +119,6 @@ TEST_F(GateStoreTest, RegistryCachesForTtlAndInvalidates) {
   ASSERT_TRUE((*gates)->Remove("alice").ok());
   registry.Invalidate("alice");
   EXPECT_EQ(*registry.Get("alice"), nullptr);
-}
-
-TEST_F(GateStoreTest, RecentQueriesKeepTheNewestPerNamespace) {
-  {
-    auto history = RecentQueries::Open(dir_.path(), /*capacity=*/5);
-    ASSERT_TRUE(history.ok()) << history.status();
-    for (int i = 0; i < 12; ++i) {
-      ASSERT_TRUE((*history)->Record("alice", i, std::vector<float>{float(i), 1.0f}).ok());
-    }
-    ASSERT_TRUE((*history)->Record("bob", 0, std::vector<float>{-1.0f, 0.0f}).ok());
-  }
-  auto history = RecentQueries::Open(dir_.path(), 5);
-  ASSERT_TRUE(history.ok());
-  auto alice = (*history)->Recent("alice", 100);
-  ASSERT_TRUE(alice.ok());
-  ASSERT_EQ(alice->size(), 5u);
-  EXPECT_EQ((*alice)[0][0], 7.0f);  // oldest kept first
-  EXPECT_EQ((*alice)[4][0], 11.0f);
-  auto two = (*history)->Recent("alice", 2);
-  ASSERT_EQ(two->size(), 2u);
-  EXPECT_EQ((*two)[0][0], 10.0f);
-  EXPECT_EQ((*history)->Recent("bob", 10)->size(), 1u);
-  EXPECT_TRUE((*history)->Recent("carol", 10)->empty());
-  EXPECT_FALSE(RecentQueries::Open(dir_.path(), 0).ok());
 }
 
 }  // namespace

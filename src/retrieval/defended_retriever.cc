@@ -32,9 +32,8 @@ nlohmann::json DefenseDetail(const DefendedSearchResult& result) {
   return detail;
 }
 
-DefendedRetriever::DefendedRetriever(MemoryStore* store, GateRegistry* gates, RecentQueries* history,
-                                     const ChatClient* llm, Env* env)
-    : store_(store), gates_(gates), history_(history), llm_(llm), env_(env ? env : Env::Default()) {}
+DefendedRetriever::DefendedRetriever(MemoryStore* store, GateRegistry* gates, const ChatClient* llm, Env* env)
+    : store_(store), gates_(gates), llm_(llm), env_(env ? env : Env::Default()) {}
 
 absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSearchRequest& request) {
   const int k_low = request.search.k;
@@ -94,6 +93,7 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   SearchOptions options = request.search;
   options.k = std::max(result.k, smoothing ? smoothing->m : 0);
   options.query_embedding = stripped ? nullptr : &*embedding;
+  options.record_query = !result.gate.flagged;  // the history learns only from unflagged queries
   auto found = store_->Search(request.name_space, result.retrieved_query, options);
   if (!found.ok()) return found.status();
   std::vector<SearchHit> pool;  // honeypots never reach a caller or a responder
@@ -121,11 +121,6 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
     result.smoothed = *std::move(answer);
   }
 
-  if (history_ != nullptr && !result.gate.flagged) {
-    if (auto s = history_->Record(request.name_space, env_->NowMicros(), *embedding); !s.ok()) {
-      spdlog::warn("query history of {}: {}", request.name_space, s.ToString());  // never fails the search
-    }
-  }
   return result;
 }
 

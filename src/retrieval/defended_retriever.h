@@ -5,10 +5,12 @@
 //     -> MemoryStore::Search with k, or k_high when escalated, over-fetching m when smoothing
 //     -> Smoother (SMSR Component 2: nruns uniform k-subsets, responder, equivalence majority,
 //        certificate), when asked for or escalated
-//     -> the query's embedding into the namespace's recent history (only if the gate passed it)
+//
+// The query's embedding enters the namespace's query history (MemoryStore::Search, the history
+// MemSAD and `gate fit --from-history` use) only if the gate did not flag it.
 //
 // It knows nothing of HTTP or the command line: the search and answer routes and the CLI commands
-// call it and render the result. Thread-safe (as the store, registry, history and LLM client are).
+// call it and render the result. Thread-safe (as the store, registry and LLM client are).
 #pragma once
 
 #include <memory>
@@ -23,7 +25,6 @@
 #include "core/seeded_csprng.h"
 #include "gate/gate_registry.h"
 #include "gate/query_gate.h"
-#include "gate/recent_queries.h"
 #include "llm/chat_client.h"
 #include "smoothing/smoother.h"
 
@@ -63,10 +64,9 @@ nlohmann::json DefenseDetail(const DefendedSearchResult& result);
 
 class DefendedRetriever {
  public:
-  // `store` is required; `gates`, `history` and `llm` may be null (no gates; no recorded history;
-  // no LLM responder or judge). All must outlive the retriever. `env` null means Env::Default().
-  DefendedRetriever(MemoryStore* store, GateRegistry* gates, RecentQueries* history, const ChatClient* llm,
-                    Env* env = nullptr);
+  // `store` is required; `gates` and `llm` may be null (no gates; no LLM responder or judge).
+  // All must outlive the retriever. `env` null means Env::Default().
+  DefendedRetriever(MemoryStore* store, GateRegistry* gates, const ChatClient* llm, Env* env = nullptr);
 
   // Runs the read path above. A query the gate rejects is not an error: the result says so
   // (rejected()) and has no hits, so the caller can audit it before refusing. Errors:
@@ -82,7 +82,6 @@ class DefendedRetriever {
  private:
   MemoryStore* store_;
   GateRegistry* gates_;
-  RecentQueries* history_;
   const ChatClient* llm_;
   Env* env_;
 };

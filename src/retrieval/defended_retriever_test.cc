@@ -35,10 +35,7 @@ class DefendedRetrieverTest : public ::testing::Test {
     ASSERT_TRUE(gates.ok());
     gates_ = *std::move(gates);
     registry_ = std::make_unique<GateRegistry>(gates_.get(), Env::Default(), /*ttl_ms=*/0);
-    auto history = RecentQueries::Open(dir_.path(), 100);
-    ASSERT_TRUE(history.ok());
-    history_ = *std::move(history);
-    retriever_ = std::make_unique<DefendedRetriever>(store_.get(), registry_.get(), history_.get(), nullptr);
+    retriever_ = std::make_unique<DefendedRetriever>(store_.get(), registry_.get(), nullptr);
   }
   void FitGate(GateMode policy) {
     StoredGate gate;
@@ -62,7 +59,6 @@ class DefendedRetrieverTest : public ::testing::Test {
   std::unique_ptr<MemoryStore> store_;
   std::unique_ptr<GateStore> gates_;
   std::unique_ptr<GateRegistry> registry_;
-  std::unique_ptr<RecentQueries> history_;
   std::unique_ptr<DefendedRetriever> retriever_;
 };
 
@@ -142,9 +138,12 @@ TEST_F(DefendedRetrieverTest, RecordsOnlyQueriesTheGatePassed) {
   ASSERT_TRUE(Search(kBenign).ok());
   ASSERT_TRUE(Search(kTriggered).ok());
   ASSERT_TRUE(Search("what hotel did I book in Tokyo").ok());
-  auto recorded = history_->Recent(kNs, 10);
-  ASSERT_TRUE(recorded.ok());
-  EXPECT_EQ(recorded->size(), 2u);
+  // The store's query history (MemSAD's H) got the two unflagged queries, not the triggered one.
+  const std::vector<std::vector<float>> recorded = store_->RecentQueries(kNs, 10);
+  ASSERT_EQ(recorded.size(), 2u);
+  EXPECT_EQ(recorded[0], *store_->embedder().Embed(kBenign));
+  EXPECT_EQ(recorded[1], *store_->embedder().Embed("what hotel did I book in Tokyo"));
+  EXPECT_EQ(store_->RecentQueries(kNs, 1).size(), 1u);
 }
 
 TEST_F(DefendedRetrieverTest, NeverReturnsHoneypotsNorSmoothsOverThem) {

@@ -164,7 +164,7 @@ HttpServer::HttpServer(const ServerOptions& options, const ServiceBackends& back
   if (context_.backends.env == nullptr) context_.backends.env = Env::Default();
   if (context_.backends.retriever == nullptr) {
     default_retriever_ =
-        std::make_unique<DefendedRetriever>(backends.store, nullptr, nullptr, nullptr, context_.backends.env);
+        std::make_unique<DefendedRetriever>(backends.store, nullptr, nullptr, context_.backends.env);
     context_.backends.retriever = default_retriever_.get();
   }
   context_.limits = options.limits;

@@ -17,7 +17,6 @@
 #include "auth/principal_registry.h"
 #include "bulwark/memory_store.h"
 #include "gate/gate_registry.h"
-#include "gate/recent_queries.h"
 #include "llm/chat_client.h"
 #include "retrieval/defended_retriever.h"
 
@@ -140,16 +139,11 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   auto audit = AuditLog::Open(db_path);
   if (!audit.ok()) return Fail(err, audit.status(), "audit log");
 
-  // The read-time defenses: fitted gates, the recent-query history, the LLM.
+  // The read-time defenses: fitted gates and the LLM. (The query history the gates can be fitted
+  // on is the store's own, fed by every search the gate does not flag.)
   auto gates = GateStore::Open(db_path);
   if (!gates.ok()) return Fail(err, gates.status(), "query gates");
   GateRegistry gate_registry(gates->get(), env);
-  std::unique_ptr<RecentQueries> history;
-  if (options.gate_history > 0) {
-    auto opened = RecentQueries::Open(options.store_dir, options.gate_history);
-    if (!opened.ok()) return Fail(err, opened.status(), "query history");
-    history = *std::move(opened);
-  }
   std::unique_ptr<ChatClient> llm;
   const char* llm_url = std::getenv("BULWARK_LLM_URL");
   if (!options.llm.is_null() || (llm_url != nullptr && *llm_url != '\0')) {
@@ -158,7 +152,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
     llm = *std::move(client);
     spdlog::info("llm responder and judge: {} at {}", llm->options().model, llm->options().endpoint.url);
   }
-  DefendedRetriever retriever(store->get(), &gate_registry, history.get(), llm.get(), env);
+  DefendedRetriever retriever(store->get(), &gate_registry, llm.get(), env);
 
   ServiceBackends backends{store->get(), registry->get(), audit->get(), env, &retriever};
   auto server = HttpServer::Create(so, backends);

@@ -25,8 +25,6 @@ struct ServeOptions {
   // from $BULWARK_LLM_URL / $BULWARK_LLM_MODEL / $BULWARK_LLM_API_KEY when the URL is set, else
   // none (extractive responder, embedding equivalence).
   nlohmann::json llm;
-  // Recent queries kept per namespace for `bulwark gate fit --from-history`; 0 records none.
-  int gate_history = 1000;
 };
 
 // Runs the service; returns the process exit code: 0 after a clean stop, 1 if the store, the

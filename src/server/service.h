@@ -34,7 +34,7 @@ struct ServiceBackends {
   AuditLog* audit = nullptr;
   Env* env = nullptr;  // clock for audit records; null means Env::Default()
   // The read path of searches and answers (query gate, smoothing). Null: HttpServer uses one over
-  // `store` without gates, query history or LLM.
+  // `store` without gates or LLM.
   DefendedRetriever* retriever = nullptr;
 };
 

@@ -459,7 +459,7 @@ absl::StatusOr<SearchResult> MemoryStore::Search(std::string_view name_space, st
   if (embedded->size() != static_cast<size_t>(embedder_->dimension())) {
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }
-  gate_->RecordQuery(name_space, *embedded);  // MemSAD's rolling history H is fed by real searches
+  if (options.record_query) gate_->RecordQuery(name_space, *embedded);  // MemSAD's rolling history H is fed by real searches
 
   IndexFilter filter;
   if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
@@ -823,6 +823,14 @@ absl::StatusOr<nlohmann::json> MemoryStore::Calibrate(std::string_view name_spac
   auto stored = std::make_shared<const NamespaceCalibration>(*std::move(calibration));
   gate_->state().SetCalibration(ns, stored);
   return stored->ToJson(/*with_data=*/false);
+}
+
+std::vector<std::vector<float>> MemoryStore::RecentQueries(std::string_view name_space, size_t limit) const {
+  const QueryHistory* history = gate_->state().FindHistory(name_space);
+  if (history == nullptr) return {};
+  std::vector<std::vector<float>> rows = history->Snapshot();
+  if (rows.size() > limit) rows.erase(rows.begin(), rows.end() - static_cast<ptrdiff_t>(limit));
+  return rows;
 }
 
 nlohmann::json MemoryStore::CalibrationSummary(std::string_view name_space) const {
