@@ -21,6 +21,8 @@
 #include "detect/watermark_marker.h"
 #include "detect/write_gate.h"
 #include "embed/synonym_table.h"
+#include "eval/rates.h"
+#include "eval/roc.h"
 
 namespace bulwark::attack {
 namespace {
@@ -236,20 +238,10 @@ absl::StatusOr<std::map<std::string, int>> Retrieved(MemoryStore& store, const s
   return out;
 }
 
-nlohmann::json RateJson(int64_t successes, int64_t trials) {
-  return {{"value", trials > 0 ? static_cast<double>(successes) / static_cast<double>(trials) : 0.0},
-          {"successes", successes},
-          {"trials", trials}};
-}
+// {"value", "successes", "trials", "ci95": Clopper-Pearson} (eval/rates.h).
+nlohmann::json RateJson(int64_t successes, int64_t trials) { return eval::ToJson(eval::Rate{successes, trials}); }
 
-// Mann-Whitney AUROC (ties count one half); 0.5 with an empty class.
-double Auroc(const std::vector<double>& pos, const std::vector<double>& neg) {
-  if (pos.empty() || neg.empty()) return 0.5;
-  double wins = 0;
-  for (double p : pos)
-    for (double n : neg) wins += p > n ? 1.0 : (p == n ? 0.5 : 0.0);
-  return wins / (static_cast<double>(pos.size()) * static_cast<double>(neg.size()));
-}
+double Auroc(const std::vector<double>& pos, const std::vector<double>& neg) { return eval::Auroc(pos, neg); }
 
 std::string Fmt(double x, int digits = 2) {
   if (std::isnan(x)) return "-";

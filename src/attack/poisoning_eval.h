@@ -69,7 +69,7 @@ using EvalProgressFn = std::function<void(size_t done, size_t total)>;
 
 // Pools seeds: {"attacks": {name: {"poison", "benign", "queries", "asr_r": {"none": rate, det: rate},
 //   "detectors": {det: {"tpr": rate, "fpr": rate, "auroc": x}}}}} with rate = {"value",
-//   "successes", "trials"}; and the markdown table (attack x detector).
+//   "successes", "trials", "ci95": [lo, hi]} (Clopper-Pearson); and the markdown table.
 struct PoisoningSummary {
   nlohmann::json json;
   std::string markdown;
