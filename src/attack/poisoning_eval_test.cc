@@ -77,7 +77,7 @@ TEST(PoisoningEvalTest, TinyRunHasTheDocumentedShapeAndTheTriggeredAttackIsRetri
 
 TEST(AdaptiveEvalTest, TinyRunReportsEvasionAndSubstitutions) {
   bulwark::testing::TempDir dir;
-  AdaptiveEvalConfig config{.base = Tiny(), .max_substitutions = 4, .targets = {"memsad"}};
+  AdaptiveEvalConfig config{.base = Tiny(), .max_substitutions = 2, .targets = {"memsad"}};
   config.base.memories = 30;
   config.base.attacks = {"minja"};
   config.base.synonyms = false;  // substitutions move the embedding, so memsad can be evaded
