@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <mutex>
+#include <span>
 #include <numeric>
 #include <random>
 #include <set>
@@ -17,7 +19,9 @@
 #include "attack/minja.h"
 #include "attack/smsr_injections.h"
 #include "attack/synonym_attack.h"
+#include "bulwark/env.h"
 #include "bulwark/memory_store.h"
+#include "core/seeded_csprng.h"
 #include "detect/watermark_marker.h"
 #include "detect/write_gate.h"
 #include "embed/synonym_table.h"
@@ -262,8 +266,32 @@ Picks PickTargets(const EvalCorpora& corpora, const PoisoningEvalConfig& config,
           Sample(corpora.scenarios, static_cast<size_t>(config.scenarios), rng)};
 }
 
-absl::StatusOr<std::unique_ptr<MemoryStore>> CreateEvalStore(const std::filesystem::path& dir, bool synonyms) {
+// The system clock, and randomness (signing and watermark keys) from a seeded CSPRNG, so that a
+// run is deterministic for its seed. Must outlive the store.
+class SeededEnv final : public Env {
+ public:
+  explicit SeededEnv(uint64_t seed) : rng_(SeedOf(seed)) {}
+  int64_t NowMicros() override { return Env::Default()->NowMicros(); }
+  void RandomBytes(std::span<uint8_t> out) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    rng_.Fill(out);
+  }
+
+ private:
+  static SeededCsprng::Seed SeedOf(uint64_t seed) {
+    SeededCsprng::Seed s{};
+    for (int b = 0; b < 8; ++b) s[b] = static_cast<uint8_t>(seed >> (8 * b));
+    s[8] = 0xe7;  // domain: eval stores
+    return s;
+  }
+  std::mutex mu_;
+  SeededCsprng rng_;
+};
+
+absl::StatusOr<std::unique_ptr<MemoryStore>> CreateEvalStore(const std::filesystem::path& dir, bool synonyms,
+                                                             Env* env) {
   StoreOptions options;
+  options.env = env;
   options.embedder_config = {{"kind", "lexical"}};
   if (!synonyms) options.embedder_config["synonyms"] = false;
   options.write_gate_config = EvalGateConfig();
@@ -275,7 +303,8 @@ absl::StatusOr<std::unique_ptr<MemoryStore>> CreateEvalStore(const std::filesyst
 absl::StatusOr<nlohmann::json> RunPoisoningSeed(const EvalCorpora& corpora, const PoisoningEvalConfig& config,
                                                 uint64_t seed, const std::filesystem::path& work_dir,
                                                 const EvalProgressFn& progress) {
-  auto store = CreateEvalStore(work_dir / ("poisoning-" + std::to_string(seed)), config.synonyms);
+  SeededEnv env(seed);
+  auto store = CreateEvalStore(work_dir / ("poisoning-" + std::to_string(seed)), config.synonyms, &env);
   if (!store.ok()) return store.status();
   auto synonyms = SynonymTable::Shared();
   Deployment d{store->get(), corpora, config, synonyms.ok() ? *synonyms : nullptr};
@@ -372,7 +401,8 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
                                                const EvalProgressFn& progress) {
   auto synonyms = SynonymTable::Shared();
   if (!synonyms.ok()) return synonyms.status();
-  auto store = CreateEvalStore(work_dir / ("adaptive-" + std::to_string(seed)), config.base.synonyms);
+  SeededEnv env(seed);
+  auto store = CreateEvalStore(work_dir / ("adaptive-" + std::to_string(seed)), config.base.synonyms, &env);
   if (!store.ok()) return store.status();
   Deployment d{store->get(), corpora, config.base, *synonyms};
   const Picks picks = PickTargets(corpora, config.base, seed);

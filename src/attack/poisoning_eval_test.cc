@@ -58,9 +58,11 @@ TEST(PoisoningEvalTest, TinyRunHasTheDocumentedShapeAndTheTriggeredAttackIsRetri
       const double auroc = a["detectors"][det]["auroc"].get<double>();
       EXPECT_GE(auroc, 0.0);
       EXPECT_LE(auroc, 1.0);
-      // A defense can only remove poison from the top k.
-      EXPECT_LE(a["asr_r"][det]["successes"].get<int>(), a["asr_r"]["none"]["successes"].get<int>() + 0)
-          << attack << " " << det;
+      // A defense that flags every poison leaves none in any top k. (A defense can raise ASR-R:
+      // removing flagged benign entries lets unflagged poison move up.)
+      if (a["detectors"][det]["tpr"]["value"].get<double>() == 1.0) {
+        EXPECT_EQ(a["asr_r"][det]["successes"].get<int>(), 0) << attack << " " << det;
+      }
     }
   }
   // Triggered protocol: AgentPoison's poison is retrieved for every triggered victim query.

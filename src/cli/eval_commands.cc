@@ -17,6 +17,8 @@ namespace bulwark::cli {
 std::unique_ptr<EvalSubcommand> MakeEvalDetectCommand();
 std::unique_ptr<EvalSubcommand> MakeEvalSmoothingCommand();
 std::unique_ptr<EvalSubcommand> MakeEvalGateCommand();
+std::unique_ptr<EvalSubcommand> MakeEvalPoisoningCommand();
+std::unique_ptr<EvalSubcommand> MakeEvalAdaptiveCommand();
 
 namespace {
 
@@ -27,6 +29,8 @@ constexpr EvalSubcommandFactory kEvalSubcommands[] = {
     &MakeEvalDetectCommand,
     &MakeEvalSmoothingCommand,
     &MakeEvalGateCommand,
+    &MakeEvalPoisoningCommand,
+    &MakeEvalAdaptiveCommand,
 };
 
 }  // namespace
