@@ -71,7 +71,7 @@ absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(const std::filesyste
   // The newest legitimate rows of the namespace: donors for copied_tag and tampered_text.
   struct Donor {
     int64_t row_id;
-    std::string id, tag, created;
+    std::string id, tag;
     int64_t key_id, created_at;
   };
   std::vector<Donor> donors;
