@@ -1,0 +1,73 @@
+// Loading of the evaluation corpora.
+#include "attack/eval_corpora.h"
+
+#include <fstream>
+#include <functional>
+
+#include <nlohmann/json.hpp>
+
+namespace bulwark::attack {
+namespace {
+
+absl::Status ReadJsonl(const std::filesystem::path& path, const std::function<absl::Status(const nlohmann::json&)>& visit) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError("cannot read " + path.string());
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    if (line.empty()) continue;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    absl::Status st = j.is_object() ? visit(j) : absl::InvalidArgumentError("not a JSON object");
+    if (!st.ok()) return absl::InvalidArgumentError(path.string() + ":" + std::to_string(n) + ": " + std::string(st.message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StringField(const nlohmann::json& j, const char* key, std::string* out) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_string()) return absl::InvalidArgumentError(std::string("missing string ") + key);
+  *out = it->get<std::string>();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<EvalCorpora> LoadEvalCorpora(const std::filesystem::path& dir) {
+  EvalCorpora c;
+  for (auto [file, list] : {std::pair{"benign_memories.jsonl", &c.memories}, std::pair{"reference_memories.jsonl", &c.reference}}) {
+    auto st = ReadJsonl(dir / file, [&](const nlohmann::json& j) {
+      std::string text;
+      if (auto s = StringField(j, "text", &text); !s.ok()) return s;
+      list->push_back(std::move(text));
+      return absl::OkStatus();
+    });
+    if (!st.ok()) return st;
+  }
+  auto st = ReadJsonl(dir / "benign_queries.jsonl", [&](const nlohmann::json& j) {
+    std::string q;
+    if (auto s = StringField(j, "query", &q); !s.ok()) return s;
+    c.benign_queries.push_back(std::move(q));
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  st = ReadJsonl(dir / "victim_queries.jsonl", [&](const nlohmann::json& j) {
+    std::string q, topic, category, goal_type, goal;
+    for (auto s : {StringField(j, "query", &q), StringField(j, "target_topic", &topic), StringField(j, "category", &category),
+                   StringField(j, "goal_type", &goal_type), StringField(j, "poison_goal", &goal)})
+      if (!s.ok()) return s;
+    for (VictimTopic& t : c.topics) {
+      if (t.topic == topic) {
+        t.queries.push_back(std::move(q));
+        return absl::OkStatus();
+      }
+    }
+    c.topics.push_back({topic, category, goal_type, goal, {std::move(q)}});
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  auto scenarios = LoadEnterpriseScenarios(dir / "enterprise_scenarios.jsonl");
+  if (!scenarios.ok()) return scenarios.status();
+  c.scenarios = *std::move(scenarios);
+  return c;
+}
+
+}  // namespace bulwark::attack

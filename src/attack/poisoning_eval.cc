@@ -1,0 +1,533 @@
+// The poisoning and adaptive experiments (see poisoning_eval.h).
+#include "attack/poisoning_eval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <span>
+#include <numeric>
+#include <random>
+#include <set>
+#include <sstream>
+
+#include "attack/agentpoison_trigger.h"
+#include "attack/attack.h"
+#include "attack/auto_storing_agent.h"
+#include "attack/injecmem.h"
+#include "attack/minja.h"
+#include "attack/smsr_injections.h"
+#include "attack/synonym_attack.h"
+#include "bulwark/env.h"
+#include "bulwark/memory_store.h"
+#include "core/seeded_csprng.h"
+#include "detect/watermark_marker.h"
+#include "detect/write_gate.h"
+#include "embed/synonym_table.h"
+#include "eval/rates.h"
+#include "eval/roc.h"
+
+namespace bulwark::attack {
+namespace {
+
+constexpr double kWatermarkTarget = 2.0;  // z the legitimate writer marks to (threshold 1.5)
+
+nlohmann::json EvalGateConfig() {
+  return {{"memsad", {{"enabled", true}}},     {"memsad_plus", {{"enabled", true}}},
+          {"watermark", {{"enabled", true}}},  {"validation", {{"enabled", true}}},
+          {"proactive", {{"enabled", true}}}};
+}
+
+template <typename T>
+std::vector<T> Sample(const std::vector<T>& items, size_t n, std::mt19937_64& rng) {
+  std::vector<size_t> idx(items.size());
+  std::iota(idx.begin(), idx.end(), 0);
+  std::shuffle(idx.begin(), idx.end(), rng);
+  idx.resize(std::min(n, idx.size()));
+  std::vector<T> out;
+  for (size_t i : idx) out.push_back(items[i]);
+  return out;
+}
+
+// The verdict of `detector` in a gate report: (suspicion score, flagged). Suspicion is the score,
+// negated for the watermark (low z = unmarked); "composite" is the OR with the largest normalized
+// margin as its score.
+std::pair<double, bool> Suspicion(const nlohmann::json& entry_report, const std::string& detector) {
+  // The store keeps the gate's report under "gate" (memory_store.cc GateEntry).
+  const nlohmann::json report = entry_report.value("gate", nlohmann::json::object());
+  const nlohmann::json detectors = report.value("detectors", nlohmann::json::object());
+  if (detector == "composite_no_watermark") {
+    double worst = -std::numeric_limits<double>::infinity();
+    bool flagged = false;
+    for (const char* name : {"memsad", "memsad_plus", "validation", "proactive"}) {
+      if (!detectors.contains(name)) continue;
+      const nlohmann::json v = detectors[name];
+      const double score = v.value("score", 0.0), threshold = v.value("threshold", 0.0);
+      worst = std::max(worst, (score - threshold) / std::max(std::abs(threshold), 1e-3));
+      flagged |= v.value("flagged", false);
+    }
+    return {worst, flagged};
+  }
+  if (detector == "composite") {
+    double worst = -std::numeric_limits<double>::infinity();
+    for (auto it = detectors.begin(); it != detectors.end(); ++it) {
+      const double score = it.value().value("score", 0.0), threshold = it.value().value("threshold", 0.0);
+      const double sign = it.key() == "watermark" ? -1.0 : 1.0;
+      worst = std::max(worst, sign * (score - threshold) / std::max(std::abs(threshold), 1e-3));
+    }
+    return {worst, report.value("flagged", false)};
+  }
+  if (!detectors.contains(detector)) return {0.0, false};
+  const nlohmann::json v = detectors[detector];
+  const double score = v.value("score", 0.0);
+  return {detector == "watermark" ? -score : score, v.value("flagged", false)};
+}
+
+struct Deployment {
+  MemoryStore* store;
+  const EvalCorpora& corpora;
+  const PoisoningEvalConfig& config;
+  std::shared_ptr<const SynonymTable> synonyms;
+
+  TextMarker Marker() const {
+    const WatermarkScheme* scheme = &store->write_gate().watermark();
+    const SynonymTable* table = synonyms.get();
+    return [scheme, table](std::string_view text) { return MarkText(text, *scheme, table, kWatermarkTarget).text; };
+  }
+
+  // Steps 1-2 of poisoning_eval.h. Returns the benign entries; `history` receives the benign part of H.
+  absl::StatusOr<std::vector<Entry>> Prepare(const std::string& ns, uint64_t seed, const std::vector<std::string>& victim,
+                                             const std::vector<std::string>& extra_benign,
+                                             std::vector<std::string>* history) const {
+    std::mt19937_64 rng = AttackRng(seed, "deployment");
+    *history = Sample(corpora.benign_queries, static_cast<size_t>(config.history_queries), rng);
+    CalibrationRequest request;
+    request.queries = *history;
+    request.queries.insert(request.queries.end(), victim.begin(), victim.end());
+    request.reference = Sample(corpora.reference, static_cast<size_t>(config.reference), rng);
+    auto calibrated = store->Calibrate(ns, request);
+    if (!calibrated.ok()) return calibrated.status();
+    std::vector<std::string> texts = Sample(corpora.memories, static_cast<size_t>(config.memories), rng);
+    texts.insert(texts.end(), extra_benign.begin(), extra_benign.end());
+    const TextMarker mark = Marker();
+    std::vector<NewEntry> entries;
+    for (const std::string& t : texts) entries.push_back({.text = mark(t)});
+    return store->AddBatch(ns, entries, "owner");
+  }
+};
+
+// One attack's poisons as stored, and the victim queries (as the victims send them) per poison group.
+struct AttackRun {
+  std::vector<Entry> poison;
+  std::vector<std::vector<std::string>> victim_of;  // per poison entry: its victim queries
+  std::vector<std::string> queries;                 // all victim queries, each once
+};
+
+absl::StatusOr<AttackRun> RunAttack(const Deployment& d, const std::string& attack, const std::string& ns,
+                                    const std::vector<VictimTopic>& topics,
+                                    const std::vector<EnterpriseScenario>& scenarios,
+                                    const std::vector<std::string>& history, uint64_t seed) {
+  AttackRun run;
+  MemoryStore& store = *d.store;
+  if (attack == "agentpoison") {
+    const std::vector<std::string> vocabulary = DefaultTriggerVocabulary(300, seed);
+    for (size_t i = 0; i < topics.size(); ++i) {
+      AgentPoisonTarget target{.victim_queries = topics[i].queries, .benign_queries = history,
+                               .payload = topics[i].poison_goal};
+      auto ap = RunAgentPoison(store.embedder(), target, vocabulary,
+                               {.sweeps = 3, .candidates_per_position = 24, .seed = seed * 131 + i});
+      if (!ap.ok()) return ap.status();
+      auto written = store.AddBatch(ns, ap->poison, "attacker");
+      if (!written.ok()) return written.status();
+      const auto triggered = VictimQueries(topics[i].queries, VictimProtocol::kTriggered, ap->trigger);
+      for (Entry& e : *written) {
+        run.poison.push_back(std::move(e));
+        run.victim_of.push_back(triggered);
+      }
+      run.queries.insert(run.queries.end(), triggered.begin(), triggered.end());
+    }
+  } else if (attack == "minja") {
+    AutoStoringAgent agent(&store, ns, 3, "agent", d.Marker());
+    for (size_t i = 0; i < topics.size(); ++i) {
+      auto result = RunMinja(agent, {.questions = topics[i].queries, .target_topic = topics[i].topic,
+                                     .poison_goal = topics[i].poison_goal},
+                             {.seed = seed * 131 + i});
+      if (!result.ok()) return result.status();
+      for (MinjaRound& r : result->rounds) {
+        run.poison.push_back(std::move(r.interaction.record));
+        run.victim_of.push_back(topics[i].queries);
+      }
+      run.queries.insert(run.queries.end(), topics[i].queries.begin(), topics[i].queries.end());
+    }
+  } else if (attack == "injecmem") {
+    for (size_t i = 0; i < topics.size(); ++i) {
+      auto result = RunInjecMem(store, ns, topics[i].poison_goal, {.seed = seed * 131 + i}, "agent", d.Marker());
+      if (!result.ok()) return result.status();
+      for (Entry& e : result->stored) {
+        run.poison.push_back(std::move(e));
+        run.victim_of.push_back(topics[i].queries);
+      }
+      run.queries.insert(run.queries.end(), topics[i].queries.begin(), topics[i].queries.end());
+    }
+  } else if (attack.rfind("smsr_", 0) == 0) {
+    const std::string name = attack.substr(5);
+    SmsrVariant variant = SmsrVariant::kDirect;
+    bool known = false;
+    for (SmsrVariant v : kAllSmsrVariants)
+      if (ToString(v) == name) variant = v, known = true;
+    if (!known) return absl::InvalidArgumentError("unknown attack " + attack);
+    const int t = variant == SmsrVariant::kParaphraseFlooding ? 3 : 1;
+    for (const EnterpriseScenario& s : scenarios) {
+      auto written = RunSmsrInjection(store, ns, s, variant, t);
+      if (!written.ok()) return written.status();
+      for (Entry& e : *written) {
+        run.poison.push_back(std::move(e));
+        run.victim_of.push_back({s.question});
+      }
+      run.queries.push_back(s.question);
+    }
+  } else {
+    return absl::InvalidArgumentError("unknown attack " + attack);
+  }
+  return run;
+}
+
+bool IsSmsr(const std::string& attack) { return attack.rfind("smsr_", 0) == 0; }
+
+// Victim-side inputs of an attack: the plain victim queries that go into H, and extra benign texts.
+void VictimSide(const std::string& attack, const std::vector<VictimTopic>& topics,
+                const std::vector<EnterpriseScenario>& scenarios, std::vector<std::string>* plain,
+                std::vector<std::string>* extra_benign) {
+  if (IsSmsr(attack)) {
+    for (const EnterpriseScenario& s : scenarios) {
+      plain->push_back(s.question);
+      extra_benign->insert(extra_benign->end(), s.supporting_passages.begin(), s.supporting_passages.end());
+    }
+  } else {
+    for (const VictimTopic& t : topics) plain->insert(plain->end(), t.queries.begin(), t.queries.end());
+  }
+}
+
+// Per query, whether a poison is in the top k after removing the entries `defense` flagged.
+absl::StatusOr<std::map<std::string, int>> Retrieved(MemoryStore& store, const std::string& ns,
+                                                     const std::vector<std::string>& queries,
+                                                     const std::map<std::string, nlohmann::json>& reports,
+                                                     const std::set<std::string>& poison, int k) {
+  std::map<std::string, int> out;
+  std::vector<std::string> defenses = {"none"};
+  defenses.insert(defenses.end(), kEvalDetectors().begin(), kEvalDetectors().end());
+  for (const std::string& d : defenses) out[d] = 0;
+  for (const std::string& q : queries) {
+    SearchOptions options;
+    options.k = std::min(k + 80, 1000);
+    options.include_quarantined = true;
+    auto result = store.Search(ns, q, options);
+    if (!result.ok()) return result.status();
+    for (const std::string& d : defenses) {
+      int taken = 0;
+      bool hit = false;
+      for (const SearchHit& h : result->hits) {
+        if (taken >= k) break;
+        if (d != "none") {
+          auto it = reports.find(h.entry.id);
+          if (it != reports.end() && Suspicion(it->second, d).second) continue;
+        }
+        ++taken;
+        hit |= poison.contains(h.entry.id);
+      }
+      out[d] += hit;
+    }
+  }
+  return out;
+}
+
+// {"value", "successes", "trials", "ci95": Clopper-Pearson} (eval/rates.h).
+nlohmann::json RateJson(int64_t successes, int64_t trials) { return eval::ToJson(eval::Rate{successes, trials}); }
+
+double Auroc(const std::vector<double>& pos, const std::vector<double>& neg) { return eval::Auroc(pos, neg); }
+
+std::string Fmt(double x, int digits = 2) {
+  if (std::isnan(x)) return "-";
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(digits);
+  s << x;
+  return s.str();
+}
+
+struct Picks {
+  std::vector<VictimTopic> topics;
+  std::vector<EnterpriseScenario> scenarios;
+};
+Picks PickTargets(const EvalCorpora& corpora, const PoisoningEvalConfig& config, uint64_t seed) {
+  std::mt19937_64 rng = AttackRng(seed, "targets");
+  return {Sample(corpora.topics, static_cast<size_t>(config.topics), rng),
+          Sample(corpora.scenarios, static_cast<size_t>(config.scenarios), rng)};
+}
+
+// The system clock, and randomness (signing and watermark keys) from a seeded CSPRNG, so that a
+// run is deterministic for its seed. Must outlive the store.
+class SeededEnv final : public Env {
+ public:
+  explicit SeededEnv(uint64_t seed) : rng_(SeedOf(seed)) {}
+  int64_t NowMicros() override { return Env::Default()->NowMicros(); }
+  void RandomBytes(std::span<uint8_t> out) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    rng_.Fill(out);
+  }
+
+ private:
+  static SeededCsprng::Seed SeedOf(uint64_t seed) {
+    SeededCsprng::Seed s{};
+    for (int b = 0; b < 8; ++b) s[b] = static_cast<uint8_t>(seed >> (8 * b));
+    s[8] = 0xe7;  // domain: eval stores
+    return s;
+  }
+  std::mutex mu_;
+  SeededCsprng rng_;
+};
+
+absl::StatusOr<std::unique_ptr<MemoryStore>> CreateEvalStore(const std::filesystem::path& dir, bool synonyms,
+                                                             Env* env) {
+  StoreOptions options;
+  options.env = env;
+  options.embedder_config = {{"kind", "lexical"}};
+  if (!synonyms) options.embedder_config["synonyms"] = false;
+  options.write_gate_config = EvalGateConfig();
+  return MemoryStore::Create(dir, options);
+}
+
+}  // namespace
+
+absl::StatusOr<nlohmann::json> RunPoisoningSeed(const EvalCorpora& corpora, const PoisoningEvalConfig& config,
+                                                uint64_t seed, const std::filesystem::path& work_dir,
+                                                const EvalProgressFn& progress) {
+  SeededEnv env(seed);
+  auto store = CreateEvalStore(work_dir / ("poisoning-" + std::to_string(seed)), config.synonyms, &env);
+  if (!store.ok()) return store.status();
+  auto synonyms = SynonymTable::Shared();
+  Deployment d{store->get(), corpora, config, synonyms.ok() ? *synonyms : nullptr};
+  const Picks picks = PickTargets(corpora, config, seed);
+  nlohmann::json out = {{"seed", seed}, {"attacks", nlohmann::json::object()}};
+  size_t done = 0;
+  for (const std::string& attack : config.attacks) {
+    const std::string ns = "eval-" + attack;
+    std::vector<std::string> plain, extra, history;
+    VictimSide(attack, picks.topics, picks.scenarios, &plain, &extra);
+    auto benign = d.Prepare(ns, seed, plain, extra, &history);
+    if (!benign.ok()) return benign.status();
+    auto run = RunAttack(d, attack, ns, picks.topics, picks.scenarios, history, seed);
+    if (!run.ok()) return run.status();
+    std::map<std::string, nlohmann::json> reports;
+    std::set<std::string> poison_ids;
+    for (const Entry& e : *benign) reports[e.id] = e.report;
+    for (const Entry& e : run->poison) reports[e.id] = e.report, poison_ids.insert(e.id);
+    nlohmann::json a = {{"poison", run->poison.size()}, {"benign", benign->size()}, {"queries", run->queries.size()}};
+    for (const std::string& det : kEvalDetectors()) {
+      std::vector<double> pos, neg;
+      int pos_flag = 0, neg_flag = 0;
+      for (const Entry& e : run->poison) {
+        auto [s, f] = Suspicion(e.report, det);
+        pos.push_back(s), pos_flag += f;
+      }
+      for (const Entry& e : *benign) {
+        auto [s, f] = Suspicion(e.report, det);
+        neg.push_back(s), neg_flag += f;
+      }
+      a["scores"][det] = {{"poison", pos}, {"benign", neg}};
+      a["flags"][det] = {{"poison", pos_flag}, {"benign", neg_flag}};
+    }
+    auto retrieved = Retrieved(**store, ns, run->queries, reports, poison_ids, config.k);
+    if (!retrieved.ok()) return retrieved.status();
+    a["retrieved"] = *retrieved;
+    if (!run->poison.empty()) a["example"] = run->poison.back().text;
+    out["attacks"][attack] = std::move(a);
+    if (progress) progress(++done, config.attacks.size());
+  }
+  return out;
+}
+
+PoisoningSummary SummarizePoisoning(const std::vector<nlohmann::json>& seeds, int k) {
+  PoisoningSummary s;
+  s.json = {{"attacks", nlohmann::json::object()}, {"k", k}, {"seeds", seeds.size()}};
+  std::ostringstream md;
+  md << "| attack | defense | TPR | FPR | AUROC | ASR-R@" << k << " |\n|---|---|---|---|---|---|\n";
+  if (seeds.empty()) {
+    s.markdown = md.str();
+    return s;
+  }
+  const nlohmann::json first = seeds[0]["attacks"];
+  for (auto it = first.begin(); it != first.end(); ++it) {
+    const std::string attack = it.key();
+    int64_t poison = 0, benign = 0, queries = 0;
+    std::map<std::string, int64_t> retrieved, pos_flags, neg_flags;
+    std::map<std::string, std::vector<double>> pos_scores, neg_scores;
+    for (const nlohmann::json& seed : seeds) {
+      if (!seed["attacks"].contains(attack)) continue;
+      const nlohmann::json a = seed["attacks"][attack];
+      poison += a["poison"].get<int64_t>();
+      benign += a["benign"].get<int64_t>();
+      queries += a["queries"].get<int64_t>();
+      for (auto r = a["retrieved"].begin(); r != a["retrieved"].end(); ++r) retrieved[r.key()] += r.value().get<int64_t>();
+      for (const std::string& det : kEvalDetectors()) {
+        pos_flags[det] += a["flags"][det]["poison"].get<int64_t>();
+        neg_flags[det] += a["flags"][det]["benign"].get<int64_t>();
+        for (double x : a["scores"][det]["poison"]) pos_scores[det].push_back(x);
+        for (double x : a["scores"][det]["benign"]) neg_scores[det].push_back(x);
+      }
+    }
+    nlohmann::json j = {{"poison", poison}, {"benign", benign}, {"queries", queries}};
+    j["asr_r"]["none"] = RateJson(retrieved["none"], queries);
+    md << "| " << attack << " (n=" << poison << ") | none | - | - | - | " << Fmt(j["asr_r"]["none"]["value"]) << " |\n";
+    for (const std::string& det : kEvalDetectors()) {
+      const double auroc = Auroc(pos_scores[det], neg_scores[det]);
+      j["detectors"][det] = {{"tpr", RateJson(pos_flags[det], poison)},
+                             {"fpr", RateJson(neg_flags[det], benign)},
+                             {"auroc", auroc}};
+      j["asr_r"][det] = RateJson(retrieved[det], queries);
+      md << "| | " << det << " | " << Fmt(j["detectors"][det]["tpr"]["value"]) << " | "
+         << Fmt(j["detectors"][det]["fpr"]["value"]) << " | " << Fmt(auroc, 3) << " | "
+         << Fmt(j["asr_r"][det]["value"]) << " |\n";
+    }
+    s.json["attacks"][attack] = std::move(j);
+  }
+  s.markdown = md.str();
+  return s;
+}
+
+absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const AdaptiveEvalConfig& config,
+                                               uint64_t seed, const std::filesystem::path& work_dir,
+                                               const EvalProgressFn& progress) {
+  auto synonyms = SynonymTable::Shared();
+  if (!synonyms.ok()) return synonyms.status();
+  SeededEnv env(seed);
+  auto store = CreateEvalStore(work_dir / ("adaptive-" + std::to_string(seed)), config.base.synonyms, &env);
+  if (!store.ok()) return store.status();
+  Deployment d{store->get(), corpora, config.base, *synonyms};
+  const Picks picks = PickTargets(corpora, config.base, seed);
+  std::vector<std::pair<std::string, std::vector<std::string>>> targets;
+  for (const std::string& t : config.targets) {
+    if (t == "memsad") targets.push_back({t, {"memsad"}});
+    else if (t == "memsad_plus") targets.push_back({t, {"memsad", "memsad_plus"}});
+    else return absl::InvalidArgumentError("adaptive: unknown target " + t);
+  }
+  nlohmann::json out = {{"seed", seed}, {"attacks", nlohmann::json::object()}};
+  size_t done = 0;
+  const size_t total = config.base.attacks.size() * (1 + targets.size());
+  for (const std::string& attack : config.base.attacks) {
+    std::vector<std::string> plain, extra, history;
+    VictimSide(attack, picks.topics, picks.scenarios, &plain, &extra);
+    const std::string ns = "orig-" + attack;
+    auto benign = d.Prepare(ns, seed, plain, extra, &history);
+    if (!benign.ok()) return benign.status();
+    auto run = RunAttack(d, attack, ns, picks.topics, picks.scenarios, history, seed);
+    if (!run.ok()) return run.status();
+    std::set<std::string> orig_ids;
+    std::map<std::string, nlohmann::json> orig_reports;
+    for (const Entry& e : run->poison) orig_ids.insert(e.id), orig_reports[e.id] = e.report;
+    auto before = Retrieved(**store, ns, run->queries, orig_reports, orig_ids, config.base.k);
+    if (!before.ok()) return before.status();
+    if (progress) progress(++done, total);
+    for (const auto& [target, detectors] : targets) {
+      const std::string syn_ns = "syn-" + target + "-" + attack;
+      std::vector<std::string> unused;
+      auto benign2 = d.Prepare(syn_ns, seed, plain, extra, &unused);
+      if (!benign2.ok()) return benign2.status();
+      int flagged_before = 0, flagged_after = 0, evaded = 0;
+      double substitutions = 0, sim_delta = 0;
+      std::vector<NewEntry> substituted;
+      std::vector<bool> was_flagged;
+      for (size_t i = 0; i < run->poison.size(); ++i) {
+        const Entry& e = run->poison[i];
+        auto attacked = RunSynonymAttack(**store, syn_ns, e.text, run->victim_of[i], **synonyms,
+                                         {.detectors = detectors, .k = config.base.k,
+                                          .max_substitutions = config.max_substitutions});
+        if (!attacked.ok()) return attacked.status();
+        // Before and after are judged by the same gate state (this namespace's H and calibration).
+        flagged_before += attacked->flagged_before;
+        was_flagged.push_back(attacked->flagged_before);
+        substitutions += static_cast<double>(attacked->substitutions.size());
+        sim_delta += attacked->similarity_after - attacked->similarity_before;
+        substituted.push_back({.text = attacked->text, .metadata = e.metadata, .source = e.source});
+      }
+      auto written = (*store)->AddBatch(syn_ns, substituted, "attacker");
+      if (!written.ok()) return written.status();
+      std::set<std::string> ids;
+      std::map<std::string, nlohmann::json> reports;
+      for (size_t i = 0; i < written->size(); ++i) {
+        const Entry& e = (*written)[i];
+        ids.insert(e.id), reports[e.id] = e.report;
+        bool flagged = false;
+        for (const std::string& det : detectors) flagged |= Suspicion(e.report, det).second;
+        flagged_after += flagged;
+        evaded += was_flagged[i] && !flagged;
+      }
+      // ASR-R after: victim queries the same (for AgentPoison the triggers are unchanged).
+      auto after = Retrieved(**store, syn_ns, run->queries, reports, ids, config.base.k);
+      if (!after.ok()) return after.status();
+      const double n = static_cast<double>(std::max<size_t>(run->poison.size(), 1));
+      out["attacks"][attack][target] = {{"poison", run->poison.size()},
+                                        {"flagged_before", flagged_before},
+                                        {"flagged_after", flagged_after},
+                                        {"evaded", evaded},
+                                        {"substitutions", substitutions / n},
+                                        {"similarity_delta", sim_delta / n},
+                                        {"queries", run->queries.size()},
+                                        {"retrieved_before", (*before)["none"]},
+                                        {"retrieved_after", (*after)["none"]},
+                                        {"retrieved_defended_before", (*before)[target]},
+                                        {"retrieved_defended_after", (*after)[target]}};
+      if (progress) progress(++done, total);
+    }
+  }
+  return out;
+}
+
+PoisoningSummary SummarizeAdaptive(const std::vector<nlohmann::json>& seeds) {
+  PoisoningSummary s;
+  s.json = {{"attacks", nlohmann::json::object()}, {"seeds", seeds.size()}};
+  std::ostringstream md;
+  md << "| attack | detector | TPR before | TPR after | evasion | ASR-R before | ASR-R after | delta ASR-R | "
+        "subs/entry | sim delta |\n|---|---|---|---|---|---|---|---|---|---|\n";
+  if (seeds.empty()) {
+    s.markdown = md.str();
+    return s;
+  }
+  const nlohmann::json first = seeds[0]["attacks"];
+  for (auto it = first.begin(); it != first.end(); ++it) {
+    for (auto t = it.value().begin(); t != it.value().end(); ++t) {
+      int64_t poison = 0, fb = 0, fa = 0, ev = 0, q = 0, rb = 0, ra = 0;
+      double subs = 0, sim = 0;
+      for (const nlohmann::json& seed : seeds) {
+        const nlohmann::json r = seed["attacks"][it.key()][t.key()];
+        const int64_t n = r["poison"].get<int64_t>();
+        poison += n, fb += r["flagged_before"].get<int64_t>(), fa += r["flagged_after"].get<int64_t>();
+        ev += r["evaded"].get<int64_t>(), q += r["queries"].get<int64_t>();
+        rb += r["retrieved_before"].get<int64_t>(), ra += r["retrieved_after"].get<int64_t>();
+        subs += r["substitutions"].get<double>() * n, sim += r["similarity_delta"].get<double>() * n;
+      }
+      const double np = static_cast<double>(std::max<int64_t>(poison, 1));
+      const double evasion = fb > 0 ? static_cast<double>(ev) / static_cast<double>(fb) : std::nan("");
+      nlohmann::json j = {{"poison", poison},
+                          {"tpr_before", RateJson(fb, poison)},
+                          {"tpr_after", RateJson(fa, poison)},
+                          {"evasion", fb > 0 ? nlohmann::json(evasion) : nlohmann::json(nullptr)},
+                          {"evaded", ev},
+                          {"asr_r_before", RateJson(rb, q)},
+                          {"asr_r_after", RateJson(ra, q)},
+                          {"delta_asr_r", q > 0 ? static_cast<double>(ra - rb) / static_cast<double>(q) : 0.0},
+                          {"substitutions_per_entry", subs / np},
+                          {"similarity_delta", sim / np}};
+      md << "| " << it.key() << " (n=" << poison << ") | " << t.key() << " | " << Fmt(j["tpr_before"]["value"]) << " | "
+         << Fmt(j["tpr_after"]["value"]) << " | " << Fmt(evasion) << " | " << Fmt(j["asr_r_before"]["value"]) << " | "
+         << Fmt(j["asr_r_after"]["value"]) << " | " << Fmt(j["delta_asr_r"].get<double>()) << " | "
+         << Fmt(subs / np, 1) << " | " << Fmt(sim / np, 3) << " |\n";
+      s.json["attacks"][it.key()][t.key()] = std::move(j);
+    }
+  }
+  s.markdown = md.str();
+  return s;
+}
+
+}  // namespace bulwark::attack

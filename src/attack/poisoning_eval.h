@@ -1,0 +1,99 @@
+// The attack x defense experiment behind `bulwark eval poisoning` (MemSAD paper Tables 2-3) and
+// the adaptive-attacker experiment behind `bulwark eval adaptive` (Table 4 / Table 18).
+//
+// Per seed, one real store (lexical embedder, every write-time detector enabled, the watermark
+// included) in `work_dir`, one namespace per attack, each set up like a deployment:
+//   1. calibrate the gate on the namespace's query history H (benign queries + the attacked
+//      victim queries, as users asked them) and on `reference` benign reference memories;
+//   2. add `memories` benign memories (watermarked, as the legitimate writer marks them);
+//   3. run the attack through the store's API: AgentPoison (optimized trigger, n = 5 per topic,
+//      written unmarked by the attacker), MINJA (10 rounds per topic through the auto-storing
+//      agent, whose records are marked like all agent writes), InjecMEM (15 anchors in one agent
+//      interaction, marked), SMSR direct / paraphrase flooding (t = 3) / subtle / fluent bypass
+//      (enterprise scenarios; supporting passages join the benign memories; written unmarked);
+//   4. measure, from the write-time gate reports, each detector's TPR (poison flagged), FPR
+//      (benign flagged) and AUROC, and ASR-R@k of the victim queries (triggered for AgentPoison)
+//      with no defense and with each detector (or the OR composite) filtering the top k.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <absl/status/statusor.h>
+#include <nlohmann/json.hpp>
+
+#include "attack/eval_corpora.h"
+
+namespace bulwark::attack {
+
+inline const std::vector<std::string>& kPoisoningAttacks() {
+  static const std::vector<std::string> kNames = {"agentpoison",  "minja",
+                                                  "injecmem",     "smsr_direct",
+                                                  "smsr_paraphrase_flooding", "smsr_subtle",
+                                                  "smsr_fluent_bypass"};
+  return kNames;
+}
+inline const std::vector<std::string>& kEvalDetectors() {
+  // composite: the gate's OR of all five; composite_no_watermark: memsad OR memsad_plus OR
+  // validation OR proactive (for deployments whose writers cannot watermark).
+  static const std::vector<std::string> kNames = {"memsad",    "memsad_plus", "watermark", "validation",
+                                                  "proactive", "composite",   "composite_no_watermark"};
+  return kNames;
+}
+
+struct PoisoningEvalConfig {
+  int memories = 300;         // benign memories per namespace, 1 .. 1400
+  int history_queries = 100;  // benign queries in H, 1 .. 350
+  int reference = 50;         // N benign reference memories for calibration, 2 .. 280
+  int topics = 3;             // victim topics per seed (AgentPoison, MINJA, InjecMEM), 1 .. 42
+  int scenarios = 4;          // enterprise scenarios per seed (SMSR variants), 1 .. 20
+  int k = 5;                  // retrieval depth
+  bool synonyms = true;       // lexical embedder with WordNet canonicalization (if installed)
+  std::vector<std::string> attacks = kPoisoningAttacks();
+};
+
+// Called with (done, total) steps of one seed.
+using EvalProgressFn = std::function<void(size_t done, size_t total)>;
+
+// Raw per-seed outcomes (counts and scores), to be pooled over seeds by SummarizePoisoning.
+// JSON: {"seed", "attacks": {name: {"poison": n, "benign": n, "queries": n,
+//   "scores": {det: {"poison": [...], "benign": [...]}}, "flags": {det: {"poison": x, "benign": y}},
+//   "retrieved": {"none": x, det: x...}, "examples": [poison texts...]}}}
+[[nodiscard]] absl::StatusOr<nlohmann::json> RunPoisoningSeed(const EvalCorpora& corpora,
+                                                              const PoisoningEvalConfig& config, uint64_t seed,
+                                                              const std::filesystem::path& work_dir,
+                                                              const EvalProgressFn& progress = {});
+
+// Pools seeds: {"attacks": {name: {"poison", "benign", "queries", "asr_r": {"none": rate, det: rate},
+//   "detectors": {det: {"tpr": rate, "fpr": rate, "auroc": x}}}}} with rate = {"value",
+//   "successes", "trials", "ci95": [lo, hi]} (Clopper-Pearson); and the markdown table.
+struct PoisoningSummary {
+  nlohmann::json json;
+  std::string markdown;
+};
+PoisoningSummary SummarizePoisoning(const std::vector<nlohmann::json>& seeds, int k);
+
+struct AdaptiveEvalConfig {
+  PoisoningEvalConfig base;  // attacks: agentpoison, minja, injecmem by default
+  int max_substitutions = 16;
+  std::vector<std::string> targets = {"memsad", "memsad_plus"};  // detector sets to evade
+};
+
+// Per seed: the poisons of each attack (built as above, in namespace orig-<attack>) and, for the
+// memsad target ({"memsad"}) and the memsad_plus target ({"memsad", "memsad_plus"}, MemSAD+ =
+// either flags), the greedy synonym attack on every poison against a sibling namespace prepared
+// identically (same benign memories, H and calibration, no poison yet); the substituted poisons
+// are then written there. Flags before and after come from that namespace's gate; ASR-R before
+// from orig-<attack>, after from the sibling. JSON: {"seed", "attacks": {name: {target: {"poison",
+//   "flagged_before", "flagged_after", "evaded", "substitutions", "similarity_delta",
+//   "retrieved_before", "retrieved_after", "queries"}}}}.
+[[nodiscard]] absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora,
+                                                             const AdaptiveEvalConfig& config, uint64_t seed,
+                                                             const std::filesystem::path& work_dir,
+                                                             const EvalProgressFn& progress = {});
+PoisoningSummary SummarizeAdaptive(const std::vector<nlohmann::json>& seeds);
+
+}  // namespace bulwark::attack
