@@ -8,7 +8,8 @@
 // optimized trigger may behave differently.
 //
 // Per seed: the benign queries and the victim topics are split in half at random (fit / held
-// out); the gate (GateModel: centroid, Mahalanobis, LDA) is fitted on the fit halves at
+// out; with --held-out-triggers the topics are split by their trigger instead, so the held-out
+// queries carry triggers the fit never saw); the gate (GateModel: centroid, Mahalanobis, LDA) is fitted on the fit halves at
 // --target-fpr and every score is evaluated on the held-out halves: AUROC, FPR at 99 % TPR, and
 // TPR / FPR at the fitted threshold. AUROC is averaged over seeds with a bootstrap 95 % interval.
 //
@@ -100,6 +101,8 @@ class EvalGateCommand : public EvalSubcommand {
     sub->add_option("--target-fpr", target_fpr_, "gate threshold's benign flag rate")
         ->capture_default_str()
         ->check(CLI::Range(0.001, 0.5));
+    sub->add_flag("--held-out-triggers", held_out_triggers_,
+                  "split the victim topics by trigger: the held-out queries carry triggers the gate never saw");
     sub->add_option("-k", k_, "hits per query")->capture_default_str()->check(CLI::Range(1, 50));
   }
 
@@ -183,11 +186,17 @@ class EvalGateCommand : public EvalSubcommand {
       Shuffle(&b, rng);
       std::vector<std::string> t = topics;
       Shuffle(&t, rng);
+      std::vector<std::string> fit_triggers(std::begin(kTriggers), std::end(kTriggers));
+      Shuffle(&fit_triggers, rng);
+      fit_triggers.resize(fit_triggers.size() / 2);
       const std::vector<std::string> fit_benign(b.begin(), b.begin() + b.size() / 2);
       const std::vector<std::string> test_benign(b.begin() + b.size() / 2, b.end());
       std::vector<std::string> fit_triggered, test_triggered;
       for (const VictimQuery& v : victims) {
-        const bool fit = std::find(t.begin(), t.begin() + t.size() / 2, v.topic) != t.begin() + t.size() / 2;
+        const bool fit =
+            held_out_triggers_
+                ? std::find(fit_triggers.begin(), fit_triggers.end(), trigger_of[v.topic]) != fit_triggers.end()
+                : std::find(t.begin(), t.begin() + t.size() / 2, v.topic) != t.begin() + t.size() / 2;
         (fit ? fit_triggered : test_triggered).push_back(triggered(v));
       }
       auto fit_b = embedder.EmbedBatch(fit_benign);
@@ -315,13 +324,14 @@ class EvalGateCommand : public EvalSubcommand {
           {"benign_queries", benign.size()}, {"victim_queries", victims.size()}, {"victim_topics", topics.size()},
           {"memories", memories->size()}, {"poison_entries", poison.size()},
           {"poison_released_from_quarantine", released}, {"triggers", triggers},
-          {"trigger_source", "fixed set (no trigger optimization)"}}},
+          {"trigger_source", "fixed set (no trigger optimization)"}, {"held_out_triggers", held_out_triggers_}}},
         {"scores", scores_json},
         {"modes", modes_json},
         {"plots", plots}};
     const std::string markdown = absl::StrCat(
         "## bulwark eval gate: ", seeds, " seeds, held-out halves of ", benign.size(), " benign and ",
-        victims.size(), " triggered victim queries (fixed triggers), target FPR ", eval::FormatNumber(target_fpr_),
+        victims.size(), " triggered victim queries (fixed triggers", held_out_triggers_ ? ", held out" : ", seen in the fit",
+        "), target FPR ", eval::FormatNumber(target_fpr_),
         "\n\n", scores_table.Render(), "\n### ASR under each gate mode (k=", k_, ", ", memories->size(),
         " memories + ", poison.size(), " poison entries)\n\n", modes_table.Render());
     return ctx.Finish(markdown, json);
@@ -332,6 +342,7 @@ class EvalGateCommand : public EvalSubcommand {
   int memory_count_ = 400;
   double target_fpr_ = 0.05;
   int k_ = 5;
+  bool held_out_triggers_ = false;
 };
 
 }  // namespace
