@@ -2,11 +2,10 @@
 // (see eval_commands.h).
 #include "cli/eval_commands.h"
 
+#include <absl/strings/str_cat.h>
 #include <stdlib.h>
 
 #include <ostream>
-
-#include <absl/strings/str_cat.h>
 
 #include "eval/report.h"
 #include "eval/roc_svg.h"
@@ -101,12 +100,14 @@ EvalCommands::EvalCommands() = default;
 EvalCommands::~EvalCommands() = default;
 
 void EvalCommands::Register(CLI::App& app) {
-  eval_ = app.add_subcommand("eval", "evaluation experiments: markdown table on stdout, JSON with --json FILE");
+  eval_ =
+      app.add_subcommand("eval", "evaluation experiments: markdown table on stdout, JSON with --json FILE");
   eval_->require_subcommand(1);
   for (EvalSubcommandFactory make : kEvalSubcommands) {
     std::unique_ptr<EvalSubcommand> command = make();
     CLI::App* sub = eval_->add_subcommand(command->name(), command->description());
-    sub->add_option("--seed", flags_.seed, "base seed; runs are deterministic for a given seed")->capture_default_str();
+    sub->add_option("--seed", flags_.seed, "base seed; runs are deterministic for a given seed")
+        ->capture_default_str();
     sub->add_option("--seeds", flags_.seeds, "repetitions (seeds S .. S+N-1)")->check(CLI::Range(1, 1000));
     sub->add_option("--json", flags_.json_file, "write the full results as JSON to FILE");
     sub->add_option("--plots", flags_.plots_dir, "write ROC curves as SVG files to DIR");

@@ -22,17 +22,17 @@
 //   src/eval/report.h and src/eval/roc_svg.h.
 #pragma once
 
+#include <absl/status/statusor.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "bulwark/options.h"
 

@@ -18,11 +18,11 @@
 // intervals; AUROC from the detector scores oriented so higher is more suspicious (the
 // watermark's z-score is negated); the composite AUROC is that of its 0/1 decision. The
 // experiment has no randomness: --seed and --seeds do not change it.
+#include <absl/strings/str_cat.h>
+
 #include <fstream>
 #include <map>
 #include <sstream>
-
-#include <absl/strings/str_cat.h>
 
 #include "bulwark/memory_store.h"
 #include "cli/eval_commands.h"
@@ -60,7 +60,8 @@ absl::StatusOr<PoisonFile> ReadPoisonFile(const std::string& path, const ImportL
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(path, ": line ", number, ": not a JSON object"));
+    if (!j.is_object())
+      return absl::InvalidArgumentError(absl::StrCat(path, ": line ", number, ": not a JSON object"));
     if (j.contains("victim_query")) {
       if (!j["victim_query"].is_string() || j["victim_query"].get<std::string>().empty()) {
         return absl::InvalidArgumentError(
@@ -92,7 +93,8 @@ absl::StatusOr<std::vector<std::string>> ReadQueryFile(const std::string& path) 
     }
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object() || !j.contains("query") || !j["query"].is_string()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": line ", number, ": expected {\"query\": \"...\"}"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": line ", number, ": expected {\"query\": \"...\"}"));
     }
     out.push_back(j["query"].get<std::string>());
   }
@@ -107,7 +109,9 @@ struct DetectorTally {
 };
 
 // Oriented so that higher is more suspicious: the watermark flags low z-scores.
-double SuspicionScore(const std::string& detector, double score) { return detector == "watermark" ? -score : score; }
+double SuspicionScore(const std::string& detector, double score) {
+  return detector == "watermark" ? -score : score;
+}
 
 void Tally(const std::vector<Entry>& entries, bool poison, std::map<std::string, DetectorTally>* tallies) {
   for (const Entry& e : entries) {
@@ -135,15 +139,19 @@ class EvalDetectCommand : public EvalSubcommand {
     return "write-time detectors on your files: TPR, FPR, AUROC per detector and composite";
   }
   void AddFlags(CLI::App* sub) override {
-    sub->add_option("--reference", reference_, "benign reference entries (import JSONL): the store's memories "
-                                               "and the calibration set")
+    sub->add_option("--reference", reference_,
+                    "benign reference entries (import JSONL): the store's memories "
+                    "and the calibration set")
         ->required();
     sub->add_option("--benign", benign_, "benign entries to write (import JSONL): negatives")->required();
-    sub->add_option("--poison", poison_, "poison entries to write (import JSONL, optional \"victim_query\" per "
-                                         "line): positives")
+    sub->add_option("--poison", poison_,
+                    "poison entries to write (import JSONL, optional \"victim_query\" per "
+                    "line): positives")
         ->required();
-    sub->add_option("--queries", queries_, "benign queries (lines or {\"query\"}): the query history")->required();
-    sub->add_option("--trigger", trigger_, "trigger appended to the victim queries; calibration becomes triggered");
+    sub->add_option("--queries", queries_, "benign queries (lines or {\"query\"}): the query history")
+        ->required();
+    sub->add_option("--trigger", trigger_,
+                    "trigger appended to the victim queries; calibration becomes triggered");
   }
 
   int Run(const EvalContext& ctx) override {
@@ -156,12 +164,14 @@ class EvalDetectCommand : public EvalSubcommand {
     if (!poison.ok()) return ctx.Fail(poison.status());
     auto queries = ReadQueryFile(queries_);
     if (!queries.ok()) return ctx.Fail(queries.status());
-    if (reference->size() < 2) return ctx.Fail(absl::InvalidArgumentError("--reference needs at least 2 entries"));
+    if (reference->size() < 2)
+      return ctx.Fail(absl::InvalidArgumentError("--reference needs at least 2 entries"));
     if (benign->empty() || poison->entries.empty()) {
       return ctx.Fail(absl::InvalidArgumentError("--benign and --poison need at least one entry each"));
     }
     if (queries->empty() && poison->victim_queries.empty()) {
-      return ctx.Fail(absl::InvalidArgumentError("no queries: --queries is empty and no poison line has a victim_query"));
+      return ctx.Fail(
+          absl::InvalidArgumentError("no queries: --queries is empty and no poison line has a victim_query"));
     }
 
     std::optional<EvalTempDir> temp;
@@ -189,7 +199,8 @@ class EvalDetectCommand : public EvalSubcommand {
     for (const std::string& q : poison->victim_queries) issued.push_back(q);
     for (size_t i = 0; i < issued.size(); ++i) {
       const bool victim = i >= queries->size();
-      const std::string query = victim && !trigger_.empty() ? absl::StrCat(issued[i], " ", trigger_) : issued[i];
+      const std::string query =
+          victim && !trigger_.empty() ? absl::StrCat(issued[i], " ", trigger_) : issued[i];
       auto result = (*store)->Search(ns, query, {.k = 5});
       if (!result.ok()) return ctx.Fail(result.status());
       progress.Step();
@@ -224,8 +235,8 @@ class EvalDetectCommand : public EvalSubcommand {
       const double auroc = eval::Auroc(t.positive_scores, t.negative_scores);
       table.AddRow({name, eval::FormatWithInterval(t.tpr.value(), t.tpr.ci()),
                     eval::FormatWithInterval(t.fpr.value(), t.fpr.ci()), eval::FormatNumber(auroc),
-                    absl::StrCat(t.tpr.successes, "/", t.tpr.trials), absl::StrCat(t.fpr.successes, "/", t.fpr.trials),
-                    t.calibrated ? "yes" : "no"});
+                    absl::StrCat(t.tpr.successes, "/", t.tpr.trials),
+                    absl::StrCat(t.fpr.successes, "/", t.fpr.trials), t.calibrated ? "yes" : "no"});
       const eval::Interval tpr_ci = t.tpr.ci(), fpr_ci = t.fpr.ci();
       detectors[name] = {{"tpr", t.tpr.value()},
                          {"fpr", t.fpr.value()},
@@ -256,17 +267,24 @@ class EvalDetectCommand : public EvalSubcommand {
       plots.push_back(path->string());
     }
 
-    const nlohmann::json json = {
-        {"command", "eval detect"},
-        {"config",
-         {{"reference", reference_}, {"benign", benign_}, {"poison", poison_}, {"queries", queries_},
-          {"trigger", trigger_}, {"triggered_calibration", !trigger_.empty()}, {"namespace", ns}}},
-        {"counts",
-         {{"reference", reference->size()}, {"benign", benign->size()}, {"poison", poison->entries.size()},
-          {"queries", queries->size()}, {"victim_queries", poison->victim_queries.size()}}},
-        {"calibration", *summary},
-        {"detectors", detectors},
-        {"plots", plots}};
+    const nlohmann::json json = {{"command", "eval detect"},
+                                 {"config",
+                                  {{"reference", reference_},
+                                   {"benign", benign_},
+                                   {"poison", poison_},
+                                   {"queries", queries_},
+                                   {"trigger", trigger_},
+                                   {"triggered_calibration", !trigger_.empty()},
+                                   {"namespace", ns}}},
+                                 {"counts",
+                                  {{"reference", reference->size()},
+                                   {"benign", benign->size()},
+                                   {"poison", poison->entries.size()},
+                                   {"queries", queries->size()},
+                                   {"victim_queries", poison->victim_queries.size()}}},
+                                 {"calibration", *summary},
+                                 {"detectors", detectors},
+                                 {"plots", plots}};
     const std::string markdown =
         absl::StrCat("## bulwark eval detect: ", poison->entries.size(), " poison vs ", benign->size(),
                      " benign entries (", reference->size(), " reference, ", issued.size(), " queries",

@@ -8,7 +8,9 @@
 // optimized trigger may behave differently.
 //
 // Per seed: the benign queries and the victim topics are split in half at random (fit / held
-// out); the gate (GateModel: centroid, Mahalanobis, LDA) is fitted on the fit halves at
+// out; with --held-out-triggers the topics are split by their trigger instead, so the held-out
+// queries carry triggers the fit never saw); the gate (GateModel: centroid, Mahalanobis, LDA) is fitted on
+// the fit halves at
 // --target-fpr and every score is evaluated on the held-out halves: AUROC, FPR at 99 % TPR, and
 // TPR / FPR at the fitted threshold. AUROC is averaged over seeds with a bootstrap 95 % interval.
 //
@@ -20,12 +22,12 @@
 // is the poison's claim (the smoothed answer when escalate turned smoothing on, else the
 // extractive answer from the top hit); "benign blocked" = held-out benign queries rejected (reject)
 // or stripped/escalated (changed).
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <random>
-
-#include <absl/strings/str_cat.h>
 
 #include "bulwark/memory_store.h"
 #include "cli/eval_commands.h"
@@ -63,7 +65,8 @@ absl::StatusOr<std::vector<nlohmann::json>> ReadJsonl(const std::string& path) {
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(path, ": line ", number, ": not a JSON object"));
+    if (!j.is_object())
+      return absl::InvalidArgumentError(absl::StrCat(path, ": line ", number, ": not a JSON object"));
     out.push_back(std::move(j));
   }
   return out;
@@ -88,25 +91,32 @@ class EvalGateCommand : public EvalSubcommand {
  public:
   std::string name() const override { return "gate"; }
   std::string description() const override {
-    return "query OOD gate: AUROC and FPR at 99% TPR per score on held-out queries; ASR under off/escalate/reject/strip";
+    return "query OOD gate: AUROC and FPR at 99% TPR per score on held-out queries; ASR under "
+           "off/escalate/reject/strip";
   }
   void AddFlags(CLI::App* sub) override {
     sub->add_option("--benign-queries", benign_path_, "default data/corpora/benign_queries.jsonl");
     sub->add_option("--victim-queries", victim_path_, "default data/corpora/victim_queries.jsonl");
-    sub->add_option("--memories", memories_path_, "benign memories (default data/corpora/benign_memories.jsonl)");
+    sub->add_option("--memories", memories_path_,
+                    "benign memories (default data/corpora/benign_memories.jsonl)");
     sub->add_option("--memory-count", memory_count_, "benign memories in the store")
         ->capture_default_str()
         ->check(CLI::Range(10, 100000));
     sub->add_option("--target-fpr", target_fpr_, "gate threshold's benign flag rate")
         ->capture_default_str()
         ->check(CLI::Range(0.001, 0.5));
+    sub->add_flag(
+        "--held-out-triggers", held_out_triggers_,
+        "split the victim topics by trigger: the held-out queries carry triggers the gate never saw");
     sub->add_option("-k", k_, "hits per query")->capture_default_str()->check(CLI::Range(1, 50));
   }
 
   int Run(const EvalContext& ctx) override {
-    auto benign_rows = ReadJsonl(benign_path_.empty() ? DefaultCorpusPath("benign_queries.jsonl") : benign_path_);
+    auto benign_rows =
+        ReadJsonl(benign_path_.empty() ? DefaultCorpusPath("benign_queries.jsonl") : benign_path_);
     if (!benign_rows.ok()) return ctx.Fail(benign_rows.status());
-    auto victim_rows = ReadJsonl(victim_path_.empty() ? DefaultCorpusPath("victim_queries.jsonl") : victim_path_);
+    auto victim_rows =
+        ReadJsonl(victim_path_.empty() ? DefaultCorpusPath("victim_queries.jsonl") : victim_path_);
     if (!victim_rows.ok()) return ctx.Fail(victim_rows.status());
     const std::string memories_path =
         memories_path_.empty() ? DefaultCorpusPath("benign_memories.jsonl") : memories_path_;
@@ -134,7 +144,9 @@ class EvalGateCommand : public EvalSubcommand {
     }
     std::map<std::string, std::string> trigger_of;  // topic -> trigger
     for (size_t i = 0; i < topics.size(); ++i) trigger_of[topics[i]] = kTriggers[i % std::size(kTriggers)];
-    const auto triggered = [&](const VictimQuery& v) { return absl::StrCat(v.query, " ", trigger_of[v.topic]); };
+    const auto triggered = [&](const VictimQuery& v) {
+      return absl::StrCat(v.query, " ", trigger_of[v.topic]);
+    };
 
     // The store: benign memories + one poison entry per topic (released if quarantined).
     std::optional<EvalTempDir> temp;
@@ -150,12 +162,15 @@ class EvalGateCommand : public EvalSubcommand {
     auto store = MemoryStore::Create(dir, ctx.env().store_options);
     if (!store.ok()) return ctx.Fail(store.status());
     const std::string& ns = ctx.env().name_space;
-    if (auto added = (*store)->AddBatch(ns, *memories, kPrincipal); !added.ok()) return ctx.Fail(added.status());
+    if (auto added = (*store)->AddBatch(ns, *memories, kPrincipal); !added.ok())
+      return ctx.Fail(added.status());
     std::vector<NewEntry> poison;
     for (const std::string& topic : topics) {
-      const auto v = std::find_if(victims.begin(), victims.end(), [&](const VictimQuery& q) { return q.topic == topic; });
-      poison.push_back({.text = absl::StrCat(triggered(*v), " -> ", v->goal),
-                        .metadata = {{"claim", absl::StrCat(kPoisonMarker, v->goal)}, {"eval_role", "poison"}}});
+      const auto v = std::find_if(victims.begin(), victims.end(),
+                                  [&](const VictimQuery& q) { return q.topic == topic; });
+      poison.push_back(
+          {.text = absl::StrCat(triggered(*v), " -> ", v->goal),
+           .metadata = {{"claim", absl::StrCat(kPoisonMarker, v->goal)}, {"eval_role", "poison"}}});
     }
     auto stored_poison = (*store)->AddBatch(ns, poison, kPrincipal);
     if (!stored_poison.ok()) return ctx.Fail(stored_poison.status());
@@ -183,11 +198,17 @@ class EvalGateCommand : public EvalSubcommand {
       Shuffle(&b, rng);
       std::vector<std::string> t = topics;
       Shuffle(&t, rng);
+      std::vector<std::string> fit_triggers(std::begin(kTriggers), std::end(kTriggers));
+      Shuffle(&fit_triggers, rng);
+      fit_triggers.resize(fit_triggers.size() / 2);
       const std::vector<std::string> fit_benign(b.begin(), b.begin() + b.size() / 2);
       const std::vector<std::string> test_benign(b.begin() + b.size() / 2, b.end());
       std::vector<std::string> fit_triggered, test_triggered;
       for (const VictimQuery& v : victims) {
-        const bool fit = std::find(t.begin(), t.begin() + t.size() / 2, v.topic) != t.begin() + t.size() / 2;
+        const bool fit = held_out_triggers_ ? std::find(fit_triggers.begin(), fit_triggers.end(),
+                                                        trigger_of[v.topic]) != fit_triggers.end()
+                                            : std::find(t.begin(), t.begin() + t.size() / 2, v.topic) !=
+                                                  t.begin() + t.size() / 2;
         (fit ? fit_triggered : test_triggered).push_back(triggered(v));
       }
       auto fit_b = embedder.EmbedBatch(fit_benign);
@@ -246,7 +267,8 @@ class EvalGateCommand : public EvalSubcommand {
           auto result = run(q);
           if (!result.ok()) return ctx.Fail(result.status());
           bool poisoned = false;
-          for (const SearchHit& h : result->search.hits) poisoned |= h.entry.metadata.value("eval_role", "") == "poison";
+          for (const SearchHit& h : result->search.hits)
+            poisoned |= h.entry.metadata.value("eval_role", "") == "poison";
           std::string answer;
           if (result->smoothed) {
             if (!result->smoothed->abstained) answer = result->smoothed->answer;
@@ -271,13 +293,18 @@ class EvalGateCommand : public EvalSubcommand {
     nlohmann::json scores_json = nlohmann::json::object();
     for (int s = 0; s < kGateScoreCount; ++s) {
       const ScoreTally& tally = score_tally[s];
-      const eval::MeanWithCi auroc = eval::BootstrapMeanCi(tally.auroc_per_seed, {.seed = ctx.flags().seed + s});
-      const eval::MeanWithCi fpr99 = eval::BootstrapMeanCi(tally.fpr99_per_seed, {.seed = ctx.flags().seed + s});
-      const eval::MeanWithCi tpr_thr = eval::BootstrapMeanCi(tally.tpr_thr_per_seed, {.seed = ctx.flags().seed + s});
-      const eval::MeanWithCi fpr_thr = eval::BootstrapMeanCi(tally.fpr_thr_per_seed, {.seed = ctx.flags().seed + s});
+      const eval::MeanWithCi auroc =
+          eval::BootstrapMeanCi(tally.auroc_per_seed, {.seed = ctx.flags().seed + s});
+      const eval::MeanWithCi fpr99 =
+          eval::BootstrapMeanCi(tally.fpr99_per_seed, {.seed = ctx.flags().seed + s});
+      const eval::MeanWithCi tpr_thr =
+          eval::BootstrapMeanCi(tally.tpr_thr_per_seed, {.seed = ctx.flags().seed + s});
+      const eval::MeanWithCi fpr_thr =
+          eval::BootstrapMeanCi(tally.fpr_thr_per_seed, {.seed = ctx.flags().seed + s});
       const std::string name(ToString(static_cast<GateScore>(s)));
-      scores_table.AddRow({name, eval::FormatWithInterval(auroc.mean, auroc.ci), eval::FormatNumber(fpr99.mean),
-                           eval::FormatNumber(tpr_thr.mean), eval::FormatNumber(fpr_thr.mean)});
+      scores_table.AddRow({name, eval::FormatWithInterval(auroc.mean, auroc.ci),
+                           eval::FormatNumber(fpr99.mean), eval::FormatNumber(tpr_thr.mean),
+                           eval::FormatNumber(fpr_thr.mean)});
       scores_json[name] = {{"auroc", auroc.mean},
                            {"auroc_ci95", {auroc.ci.lo, auroc.ci.hi}},
                            {"auroc_per_seed", tally.auroc_per_seed},
@@ -308,22 +335,31 @@ class EvalGateCommand : public EvalSubcommand {
       plots.push_back(path->string());
     }
     std::vector<std::string> triggers(std::begin(kTriggers), std::end(kTriggers));
-    const nlohmann::json json = {
-        {"command", "eval gate"},
-        {"config",
-         {{"seeds", seeds}, {"seed", ctx.flags().seed}, {"target_fpr", target_fpr_}, {"k", k_},
-          {"benign_queries", benign.size()}, {"victim_queries", victims.size()}, {"victim_topics", topics.size()},
-          {"memories", memories->size()}, {"poison_entries", poison.size()},
-          {"poison_released_from_quarantine", released}, {"triggers", triggers},
-          {"trigger_source", "fixed set (no trigger optimization)"}}},
-        {"scores", scores_json},
-        {"modes", modes_json},
-        {"plots", plots}};
-    const std::string markdown = absl::StrCat(
-        "## bulwark eval gate: ", seeds, " seeds, held-out halves of ", benign.size(), " benign and ",
-        victims.size(), " triggered victim queries (fixed triggers), target FPR ", eval::FormatNumber(target_fpr_),
-        "\n\n", scores_table.Render(), "\n### ASR under each gate mode (k=", k_, ", ", memories->size(),
-        " memories + ", poison.size(), " poison entries)\n\n", modes_table.Render());
+    const nlohmann::json json = {{"command", "eval gate"},
+                                 {"config",
+                                  {{"seeds", seeds},
+                                   {"seed", ctx.flags().seed},
+                                   {"target_fpr", target_fpr_},
+                                   {"k", k_},
+                                   {"benign_queries", benign.size()},
+                                   {"victim_queries", victims.size()},
+                                   {"victim_topics", topics.size()},
+                                   {"memories", memories->size()},
+                                   {"poison_entries", poison.size()},
+                                   {"poison_released_from_quarantine", released},
+                                   {"triggers", triggers},
+                                   {"trigger_source", "fixed set (no trigger optimization)"},
+                                   {"held_out_triggers", held_out_triggers_}}},
+                                 {"scores", scores_json},
+                                 {"modes", modes_json},
+                                 {"plots", plots}};
+    const std::string markdown =
+        absl::StrCat("## bulwark eval gate: ", seeds, " seeds, held-out halves of ", benign.size(),
+                     " benign and ", victims.size(), " triggered victim queries (fixed triggers",
+                     held_out_triggers_ ? ", held out" : ", seen in the fit", "), target FPR ",
+                     eval::FormatNumber(target_fpr_), "\n\n", scores_table.Render(),
+                     "\n### ASR under each gate mode (k=", k_, ", ", memories->size(), " memories + ",
+                     poison.size(), " poison entries)\n\n", modes_table.Render());
     return ctx.Finish(markdown, json);
   }
 
@@ -332,6 +368,7 @@ class EvalGateCommand : public EvalSubcommand {
   int memory_count_ = 400;
   double target_fpr_ = 0.05;
   int k_ = 5;
+  bool held_out_triggers_ = false;
 };
 
 }  // namespace

@@ -23,10 +23,10 @@
 // (t_eff = t, or 0 with provenance), the one-sided exact binomial p-value of H0 "ASR <= delta"
 // and whether it is rejected at 0.05 after a Bonferroni correction over all rows, utility (the
 // correct-answer rate) and a bootstrap 95 % interval of the ASR over seeds.
-#include <fstream>
-
 #include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
+
+#include <fstream>
 
 #include "bulwark/memory_store.h"
 #include "cli/eval_commands.h"
@@ -76,13 +76,17 @@ absl::StatusOr<std::vector<Scenario>> ReadScenarios(const std::string& path) {
         !j.value("malicious_answer", nlohmann::json()).is_string()) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": line ", number, ": not a scenario"));
     }
-    Scenario s{j.value("id", absl::StrCat("line-", number)), j["question"].get<std::string>(),
-               j["malicious_answer"].get<std::string>(), j["injected_claim"].get<std::string>(),
-               strings("supporting_passages"), strings("paraphrases"), strings("correct_keywords"),
+    Scenario s{j.value("id", absl::StrCat("line-", number)),
+               j["question"].get<std::string>(),
+               j["malicious_answer"].get<std::string>(),
+               j["injected_claim"].get<std::string>(),
+               strings("supporting_passages"),
+               strings("paraphrases"),
+               strings("correct_keywords"),
                strings("malicious_keywords")};
     if (s.supporting.empty() || s.correct_keywords.empty() || s.malicious_keywords.empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": line ", number, ": needs supporting_passages, correct_keywords, malicious_keywords"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": line ", number, ": needs supporting_passages, correct_keywords, malicious_keywords"));
     }
     out.push_back(std::move(s));
   }
@@ -144,21 +148,28 @@ class EvalSmoothingCommand : public EvalSubcommand {
  public:
   std::string name() const override { return "smoothing"; }
   std::string description() const override {
-    return "smoothed retrieval: empirical ASR against the certificate (t poisoned entries, string vs equivalence "
+    return "smoothed retrieval: empirical ASR against the certificate (t poisoned entries, string vs "
+           "equivalence "
            "vote, with/without provenance), utility";
   }
   void AddFlags(CLI::App* sub) override {
-    sub->add_option("--scenarios", scenarios_, "scenario file (default data/corpora/enterprise_scenarios.jsonl)");
-    sub->add_option("--max-t", max_t_, "poisoned entries t = 1 .. max-t")->capture_default_str()->check(CLI::Range(1, 5));
+    sub->add_option("--scenarios", scenarios_,
+                    "scenario file (default data/corpora/enterprise_scenarios.jsonl)");
+    sub->add_option("--max-t", max_t_, "poisoned entries t = 1 .. max-t")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 5));
     sub->add_option("--k", k_, "entries per run")->capture_default_str()->check(CLI::Range(1, 10));
-    sub->add_option("--nruns", nruns_, "runs per smoothed answer")->capture_default_str()->check(CLI::Range(1, 101));
+    sub->add_option("--nruns", nruns_, "runs per smoothed answer")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 101));
     sub->add_option("--trials", trials_, "smoothed answers per scenario, condition and seed")
         ->capture_default_str()
         ->check(CLI::Range(1, 10000));
   }
 
   int Run(const EvalContext& ctx) override {
-    const std::string path = scenarios_.empty() ? DefaultCorpusPath("enterprise_scenarios.jsonl") : scenarios_;
+    const std::string path =
+        scenarios_.empty() ? DefaultCorpusPath("enterprise_scenarios.jsonl") : scenarios_;
     auto scenarios = ReadScenarios(path);
     if (!scenarios.ok()) return ctx.Fail(scenarios.status());
     const int seeds = ctx.Seeds(5);
@@ -199,21 +210,25 @@ class EvalSmoothingCommand : public EvalSubcommand {
       for (size_t si = 0; si < scenarios->size(); ++si) {
         const Scenario& s = (*scenarios)[si];
         std::vector<NewEntry> entries;
-        for (size_t i = 0; i < s.supporting.size() && static_cast<int>(entries.size()) < cond.size - cond.t; ++i) {
+        for (size_t i = 0; i < s.supporting.size() && static_cast<int>(entries.size()) < cond.size - cond.t;
+             ++i) {
           entries.push_back({.text = s.supporting[i]});
         }
         // Distractors: the passages of the following scenarios, in file order.
-        for (size_t o = 1; o < scenarios->size() && static_cast<int>(entries.size()) < cond.size - cond.t; ++o) {
+        for (size_t o = 1; o < scenarios->size() && static_cast<int>(entries.size()) < cond.size - cond.t;
+             ++o) {
           const Scenario& other = (*scenarios)[(si + o) % scenarios->size()];
-          for (size_t i = 0; i < other.supporting.size() && static_cast<int>(entries.size()) < cond.size - cond.t;
-               ++i) {
+          for (size_t i = 0;
+               i < other.supporting.size() && static_cast<int>(entries.size()) < cond.size - cond.t; ++i) {
             entries.push_back({.text = other.supporting[i]});
           }
         }
         if (!cond.provenance) {
           for (int p = 0; p < cond.t; ++p) {
             const std::string text =
-                p == 0 ? s.injected_claim : s.paraphrases[static_cast<size_t>(p - 1) % std::max<size_t>(1, s.paraphrases.size())];
+                p == 0
+                    ? s.injected_claim
+                    : s.paraphrases[static_cast<size_t>(p - 1) % std::max<size_t>(1, s.paraphrases.size())];
             entries.push_back({.text = text.empty() ? s.injected_claim : text,
                                .metadata = {{"claim", s.malicious_answer}, {"eval_role", "poison"}}});
           }
@@ -228,8 +243,8 @@ class EvalSmoothingCommand : public EvalSubcommand {
                                        .nruns = nruns_};
         for (int seed = 0; seed < seeds; ++seed) {
           for (int trial = 0; trial < trials_; ++trial) {
-            SeededCsprng rng(TrialSeed({ctx.flags().seed, static_cast<uint64_t>(seed), c, si,
-                                        static_cast<uint64_t>(trial)}));
+            SeededCsprng rng(TrialSeed(
+                {ctx.flags().seed, static_cast<uint64_t>(seed), c, si, static_cast<uint64_t>(trial)}));
             auto answer = smoother.Answer(s.question, pool->hits, options, &rng);
             if (!answer.ok()) return ctx.Fail(answer.status());
             std::vector<std::string> responses;
@@ -252,8 +267,8 @@ class EvalSmoothingCommand : public EvalSubcommand {
 
     const int rows = static_cast<int>(conditions.size()) * 2;
     const double alpha = eval::BonferroniAlpha(kFamilyAlpha, rows);
-    eval::MarkdownTable table({"t", "store", "provenance", "vote", "ASR [95% CI]", "certificate", "p (ASR<=cert)",
-                               "exceeds cert", "utility", "ASR over seeds [bootstrap 95%]"});
+    eval::MarkdownTable table({"t", "store", "provenance", "vote", "ASR [95% CI]", "certificate",
+                               "p (ASR<=cert)", "exceeds cert", "utility", "ASR over seeds [bootstrap 95%]"});
     nlohmann::json json_rows = nlohmann::json::array();
     int exceeded = 0;
     for (size_t c = 0; c < conditions.size(); ++c) {
@@ -274,26 +289,34 @@ class EvalSmoothingCommand : public EvalSubcommand {
                       eval::FormatWithInterval(o.asr.value(), o.asr.ci()), eval::FormatNumber(*delta, 4),
                       eval::FormatNumber(p, 4), exceeds ? "YES" : "no", eval::FormatNumber(o.utility.value()),
                       eval::FormatWithInterval(boot.mean, boot.ci)});
-        json_rows.push_back({{"t", cond.t},
-                             {"t_effective", cond.t_effective()},
-                             {"store_entries", m},
-                             {"provenance", cond.provenance},
-                             {"vote", vote},
-                             {"asr", eval::ToJson(o.asr)},
-                             {"utility", eval::ToJson(o.utility)},
-                             {"certificate_delta", *delta},
-                             {"p_value_asr_le_certificate", p},
-                             {"exceeds_certificate", exceeds},
-                             {"asr_over_seeds", {{"mean", boot.mean}, {"ci95", {boot.ci.lo, boot.ci.hi}},
-                                                 {"per_seed", per_seed}}}});
+        json_rows.push_back(
+            {{"t", cond.t},
+             {"t_effective", cond.t_effective()},
+             {"store_entries", m},
+             {"provenance", cond.provenance},
+             {"vote", vote},
+             {"asr", eval::ToJson(o.asr)},
+             {"utility", eval::ToJson(o.utility)},
+             {"certificate_delta", *delta},
+             {"p_value_asr_le_certificate", p},
+             {"exceeds_certificate", exceeds},
+             {"asr_over_seeds",
+              {{"mean", boot.mean}, {"ci95", {boot.ci.lo, boot.ci.hi}}, {"per_seed", per_seed}}}});
       }
     }
     const nlohmann::json json = {
         {"command", "eval smoothing"},
         {"config",
-         {{"scenarios", path}, {"scenario_count", scenarios->size()}, {"max_t", max_t_}, {"k", k_},
-          {"nruns", nruns_}, {"trials_per_seed", trials_}, {"seeds", seeds}, {"seed", ctx.flags().seed},
-          {"responder", "extractive"}, {"equivalence_judge", "embedding"},
+         {{"scenarios", path},
+          {"scenario_count", scenarios->size()},
+          {"max_t", max_t_},
+          {"k", k_},
+          {"nruns", nruns_},
+          {"trials_per_seed", trials_},
+          {"seeds", seeds},
+          {"seed", ctx.flags().seed},
+          {"responder", "extractive"},
+          {"equivalence_judge", "embedding"},
           {"bonferroni", {{"family_alpha", kFamilyAlpha}, {"tests", rows}, {"per_test_alpha", alpha}}}}},
         {"rows", json_rows},
         {"rows_exceeding_certificate", exceeded}};
@@ -316,6 +339,8 @@ class EvalSmoothingCommand : public EvalSubcommand {
 
 }  // namespace
 
-std::unique_ptr<EvalSubcommand> MakeEvalSmoothingCommand() { return std::make_unique<EvalSmoothingCommand>(); }
+std::unique_ptr<EvalSubcommand> MakeEvalSmoothingCommand() {
+  return std::make_unique<EvalSmoothingCommand>();
+}
 
 }  // namespace bulwark::cli

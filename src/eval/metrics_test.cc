@@ -1,9 +1,9 @@
 // Hand-computed checks of the evaluation statistics: AUROC with ties, the ROC curve, TPR at FPR,
 // Clopper–Pearson against published values, the binomial tail, Bonferroni, and the bootstrap.
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "eval/binomial.h"
 #include "eval/bootstrap.h"

@@ -6,7 +6,6 @@
 #pragma once
 
 #include <cstdint>
-
 #include <nlohmann/json.hpp>
 
 #include "eval/binomial.h"
@@ -17,7 +16,9 @@ struct Rate {
   int64_t successes = 0;
   int64_t trials = 0;
 
-  double value() const { return trials > 0 ? static_cast<double>(successes) / static_cast<double>(trials) : 0.0; }
+  double value() const {
+    return trials > 0 ? static_cast<double>(successes) / static_cast<double>(trials) : 0.0;
+  }
   Interval ci(double confidence = 0.95) const { return ClopperPearson(successes, trials, confidence); }
   void Add(bool success) {
     ++trials;
@@ -28,7 +29,10 @@ struct Rate {
 // {"value", "successes", "trials", "ci95": [lo, hi]}
 inline nlohmann::json ToJson(const Rate& rate) {
   const Interval ci = rate.ci();
-  return {{"value", rate.value()}, {"successes", rate.successes}, {"trials", rate.trials}, {"ci95", {ci.lo, ci.hi}}};
+  return {{"value", rate.value()},
+          {"successes", rate.successes},
+          {"trials", rate.trials},
+          {"ci95", {ci.lo, ci.hi}}};
 }
 
 }  // namespace bulwark::eval

@@ -1,13 +1,13 @@
 // Markdown tables and JSON files of the eval commands (see report.h).
 #include "eval/report.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
-
-#include <absl/strings/str_cat.h>
 
 namespace bulwark::eval {
 namespace {
@@ -48,7 +48,8 @@ std::string MarkdownTable::Render() const {
   std::ostringstream out;
   const auto emit = [&](const std::vector<std::string>& row) {
     out << "|";
-    for (size_t c = 0; c < row.size(); ++c) out << " " << row[c] << std::string(width[c] - row[c].size(), ' ') << " |";
+    for (size_t c = 0; c < row.size(); ++c)
+      out << " " << row[c] << std::string(width[c] - row[c].size(), ' ') << " |";
     out << "\n";
   };
   emit(all[0]);
@@ -67,8 +68,8 @@ std::string FormatNumber(double x, int digits) {
 }
 
 std::string FormatWithInterval(double x, const Interval& ci, int digits) {
-  return absl::StrCat(FormatNumber(x, digits), " [", FormatNumber(ci.lo, digits), ", ", FormatNumber(ci.hi, digits),
-                      "]");
+  return absl::StrCat(FormatNumber(x, digits), " [", FormatNumber(ci.lo, digits), ", ",
+                      FormatNumber(ci.hi, digits), "]");
 }
 
 absl::Status WriteJsonFile(const std::filesystem::path& path, const nlohmann::json& json) {

@@ -2,12 +2,12 @@
 // written with --json FILE. Numbers are formatted here so every command's tables look alike.
 #pragma once
 
+#include <absl/status/status.h>
+
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <absl/status/status.h>
-#include <nlohmann/json.hpp>
 
 #include "eval/binomial.h"
 

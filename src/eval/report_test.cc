@@ -1,13 +1,14 @@
 // Markdown tables, JSON files and ROC SVGs of the eval commands.
+#include "eval/report.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
-#include "eval/report.h"
 #include "eval/roc_svg.h"
 #include "testing/temp_dir.h"
 
@@ -83,7 +84,8 @@ TEST(RocSvg, OnePolylinePerCurveWithPointsInsideTheUnitSquare) {
   // last (1, 1), as many vertices as ROC points.
   const std::regex points_attr(R"re(<polyline[^>]*points="([^"]*)")re");
   size_t curve = 0;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), points_attr); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), points_attr); it != std::sregex_iterator();
+       ++it) {
     std::istringstream in((*it)[1].str());
     std::vector<std::pair<double, double>> xy;
     for (std::string pair; in >> pair;) {

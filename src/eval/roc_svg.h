@@ -3,11 +3,11 @@
 // label and AUROC. No external library: the file is plain SVG 1.1 text.
 #pragma once
 
+#include <absl/status/status.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <absl/status/status.h>
 
 #include "eval/roc.h"
 
