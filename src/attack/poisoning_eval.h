@@ -12,8 +12,11 @@
 //      interaction, marked), SMSR direct / paraphrase flooding (t = 3) / subtle / fluent bypass
 //      (enterprise scenarios; supporting passages join the benign memories; written unmarked);
 //   4. measure, from the write-time gate reports, each detector's TPR (poison flagged), FPR
-//      (benign flagged) and AUROC, and ASR-R@k of the victim queries (triggered for AgentPoison)
-//      with no defense and with each detector (or the OR composite) filtering the top k.
+//      (benign flagged) and AUROC, and ASR-R@k, ASR-A and ASR-T of the victim queries (triggered
+//      for AgentPoison) with no defense and with each detector (or the OR composite) filtering the
+//      top k: ASR-A = the ExtractiveResponder's answer from that top k is the attacker's, ASR-T =
+//      the agent's action on it is the attacker's target action (agent_action.h; ASR-T counts
+//      only queries whose goal names a target: an address, IBAN or host).
 #pragma once
 
 #include <cstdint>
@@ -61,13 +64,15 @@ using EvalProgressFn = std::function<void(size_t done, size_t total)>;
 // Raw per-seed outcomes (counts and scores), to be pooled over seeds by SummarizePoisoning.
 // JSON: {"seed", "attacks": {name: {"poison": n, "benign": n, "queries": n,
 //   "scores": {det: {"poison": [...], "benign": [...]}}, "flags": {det: {"poison": x, "benign": y}},
-//   "retrieved": {"none": x, det: x...}, "examples": [poison texts...]}}}
+//   "retrieved": {"none": x, det: x...}, "answered": {...}, "acted": {...}, "action_queries": n,
+//   "example": poison text}}}
 [[nodiscard]] absl::StatusOr<nlohmann::json> RunPoisoningSeed(const EvalCorpora& corpora,
                                                               const PoisoningEvalConfig& config, uint64_t seed,
                                                               const std::filesystem::path& work_dir,
                                                               const EvalProgressFn& progress = {});
 
-// Pools seeds: {"attacks": {name: {"poison", "benign", "queries", "asr_r": {"none": rate, det: rate},
+// Pools seeds: {"attacks": {name: {"poison", "benign", "queries", "action_queries",
+//   "asr_r" | "asr_a": {"none": rate, det: rate} (trials: queries), "asr_t": {...} (trials: action_queries),
 //   "detectors": {det: {"tpr": rate, "fpr": rate, "auroc": x}}}}} with rate = {"value",
 //   "successes", "trials", "ci95": [lo, hi]} (Clopper-Pearson); and the markdown table.
 struct PoisoningSummary {

@@ -64,6 +64,16 @@ TEST(PoisoningEvalTest, TinyRunHasTheDocumentedShapeAndTheTriggeredAttackIsRetri
         EXPECT_EQ(a["asr_r"][det]["successes"].get<int>(), 0) << attack << " " << det;
       }
     }
+    // The attacker's answer comes from a retrieved poison, and its action from that answer:
+    // ASR-T <= ASR-A <= ASR-R in counts, with and without every defense.
+    for (const auto& [d, r] : a["asr_r"].items()) {
+      ASSERT_TRUE(a["asr_a"].contains(d) && a["asr_t"].contains(d)) << attack << " " << d;
+      EXPECT_EQ(a["asr_a"][d]["trials"], r["trials"]);
+      EXPECT_EQ(a["asr_t"][d]["trials"], a["action_queries"]);
+      EXPECT_LE(a["asr_a"][d]["successes"].get<int>(), r["successes"].get<int>()) << attack << " " << d;
+      EXPECT_LE(a["asr_t"][d]["successes"].get<int>(), a["asr_a"][d]["successes"].get<int>()) << attack << " " << d;
+      EXPECT_EQ(a["asr_a"][d]["ci95"].size(), 2u);
+    }
   }
   // Triggered protocol: AgentPoison's poison is retrieved for every triggered victim query.
   EXPECT_EQ(attacks["agentpoison"]["asr_r"]["none"]["value"].get<double>(), 1.0);

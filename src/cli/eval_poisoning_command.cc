@@ -4,8 +4,9 @@
 // calibrated on its query history and benign reference set and filled with benign memories from
 // data/corpora, then AgentPoison, MINJA, InjecMEM and the SMSR variants through the store's API.
 // Reported per attack and detector (and the OR composites): TPR, FPR (Clopper-Pearson 95 %),
-// AUROC over the pooled seeds, and ASR-R@k of the victim queries with no defense and with that
-// detector filtering the top k. --plots writes one ROC curve per attack (all detectors).
+// AUROC over the pooled seeds, and ASR-R@k, ASR-A and ASR-T of the victim queries with no defense
+// and with that detector filtering the top k (ASR-A / ASR-T: the extractive answer and the agent's
+// action step of attack/agent_action.h, Clopper-Pearson 95 % in the JSON). --plots writes one ROC curve per attack (all detectors).
 #include <sstream>
 
 #include "attack/poisoning_eval.h"
@@ -21,7 +22,7 @@ class EvalPoisoningCommand final : public EvalSubcommand {
  public:
   std::string name() const override { return "poisoning"; }
   std::string description() const override {
-    return "attack x defense matrix: TPR/FPR/AUROC and ASR-R of AgentPoison, MINJA, InjecMEM, SMSR injections";
+    return "attack x defense matrix: TPR/FPR/AUROC and ASR-R/ASR-A/ASR-T of AgentPoison, MINJA, InjecMEM, SMSR injections";
   }
   void AddFlags(CLI::App* sub) override {
     sub->add_option("--corpora", corpora_dir_, "directory of the evaluation corpora (default: data/corpora)");
