@@ -43,6 +43,14 @@ double TokenCoverage(std::string_view part, std::string_view whole) {
 
 }  // namespace
 
+absl::StatusOr<std::vector<SearchHit>> StoreAgentMemory::Search(std::string_view query, int k) {
+  auto result = store_->Search(name_space_, query, {.k = k});
+  if (!result.ok()) return result.status();
+  return std::move(result->hits);
+}
+
+absl::StatusOr<Entry> StoreAgentMemory::Add(const NewEntry& record) { return store_->Add(name_space_, record, principal_); }
+
 std::pair<std::string, std::string> AutoStoringAgent::SplitQuestion(std::string_view query) {
   for (size_t i = 0; i < query.size(); ++i) {
     const char c = query[i];
@@ -63,10 +71,10 @@ absl::StatusOr<Interaction> AutoStoringAgent::Handle(std::string_view query, std
   Interaction out;
   out.query = std::string(query);
   std::tie(out.question, out.guidance) = SplitQuestion(query);
-  auto retrieved = store_->Search(name_space_, query, {.k = k_});
+  auto retrieved = memory_->Search(query, k_);
   if (!retrieved.ok()) return retrieved.status();
   std::string demonstrated, best_memory;
-  for (const SearchHit& hit : retrieved->hits) {
+  for (const SearchHit& hit : *retrieved) {
     out.retrieved_ids.push_back(hit.entry.id);
     // The reasoning as recorded (metadata survives watermark marking of the text), else parsed.
     const auto recorded = hit.entry.metadata.find("reasoning");
@@ -92,7 +100,7 @@ absl::StatusOr<Interaction> AutoStoringAgent::Handle(std::string_view query, std
   if (marker_) record.text = marker_(record.text);
   record.metadata = {{"kind", "interaction"}, {"session", std::string(session)}, {"reasoning", out.reasoning}};
   record.source = Source::kAgent;
-  auto stored = store_->Add(name_space_, record, principal_);
+  auto stored = memory_->Add(record);
   if (!stored.ok()) return stored.status();
   out.record = *std::move(stored);
   return out;

@@ -9,8 +9,13 @@
 // then completes as demonstrated -- or, when the query carries no guidance, the reasoning of the
 // most similar stored interaction (an LLM imitates the in-context demonstrations it retrieved),
 // or else the best retrieved memory.
+//
+// The agent reaches its memory through AgentMemory, so the same loop runs in process
+// (StoreAgentMemory over MemoryStore) or client-side over the HTTP API (an agent framework
+// holding a reader+writer key: POST /v1/memories/search, then POST /v1/memories).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +36,30 @@ struct Interaction {
   std::vector<std::string> retrieved_ids;
 };
 
+// The agent's memory: one namespace, searched and written as the agent's principal.
+class AgentMemory {
+ public:
+  virtual ~AgentMemory() = default;
+  // The top k hits for `query`, best first (verified; quarantined entries excluded).
+  [[nodiscard]] virtual absl::StatusOr<std::vector<SearchHit>> Search(std::string_view query, int k) = 0;
+  // Stores `record`; the stored entry (its state says whether the write gate quarantined it).
+  [[nodiscard]] virtual absl::StatusOr<Entry> Add(const NewEntry& record) = 0;
+};
+
+// AgentMemory over a MemoryStore in process. `store` must outlive it.
+class StoreAgentMemory final : public AgentMemory {
+ public:
+  StoreAgentMemory(MemoryStore* store, std::string name_space, std::string principal)
+      : store_(store), name_space_(std::move(name_space)), principal_(std::move(principal)) {}
+  absl::StatusOr<std::vector<SearchHit>> Search(std::string_view query, int k) override;
+  absl::StatusOr<Entry> Add(const NewEntry& record) override;
+
+ private:
+  MemoryStore* store_;
+  std::string name_space_;
+  std::string principal_;
+};
+
 class AutoStoringAgent {
  public:
   // `store` must outlive the agent. k: memories retrieved per query (1..1000).
@@ -38,8 +67,11 @@ class AutoStoringAgent {
   // writer: with a watermark deployment it marks what it writes, attacker-induced text included).
   AutoStoringAgent(MemoryStore* store, std::string name_space, int k = 3, std::string principal = "agent",
                    TextMarker marker = {})
-      : store_(store), name_space_(std::move(name_space)), k_(k), principal_(std::move(principal)),
-        marker_(std::move(marker)) {}
+      : owned_(std::make_unique<StoreAgentMemory>(store, std::move(name_space), std::move(principal))),
+        memory_(owned_.get()), k_(k), marker_(std::move(marker)) {}
+  // Over any AgentMemory (e.g. the HTTP API); `memory` must outlive the agent.
+  explicit AutoStoringAgent(AgentMemory* memory, int k = 3, TextMarker marker = {})
+      : memory_(memory), k_(k), marker_(std::move(marker)) {}
 
   // Serves one query and stores the interaction record
   //   "Question: <query>\nReasoning: <reasoning>"
@@ -53,10 +85,9 @@ class AutoStoringAgent {
   static std::string ReasoningOf(std::string_view text);
 
  private:
-  MemoryStore* store_;
-  std::string name_space_;
+  std::unique_ptr<AgentMemory> owned_;
+  AgentMemory* memory_;
   int k_;
-  std::string principal_;
   TextMarker marker_;
 };
 
