@@ -404,9 +404,12 @@ PoisoningSummary SummarizePoisoning(const std::vector<nlohmann::json>& seeds, in
       }
     }
     nlohmann::json j = {{"poison", poison}, {"benign", benign}, {"queries", queries}, {"action_queries", action_queries}};
-    // ASR-T has no trials when no goal names a target action (SMSR): "-" in the table.
+    // ASR-T has its own trials (the queries whose goal names a target action), shown with the
+    // count; "-" when there are none.
     const auto asr_t = [&](const std::string& d) {
-      return action_queries > 0 ? Fmt(j["asr_t"][d]["value"]) : std::string("-");
+      return action_queries > 0 ? Fmt(j["asr_t"][d]["value"]) + " (" + std::to_string(acted[d]) + "/" +
+                                      std::to_string(action_queries) + ")"
+                                : std::string("-");
     };
     for (const std::string& d : {std::string("none")}) {
       j["asr_r"][d] = RateJson(retrieved[d], queries);
