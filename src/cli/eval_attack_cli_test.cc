@@ -35,12 +35,16 @@ TEST(EvalAttackCliTest, PoisoningReportsTheAttackDefenseMatrix) {
     for (const std::string& det : attack::kEvalDetectors()) {
       ASSERT_TRUE(a["detectors"].contains(det)) << attack << " " << det;
       EXPECT_TRUE(a["detectors"][det]["tpr"].contains("ci95"));
+      EXPECT_TRUE(a["asr_a"][det].contains("ci95")) << attack << " " << det;
+      EXPECT_TRUE(a["asr_t"][det].contains("ci95")) << attack << " " << det;
       if (a["detectors"][det]["tpr"]["value"].get<double>() == 1.0) {
         EXPECT_EQ(a["asr_r"][det]["successes"].get<int>(), 0) << attack << " " << det;
       }
     }
   }
   EXPECT_EQ(j["attacks"]["agentpoison"]["asr_r"]["none"]["value"].get<double>(), 1.0);
+  // Undefended, the triggered poison is also the answer (ASR-A) and the action (ASR-T).
+  EXPECT_EQ(j["attacks"]["agentpoison"]["asr_a"]["none"]["value"].get<double>(), 1.0);
   EXPECT_FALSE(j["attacks"].contains("injecmem"));
 }
 
