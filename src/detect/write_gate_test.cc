@@ -28,7 +28,7 @@ class WriteGateTest : public ::testing::Test {
   }
   bool Flags(const GateReport& r, const std::string& detector) {
     for (const auto& v : r.verdicts) {
-      if (v.detector == detector) return v.flagged;
+      if (v.detector() == detector) return v.flagged;
     }
     ADD_FAILURE() << detector << " did not run";
     return false;
@@ -106,7 +106,23 @@ TEST_F(WriteGateTest, MemsadFlagsACopyOfRecentQueriesAndReportsTheCertificate) {
   const auto report = Eval(*gate, "what is my wifi password").ToJson()["detectors"]["memsad"];
   EXPECT_TRUE(report["calibrated"].get<bool>());
   EXPECT_NEAR(report["threshold"].get<double>(), cal->memsad->threshold(), 1e-12);
-  EXPECT_TRUE(report["detail"].contains("certificate"));
+  ASSERT_TRUE(report["detail"].contains("certificate"));
+  // The certificate comes from the ceiling the history keeps per row: it equals Lemma 8 computed
+  // directly over the reference set for q*, the history query the entry is closest to.
+  const auto direct = CertifyDetection(report["detail"]["s_max"].get<double>(), *embedder_->Embed(queries[3]),
+                                       cal->reference, *cal->memsad);
+  const nlohmann::json certificate = report["detail"]["certificate"];
+  EXPECT_EQ(certificate["holds"].get<bool>(), direct.holds);
+  EXPECT_DOUBLE_EQ(certificate["s_bar"].get<double>(), direct.s_bar);
+  EXPECT_DOUBLE_EQ(certificate["delta_s"].get<double>(), direct.delta_s);
+  EXPECT_DOUBLE_EQ(certificate["radius"].get<double>(), direct.radius);
+  // Later searches get their ceilings when they are appended.
+  gate->RecordQuery("ns", *embedder_->Embed("dentist appointment on Tuesday"));
+  const auto later = Eval(*gate, "dentist appointment on Tuesday").ToJson()["detectors"]["memsad"]["detail"];
+  const auto direct_later = CertifyDetection(later["s_max"].get<double>(),
+                                             *embedder_->Embed("dentist appointment on Tuesday"), cal->reference,
+                                             *cal->memsad);
+  EXPECT_DOUBLE_EQ(later["certificate"]["s_bar"].get<double>(), direct_later.s_bar);
 }
 
 TEST_F(WriteGateTest, RollingRecalibrationUpdatesMuAndSigma) {
