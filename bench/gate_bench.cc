@@ -8,12 +8,18 @@
 //   BM_MemsadOnly         the memsad detector alone (calibrated, certificate included)
 //   BM_MaxMeanKernel      the bound: the SIMD kernel's max and mean over the same m x 384
 //                         contiguous rows and nothing else
+//   BM_CompositeGateLong  the decision on a 390-byte marked paragraph instead of the 91-byte note
+//
+// The fixture's namespace is calibrated (50 short synthetic reference entries) and its history
+// full. The note is not watermarked, so the watermark flags it; the paragraph is marked. Whether a
+// detector flags does not change the decision's cost (reasons are built only for the report).
 #include <benchmark/benchmark.h>
 
 #include <limits>
 #include <random>
 
 #include "bulwark/embedder.h"
+#include "detect/watermark_marker.h"
 #include "detect/write_gate.h"
 #include "index/inner_product.h"
 
@@ -24,6 +30,12 @@ struct Fixture {
   std::unique_ptr<Embedder> embedder;
   std::unique_ptr<WriteGate> gate;
   std::string text = "Remind me to send the quarterly budget summary to Dana before the Thursday planning meeting.";
+  std::string paragraph =
+      "Remember that the quarterly planning meeting moved to Thursday afternoon in the large conference room. "
+      "Bring the printed budget summary, do not forget the updated headcount figures, and let us ask the finance "
+      "team whether the travel allowance for the spring conference is still approved. I am also supposed to "
+      "confirm the catering order and the colour of the new team shirts before Friday.";
+  std::vector<float> paragraph_embedding;
   std::vector<float> embedding;
 
   Fixture(size_t m, bool composite) {
@@ -54,6 +66,8 @@ struct Fixture {
     input.probes = gate->probe_embeddings();
     gate->state().SetCalibration("ns", std::make_shared<NamespaceCalibration>(*CalibrateNamespace(input)));
     embedding = *embedder->Embed(text);
+    paragraph = MarkText(paragraph, gate->watermark(), 1.5).text;
+    paragraph_embedding = *embedder->Embed(paragraph);
   }
 };
 
@@ -62,6 +76,12 @@ void BM_CompositeGate(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.text, f.embedding}));
 }
 BENCHMARK(BM_CompositeGate)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+void BM_CompositeGateLong(benchmark::State& state) {
+  Fixture f(static_cast<size_t>(state.range(0)), /*composite=*/true);
+  for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.paragraph, f.paragraph_embedding}));
+}
+BENCHMARK(BM_CompositeGateLong)->Arg(20)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
 void BM_CompositeReport(benchmark::State& state) {
   Fixture f(static_cast<size_t>(state.range(0)), /*composite=*/true);
