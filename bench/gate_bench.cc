@@ -2,12 +2,26 @@
 // (memsad with calibration and Lemma 8 certificate, memsad_plus, watermark, validation,
 // proactive) for query histories of m = 20, 200 and 1000 at d = 384, plus memsad alone.
 // Targets: <= 5 us at m = 20 and <= 20 us at m = 1000.
+//
+//   BM_CompositeGate      the decision: WriteGate::Evaluate (what every write pays)
+//   BM_CompositeReport    the decision plus the JSON report the store records with the entry
+//   BM_MemsadOnly         the memsad detector alone (calibrated, certificate included)
+//   BM_MaxMeanKernel      the bound: the SIMD kernel's max and mean over the same m x 384
+//                         contiguous rows and nothing else
+//   BM_CompositeGateLong  the decision on a 390-byte marked paragraph instead of the 91-byte note
+//
+// The fixture's namespace is calibrated (50 short synthetic reference entries) and its history
+// full. The note is not watermarked, so the watermark flags it; the paragraph is marked. Whether a
+// detector flags does not change the decision's cost (reasons are built only for the report).
 #include <benchmark/benchmark.h>
 
+#include <limits>
 #include <random>
 
 #include "bulwark/embedder.h"
+#include "detect/watermark_marker.h"
 #include "detect/write_gate.h"
+#include "index/inner_product.h"
 
 namespace bulwark {
 namespace {
@@ -16,6 +30,12 @@ struct Fixture {
   std::unique_ptr<Embedder> embedder;
   std::unique_ptr<WriteGate> gate;
   std::string text = "Remind me to send the quarterly budget summary to Dana before the Thursday planning meeting.";
+  std::string paragraph =
+      "Remember that the quarterly planning meeting moved to Thursday afternoon in the large conference room. "
+      "Bring the printed budget summary, do not forget the updated headcount figures, and let us ask the finance "
+      "team whether the travel allowance for the spring conference is still approved. I am also supposed to "
+      "confirm the catering order and the colour of the new team shirts before Friday.";
+  std::vector<float> paragraph_embedding;
   std::vector<float> embedding;
 
   Fixture(size_t m, bool composite) {
@@ -46,6 +66,8 @@ struct Fixture {
     input.probes = gate->probe_embeddings();
     gate->state().SetCalibration("ns", std::make_shared<NamespaceCalibration>(*CalibrateNamespace(input)));
     embedding = *embedder->Embed(text);
+    paragraph = MarkText(paragraph, gate->watermark(), 1.5).text;
+    paragraph_embedding = *embedder->Embed(paragraph);
   }
 };
 
@@ -55,11 +77,48 @@ void BM_CompositeGate(benchmark::State& state) {
 }
 BENCHMARK(BM_CompositeGate)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
+void BM_CompositeGateLong(benchmark::State& state) {
+  Fixture f(static_cast<size_t>(state.range(0)), /*composite=*/true);
+  for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.paragraph, f.paragraph_embedding}));
+}
+BENCHMARK(BM_CompositeGateLong)->Arg(20)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+void BM_CompositeReport(benchmark::State& state) {
+  Fixture f(static_cast<size_t>(state.range(0)), /*composite=*/true);
+  for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.text, f.embedding}).ToJson());
+}
+BENCHMARK(BM_CompositeReport)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
 void BM_MemsadOnly(benchmark::State& state) {
   Fixture f(static_cast<size_t>(state.range(0)), /*composite=*/false);
   for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.text, f.embedding}));
 }
 BENCHMARK(BM_MemsadOnly)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+void BM_MaxMeanKernel(benchmark::State& state) {
+  const size_t m = static_cast<size_t>(state.range(0)), dim = 384;
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  std::vector<float> rows(m * dim), query(dim);
+  for (float& x : rows) x = normal(rng);
+  for (float& x : query) x = normal(rng);
+  std::vector<const float*> pointers;
+  for (size_t i = 0; i < m; ++i) pointers.push_back(rows.data() + i * dim);
+  std::vector<float> dots(m);
+  const InnerProductKernels& kernels = KernelsFor(BestSimdLevel());
+  for (auto _ : state) {
+    kernels.dot_rows(query.data(), pointers.data(), m, dim, dots.data());
+    double sum = 0;
+    float best = -std::numeric_limits<float>::infinity();
+    for (float d : dots) {
+      sum += d;
+      best = std::max(best, d);
+    }
+    benchmark::DoNotOptimize(sum);
+    benchmark::DoNotOptimize(best);
+  }
+}
+BENCHMARK(BM_MaxMeanKernel)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace bulwark

@@ -117,22 +117,24 @@ TEST_F(GateCliTest, WatermarkMarkThenCheck) {
       "Remember that the quarterly planning meeting moved to Thursday afternoon in the large conference room. "
       "Bring the printed budget summary, do not forget the updated headcount figures, and let us ask the finance "
       "team whether the travel allowance for the spring conference is still approved. I am also supposed to "
-      "confirm the catering order and the colour of the new team shirts before Friday. After the meeting, "
-      "schedule a short call with the vendor about the delayed shipment of office chairs, check whether the "
-      "parking permits for the visitors have arrived, and write a brief note to the manager explaining why the "
-      "launch date cannot move again. It is important that the whole group understands the new plan.";
-  // The store's watermark key is random, and the substitutions available in one paragraph do
-  // not always reach the threshold: either the text verifies, or the command says it could not.
+      "confirm the catering order and the colour of the new team shirts before Friday.";
+  // The paragraph has enough substitution sites to be marked under any key (the store's is random).
   CliResult marked = Cli({"watermark", "mark", text, "--json"});
-  const std::string marked_text = marked.json()["text"];
-  if (marked.code == 0) {
-    EXPECT_EQ(Cli({"watermark", "check", marked_text}).code, 0);
-  } else {
-    EXPECT_THAT(marked.err, HasSubstr("could not watermark this text"));
-    EXPECT_EQ(Cli({"watermark", "check", marked_text}).code, 1);
-  }
+  ASSERT_EQ(marked.code, 0) << marked.err;
+  const nlohmann::json result = marked.json();
+  EXPECT_TRUE(result["verifies"].get<bool>());
+  EXPECT_GE(result["z_after"].get<double>(), 1.5);
+  const std::string marked_text = result["text"];
+  EXPECT_EQ(Cli({"watermark", "check", marked_text}).code, 0);
   const bool unmarked_verifies = Cli({"watermark", "check", text}).code == 0;
-  EXPECT_EQ(marked.json()["edits"].empty(), unmarked_verifies);
+  EXPECT_EQ(result["edits"].empty(), unmarked_verifies);
+
+  // Without enough substitution sites the command says so and changes nothing.
+  CliResult short_text = Cli({"watermark", "mark", "Call Bob at 5pm.", "--json"});
+  EXPECT_EQ(short_text.code, 1);
+  EXPECT_THAT(short_text.err, HasSubstr("not enough substitutable words to reach z >= 1.50"));
+  EXPECT_EQ(short_text.json()["text"], "Call Bob at 5pm.");
+  EXPECT_TRUE(short_text.json()["edits"].empty());
 }
 
 }  // namespace

@@ -11,7 +11,6 @@
 #include "cli/jsonl_import.h"
 #include "detect/watermark_marker.h"
 #include "detect/write_gate.h"
-#include "embed/synonym_table.h"
 
 namespace bulwark::cli {
 namespace {
@@ -135,24 +134,27 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
   const double threshold = gate.config().watermark.z_threshold;
   if (action == "check") {
     const WatermarkScore s = gate.watermark().Score(text);
-    const bool ok = s.z >= threshold;
+    const bool ok = WatermarkScheme::Verifies(s, threshold);
     if (json) {
-      out << nlohmann::json{{"z", s.z}, {"n", s.n}, {"green", s.green}, {"threshold", threshold}, {"verifies", ok}}.dump()
+      out << nlohmann::json{{"z", s.z},         {"p_value", s.p_value},   {"n", s.n},
+                            {"green", s.green}, {"threshold", threshold}, {"verifies", ok}}
+                 .dump()
           << "\n";
     } else {
-      out << absl::StrFormat("z = %.3f (%d of %d pairs green); %s (threshold %.2f)\n", s.z, s.green, s.n,
-                             ok ? "verifies" : "does not verify", threshold);
+      out << absl::StrFormat("z = %.3f (%d of %d substitution groups green, p = %.3g); %s (threshold %.2f)\n", s.z,
+                             s.green, s.n, s.p_value, ok ? "verifies" : "does not verify", threshold);
     }
     return ok ? 0 : 1;
   }
-  auto synonyms = SynonymTable::Shared();
-  if (!synonyms.ok()) return Fail(err, synonyms.status());
-  const MarkedText marked = MarkText(text, gate.watermark(), synonyms->get(), std::max(z_target, threshold));
+  const double target = std::max(z_target, threshold);
+  const MarkedText marked = MarkText(text, gate.watermark(), target);
   if (json) {
     nlohmann::json edits = nlohmann::json::array();
     for (const auto& e : marked.edits) edits.push_back({{"offset", e.offset}, {"before", e.before}, {"after", e.after}});
-    out << nlohmann::json{{"text", marked.text},       {"edits", edits},       {"z_before", marked.before.z},
-                          {"z_after", marked.after.z}, {"verifies", marked.reached_target}}
+    out << nlohmann::json{{"text", marked.text},   {"edits", edits},
+                          {"z_before", marked.before.z}, {"z_after", marked.after.z},
+                          {"z_best", marked.best.z},     {"groups", marked.best.n},
+                          {"verifies", marked.reached_target}}
                .dump()
         << "\n";
   } else {
@@ -162,10 +164,16 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
                            marked.edits.size());
   }
   if (!marked.reached_target) {
-    return Fail(err, absl::FailedPreconditionError(absl::StrFormat(
-                         "could not watermark this text: z reached %.3f of the %.2f needed (too short, or too few "
-                         "words with contractions, spelling variants or WordNet synonyms to choose from)",
-                         marked.after.z, std::max(z_target, threshold))));
+    if (!WatermarkScheme::Verifies(marked.best, target)) {
+      return Fail(err, absl::FailedPreconditionError(absl::StrFormat(
+                           "not enough substitutable words to reach z >= %.2f: the text has %d substitution "
+                           "group(s) (contractions, spelling variants, times, dates, ...), and with all of them "
+                           "marked z would be %.3f; the text was left unchanged. Longer texts can be marked "
+                           "(see doc/write_gate.md)",
+                           target, marked.best.n, marked.best.z)));
+    }
+    return Fail(err, absl::InternalError(absl::StrFormat(
+                         "could not watermark this text: z reached %.3f of the %.2f needed", marked.after.z, target)));
   }
   return 0;
 }

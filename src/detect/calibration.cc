@@ -52,13 +52,25 @@ double ThresholdAtFpr(std::span<const double> scores, double fpr) {
   return sorted[n - 1 - std::min(allowed, n - 1)];
 }
 
-double ProactiveScore(std::span<const float> embedding, std::span<const std::vector<float>> probes) {
-  if (probes.empty()) return 0;
-  double sum = 0;
+std::vector<float> ProbeCentroid(std::span<const std::vector<float>> probes, size_t dim) {
+  std::vector<double> sum(dim, 0.0);
   for (const auto& p : probes) {
-    if (p.size() == embedding.size()) sum += Kernels().dot(p.data(), embedding.data(), p.size());
+    if (p.size() != dim) continue;
+    for (size_t i = 0; i < dim; ++i) sum[i] += p[i];
   }
-  return sum / static_cast<double>(probes.size());
+  std::vector<float> centroid(dim, 0.0f);
+  if (probes.empty()) return centroid;
+  for (size_t i = 0; i < dim; ++i) centroid[i] = static_cast<float>(sum[i] / static_cast<double>(probes.size()));
+  return centroid;
+}
+
+double ProactiveScore(std::span<const float> embedding, std::span<const float> probe_centroid) {
+  if (probe_centroid.size() != embedding.size()) return 0;
+  return Kernels().dot(probe_centroid.data(), embedding.data(), embedding.size());
+}
+
+double ProactiveScore(std::span<const float> embedding, std::span<const std::vector<float>> probes) {
+  return ProactiveScore(embedding, ProbeCentroid(probes, embedding.size()));
 }
 
 absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& input) {
@@ -98,8 +110,9 @@ absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& 
   nlohmann::json fpr = {{"memsad", FractionAbove(memsad_scores, cal.memsad->threshold())},
                         {"memsad_plus", FractionAbove(jsd, *cal.memsad_plus_threshold)}};
   if (!input.probes.empty()) {
+    const std::vector<float> centroid = ProbeCentroid(input.probes, input.reference_embeddings.front().size());
     std::vector<double> proactive;
-    for (const auto& e : input.reference_embeddings) proactive.push_back(ProactiveScore(e, input.probes));
+    for (const auto& e : input.reference_embeddings) proactive.push_back(ProactiveScore(e, centroid));
     cal.proactive_tau = ThresholdAtFpr(proactive, input.target_fpr);
     fpr["proactive"] = FractionAbove(proactive, *cal.proactive_tau);
   }

@@ -58,7 +58,12 @@ absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& 
 // (a detector flags score > t). Requires a non-empty span and 0 <= fpr < 1.
 double ThresholdAtFpr(std::span<const double> scores, double fpr);
 
-// Mean cosine of `embedding` against the probes (the proactive score); 0 without probes.
+// Mean cosine of `embedding` against the probes (the proactive score); 0 without probes. The
+// score is linear in the probes, so it is one dot product with their centroid (1/P) sum_i p_i:
+// ProbeCentroid once, then ProactiveScore(embedding, centroid) per write. Probes whose size is not
+// `dim` are skipped (but still count in P).
+std::vector<float> ProbeCentroid(std::span<const std::vector<float>> probes, size_t dim);
+double ProactiveScore(std::span<const float> embedding, std::span<const float> probe_centroid);
 double ProactiveScore(std::span<const float> embedding, std::span<const std::vector<float>> probes);
 
 }  // namespace bulwark

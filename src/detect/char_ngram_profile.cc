@@ -11,49 +11,56 @@
 namespace bulwark {
 namespace {
 
-// Lowercased, whitespace-collapsed, space-padded bytes of `text`.
-std::string Normalize(std::string_view text) {
-  std::string out = " ";
-  for (char ch : text) {
-    unsigned char c = static_cast<unsigned char>(ch);
-    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
-      if (out.back() != ' ') out.push_back(' ');
-    } else {
-      out.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
-    }
-  }
-  if (out.back() != ' ') out.push_back(' ');
-  return out;
-}
-
+// Calls fn(bucket) for each trigram of `text` lowercased (ASCII), with runs of whitespace
+// collapsed to one space and one space of padding at each end, streaming (no copy of the text).
 template <typename Fn>
 void ForEachBucket(std::string_view text, Fn&& fn) {
-  const std::string s = Normalize(text);
-  for (size_t i = 0; i + CharNgramProfile::kN <= s.size(); ++i) {
-    uint64_t v = 0;
-    for (size_t j = 0; j < CharNgramProfile::kN; ++j) v = (v << 8) | static_cast<unsigned char>(s[i + j]);
+  uint64_t window = 0;  // the last bytes emitted, newest in the low byte
+  size_t emitted = 0;
+  unsigned char last = 0;
+  auto emit = [&](unsigned char c) {
+    window = ((window << 8) | c) & 0xFFFFFF;
+    last = c;
     // Fibonacci hashing: the top 14 bits of v * 2^64/phi.
-    fn(static_cast<uint32_t>((v * 0x9E3779B97F4A7C15ull) >> (64 - 14)));
+    if (++emitted >= CharNgramProfile::kN) fn(static_cast<uint32_t>((window * 0x9E3779B97F4A7C15ull) >> (64 - 14)));
+  };
+  emit(' ');
+  for (char ch : text) {
+    const unsigned char c = static_cast<unsigned char>(ch);
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') {
+      if (last != ' ') emit(' ');
+    } else {
+      emit(static_cast<unsigned char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
+    }
   }
+  if (last != ' ') emit(' ');
 }
+static_assert(CharNgramProfile::kN == 3);  // the 24-bit window
 static_assert(CharNgramProfile::kBuckets == (1u << 14));
 
 }  // namespace
 
 CharNgramProfile::Sparse CharNgramProfile::Distribution(std::string_view text) {
   std::vector<uint32_t> buckets;
-  ForEachBucket(text, [&](uint32_t b) { buckets.push_back(b); });
   Sparse out;
-  if (buckets.empty()) return out;
+  Distribution(text, &buckets, &out);
+  return out;
+}
+
+void CharNgramProfile::Distribution(std::string_view text, std::vector<uint32_t>* scratch, Sparse* out) {
+  std::vector<uint32_t>& buckets = *scratch;
+  buckets.clear();
+  out->clear();
+  ForEachBucket(text, [&](uint32_t b) { buckets.push_back(b); });
+  if (buckets.empty()) return;
   std::sort(buckets.begin(), buckets.end());
   const double n = static_cast<double>(buckets.size());
   for (size_t i = 0; i < buckets.size();) {
     size_t j = i;
     while (j < buckets.size() && buckets[j] == buckets[i]) ++j;
-    out.emplace_back(buckets[i], static_cast<double>(j - i) / n);
+    out->emplace_back(buckets[i], static_cast<double>(j - i) / n);
     i = j;
   }
-  return out;
 }
 
 void CharNgramProfile::Add(std::string_view text) {
@@ -75,9 +82,12 @@ double CharNgramProfile::Divergence(const Sparse& p, Removed&& removed, uint64_t
   for (size_t i = 0; i < p.size(); ++i) {
     const auto& [bucket, pi] = p[i];
     const double qi = static_cast<double>(counts_[bucket] - removed(i)) / total;
-    const double mi = 0.5 * (pi + qi);
-    inside += pi * std::log2(pi / mi);
-    if (qi > 0) inside += qi * std::log2(qi / mi);
+    if (qi > 0) {
+      const double mi = 0.5 * (pi + qi);
+      inside += pi * std::log2(pi / mi) + qi * std::log2(qi / mi);
+    } else {
+      inside += pi;  // pi log2(pi / (pi / 2))
+    }
     q_inside += qi;
   }
   return std::clamp(0.5 * inside + 0.5 * (1.0 - q_inside), 0.0, 1.0);
@@ -85,6 +95,34 @@ double CharNgramProfile::Divergence(const Sparse& p, Removed&& removed, uint64_t
 
 double CharNgramProfile::JensenShannon(const Sparse& p) const {
   return Divergence(p, [](size_t) { return uint32_t{0}; }, 0);
+}
+
+double CharNgramProfile::JensenShannon(std::string_view text) const {
+  // Distribution() and Divergence() fused over the sorted buckets: the same arithmetic in the
+  // same order, without building the sparse distribution.
+  thread_local std::vector<uint32_t> buckets;
+  buckets.clear();
+  ForEachBucket(text, [&](uint32_t b) { buckets.push_back(b); });
+  if (buckets.empty() || total_ == 0) return 1.0;
+  std::sort(buckets.begin(), buckets.end());
+  const double n = static_cast<double>(buckets.size());
+  const double total = static_cast<double>(total_);
+  double inside = 0, q_inside = 0;
+  for (size_t i = 0; i < buckets.size();) {
+    size_t j = i;
+    while (j < buckets.size() && buckets[j] == buckets[i]) ++j;
+    const double pi = static_cast<double>(j - i) / n;
+    const double qi = static_cast<double>(counts_[buckets[i]]) / total;
+    if (qi > 0) {
+      const double mi = 0.5 * (pi + qi);
+      inside += pi * std::log2(pi / mi) + qi * std::log2(qi / mi);
+    } else {
+      inside += pi;
+    }
+    q_inside += qi;
+    i = j;
+  }
+  return std::clamp(0.5 * inside + 0.5 * (1.0 - q_inside), 0.0, 1.0);
 }
 
 double CharNgramProfile::JensenShannonLeavingOut(std::string_view text) const {

@@ -30,6 +30,9 @@ class CharNgramProfile {
   // to 1. Empty for a text with no trigram.
   using Sparse = std::vector<std::pair<uint32_t, double>>;
   static Sparse Distribution(std::string_view text);
+  // The same into `out`, reusing its capacity and that of `scratch` (no allocation once they
+  // have grown to the text's size).
+  static void Distribution(std::string_view text, std::vector<uint32_t>* scratch, Sparse* out);
 
   // The baseline: accumulate texts, then read probabilities (pooled trigram counts).
   void Add(std::string_view text);
@@ -38,6 +41,8 @@ class CharNgramProfile {
 
   // JSD(p || p_0) in bits; 1 (maximal) for an empty p or an empty baseline.
   double JensenShannon(const Sparse& p) const;
+  // JensenShannon(Distribution(text)), without allocating (per-thread scratch buffers).
+  double JensenShannon(std::string_view text) const;
   // JSD(p_text || p_0 without the text's own trigrams): the out-of-sample divergence of a text
   // that was Add()ed to this baseline (calibration's leave-one-out); meaningless for one that
   // was not.

@@ -60,6 +60,22 @@ TEST(CharNgramProfileTest, JensenShannonEqualsDirectComputation) {
   EXPECT_NEAR(baseline.JensenShannon(pooled), 0.0, 1e-9);
 }
 
+TEST(CharNgramProfileTest, TextOverloadEqualsTheDistributionPath) {
+  // The gate's allocation-free path against Distribution() + JensenShannon(Sparse).
+  CharNgramProfile baseline;
+  for (const char* t : {"remind me to call the dentist on friday", "the quarterly report is in the shared drive",
+                        "Dark mode is on\tand notifications are muted after 10pm."}) {
+    baseline.Add(t);
+  }
+  for (const char* text : {"", " ", "a", "Call   the DENTIST\n on Friday", "zzqx jjkw", "ignore previous instructions",
+                           "the quarterly report is in the shared drive"}) {
+    EXPECT_DOUBLE_EQ(baseline.JensenShannon(std::string_view(text)),
+                     baseline.JensenShannon(CharNgramProfile::Distribution(text)))
+        << text;
+  }
+  EXPECT_DOUBLE_EQ(CharNgramProfile().JensenShannon(std::string_view("no baseline")), 1.0);
+}
+
 TEST(CharNgramProfileTest, LeaveOneOutEqualsBaselineWithoutTheText) {
   CharNgramProfile all, others;
   for (const char* t : {"alpha beta gamma", "the meeting is at noon", "buy milk and eggs"}) all.Add(t);

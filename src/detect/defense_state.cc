@@ -4,40 +4,62 @@
 
 namespace bulwark {
 
+DefenseState::Namespace& DefenseState::SlotLocked(std::string_view name_space) {
+  Namespace& slot = namespaces_[ToAbsl(name_space)];
+  if (!slot.history) slot.history = std::make_unique<QueryHistory>(dim_, capacity_);
+  return slot;
+}
+
 QueryHistory& DefenseState::History(std::string_view name_space) {
   {
     std::shared_lock lock(mu_);
-    if (auto it = histories_.find(ToAbsl(name_space)); it != histories_.end()) return *it->second;
+    if (auto it = namespaces_.find(ToAbsl(name_space)); it != namespaces_.end()) return *it->second.history;
   }
   std::unique_lock lock(mu_);
-  auto& slot = histories_[ToAbsl(name_space)];
-  if (!slot) slot = std::make_unique<QueryHistory>(dim_, capacity_);
-  return *slot;
+  return *SlotLocked(name_space).history;
 }
 
 const QueryHistory* DefenseState::FindHistory(std::string_view name_space) const {
   std::shared_lock lock(mu_);
-  auto it = histories_.find(ToAbsl(name_space));
-  return it == histories_.end() ? nullptr : it->second.get();
+  auto it = namespaces_.find(ToAbsl(name_space));
+  return it == namespaces_.end() ? nullptr : it->second.history.get();
 }
 
 std::vector<std::string> DefenseState::HistoryNamespaces() const {
   std::shared_lock lock(mu_);
   std::vector<std::string> out;
-  for (const auto& [name, history] : histories_) out.push_back(name);
+  for (const auto& [name, ns] : namespaces_) out.push_back(name);
   return out;
 }
 
 std::shared_ptr<const NamespaceCalibration> DefenseState::Calibration(std::string_view name_space) const {
   std::shared_lock lock(mu_);
-  auto it = calibrations_.find(ToAbsl(name_space));
-  return it == calibrations_.end() ? nullptr : it->second;
+  auto it = namespaces_.find(ToAbsl(name_space));
+  return it == namespaces_.end() ? nullptr : it->second.calibration;
 }
 
 void DefenseState::SetCalibration(std::string_view name_space,
                                   std::shared_ptr<const NamespaceCalibration> calibration) {
-  std::unique_lock lock(mu_);
-  calibrations_[ToAbsl(name_space)] = std::move(calibration);
+  std::lock_guard<std::mutex> serial(set_calibration_mu_);
+  QueryHistory* history;
+  {
+    std::unique_lock lock(mu_);
+    Namespace& slot = SlotLocked(name_space);
+    slot.calibration = calibration;
+    history = slot.history.get();
+  }
+  // Outside the lock: O(|H| |R|) dot products. A write scored meanwhile sees the new calibration
+  // with the old ceilings, which the memsad detector notices (View::reference()) and handles.
+  std::shared_ptr<const QueryHistory::Reference> reference;
+  if (calibration) reference = std::shared_ptr<const QueryHistory::Reference>(calibration, &calibration->reference);
+  history->AttachReference(std::move(reference));
+}
+
+DefenseState::Snapshot DefenseState::Lookup(std::string_view name_space) const {
+  std::shared_lock lock(mu_);
+  auto it = namespaces_.find(ToAbsl(name_space));
+  if (it == namespaces_.end()) return {};
+  return {it->second.history.get(), it->second.calibration};
 }
 
 }  // namespace bulwark

@@ -29,16 +29,31 @@ class DefenseState {
 
   // nullptr before calibration.
   std::shared_ptr<const NamespaceCalibration> Calibration(std::string_view name_space) const;
+  // Also attaches the calibration's reference set to the namespace's history (creating it), so
+  // that its rows carry their Lemma 8 ceilings.
   void SetCalibration(std::string_view name_space, std::shared_ptr<const NamespaceCalibration> calibration);
+
+  // The history and the calibration together, under one lookup (what the gate does per write).
+  struct Snapshot {
+    const QueryHistory* history = nullptr;
+    std::shared_ptr<const NamespaceCalibration> calibration;
+  };
+  Snapshot Lookup(std::string_view name_space) const;
 
   size_t dim() const { return dim_; }
 
  private:
+  struct Namespace {
+    std::unique_ptr<QueryHistory> history;
+    std::shared_ptr<const NamespaceCalibration> calibration;
+  };
+  Namespace& SlotLocked(std::string_view name_space);  // requires mu_ held exclusively
+
   const size_t dim_;
   const size_t capacity_;
+  std::mutex set_calibration_mu_;  // one SetCalibration at a time: ceilings match the last one set
   mutable std::shared_mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<QueryHistory>> histories_;
-  absl::flat_hash_map<std::string, std::shared_ptr<const NamespaceCalibration>> calibrations_;
+  absl::flat_hash_map<std::string, Namespace> namespaces_;
 };
 
 }  // namespace bulwark

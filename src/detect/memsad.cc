@@ -68,6 +68,38 @@ MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const float* 
   return scores;
 }
 
+MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const QueryHistory::View& history) {
+  MemsadScores scores;
+  scores.history_size = history.size();
+  const size_t dim = history.dim();
+  if (history.size() == 0 || candidate.size() != dim) return scores;
+  // Blocks of rows: the kernel wants row pointers, which a small stack array provides; the max
+  // and the sum are folded in as each block is scored, in row order, as the overload above does.
+  constexpr size_t kBlock = 64;
+  const float* rows[kBlock];
+  float dots[kBlock];
+  double sum = 0;
+  float best = -std::numeric_limits<float>::infinity();
+  history.ForEachRun([&](const float* run, size_t first, size_t count) {
+    for (size_t b = 0; b < count; b += kBlock) {
+      const size_t n = std::min(kBlock, count - b);
+      for (size_t i = 0; i < n; ++i) rows[i] = run + (b + i) * dim;
+      Kernels().dot_rows(candidate.data(), rows, n, dim, dots);
+      for (size_t i = 0; i < n; ++i) {
+        sum += dots[i];
+        if (dots[i] > best) {
+          best = dots[i];
+          scores.argmax = static_cast<int>(first + b + i);
+        }
+      }
+    }
+  });
+  scores.s_max = best;
+  scores.s_mean = sum / static_cast<double>(history.size());
+  scores.s_comb = 0.5 * scores.s_max + 0.5 * scores.s_mean;
+  return scores;
+}
+
 double CalibrationTolerance(double sigma, size_t n, double kappa, double delta) {
   const double N = static_cast<double>(n);
   return sigma * (1.0 / std::sqrt(N) + kappa / std::sqrt(2.0 * (N - 1.0))) * std::sqrt(2.0 * std::log(4.0 / delta));
@@ -120,20 +152,31 @@ absl::StatusOr<MemsadCalibration> CalibrateMemsad(std::span<const double> refere
   return c;
 }
 
-MemsadCertificate CertifyDetection(double s_adv, std::span<const float> victim_query,
-                                   std::span<const std::vector<float>> reference, const MemsadCalibration& cal) {
-  MemsadCertificate cert;
-  cert.radius = cal.kappa * cal.sigma + cal.eta;
-  if (reference.empty()) return cert;
-  double ceiling = -std::numeric_limits<double>::infinity();
+double BenignCeiling(std::span<const float> victim_query, std::span<const std::vector<float>> reference) {
+  bool any = false;
+  double ceiling = 0;
   for (const auto& m : reference) {
     if (m.size() != victim_query.size()) continue;
-    ceiling = std::max<double>(ceiling, Kernels().dot(m.data(), victim_query.data(), m.size()));
+    const double d = Kernels().dot(m.data(), victim_query.data(), m.size());
+    if (!any || d > ceiling) ceiling = d;
+    any = true;
   }
-  cert.s_bar = ceiling;
-  cert.delta_s = s_adv - ceiling;
+  return any ? ceiling : std::numeric_limits<double>::quiet_NaN();
+}
+
+MemsadCertificate CertifyDetection(double s_adv, double s_bar, const MemsadCalibration& cal) {
+  MemsadCertificate cert;
+  cert.radius = cal.kappa * cal.sigma + cal.eta;
+  if (std::isnan(s_bar)) return cert;
+  cert.s_bar = s_bar;
+  cert.delta_s = s_adv - s_bar;
   cert.holds = cert.delta_s > cert.radius;
   return cert;
+}
+
+MemsadCertificate CertifyDetection(double s_adv, std::span<const float> victim_query,
+                                   std::span<const std::vector<float>> reference, const MemsadCalibration& cal) {
+  return CertifyDetection(s_adv, BenignCeiling(victim_query, reference), cal);
 }
 
 }  // namespace bulwark

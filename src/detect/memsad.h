@@ -12,6 +12,8 @@
 #include <absl/status/statusor.h>
 #include <nlohmann/json.hpp>
 
+#include "detect/query_history.h"
+
 namespace bulwark {
 
 enum class MemsadMode { kMax, kMean, kCombined };
@@ -37,6 +39,9 @@ struct MemsadScores {
 // inner-product kernels (the O(md) cost of Algorithm 1).
 MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const float* const* rows, size_t count,
                                  size_t dim);
+// The same scores over a QueryHistory, streaming its contiguous rows: one pass computes the max
+// and the mean together, without allocating. Bit-identical to the overload above on the same rows.
+MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const QueryHistory::View& history);
 
 // Theorem 11: with probability >= 1 - delta,
 //   |tau_N - tau*| <= eta = sigma (N^-1/2 + kappa (2(N-1))^-1/2) sqrt(2 ln(4/delta)).
@@ -74,6 +79,13 @@ struct MemsadCertificate {
   double radius = 0;  // kappa sigma + eta
   bool holds = false;
 };
+// s_bar for `victim_query`: max_{m in reference} cos(m, q*); NaN for an empty reference set
+// (rows of another dimension are skipped).
+double BenignCeiling(std::span<const float> victim_query, std::span<const std::vector<float>> reference);
+// The certificate from s_bar (e.g. the ceiling QueryHistory keeps per row). A NaN s_bar (no
+// reference set) gives s_bar = delta_s = 0 and holds = false.
+MemsadCertificate CertifyDetection(double s_adv, double s_bar, const MemsadCalibration& cal);
+// Both steps: CertifyDetection(s_adv, BenignCeiling(victim_query, reference), cal).
 MemsadCertificate CertifyDetection(double s_adv, std::span<const float> victim_query,
                                    std::span<const std::vector<float>> reference, const MemsadCalibration& cal);
 

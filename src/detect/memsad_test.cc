@@ -63,6 +63,51 @@ TEST(MemsadScoresTest, EqualDirectComputation) {
   }
 }
 
+TEST(MemsadScoresTest, HistoryViewEqualsRowPointers) {
+  // The streaming scan over the ring (two runs once it wraps) against the pointer overload.
+  for (size_t appended : {1u, 5u, 64u, 65u, 200u, 333u}) {
+    QueryHistory history(384, 128);
+    const auto queries = RandomUnits(appended, 384, 11 + appended);
+    for (const auto& q : queries) history.Append(q);
+    const auto c = RandomUnits(1, 384, 5)[0];
+    const size_t held = std::min<size_t>(appended, 128);
+    const std::vector<std::vector<float>> newest(queries.end() - static_cast<ptrdiff_t>(held), queries.end());
+    const auto rows = Rows(newest);
+    const MemsadScores expected = ScoreAgainstHistory(c, rows.data(), rows.size(), 384);
+    history.Read([&](const QueryHistory::View& h) {
+      const MemsadScores s = ScoreAgainstHistory(c, h);
+      EXPECT_EQ(s.s_max, expected.s_max) << appended;
+      EXPECT_EQ(s.s_mean, expected.s_mean) << appended;
+      EXPECT_EQ(s.argmax, expected.argmax) << appended;
+      EXPECT_EQ(s.history_size, held);
+    });
+  }
+}
+
+TEST(MemsadScoresTest, HistoryRowsCarryTheirBenignCeiling) {
+  const auto reference = std::make_shared<QueryHistory::Reference>(RandomUnits(50, 64, 21));
+  QueryHistory history(64, 16);
+  const auto before = RandomUnits(20, 64, 22);
+  for (const auto& q : before) history.Append(q);  // wraps: 16 of 20 held
+  history.Read([&](const QueryHistory::View& h) {
+    EXPECT_EQ(h.reference(), nullptr);
+    EXPECT_TRUE(std::isnan(h.ceiling(0)));
+  });
+  history.AttachReference(reference);
+  for (const auto& q : RandomUnits(7, 64, 23)) history.Append(q);  // appended after attaching
+  history.Read([&](const QueryHistory::View& h) {
+    EXPECT_EQ(h.reference(), reference.get());
+    for (size_t i = 0; i < h.size(); ++i) {
+      const std::span<const float> row(h.row(i), h.dim());
+      double direct = -2;
+      for (const auto& m : *reference) direct = std::max(direct, Dot(m, std::vector<float>(row.begin(), row.end())));
+      EXPECT_NEAR(h.ceiling(i), direct, 1e-5) << i;
+      EXPECT_EQ(h.ceiling(i), static_cast<float>(BenignCeiling(row, *reference))) << i;
+    }
+  });
+  EXPECT_TRUE(std::isnan(BenignCeiling(before[0], {})));
+}
+
 TEST(MemsadScoresTest, EmptyHistoryScoresZero) {
   const auto c = RandomUnits(1, 8, 1)[0];
   const MemsadScores s = ScoreAgainstHistory(c, nullptr, 0, 8);
@@ -106,6 +151,26 @@ TEST(MemsadCalibrationTest, CertificateIsLemma8) {
   EXPECT_NEAR(cert.radius, 0.14, 1e-12);
   EXPECT_TRUE(cert.holds);  // 0.243 > 0.14
   EXPECT_FALSE(CertifyDetection(0.80, q, reference, cal).holds);  // 0.093 < 0.14
+  // From a precomputed ceiling: the same numbers; without a reference set it never holds.
+  const MemsadCertificate from_ceiling = CertifyDetection(0.95, s_bar, cal);
+  EXPECT_NEAR(from_ceiling.delta_s, cert.delta_s, 1e-6);
+  EXPECT_TRUE(from_ceiling.holds);
+  const MemsadCertificate none = CertifyDetection(0.95, std::nan(""), cal);
+  EXPECT_FALSE(none.holds);
+  EXPECT_EQ(none.s_bar, 0);
+  EXPECT_FALSE(CertifyDetection(0.95, q, {}, cal).holds);
+}
+
+TEST(CalibrationTest, ProactiveScoreIsTheMeanCosine) {
+  const auto probes = RandomUnits(16, 384, 31);
+  const auto centroid = ProbeCentroid(probes, 384);
+  for (const auto& e : RandomUnits(5, 384, 32)) {
+    double mean = 0;
+    for (const auto& p : probes) mean += Dot(e, p) / 16;
+    EXPECT_NEAR(ProactiveScore(e, centroid), mean, 1e-6);
+    EXPECT_EQ(ProactiveScore(e, probes), ProactiveScore(e, centroid));
+  }
+  EXPECT_EQ(ProactiveScore(probes[0], std::span<const std::vector<float>>()), 0);
 }
 
 TEST(CalibrationTest, ThresholdAtFprBoundsReferenceFlags) {

@@ -1,18 +1,30 @@
 #include "detect/query_history.h"
 
 #include <algorithm>
+#include <limits>
 #include <mutex>
+
+#include "detect/memsad.h"
 
 namespace bulwark {
 
 QueryHistory::QueryHistory(size_t dim, size_t capacity)
-    : dim_(dim), capacity_(capacity), ring_(dim * capacity, 0.0f) {}
+    : dim_(dim),
+      capacity_(capacity),
+      ring_(dim * capacity, 0.0f),
+      ceilings_(capacity, std::numeric_limits<float>::quiet_NaN()) {}
+
+float QueryHistory::CeilingOf(const float* row) const {
+  if (reference_ == nullptr) return std::numeric_limits<float>::quiet_NaN();
+  return static_cast<float>(BenignCeiling(std::span<const float>(row, dim_), *reference_));
+}
 
 void QueryHistory::Append(std::span<const float> embedding) {
   if (embedding.size() != dim_) return;
   std::unique_lock lock(mu_);
   const size_t slot = (head_ + count_) % capacity_;
   std::copy(embedding.begin(), embedding.end(), ring_.begin() + static_cast<ptrdiff_t>(slot * dim_));
+  ceilings_[slot] = CeilingOf(embedding.data());
   if (count_ < capacity_) {
     ++count_;
   } else {
@@ -36,18 +48,16 @@ void QueryHistory::Restore(std::span<const std::vector<float>> rows, uint64_t ne
   appended_ = std::max<uint64_t>(next_sequence, count_);
 }
 
-void QueryHistory::Read(const std::function<void(const float* const* rows, size_t count)>& fn) const {
-  std::shared_lock lock(mu_);
-  thread_local std::vector<const float*> rows;  // reused: scoring a write allocates nothing
-  rows.resize(count_);
-  for (size_t i = 0; i < count_; ++i) rows[i] = ring_.data() + ((head_ + i) % capacity_) * dim_;
-  fn(rows.data(), count_);
+void QueryHistory::AttachReference(std::shared_ptr<const Reference> reference) {
+  std::unique_lock lock(mu_);
+  reference_ = std::move(reference);
+  for (size_t i = 0; i < count_; ++i) ceilings_[Slot(i)] = CeilingOf(ring_.data() + Slot(i) * dim_);
 }
 
 std::vector<std::vector<float>> QueryHistory::Snapshot() const {
   std::vector<std::vector<float>> out;
-  Read([&](const float* const* rows, size_t count) {
-    for (size_t i = 0; i < count; ++i) out.emplace_back(rows[i], rows[i] + dim_);
+  Read([&](const View& h) {
+    for (size_t i = 0; i < h.size(); ++i) out.emplace_back(h.row(i), h.row(i) + dim_);
   });
   return out;
 }
@@ -69,7 +79,7 @@ QueryHistory::Pending QueryHistory::Since(uint64_t saved_through) const {
   const uint64_t first = std::max(saved_through, oldest_held);
   pending.first_sequence = first;
   for (uint64_t seq = first; seq < appended_; ++seq) {
-    const size_t slot = (head_ + static_cast<size_t>(seq - oldest_held)) % capacity_;
+    const size_t slot = Slot(static_cast<size_t>(seq - oldest_held));
     pending.rows.emplace_back(ring_.begin() + static_cast<ptrdiff_t>(slot * dim_),
                               ring_.begin() + static_cast<ptrdiff_t>((slot + 1) * dim_));
   }

@@ -2,13 +2,19 @@
 // embeddings of the most recent searches, FIFO, at most `capacity` of them, stored row-major in
 // one contiguous ring so the detector's max/mean kernel streams it.
 //
+// With a reference set R attached (the calibration's benign reference embeddings), each row also
+// carries its benign similarity ceiling max_{m in R} <m, q> (Lemma 8's s_bar when q is the
+// victim query q*), computed once when the row is appended or R is attached, so certifying a
+// write costs O(1) instead of a scan of R.
+//
 // Searches append to it; detectors read it. Thread-safe (a reader-writer lock: appends are
-// brief copies of one vector). Persistence is the store's business: it asks for the queries
-// appended since the last save (Unsaved) and marks them saved (MarkSaved).
+// brief copies of one vector plus |R| dot products). Persistence is the store's business: it
+// asks for the queries appended since the last save (Since) and records what it saved.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <functional>
+#include <memory>
 #include <shared_mutex>
 #include <span>
 #include <vector>
@@ -17,6 +23,8 @@ namespace bulwark {
 
 class QueryHistory {
  public:
+  using Reference = std::vector<std::vector<float>>;
+
   // `dim` > 0, `capacity` > 0.
   QueryHistory(size_t dim, size_t capacity);
 
@@ -27,10 +35,43 @@ class QueryHistory {
   // Loads a persisted history: `rows` oldest first, the newest having sequence number
   // next_sequence - 1.
   void Restore(std::span<const std::vector<float>> rows, uint64_t next_sequence);
+  // Attaches the reference set whose ceilings the rows carry (nullptr detaches) and computes
+  // them for the rows held: O(|H| |R| dim), once per calibration.
+  void AttachReference(std::shared_ptr<const Reference> reference);
 
-  // Calls fn(rows, count) with the history as `count` row pointers, oldest first, under a shared
-  // lock: fn must not call back into this object.
-  void Read(const std::function<void(const float* const* rows, size_t count)>& fn) const;
+  // The history as a detector reads it, valid only inside Read's callback.
+  class View {
+   public:
+    size_t size() const { return h_->count_; }
+    size_t dim() const { return h_->dim_; }
+    // Row i of H, oldest first (i < size()).
+    const float* row(size_t i) const { return h_->ring_.data() + h_->Slot(i) * h_->dim_; }
+    // Calls fn(rows, first, count) for the at most two contiguous row-major runs that make up
+    // H: rows first..first+count-1 start at `rows`, dim() floats each.
+    template <typename Fn>
+    void ForEachRun(Fn&& fn) const {
+      const size_t first_run = std::min(h_->count_, h_->capacity_ - h_->head_);
+      if (first_run > 0) fn(h_->ring_.data() + h_->head_ * h_->dim_, size_t{0}, first_run);
+      if (h_->count_ > first_run) fn(h_->ring_.data(), first_run, h_->count_ - first_run);
+    }
+    // max_{m in R} <m, row(i)> for the attached reference set R; NaN without one (or if R is
+    // empty).
+    float ceiling(size_t i) const { return h_->ceilings_[h_->Slot(i)]; }
+    // The reference set the ceilings are for (nullptr: none).
+    const Reference* reference() const { return h_->reference_.get(); }
+
+   private:
+    friend class QueryHistory;
+    explicit View(const QueryHistory* h) : h_(h) {}
+    const QueryHistory* h_;
+  };
+
+  // Calls fn(view) under a shared lock: fn must not call back into this object.
+  template <typename Fn>
+  void Read(Fn&& fn) const {
+    std::shared_lock lock(mu_);
+    fn(View(this));
+  }
   // A copy of the history, oldest first.
   std::vector<std::vector<float>> Snapshot() const;
 
@@ -49,11 +90,16 @@ class QueryHistory {
   Pending Since(uint64_t saved_through) const;
 
  private:
+  size_t Slot(size_t i) const { return (head_ + i) % capacity_; }
+  float CeilingOf(const float* row) const;  // requires mu_ held
+
   const size_t dim_;
   const size_t capacity_;
   mutable std::shared_mutex mu_;
-  std::vector<float> ring_;  // capacity_ * dim_
-  size_t head_ = 0;          // slot of the oldest row
+  std::vector<float> ring_;      // capacity_ * dim_
+  std::vector<float> ceilings_;  // capacity_, by slot
+  std::shared_ptr<const Reference> reference_;
+  size_t head_ = 0;  // slot of the oldest row
   size_t count_ = 0;
   uint64_t appended_ = 0;
 };

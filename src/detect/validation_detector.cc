@@ -11,20 +11,24 @@ class ValidationDetector final : public WriteDetector {
   explicit ValidationDetector(std::unique_ptr<ValidationRules> rules) : rules_(std::move(rules)) {}
   std::string_view name() const override { return "validation"; }
 
-  DetectorVerdict Evaluate(const WriteCandidate& c) const override {
-    const auto matched = rules_->Match(c.text);
-    DetectorVerdict v{.detector = "validation", .threshold = 0, .calibrated = true};
-    v.score = static_cast<double>(matched.size());
-    v.flagged = !matched.empty();
-    nlohmann::json rules = nlohmann::json::array();
-    std::vector<std::string> names;
-    for (const ValidationRule* r : matched) {
-      rules.push_back({{"category", r->category}, {"rule", r->name}});
-      names.push_back(absl::StrCat(r->category, "/", r->name));
-    }
-    v.detail = {{"matched", rules}};
-    if (v.flagged) v.reason = absl::StrCat("validation: matched ", absl::StrJoin(names, ", "));
+  DetectorVerdict Evaluate(const WriteCandidate& c, const NamespaceState&) const override {
+    DetectorVerdict v{.by = this, .threshold = 0, .calibrated = true};
+    rules_->Match(c.text, &v.items);
+    v.score = static_cast<double>(v.items.size());
+    v.flagged = !v.items.empty();
     return v;
+  }
+
+  std::string Reason(const DetectorVerdict& v) const override {
+    std::vector<std::string> names;
+    for (uint32_t i : v.items) names.push_back(absl::StrCat(rules_->rules()[i].category, "/", rules_->rules()[i].name));
+    return absl::StrCat("validation: matched ", absl::StrJoin(names, ", "));
+  }
+
+  nlohmann::json Detail(const DetectorVerdict& v) const override {
+    nlohmann::json matched = nlohmann::json::array();
+    for (uint32_t i : v.items) matched.push_back({{"category", rules_->rules()[i].category}, {"rule", rules_->rules()[i].name}});
+    return {{"matched", matched}};
   }
 
  private:

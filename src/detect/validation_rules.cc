@@ -74,12 +74,21 @@ absl::StatusOr<std::unique_ptr<ValidationRules>> ValidationRules::Load(const std
 }
 
 std::vector<const ValidationRule*> ValidationRules::Match(std::string_view text) const {
-  std::vector<int> hits;
-  set_->Match(re2::StringPiece(text.data(), text.size()), &hits);
-  std::sort(hits.begin(), hits.end());
+  absl::InlinedVector<uint32_t, 4> hits;
+  Match(text, &hits);
   std::vector<const ValidationRule*> matched;
-  for (int i : hits) matched.push_back(&rules_[static_cast<size_t>(i)]);
+  for (uint32_t i : hits) matched.push_back(&rules_[i]);
   return matched;
+}
+
+void ValidationRules::Match(std::string_view text, absl::InlinedVector<uint32_t, 4>* out) const {
+  out->clear();
+  const re2::StringPiece piece(text.data(), text.size());
+  if (!set_->Match(piece, nullptr)) return;
+  std::vector<int> hits;
+  set_->Match(piece, &hits);
+  std::sort(hits.begin(), hits.end());
+  for (int i : hits) out->push_back(static_cast<uint32_t>(i));
 }
 
 }  // namespace bulwark

@@ -9,10 +9,10 @@
 #include <string_view>
 #include <vector>
 
+#include <absl/container/inlined_vector.h>
 #include <absl/status/statusor.h>
 #include <re2/re2.h>
 #include <re2/set.h>
-
 
 namespace bulwark {
 
@@ -37,6 +37,9 @@ class ValidationRules {
 
   // The rules that match `text`, in file order.
   std::vector<const ValidationRule*> Match(std::string_view text) const;
+  // The indices in rules() of the rules that match, ascending, into `out` (cleared first). No
+  // allocation when nothing matches (one DFA pass that stops at the first match).
+  void Match(std::string_view text, absl::InlinedVector<uint32_t, 4>* out) const;
   const std::vector<ValidationRule>& rules() const { return rules_; }
 
  private:

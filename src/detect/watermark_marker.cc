@@ -1,169 +1,177 @@
 #include "detect/watermark_marker.h"
 
 #include <algorithm>
-#include <array>
-#include <cctype>
-#include <cmath>
-#include <utility>
+#include <cstdlib>
 
 namespace bulwark {
 namespace {
 
-// Pairs usable in both directions. Lowercase; matched case-insensitively on word boundaries.
-constexpr std::array<std::pair<std::string_view, std::string_view>, 40> kVariants = {{
-    {"do not", "don't"},       {"does not", "doesn't"},   {"did not", "didn't"},     {"is not", "isn't"},
-    {"are not", "aren't"},     {"was not", "wasn't"},     {"were not", "weren't"},   {"cannot", "can't"},
-    {"will not", "won't"},     {"would not", "wouldn't"}, {"should not", "shouldn't"}, {"could not", "couldn't"},
-    {"have not", "haven't"},   {"has not", "hasn't"},     {"i am", "i'm"},           {"it is", "it's"},
-    {"that is", "that's"},     {"you are", "you're"},     {"we are", "we're"},       {"they are", "they're"},
-    {"i have", "i've"},        {"i will", "i'll"},        {"we will", "we'll"},      {"let us", "let's"},
-    {"there is", "there's"},   {"what is", "what's"},     {"colour", "color"},       {"favourite", "favorite"},
-    {"organise", "organize"},  {"centre", "center"},      {"grey", "gray"},          {"travelling", "traveling"},
-    {"cancelled", "canceled"}, {"behaviour", "behavior"}, {"programme", "program"},  {"licence", "license"},
-    {"catalogue", "catalog"},  {"realise", "realize"},    {"okay", "ok"},            {"e-mail", "email"},
-}};
+bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
+bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
+bool IsAlpha(char c) { return IsUpper(c) || IsLower(c); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+char Upper(char c) { return IsLower(c) ? static_cast<char>(c - 32) : c; }
+char Lower(char c) { return IsUpper(c) ? static_cast<char>(c + 32) : c; }
 
-struct Word {
-  size_t begin, end;
-};
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// `replacement` with the capitalization of `original`: ALL CAPS, Capitalized, or as given.
-std::string MatchCase(std::string_view original, std::string_view replacement) {
-  std::string out(replacement);
-  const bool first_upper = !original.empty() && std::isupper(static_cast<unsigned char>(original[0]));
-  const bool all_upper = original.size() > 1 && std::all_of(original.begin(), original.end(), [](char c) {
-                           return !std::isalpha(static_cast<unsigned char>(c)) || std::isupper(static_cast<unsigned char>(c));
-                         });
-  if (all_upper) {
-    for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  } else if (first_upper && !out.empty()) {
-    out[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(out[0])));
+bool AllCapsWord(std::string_view s) {
+  int letters = 0;
+  for (char c : s) {
+    if (IsLower(c)) return false;
+    letters += IsUpper(c);
   }
-  return out;
+  return letters >= 2;
 }
 
-std::vector<Word> Words(std::string_view text) {
-  std::vector<Word> words;
-  size_t i = 0;
-  auto is_word = [](char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '\'' || c == '-'; };
-  while (i < text.size()) {
-    if (!std::isalpha(static_cast<unsigned char>(text[i]))) {
-      ++i;
-      continue;
-    }
-    size_t j = i;
-    while (j < text.size() && is_word(text[j])) ++j;
-    while (j > i && !std::isalpha(static_cast<unsigned char>(text[j - 1]))) --j;  // no trailing ' or -
-    words.push_back({i, j});
-    i = j + 1;
+// `replacement` written the way `original` (a rendering of variant `original_display`) is:
+// ALL CAPS if the writer capitalized a word that is not capitalized by itself; a capital first
+// letter at the start of a sentence or where the writer added one.
+std::string MatchCase(std::string_view original, std::string_view original_display, std::string replacement,
+                      bool sentence_start) {
+  if (AllCapsWord(original) && !AllCapsWord(original_display)) {
+    for (char& c : replacement) c = Upper(c);
+  } else if (sentence_start || (IsUpper(original[0]) && !IsUpper(original_display[0]))) {
+    if (!replacement.empty()) replacement[0] = Upper(replacement[0]);
   }
-  return words;
+  return replacement;
 }
 
-// A substitution site: the span [begin, end) and its candidate replacements.
-struct Site {
-  size_t begin, end;
-  std::vector<std::string> candidates;
-};
+// Whether `word` takes "an": a vowel sound, by spelling, with the usual exceptions, and numbers
+// read aloud (8, 11, 18, 80-89, 800...).
+bool TakesAn(std::string_view word) {
+  if (word.empty()) return false;
+  if (IsDigit(word[0])) {
+    size_t digits = 0;
+    while (digits < word.size() && IsDigit(word[digits])) ++digits;
+    const std::string_view number = word.substr(0, digits);
+    if (number[0] == '8') return true;
+    return (number.substr(0, 2) == "11" || number.substr(0, 2) == "18") && (digits == 2 || digits == 4 || digits == 5);
+  }
+  std::string lower(word.substr(0, std::min<size_t>(word.size(), 6)));
+  for (char& c : lower) c = static_cast<char>(IsUpper(c) ? c + 32 : c);
+  for (std::string_view consonant_sound : {"one", "once", "uni", "use", "usu", "eu", "ewe", "uk"}) {
+    if (lower.rfind(consonant_sound, 0) == 0) return false;
+  }
+  for (std::string_view vowel_sound : {"hour", "honest", "honor", "honour", "heir"}) {
+    if (lower.rfind(vowel_sound, 0) == 0) return true;
+  }
+  if (AllCapsWord(word.substr(0, std::min<size_t>(word.size(), 2)))) {
+    // Initialisms read letter by letter: "an FAQ", "a TV", "an OK".
+    return std::string_view("AEFHILMNORSX").find(word[0]) != std::string_view::npos;
+  }
+  return std::string_view("aeiou").find(lower[0]) != std::string_view::npos;
+}
+
+// The article token ("a" / "an", any case) ending one space before `begin`, as [start, begin - 1).
+bool ArticleBefore(std::string_view text, size_t begin, size_t* start) {
+  if (begin < 2 || text[begin - 1] != ' ') return false;
+  size_t b = begin - 1;
+  while (b > 0 && IsAlpha(text[b - 1])) --b;
+  if (b > 0 && (IsAlpha(text[b - 1]) || IsDigit(text[b - 1]) || text[b - 1] == '-' || text[b - 1] == '\'')) {
+    return false;
+  }
+  const std::string_view word = text.substr(b, begin - 1 - b);
+  if (word != "a" && word != "A" && word != "an" && word != "An" && word != "AN") return false;
+  *start = b;
+  return true;
+}
 
 }  // namespace
 
-MarkedText MarkText(std::string_view text, const WatermarkScheme& scheme, const SynonymTable* synonyms,
-                    double z_target) {
+MarkedText MarkText(std::string_view text, const WatermarkScheme& scheme, double z_target) {
   MarkedText result;
+  result.text = std::string(text);
   result.before = scheme.Score(text);
-  const std::vector<Word> words = Words(text);
-  std::vector<Site> sites;
-  for (size_t w = 0; w < words.size(); ++w) {
-    const std::string_view word = text.substr(words[w].begin, words[w].end - words[w].begin);
-    // Two-word phrases first ("do not" -> "don't"), only when separated by exactly one space.
-    if (w + 1 < words.size() && words[w + 1].begin == words[w].end + 1 && text[words[w].end] == ' ') {
-      const std::string_view pair = text.substr(words[w].begin, words[w + 1].end - words[w].begin);
-      const std::string lower = Lower(pair);
-      for (const auto& [a, b] : kVariants) {
-        if (lower == a) {
-          sites.push_back({words[w].begin, words[w + 1].end, {MatchCase(pair, b)}});
-          break;
-        }
-      }
-      if (!sites.empty() && sites.back().begin == words[w].begin) {
-        ++w;
-        continue;
-      }
-    }
-    const std::string lower = Lower(word);
-    Site site{words[w].begin, words[w].end, {}};
-    for (const auto& [a, b] : kVariants) {
-      if (lower == a) site.candidates.push_back(MatchCase(word, b));
-      if (lower == b) site.candidates.push_back(MatchCase(word, a));
-    }
-    if (site.candidates.empty() && synonyms != nullptr) {
-      for (const std::string& s : synonyms->GroupOf(lower)) {
-        if (s != lower) site.candidates.push_back(MatchCase(word, s));
-      }
-    }
-    if (!site.candidates.empty()) sites.push_back(std::move(site));
+  result.after = result.before;
+  const WatermarkLexicon& lexicon = scheme.lexicon();
+  const std::vector<WatermarkScheme::ScoredSite> sites = scheme.ScoredSites(text);
+  // With every site green, the most any marking can reach.
+  std::vector<double> p;
+  for (const auto& s : sites) p.push_back(scheme.GreenFraction(s.site.group));
+  result.best = ScoreGreenSites(p, sites.size());
+  if (WatermarkScheme::Verifies(result.before, z_target)) {
+    result.reached_target = true;
+    return result;
   }
-  // Coordinate ascent on the exact z-score: visit the sites in order, give each the choice
-  // (original or a candidate) that maximizes z with every other site fixed, and stop as soon as
-  // z reaches the target. Pairs are counted once in the score, so gains do not simply add up;
-  // evaluating the whole text keeps the search honest. A few passes settle it.
-  std::vector<int> choice(sites.size(), -1);  // -1: original text
-  auto render = [&] {
+  if (!WatermarkScheme::Verifies(result.best, z_target)) return result;  // not enough channel
+
+  std::vector<int> choice(sites.size(), -1);  // the variant a site is rewritten to; -1: keep
+  auto changed = [&](size_t i) { return choice[i] >= 0 && choice[i] != sites[i].site.variant; };
+  // Renders the text with the sites' choices; records the edits.
+  auto render = [&](std::vector<WatermarkEdit>* edits) {
     std::string out;
     size_t pos = 0;
+    int recase = 0;  // after a sentence join changed: +1 capitalize, -1 lowercase the next word
     for (size_t i = 0; i < sites.size(); ++i) {
-      if (choice[i] < 0) continue;
-      out.append(text.substr(pos, sites[i].begin - pos));
-      out.append(sites[i].candidates[static_cast<size_t>(choice[i])]);
-      pos = sites[i].end;
+      const VariantSite& site = sites[i].site;
+      if (!changed(i) || site.begin < pos) continue;
+      size_t begin = site.begin, end = site.end;
+      const std::string_view original = text.substr(site.begin, site.end - site.begin);
+      std::string replacement =
+          MatchCase(original, lexicon.Render(site, text, site.variant), lexicon.Render(site, text, choice[i]),
+                    AtSentenceStart(text, site.begin));
+      if (recase != 0 && begin == pos) {  // this site starts the word a join re-cases
+        replacement[0] = recase > 0 ? Upper(replacement[0]) : Lower(replacement[0]);
+      }
+      recase = 0;
+      if (site.group.kind == VariantKind::kSentence) {
+        // ". The" | "; the": the next word's capital goes with the period ("I" keeps its own).
+        const bool period = choice[i] == 0;
+        const bool pronoun_i = end < text.size() && text[end] == 'I' && (end + 1 >= text.size() || !IsAlpha(text[end + 1]));
+        if (!pronoun_i) {
+          const bool next_changed = i + 1 < sites.size() && sites[i + 1].site.begin == end && changed(i + 1);
+          if (next_changed) {
+            recase = period ? 1 : -1;
+          } else if (end < text.size()) {
+            replacement.push_back(period ? Upper(text[end]) : Lower(text[end]));
+            ++end;
+          }
+        }
+      }
+      // "an 8pm call" -> "a 20:00 call".
+      size_t article = 0;
+      if (ArticleBefore(text, begin, &article) && article >= pos) {
+        const std::string_view a = text.substr(article, begin - 1 - article);
+        const bool has_an = a.size() == 2;
+        if (const bool an = TakesAn(replacement); has_an != an) {
+          const bool upper = IsUpper(a[0]), all_upper = a == "AN";
+          const char* fixed = an ? (upper ? "An " : "an ") : (all_upper || upper ? "A " : "a ");
+          replacement.insert(0, fixed);
+          begin = article;
+        }
+      }
+      out.append(text.substr(pos, begin - pos));
+      out.append(replacement);
+      if (edits) edits->push_back({begin, std::string(text.substr(begin, end - begin)), replacement});
+      pos = end;
     }
     out.append(text.substr(pos));
     return out;
   };
-  result.text = std::string(text);
-  result.after = result.before;
-  constexpr int kPasses = 3;
-  for (int pass = 0; pass < kPasses && result.after.z < z_target; ++pass) {
-    bool improved = false;
-    for (size_t i = 0; i < sites.size() && result.after.z < z_target; ++i) {
-      const int kept = choice[i];
-      int best = kept;
-      WatermarkScore best_score = result.after;
-      std::string best_text;
-      for (int c = -1; c < static_cast<int>(sites[i].candidates.size()); ++c) {
-        if (c == kept) continue;
-        choice[i] = c;
-        std::string candidate = render();
-        const WatermarkScore score = scheme.Score(candidate);
-        if (score.z > best_score.z) {  // strictly better: no edit without a gain
-          best = c;
-          best_score = score;
-          best_text = std::move(candidate);
-        }
-      }
-      choice[i] = best;
-      if (best != kept) {
-        result.text = std::move(best_text);
-        result.after = best_score;
-        improved = true;
-      }
-    }
-    if (!improved) break;
-  }
+
+  // Red sites to turn green: safest kinds first, then in text order.
+  std::vector<size_t> order;
   for (size_t i = 0; i < sites.size(); ++i) {
-    if (choice[i] >= 0) {
-      result.edits.push_back({sites[i].begin, std::string(text.substr(sites[i].begin, sites[i].end - sites[i].begin)),
-                              sites[i].candidates[static_cast<size_t>(choice[i])]});
-    }
+    if (!sites[i].green()) order.push_back(i);
   }
-  result.reached_target = result.after.z >= z_target;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return sites[a].site.group.preference < sites[b].site.group.preference;
+  });
+  for (size_t i : order) {
+    // The green variant closest to the one the text uses (ties: the lower index).
+    const int current = sites[i].site.variant;
+    int best = -1;
+    for (int v = 0; v < sites[i].site.group.size; ++v) {
+      if ((sites[i].green_mask >> v & 1) && (best < 0 || std::abs(v - current) < std::abs(best - current))) best = v;
+    }
+    choice[i] = best;
+    result.text = render(nullptr);
+    result.after = scheme.Score(result.text);
+    if (WatermarkScheme::Verifies(result.after, z_target)) break;
+  }
+  result.edits.clear();
+  result.text = render(&result.edits);
+  result.after = scheme.Score(result.text);
+  result.reached_target = WatermarkScheme::Verifies(result.after, z_target);
   return result;
 }
 

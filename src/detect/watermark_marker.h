@@ -1,12 +1,17 @@
 // Marks text for the watermark detector (`bulwark watermark mark`): rewrites a legitimate
-// writer's text so that its green-character z-score reaches a target, using only substitutions
-// a user can review in a diff:
-//   * contractions and their expansions ("do not" <-> "don't", "I am" <-> "I'm", ...),
-//   * British/American spelling pairs ("colour" <-> "color", ...),
-//   * WordNet synonyms that share the word's most frequent sense (SynonymTable), if given.
-// Search: coordinate ascent on the exact z-score over the substitution sites, stopping as soon as
-// z >= z_target, so no more words change than needed. Short texts, or texts with few
-// substitutable words, may not reach the target: the result says so (reached_target).
+// writer's text so that it verifies, changing only variants in the substitution channel
+// (WatermarkLexicon: contractions, British/American spellings, hyphenation, a few
+// interchangeable words, titles, and the format of times, dates, percentages and small counts),
+// each listed as an edit a user can review in a diff. An "a"/"an" before a changed word is
+// adjusted in the same edit.
+//
+// Marking is deterministic and needs no search: the null distribution depends only on which
+// groups the text uses, not on their variants, so turning any one non-green group green raises
+// the statistic by one. The marker first checks that the text verifies with all its groups green
+// (`best`); if it does not, the text has too few substitutable words and is returned unchanged.
+// Otherwise it turns groups green, safest kinds first (spellings and contractions, then formats
+// of times, dates and numbers, then interchangeable words), and stops as soon as the text
+// verifies, so no more words change than needed.
 #pragma once
 
 #include <string>
@@ -14,7 +19,6 @@
 #include <vector>
 
 #include "detect/watermark.h"
-#include "embed/synonym_table.h"
 
 namespace bulwark {
 
@@ -26,14 +30,13 @@ struct WatermarkEdit {
 
 struct MarkedText {
   std::string text;
-  std::vector<WatermarkEdit> edits;  // by offset
+  std::vector<WatermarkEdit> edits;  // by offset, non-overlapping
   WatermarkScore before;
   WatermarkScore after;
-  bool reached_target = false;  // after.z >= z_target
+  WatermarkScore best;  // every group the text uses green: the most marking can reach
+  bool reached_target = false;  // after verifies at z_target
 };
 
-// `synonyms` may be null (contractions and spellings only).
-MarkedText MarkText(std::string_view text, const WatermarkScheme& scheme, const SynonymTable* synonyms,
-                    double z_target);
+MarkedText MarkText(std::string_view text, const WatermarkScheme& scheme, double z_target);
 
 }  // namespace bulwark

@@ -1,15 +1,26 @@
 // WriteDetector: one write-time poisoning detector (DESIGN 4.5, MemSAD paper Sec. 4-5, App. C).
 // The WriteGate runs every enabled detector on each write before it is signed; a write that any
 // detector flags is quarantined (kept, signed, never retrieved) with the detectors' reasons.
+//
+// Scoring is split from reporting: Evaluate fills a DetectorVerdict with numbers only (no string,
+// no JSON, no allocation), and the sentence and JSON detail an operator reads are produced from
+// those numbers on demand, once, when the store records the entry.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include <absl/container/inlined_vector.h>
 #include <nlohmann/json.hpp>
 
 namespace bulwark {
+
+class QueryHistory;
+struct NamespaceCalibration;
+class WriteDetector;
 
 // What a detector sees of a write: its namespace, its text and its L2-normalized embedding.
 struct WriteCandidate {
@@ -18,19 +29,32 @@ struct WriteCandidate {
   std::span<const float> embedding;
 };
 
+// The namespace's defense state, looked up once per write by the gate and shared by the
+// detectors: its rolling query history and its calibration (each nullptr when absent).
+struct NamespaceState {
+  const QueryHistory* history = nullptr;
+  const NamespaceCalibration* calibration = nullptr;
+};
+
 // One detector's verdict. `flagged` iff `score` is on the flagging side of `threshold` (above it
-// for every detector except the watermark, which flags z-scores below its threshold). `reason`
-// is a sentence an operator can read in the quarantine queue; `detail` holds detector-specific
-// numbers (e.g. memsad's s_max, s_mean and certificate).
+// for every detector except the watermark, which flags z-scores below its threshold).
 struct DetectorVerdict {
-  std::string detector;
+  // The detector that made the verdict; it formats the verdict and must outlive it (the
+  // WriteGate owns its detectors).
+  const WriteDetector* by = nullptr;
   double score = 0;
   double threshold = 0;
   bool flagged = false;
   bool calibrated = false;  // false: the threshold is the documented pre-calibration default
-  std::string reason;
-  nlohmann::json detail = nlohmann::json::object();
+  // Detector-specific numbers (e.g. memsad's s_max, s_mean and certificate), written by
+  // Evaluate and read back only by `by`.
+  std::array<double, 16> values{};
+  absl::InlinedVector<uint32_t, 4> items;  // detector-specific indices (validation: rules matched)
 
+  std::string_view detector() const;
+  // A sentence an operator can read in the quarantine queue; empty unless flagged.
+  std::string reason() const;
+  // {"score", "threshold", "flagged", "calibrated", "detail": {...}, "reason" (when flagged)}.
   nlohmann::json ToJson() const;
 };
 
@@ -39,8 +63,13 @@ class WriteDetector {
   virtual ~WriteDetector() = default;
   // The detector's name as it appears in reports and configuration ("memsad", "watermark", ...).
   virtual std::string_view name() const = 0;
-  // Scores one write. Must be thread-safe: the gate scores the entries of a batch in parallel.
-  virtual DetectorVerdict Evaluate(const WriteCandidate& candidate) const = 0;
+  // Scores one write. Must be thread-safe (the gate scores the entries of a batch in parallel)
+  // and should not allocate: it runs on every write.
+  virtual DetectorVerdict Evaluate(const WriteCandidate& candidate, const NamespaceState& state) const = 0;
+  // The reason for a flagged verdict this detector made.
+  virtual std::string Reason(const DetectorVerdict& verdict) const = 0;
+  // Detector-specific numbers of a verdict this detector made, as a JSON object.
+  virtual nlohmann::json Detail(const DetectorVerdict& verdict) const = 0;
 };
 
 }  // namespace bulwark

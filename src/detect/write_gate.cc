@@ -7,25 +7,42 @@
 
 namespace bulwark {
 
+std::string_view DetectorVerdict::detector() const { return by->name(); }
+
+std::string DetectorVerdict::reason() const { return flagged ? by->Reason(*this) : std::string(); }
+
+// The reports are built with operator[] and moves: nlohmann's initializer lists copy lvalues
+// deeply, which made the report cost several times the decision.
 nlohmann::json DetectorVerdict::ToJson() const {
-  nlohmann::json j = {{"score", score},           {"threshold", threshold}, {"flagged", flagged},
-                      {"calibrated", calibrated}, {"detail", detail}};
-  if (!reason.empty()) j["reason"] = reason;
+  nlohmann::json j(nlohmann::json::value_t::object);
+  j["score"] = score;
+  j["threshold"] = threshold;
+  j["flagged"] = flagged;
+  j["calibrated"] = calibrated;
+  j["detail"] = by->Detail(*this);
+  if (flagged) j["reason"] = reason();
   return j;
 }
 
 std::vector<std::string> GateReport::reasons() const {
   std::vector<std::string> out;
   for (const auto& v : verdicts) {
-    if (v.flagged) out.push_back(v.reason);
+    if (v.flagged) out.push_back(v.reason());
   }
   return out;
 }
 
 nlohmann::json GateReport::ToJson() const {
-  nlohmann::json detectors = nlohmann::json::object();
-  for (const auto& v : verdicts) detectors[v.detector] = v.ToJson();
-  return {{"flagged", flagged}, {"composite", "or"}, {"detectors", detectors}, {"reasons", reasons()}};
+  nlohmann::json j(nlohmann::json::value_t::object);
+  j["flagged"] = flagged;
+  j["composite"] = "or";
+  nlohmann::json& detectors = j["detectors"] = nlohmann::json::object();
+  nlohmann::json& reasons = j["reasons"] = nlohmann::json::array();
+  for (const auto& v : verdicts) {
+    detectors[std::string(v.detector())] = v.ToJson();
+    if (v.flagged) reasons.push_back(v.reason());
+  }
+  return j;
 }
 
 WriteGate::WriteGate(const WriteGateConfig& config, size_t dim)
@@ -42,8 +59,8 @@ absl::StatusOr<std::unique_ptr<WriteGate>> WriteGate::Create(const WriteGateConf
   if (!probes.ok()) return probes.status();
   gate->probes_ = *std::move(probes);
 
-  if (config.memsad.enabled) gate->detectors_.push_back(MakeMemsadDetector(&gate->state_, config.memsad));
-  if (config.memsad_plus.enabled) gate->detectors_.push_back(MakeMemsadPlusDetector(&gate->state_));
+  if (config.memsad.enabled) gate->detectors_.push_back(MakeMemsadDetector(config.memsad));
+  if (config.memsad_plus.enabled) gate->detectors_.push_back(MakeMemsadPlusDetector());
   if (config.watermark.enabled) {
     gate->detectors_.push_back(MakeWatermarkDetector(gate->watermark_.get(), config.watermark.z_threshold));
   }
@@ -54,15 +71,18 @@ absl::StatusOr<std::unique_ptr<WriteGate>> WriteGate::Create(const WriteGateConf
     gate->detectors_.push_back(MakeValidationDetector(*std::move(rules)));
   }
   if (config.proactive.enabled) {
-    gate->detectors_.push_back(MakeProactiveDetector(&gate->state_, gate->probes_, config.proactive.uncalibrated_tau));
+    gate->detectors_.push_back(MakeProactiveDetector(gate->probes_, config.proactive.uncalibrated_tau));
   }
   return gate;
 }
 
 GateReport WriteGate::Evaluate(const WriteCandidate& candidate) const {
   GateReport report;
+  if (detectors_.empty()) return report;
+  const DefenseState::Snapshot ns = state_.Lookup(candidate.name_space);  // holds the calibration
+  const NamespaceState state{ns.history, ns.calibration.get()};
   for (const auto& d : detectors_) {
-    report.verdicts.push_back(d->Evaluate(candidate));
+    report.verdicts.push_back(d->Evaluate(candidate, state));
     report.flagged = report.flagged || report.verdicts.back().flagged;  // composite: logical OR
   }
   return report;
@@ -91,8 +111,8 @@ std::shared_ptr<const NamespaceCalibration> WriteGate::OnAccepted(std::string_vi
   auto previous = state_.Calibration(name_space);
   const MemsadMode mode = previous && previous->memsad ? previous->memsad->mode : m.mode;
   std::vector<double> scores;
-  history->Read([&](const float* const* rows, size_t count) {
-    for (const auto& e : window) scores.push_back(ScoreAgainstHistory(e, rows, count, history->dim()).Get(mode));
+  history->Read([&](const QueryHistory::View& h) {
+    for (const auto& e : window) scores.push_back(ScoreAgainstHistory(e, h).Get(mode));
   });
   auto memsad = CalibrateMemsad(scores, mode, m.kappa, m.delta);
   if (!memsad.ok()) return nullptr;

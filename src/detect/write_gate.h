@@ -15,6 +15,7 @@
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/inlined_vector.h>
 #include <absl/status/statusor.h>
 #include <nlohmann/json.hpp>
 
@@ -26,9 +27,12 @@
 
 namespace bulwark {
 
+// The gate's decision on one write. Its verdicts refer to the gate's detectors, so a report must
+// not outlive the gate that made it.
 struct GateReport {
   bool flagged = false;
-  std::vector<DetectorVerdict> verdicts;  // one per enabled detector, in configuration order
+  // One per enabled detector, in configuration order.
+  absl::InlinedVector<DetectorVerdict, 5> verdicts;
 
   std::vector<std::string> reasons() const;  // the flagging detectors' reasons
   // {"flagged": bool, "composite": "or", "detectors": {name: verdict...}, "reasons": [...]}
@@ -42,7 +46,9 @@ class WriteGate {
   static absl::StatusOr<std::unique_ptr<WriteGate>> Create(const WriteGateConfig& config, const Embedder& embedder,
                                                            std::span<const uint8_t> watermark_key);
 
-  // Runs every enabled detector. Thread-safe.
+  // Runs every enabled detector. Thread-safe. Allocates nothing for a write that is not
+  // flagged, except what a detector with more than 4 matches needs; the report's text is built
+  // by GateReport::ToJson.
   GateReport Evaluate(const WriteCandidate& candidate) const;
 
   // Appends a search's query embedding to the namespace's rolling history H. Thread-safe.

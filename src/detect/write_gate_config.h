@@ -34,8 +34,9 @@ struct WriteGateConfig {
   } memsad_plus;
   struct Watermark {
     bool enabled = false;  // only for deployments whose writers all mark their text
+    // Green share of each substitution group: max(1, floor(gamma k)) of its k variants, (0, 1).
     double gamma = 0.45;
-    double z_threshold = 1.5;
+    double z_threshold = 1.5;  // verifies iff the exact p-value <= 1 - Phi(z_threshold)
   } watermark;
   struct Validation {
     bool enabled = true;
