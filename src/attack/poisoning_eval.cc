@@ -94,8 +94,7 @@ struct Deployment {
 
   TextMarker Marker() const {
     const WatermarkScheme* scheme = &store->write_gate().watermark();
-    const SynonymTable* table = synonyms.get();
-    return [scheme, table](std::string_view text) { return MarkText(text, *scheme, table, kWatermarkTarget).text; };
+    return [scheme](std::string_view text) { return MarkText(text, *scheme, kWatermarkTarget).text; };
   }
 
   // Steps 1-2 of poisoning_eval.h. Returns the benign entries; `history` receives the benign part of H.

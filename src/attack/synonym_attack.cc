@@ -66,7 +66,7 @@ class Scorer {
     for (const std::string& name : options_.detectors) {
       const DetectorVerdict* verdict = nullptr;
       for (const DetectorVerdict& v : report.verdicts)
-        if (v.detector == name) verdict = &v;
+        if (v.detector() == name) verdict = &v;
       if (verdict == nullptr) return absl::InvalidArgumentError("synonym attack: detector not enabled: " + name);
       const double sign = name == "watermark" ? -1.0 : 1.0;
       const double margin = sign * (verdict->score - verdict->threshold) / std::max(std::abs(verdict->threshold), 1e-3);
