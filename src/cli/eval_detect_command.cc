@@ -227,20 +227,25 @@ class EvalDetectCommand : public EvalSubcommand {
     Tally(*stored_benign, /*poison=*/false, &tallies);
     Tally(*stored_poison, /*poison=*/true, &tallies);
 
-    eval::MarkdownTable table({"detector", "TPR [95% CI]", "FPR [95% CI]", "AUROC", "flagged poison",
+    eval::MarkdownTable table({"detector", "TPR [95% CI]", "FPR [95% CI]", "AUROC", "TPR@1%FPR", "flagged poison",
                                "flagged benign", "calibrated"});
     nlohmann::json detectors = nlohmann::json::object();
     std::vector<eval::RocSeries> curves;
     const auto add_row = [&](const std::string& name, const DetectorTally& t) {
       const double auroc = eval::Auroc(t.positive_scores, t.negative_scores);
+      const std::vector<eval::RocPoint> curve = eval::RocCurve(t.positive_scores, t.negative_scores);
+      // The detector's score at a threshold re-chosen for FPR <= 1 % (not its configured one).
+      const double tpr_at_1pct = eval::TprAtFpr(curve, 0.01);
       table.AddRow({name, eval::FormatWithInterval(t.tpr.value(), t.tpr.ci()),
                     eval::FormatWithInterval(t.fpr.value(), t.fpr.ci()), eval::FormatNumber(auroc),
+                    eval::FormatNumber(tpr_at_1pct),
                     absl::StrCat(t.tpr.successes, "/", t.tpr.trials),
                     absl::StrCat(t.fpr.successes, "/", t.fpr.trials), t.calibrated ? "yes" : "no"});
       const eval::Interval tpr_ci = t.tpr.ci(), fpr_ci = t.fpr.ci();
       detectors[name] = {{"tpr", t.tpr.value()},
                          {"fpr", t.fpr.value()},
                          {"auroc", auroc},
+                         {"tpr_at_fpr_0.01", tpr_at_1pct},
                          {"tpr_ci95", {tpr_ci.lo, tpr_ci.hi}},
                          {"fpr_ci95", {fpr_ci.lo, fpr_ci.hi}},
                          {"true_positives", t.tpr.successes},
@@ -248,7 +253,7 @@ class EvalDetectCommand : public EvalSubcommand {
                          {"false_positives", t.fpr.successes},
                          {"negatives", t.fpr.trials},
                          {"calibrated", t.calibrated}};
-      curves.push_back({name, eval::RocCurve(t.positive_scores, t.negative_scores), auroc});
+      curves.push_back({name, curve, auroc});
     };
     for (const auto& [name, t] : tallies) {
       if (name != "composite") add_row(name, t);
