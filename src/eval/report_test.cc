@@ -3,9 +3,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <re2/re2.h>
 
 #include <fstream>
-#include <regex>
 #include <sstream>
 #include <vector>
 
@@ -46,13 +46,14 @@ TEST(WriteJsonFile, RoundTripsAndFailsOnUnwritablePath) {
 // browser or an XML parser) and returns the tag names seen.
 std::vector<std::string> CheckBalanced(const std::string& svg) {
   std::vector<std::string> stack, names;
-  const std::regex tag(R"(<(/?)([a-zA-Z?][a-zA-Z0-9]*)[^>]*?(/?)>)");
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), tag); it != std::sregex_iterator(); ++it) {
-    const std::string name = (*it)[2];
+  const re2::RE2 tag(R"(<(/?)([a-zA-Z?][a-zA-Z0-9]*)[^>]*?(/?)>)");
+  re2::StringPiece input(svg.data(), svg.size());
+  std::string closing, name, self_closing;
+  while (re2::RE2::FindAndConsume(&input, tag, &closing, &name, &self_closing)) {
     if (name == "?xml") continue;
     names.push_back(name);
-    if ((*it)[3] == "/") continue;
-    if ((*it)[1] == "/") {
+    if (self_closing == "/") continue;
+    if (closing == "/") {
       EXPECT_FALSE(stack.empty());
       if (stack.empty()) return names;
       EXPECT_EQ(stack.back(), name);
@@ -82,11 +83,11 @@ TEST(RocSvg, OnePolylinePerCurveWithPointsInsideTheUnitSquare) {
 
   // Map every polyline vertex back from pixels to (fpr, tpr): all within [0, 1], first (0, 0),
   // last (1, 1), as many vertices as ROC points.
-  const std::regex points_attr(R"re(<polyline[^>]*points="([^"]*)")re");
+  const re2::RE2 points_attr(R"re(<polyline[^>]*points="([^"]*)")re");
   size_t curve = 0;
-  for (auto it = std::sregex_iterator(svg.begin(), svg.end(), points_attr); it != std::sregex_iterator();
-       ++it) {
-    std::istringstream in((*it)[1].str());
+  re2::StringPiece rest(svg.data(), svg.size());
+  for (std::string points; re2::RE2::FindAndConsume(&rest, points_attr, &points);) {
+    std::istringstream in(points);
     std::vector<std::pair<double, double>> xy;
     for (std::string pair; in >> pair;) {
       const size_t comma = pair.find(',');
