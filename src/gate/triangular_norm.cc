@@ -26,8 +26,10 @@ namespace {
 
 // GCC 12 warns about the deliberately undefined pass-through operand inside its own
 // _mm512_shuffle_f32x4 (a false positive of -Wmaybe-uninitialized).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 // 16 accumulators -> one vector whose 16 lanes are their 16 horizontal sums, in some order (only
 // the sum of squares is wanted). Each level halves the width of the partial sums per row and
@@ -73,7 +75,9 @@ BULWARK_TARGET_AVX512 double TriangularSquaredNormAvx512(const float* const* row
   return sum;
 }
 
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
+#endif
 
 const TriangularSquaredNormKernel kAvx512 = {&TriangularSquaredNormAvx512};
 

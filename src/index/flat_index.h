@@ -43,7 +43,8 @@ struct CacheLineAllocator {
   CacheLineAllocator(const CacheLineAllocator<U>&) {}  // NOLINT(google-explicit-constructor)
 
   T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), kAlignment)); }
-  void deallocate(T* p, size_t n) { ::operator delete(p, n * sizeof(T), kAlignment); }
+  // Unsized: clang does not enable sized deallocation by default.
+  void deallocate(T* p, size_t) { ::operator delete(p, kAlignment); }
 
   friend bool operator==(const CacheLineAllocator&, const CacheLineAllocator&) { return true; }
 };

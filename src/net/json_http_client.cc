@@ -89,7 +89,8 @@ absl::Status ReadConfigString(const nlohmann::json& config, const char* key, std
 absl::Status CheckConfigKeys(const nlohmann::json& config, std::initializer_list<const char*> known,
                              std::string_view who) {
   if (!config.is_object()) return ConfigError(who, "config must be a JSON object");
-  for (const auto& [key, value] : config.items()) {
+  for (const auto& item : config.items()) {
+    const std::string& key = item.key();
     if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; })) {
       return ConfigError(who, absl::StrCat("unknown field \"", key, "\""));
     }
