@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <absl/strings/str_cat.h>
-
 namespace bulwark {
 namespace {
 
@@ -306,7 +304,9 @@ bool IsCloser(char c) { return IsSpace(c) || c == ')' || c == ']' || c == '}' ||
 bool RightOk(std::string_view t, size_t e) {
   if (e >= t.size() || IsCloser(t[e])) return true;
   const char c = t[e];
-  if (c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?') return e + 1 >= t.size() || IsCloser(t[e + 1]);
+  if (c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?') {
+    return e + 1 >= t.size() || IsCloser(t[e + 1]);
+  }
   return false;
 }
 
@@ -352,7 +352,9 @@ constexpr std::array<std::string_view, 23> kMonthNames = {
     "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
     "December", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
-bool IsMonthName(std::string_view w) { return std::find(kMonthNames.begin(), kMonthNames.end(), w) != kMonthNames.end(); }
+bool IsMonthName(std::string_view w) {
+  return std::find(kMonthNames.begin(), kMonthNames.end(), w) != kMonthNames.end();
+}
 
 // "3 to 4pm", "3-4pm", "between 1 and 3 June": the second end of a range.
 bool EndsRange(std::string_view t, size_t i) {
@@ -408,8 +410,9 @@ uint64_t GroupKey(VariantKind kind, uint64_t value) {
 //
 // Variants of a time with minute 0: 4pm, 4 pm, 4:00pm, 4:00 pm, 16:00; with another minute:
 // 4:30pm, 4:30 pm, 16:30 (am, pm in any case). Only times from 13:00 to 23:59 and from 00:00 to
-// 09:59 (written 09:30) have the 24-hour form: a bare "10:30" or "12:30" may be either. The dotted "4 p.m." is not a site: its
-// period may also end the sentence, and removing it would change what the other sites read.
+// 09:59 (written 09:30) have the 24-hour form: a bare "10:30" or "12:30" may be either. The
+// dotted "4 p.m." is not a site: its period may also end the sentence, and removing it would
+// change what the other sites read.
 
 // The 24-hour form only where it cannot be read as 12-hour: 13:00-23:59 and 00:00-09:59.
 bool Has24HourForm(int minutes) { return minutes / 60 >= 13 || minutes / 60 <= 9; }
@@ -484,8 +487,9 @@ std::string RenderTime(int minutes, int variant) {
 // Dates: June 1, June 1st, 1 June, 1st June, Jun 1, 1 Jun (May has no abbreviation). Only with a
 // capitalized month name, without a year, and not as part of a range.
 
-constexpr std::array<std::string_view, 12> kMonths = {"January", "February", "March",     "April",   "May",      "June",
-                                                      "July",    "August",   "September", "October", "November", "December"};
+constexpr std::array<std::string_view, 12> kMonths = {"January", "February", "March",     "April",
+                                                      "May",     "June",     "July",      "August",
+                                                      "September", "October", "November", "December"};
 constexpr std::array<std::string_view, 12> kMonthAbbreviations = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 constexpr std::array<int, 12> kMonthDays = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -665,8 +669,8 @@ int ParseNumberWord(std::string_view t, size_t i, size_t e) {
   return 0;
 }
 
-constexpr std::array<std::string_view, 12> kIrregularPlurals = {"people", "children", "men",  "women", "feet", "teeth",
-                                                                "mice",   "geese",    "data", "media", "staff", "sheep"};
+constexpr std::array<std::string_view, 12> kIrregularPlurals = {
+    "people", "children", "men", "women", "feet", "teeth", "mice", "geese", "data", "media", "staff", "sheep"};
 // Words ending in "s" that are not plural nouns after a number.
 constexpr std::array<std::string_view, 44> kNotPlural = {
     "is",       "was",       "has",       "does",    "goes",    "this",     "its",      "his",     "hers",
