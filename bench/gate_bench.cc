@@ -9,6 +9,8 @@
 //   BM_MaxMeanKernel      the bound: the SIMD kernel's max and mean over the same m x 384
 //                         contiguous rows and nothing else
 //   BM_CompositeGateLong  the decision on a 390-byte marked paragraph instead of the 91-byte note
+//   BM_CompositeWithoutMemsad/0|1  the other four detectors on the note (0) or the paragraph (1)
+//   BM_OneDetector/d/0|1  each of those four alone
 //
 // The fixture's namespace is calibrated (50 short synthetic reference entries) and its history
 // full. The note is not watermarked, so the watermark flags it; the paragraph is marked. Whether a
@@ -17,6 +19,7 @@
 
 #include <limits>
 #include <random>
+#include <string_view>
 
 #include "bulwark/embedder.h"
 #include "detect/watermark_marker.h"
@@ -38,7 +41,8 @@ struct Fixture {
   std::vector<float> paragraph_embedding;
   std::vector<float> embedding;
 
-  Fixture(size_t m, bool composite) {
+  // `only`: run that detector alone (with the same calibrated namespace).
+  Fixture(size_t m, bool composite, bool memsad = true, const char* only = nullptr) {
     embedder = *CreateEmbedder({{"kind", "lexical"}});
     nlohmann::json config = {{"watermark", {{"enabled", composite}}}};
     if (!composite) {
@@ -46,7 +50,12 @@ struct Fixture {
       config["validation"] = {{"enabled", false}};
       config["proactive"] = {{"enabled", false}};
     }
-    config["memsad"] = {{"history_capacity", m}};
+    config["memsad"] = {{"history_capacity", m}, {"enabled", memsad}};
+    if (only != nullptr) {
+      for (const char* name : {"memsad", "memsad_plus", "watermark", "validation", "proactive"}) {
+        config[name]["enabled"] = std::string_view(name) == only;
+      }
+    }
     gate = *WriteGate::Create(*WriteGateConfig::FromJson(config), *embedder, std::vector<uint8_t>(32, 1));
     std::mt19937 rng(42);
     const char* words[] = {"budget", "meeting", "dentist", "flight", "invoice", "garden", "report", "hotel",
@@ -94,6 +103,29 @@ void BM_MemsadOnly(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.text, f.embedding}));
 }
 BENCHMARK(BM_MemsadOnly)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+// Everything but memsad: what the composite adds to the history scan.
+void BM_CompositeWithoutMemsad(benchmark::State& state) {
+  Fixture f(20, /*composite=*/true, /*memsad=*/false);
+  const bool paragraph = state.range(0) != 0;
+  const std::string& text = paragraph ? f.paragraph : f.text;
+  const std::vector<float>& embedding = paragraph ? f.paragraph_embedding : f.embedding;
+  for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", text, embedding}));
+}
+BENCHMARK(BM_CompositeWithoutMemsad)->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+
+// One detector at a time, on the note (0) or the paragraph (1).
+void BM_OneDetector(benchmark::State& state) {
+  static const char* const kNames[] = {"memsad_plus", "watermark", "validation", "proactive"};
+  const char* only = kNames[state.range(0)];
+  Fixture f(20, /*composite=*/true, /*memsad=*/false, only);
+  const bool paragraph = state.range(1) != 0;
+  const std::string& text = paragraph ? f.paragraph : f.text;
+  const std::vector<float>& embedding = paragraph ? f.paragraph_embedding : f.embedding;
+  for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", text, embedding}));
+  state.SetLabel(std::string(only) + (paragraph ? ", paragraph" : ", note"));
+}
+BENCHMARK(BM_OneDetector)->ArgsProduct({{0, 1, 2, 3}, {0, 1}})->Unit(benchmark::kMicrosecond);
 
 void BM_MaxMeanKernel(benchmark::State& state) {
   const size_t m = static_cast<size_t>(state.range(0)), dim = 384;

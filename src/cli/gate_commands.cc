@@ -141,7 +141,7 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
                  .dump()
           << "\n";
     } else {
-      out << absl::StrFormat("z = %.3f (%d of %d substitution groups green, p = %.3g); %s (threshold %.2f)\n", s.z,
+      out << absl::StrFormat("z = %.3f (%d of %d substitution sites green, p = %.3g); %s (threshold %.2f)\n", s.z,
                              s.green, s.n, s.p_value, ok ? "verifies" : "does not verify", threshold);
     }
     return ok ? 0 : 1;
@@ -167,7 +167,7 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
     if (!WatermarkScheme::Verifies(marked.best, target)) {
       return Fail(err, absl::FailedPreconditionError(absl::StrFormat(
                            "not enough substitutable words to reach z >= %.2f: the text has %d substitution "
-                           "group(s) (contractions, spelling variants, times, dates, ...), and with all of them "
+                           "site(s) (contractions, spelling variants, times, dates, ...), and with all of them "
                            "marked z would be %.3f; the text was left unchanged. Longer texts can be marked "
                            "(see doc/write_gate.md)",
                            target, marked.best.n, marked.best.z)));

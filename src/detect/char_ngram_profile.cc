@@ -71,6 +71,19 @@ void CharNgramProfile::Add(std::string_view text) {
   ++texts_;
 }
 
+namespace {
+
+// One bucket's share of 2 JSD: pi log2(pi / mi) + qi log2(qi / mi) with mi = (pi + qi) / 2;
+// pi when qi = 0. Both Divergence() and the fused JensenShannon(text) use it, so they agree
+// bit for bit.
+inline double JsdTerm(double pi, double qi) {
+  if (qi <= 0) return pi;  // pi log2(pi / (pi / 2))
+  const double inverse_mean = 2.0 / (pi + qi);
+  return pi * std::log2(pi * inverse_mean) + qi * std::log2(qi * inverse_mean);
+}
+
+}  // namespace
+
 template <typename Removed>
 double CharNgramProfile::Divergence(const Sparse& p, Removed&& removed, uint64_t removed_total) const {
   if (p.empty() || total_ <= removed_total) return 1.0;
@@ -82,12 +95,7 @@ double CharNgramProfile::Divergence(const Sparse& p, Removed&& removed, uint64_t
   for (size_t i = 0; i < p.size(); ++i) {
     const auto& [bucket, pi] = p[i];
     const double qi = static_cast<double>(counts_[bucket] - removed(i)) / total;
-    if (qi > 0) {
-      const double mi = 0.5 * (pi + qi);
-      inside += pi * std::log2(pi / mi) + qi * std::log2(qi / mi);
-    } else {
-      inside += pi;  // pi log2(pi / (pi / 2))
-    }
+    inside += JsdTerm(pi, qi);
     q_inside += qi;
   }
   return std::clamp(0.5 * inside + 0.5 * (1.0 - q_inside), 0.0, 1.0);
@@ -113,12 +121,7 @@ double CharNgramProfile::JensenShannon(std::string_view text) const {
     while (j < buckets.size() && buckets[j] == buckets[i]) ++j;
     const double pi = static_cast<double>(j - i) / n;
     const double qi = static_cast<double>(counts_[buckets[i]]) / total;
-    if (qi > 0) {
-      const double mi = 0.5 * (pi + qi);
-      inside += pi * std::log2(pi / mi) + qi * std::log2(qi / mi);
-    } else {
-      inside += pi;
-    }
+    inside += JsdTerm(pi, qi);
     q_inside += qi;
     i = j;
   }

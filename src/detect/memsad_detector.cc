@@ -92,7 +92,9 @@ class MemsadDetector final : public WriteDetector {
   }
 
  private:
-  static MemsadMode ModeOf(const DetectorVerdict& v) { return static_cast<MemsadMode>(static_cast<int>(v.values[kMode])); }
+  static MemsadMode ModeOf(const DetectorVerdict& v) {
+    return static_cast<MemsadMode>(static_cast<int>(v.values[kMode]));
+  }
 
   WriteGateConfig::Memsad config_;
 };

@@ -27,7 +27,9 @@ class ValidationDetector final : public WriteDetector {
 
   nlohmann::json Detail(const DetectorVerdict& v) const override {
     nlohmann::json matched = nlohmann::json::array();
-    for (uint32_t i : v.items) matched.push_back({{"category", rules_->rules()[i].category}, {"rule", rules_->rules()[i].name}});
+    for (uint32_t i : v.items) {
+      matched.push_back({{"category", rules_->rules()[i].category}, {"rule", rules_->rules()[i].name}});
+    }
     return {{"matched", matched}};
   }
 

@@ -26,7 +26,7 @@ class WatermarkDetector final : public WriteDetector {
 
   std::string Reason(const DetectorVerdict& v) const override {
     return absl::StrFormat(
-        "watermark: z = %.2f is below %.2f (%d of %d substitution groups green, p = %.3g): the text was not marked "
+        "watermark: z = %.2f is below %.2f (%d of %d substitution sites green, p = %.3g): the text was not marked "
         "by a legitimate writer",
         v.score, v.threshold, static_cast<int>(v.values[kGreen]), static_cast<int>(v.values[kN]), v.values[kPValue]);
   }

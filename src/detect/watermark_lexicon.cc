@@ -5,8 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include <absl/strings/str_cat.h>
-
 namespace bulwark {
 namespace {
 
@@ -268,6 +266,26 @@ std::vector<WordGroupSpec> WordGroupSpecs() {
 constexpr std::array<std::string_view, 5> kTitles = {"Dr", "Mr", "Mrs", "Ms", "Prof"};
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+// Equality that rejects on the size and the first byte before calling memcmp: the word lists
+// below are compared with every token.
+bool Same(std::string_view a, std::string_view b) { return a.size() == b.size() && (a.empty() || a[0] == b[0]) && a == b; }
+
+// Whether `word` is in `list`.
+template <size_t N>
+bool InList(const std::array<std::string_view, N>& list, std::string_view word, size_t from = 0) {
+  for (size_t k = from; k < N; ++k) {
+    if (Same(list[k], word)) return true;
+  }
+  return false;
+}
+
+// `c` is one of `set` (a few characters: inlined, unlike string_view::find's memchr call).
+bool OneOf(char c, std::string_view set) {
+  for (char s : set) {
+    if (c == s) return true;
+  }
+  return false;
+}
 bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
 bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || IsUpper(c); }
 bool IsWordChar(char c) { return IsAlpha(c) || IsDigit(c) || static_cast<unsigned char>(c) >= 0x80; }
@@ -306,7 +324,9 @@ bool IsCloser(char c) { return IsSpace(c) || c == ')' || c == ']' || c == '}' ||
 bool RightOk(std::string_view t, size_t e) {
   if (e >= t.size() || IsCloser(t[e])) return true;
   const char c = t[e];
-  if (c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?') return e + 1 >= t.size() || IsCloser(t[e + 1]);
+  if (c == '.' || c == ',' || c == ';' || c == ':' || c == '!' || c == '?') {
+    return e + 1 >= t.size() || IsCloser(t[e + 1]);
+  }
   return false;
 }
 
@@ -352,7 +372,9 @@ constexpr std::array<std::string_view, 23> kMonthNames = {
     "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
     "December", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 
-bool IsMonthName(std::string_view w) { return std::find(kMonthNames.begin(), kMonthNames.end(), w) != kMonthNames.end(); }
+bool IsMonthName(std::string_view w) {
+  return InList(kMonthNames, w);
+}
 
 // "3 to 4pm", "3-4pm", "between 1 and 3 June": the second end of a range.
 bool EndsRange(std::string_view t, size_t i) {
@@ -408,8 +430,9 @@ uint64_t GroupKey(VariantKind kind, uint64_t value) {
 //
 // Variants of a time with minute 0: 4pm, 4 pm, 4:00pm, 4:00 pm, 16:00; with another minute:
 // 4:30pm, 4:30 pm, 16:30 (am, pm in any case). Only times from 13:00 to 23:59 and from 00:00 to
-// 09:59 (written 09:30) have the 24-hour form: a bare "10:30" or "12:30" may be either. The dotted "4 p.m." is not a site: its
-// period may also end the sentence, and removing it would change what the other sites read.
+// 09:59 (written 09:30) have the 24-hour form: a bare "10:30" or "12:30" may be either. The
+// dotted "4 p.m." is not a site: its period may also end the sentence, and removing it would
+// change what the other sites read.
 
 // The 24-hour form only where it cannot be read as 12-hour: 13:00-23:59 and 00:00-09:59.
 bool Has24HourForm(int minutes) { return minutes / 60 >= 13 || minutes / 60 <= 9; }
@@ -484,8 +507,9 @@ std::string RenderTime(int minutes, int variant) {
 // Dates: June 1, June 1st, 1 June, 1st June, Jun 1, 1 Jun (May has no abbreviation). Only with a
 // capitalized month name, without a year, and not as part of a range.
 
-constexpr std::array<std::string_view, 12> kMonths = {"January", "February", "March",     "April",   "May",      "June",
-                                                      "July",    "August",   "September", "October", "November", "December"};
+constexpr std::array<std::string_view, 12> kMonths = {"January", "February", "March",     "April",
+                                                      "May",     "June",     "July",      "August",
+                                                      "September", "October", "November", "December"};
 constexpr std::array<std::string_view, 12> kMonthAbbreviations = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 constexpr std::array<int, 12> kMonthDays = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -502,13 +526,14 @@ std::string_view Ordinal(int day) {
 
 // The month whose name (or abbreviation, setting *abbreviated) is exactly t[i, e); -1 if none.
 int MonthAt(std::string_view t, size_t i, size_t e, bool* abbreviated) {
+  if (e - i < 3 || e - i > 9 || !OneOf(t[i], "JFMASOND")) return -1;
   const std::string_view word = t.substr(i, e - i);
   for (int m = 0; m < 12; ++m) {
-    if (word == kMonths[m]) {
+    if (Same(word, kMonths[m])) {
       *abbreviated = false;
       return m;
     }
-    if (word == kMonthAbbreviations[m]) {
+    if (Same(word, kMonthAbbreviations[m])) {
       *abbreviated = m != 4;  // "May" is both
       return m;
     }
@@ -646,27 +671,36 @@ std::string NumberWord(int n) {
 // The number written in words as t[i, e) (any case): "seven", "twenty", "forty-two"; or 0.
 int ParseNumberWord(std::string_view t, size_t i, size_t e) {
   if (e - i < 3 || e - i > 13) return 0;
+  // Every number word from two to ninety-nine starts with one of these.
+  const char p[3] = {Lower(t[i]), Lower(t[i + 1]), Lower(t[i + 2])};
+  const std::string_view prefix(p, 3);
+  bool known = false;
+  for (std::string_view start : {"two", "thr", "thi", "twe", "ten", "fou", "for", "fiv", "fif", "six", "sev", "eig",
+                                 "ele", "nin"}) {
+    known = known || prefix == start;
+  }
+  if (!known) return 0;
   char buf[16];
   for (size_t k = i; k < e; ++k) buf[k - i] = Lower(t[k]);
   const std::string_view word(buf, e - i);
   const size_t hyphen = word.find('-');
   const std::string_view tens = word.substr(0, hyphen);
   for (int n = 2; n < 20; ++n) {
-    if (hyphen == std::string_view::npos && word == kSmallNumbers[static_cast<size_t>(n)]) return n;
+    if (hyphen == std::string_view::npos && Same(word, kSmallNumbers[static_cast<size_t>(n)])) return n;
   }
   for (int n = 2; n < 10; ++n) {
-    if (tens != kTens[static_cast<size_t>(n)]) continue;
+    if (!Same(tens, kTens[static_cast<size_t>(n)])) continue;
     if (hyphen == std::string_view::npos) return n * 10;
     const std::string_view unit = word.substr(hyphen + 1);
     for (int u = 1; u < 10; ++u) {
-      if (unit == kSmallNumbers[static_cast<size_t>(u)]) return n * 10 + u;
+      if (Same(unit, kSmallNumbers[static_cast<size_t>(u)])) return n * 10 + u;
     }
   }
   return 0;
 }
 
-constexpr std::array<std::string_view, 12> kIrregularPlurals = {"people", "children", "men",  "women", "feet", "teeth",
-                                                                "mice",   "geese",    "data", "media", "staff", "sheep"};
+constexpr std::array<std::string_view, 12> kIrregularPlurals = {
+    "people", "children", "men", "women", "feet", "teeth", "mice", "geese", "data", "media", "staff", "sheep"};
 // Words ending in "s" that are not plural nouns after a number.
 constexpr std::array<std::string_view, 44> kNotPlural = {
     "is",       "was",       "has",       "does",    "goes",    "this",     "its",      "his",     "hers",
@@ -681,11 +715,11 @@ bool IsPluralNoun(std::string_view word) {
     if (!(c >= 'a' && c <= 'z')) return false;
   }
   for (std::string_view w : kIrregularPlurals) {
-    if (word == w) return true;
+    if (Same(word, w)) return true;
   }
   if (word.back() != 's' || word.size() < 4) return false;
   for (std::string_view w : kNotPlural) {
-    if (word == w) return false;
+    if (Same(word, w)) return false;
   }
   return word.substr(word.size() - 2) != "ss" && word.substr(word.size() - 2) != "us";
 }
@@ -705,7 +739,7 @@ bool MatchCount(std::string_view t, size_t i, size_t e, VariantSite* site) {
       value = value * 10 + (t[k] - '0');
     }
   } else {
-    if (e + 1 >= t.size() || t[e] != ' ' || std::string_view("tfsenTFSEN").find(t[i]) == std::string_view::npos) {
+    if (e + 1 >= t.size() || t[e] != ' ' || !OneOf(t[i], "tfsenTFSEN")) {
       return false;
     }
     value = ParseNumberWord(t, i, e);
@@ -722,7 +756,7 @@ bool MatchCount(std::string_view t, size_t i, size_t e, VariantSite* site) {
     for (char& c : lower) c = Lower(c);
     const bool capital = std::any_of(before.begin(), before.end(), IsUpper) &&
                          !(IsUpper(before[0]) && AtSentenceStart(t, i - 1 - before.size()));
-    if (capital || std::find(kLabelWords.begin(), kLabelWords.end(), lower) != kLabelWords.end()) return false;
+    if (capital || InList(kLabelWords, lower)) return false;
   }
   site->begin = i;
   site->end = e;
@@ -767,8 +801,9 @@ class RecentSites {
 
 // The token at [i, e) up to its apostrophe: "we" for "we're", "It" for "It's".
 std::string_view BeforeApostrophe(std::string_view t, size_t i, size_t e) {
-  const std::string_view token = t.substr(i, e - i);
-  return token.substr(0, token.find('\''));
+  size_t k = i;
+  while (k < e && t[k] != '\'') ++k;
+  return t.substr(i, k - i);
 }
 
 bool IsConjunctionAt(std::string_view t, size_t i) {
@@ -784,7 +819,7 @@ bool IsConjunctionAt(std::string_view t, size_t i) {
 constexpr std::array<std::string_view, 6> kPronounSubjects = {"I", "we", "he", "she", "they", "you"};
 
 bool IsPronounSubject(std::string_view word) {
-  return std::find(kPronounSubjects.begin(), kPronounSubjects.end(), word) != kPronounSubjects.end();
+  return InList(kPronounSubjects, word);
 }
 
 void SetComma(VariantSite* site, size_t begin, size_t end, uint32_t which, bool comma) {
@@ -802,7 +837,7 @@ constexpr std::array<std::string_view, 4> kConjunctions = {"and", "or", "but", "
 
 // At the conjunction t[i, e).
 bool MatchConjunctionComma(std::string_view t, size_t i, size_t e, const RecentSites& recent, VariantSite* site) {
-  if (e - i > 3 || e - i < 2) return false;
+  if (e - i > 3 || e - i < 2 || !OneOf(t[i], "aobs")) return false;
   const std::string_view word = t.substr(i, e - i);
   const auto which = std::find(kConjunctions.begin(), kConjunctions.end(), word);
   if (which == kConjunctions.end()) return false;
@@ -860,24 +895,39 @@ constexpr std::array<std::string_view, 12> kSubjects = {"I",   "we",  "he",  "sh
 // At a subject t[i, e) that follows a sentence's opening phrase: the comma (or not) before it.
 bool MatchOpenerComma(std::string_view t, size_t i, size_t e, VariantSite* site) {
   if (i < 3 || t[i - 1] != ' ' || !(IsAlpha(t[i - 2]) || t[i - 2] == ',')) return false;
-  if (std::find(kSubjects.begin(), kSubjects.end(), BeforeApostrophe(t, i, e)) == kSubjects.end()) return false;
-  if (i < 3 || t[i - 1] != ' ') return false;
   const bool comma = t[i - 2] == ',';
   const size_t opener_end = comma ? i - 2 : i - 1;
   if (opener_end == 0 || !IsAlpha(t[opener_end - 1])) return false;
-  // The word before: a one-word opener, or "Last year", "In June", "On Monday", "In the morning".
+  if (!OneOf(t[i], "Iwhstymo")) return false;
+  const std::string_view subject = BeforeApostrophe(t, i, e);
+  if (subject.size() > 5 ||
+      !InList(kSubjects, subject)) {
+    return false;
+  }
+  // The word before: a one-word opener, or "Last year", "In June", "On Monday", "In the morning";
+  // first the cheap test that a sentence starts at most three words back.
   size_t b = opener_end;
   while (b > 0 && IsAlpha(t[b - 1])) --b;
+  {
+    size_t w = b;
+    bool near_start = AtSentenceStart(t, w);
+    for (int words = 1; words < 3 && !near_start && w >= 2 && t[w - 1] == ' '; ++words) {
+      w -= 1;
+      while (w > 0 && IsAlpha(t[w - 1])) --w;
+      near_start = AtSentenceStart(t, w);
+    }
+    if (!near_start) return false;
+  }
   const std::string_view last = t.substr(b, opener_end - b);
   size_t start = b;
-  bool opener = std::find(kOpeners.begin(), kOpeners.end(), last) != kOpeners.end();
+  bool opener = InList(kOpeners, last);
   if (!opener && b >= 2 && t[b - 1] == ' ') {
     const std::string_view first = PreviousToken(t, b);
     start = b - 1 - first.size();
-    const bool month = std::find(kMonths.begin(), kMonths.end(), last) != kMonths.end();
-    const bool weekday = std::find(kOpenerNouns.begin() + 12, kOpenerNouns.end(), last) != kOpenerNouns.end();
-    opener = (std::find(kOpenerDeterminers.begin(), kOpenerDeterminers.end(), first) != kOpenerDeterminers.end() &&
-              std::find(kOpenerNouns.begin(), kOpenerNouns.end(), last) != kOpenerNouns.end()) ||
+    const bool month = InList(kMonths, last);
+    const bool weekday = InList(kOpenerNouns, last, 12);
+    opener = (InList(kOpenerDeterminers, first) &&
+              InList(kOpenerNouns, last)) ||
              (first == "In" && month) || (first == "On" && weekday);
     if (!opener && first == "the" && (last == "morning" || last == "afternoon" || last == "evening") &&
         start >= 2 && t[start - 1] == ' ' && PreviousToken(t, start) == "In") {
@@ -906,7 +956,7 @@ bool MatchSentenceJoin(std::string_view t, size_t i, size_t e, VariantSite* site
   if (i < 4 || t[i - 1] != ' ' || (t[i - 2] != '.' && t[i - 2] != ';')) return false;
   std::string starter(BeforeApostrophe(t, i, e));
   for (char& c : starter) c = Lower(c);
-  if (std::find(kSentenceStarters.begin(), kSentenceStarters.end(), starter) == kSentenceStarters.end()) return false;
+  if (!InList(kSentenceStarters, starter)) return false;
   if (e + 1 >= t.size() || t[e] != ' ' || !IsWordChar(t[e + 1])) return false;
   // The word before the punctuation (letters, digits, ', -, %: every variant of a site that may
   // end there) is not an abbreviation, a title or an initial, nor part of one ("e.g.", "U.S.").
@@ -918,8 +968,8 @@ bool MatchSentenceJoin(std::string_view t, size_t i, size_t e, VariantSite* site
   std::string before(before_word);
   for (char& c : before) c = Lower(c);
   if (before.size() < 2 && !IsDigit(before[0])) return false;
-  if (std::find(kAbbreviations.begin(), kAbbreviations.end(), before) != kAbbreviations.end()) return false;
-  if (std::find(kTitles.begin(), kTitles.end(), before_word) != kTitles.end()) return false;
+  if (InList(kAbbreviations, before)) return false;
+  if (InList(kTitles, before_word)) return false;
   site->begin = i - 2;
   site->end = i;
   site->group.kind = VariantKind::kSentence;
@@ -934,10 +984,11 @@ bool MatchSentenceJoin(std::string_view t, size_t i, size_t e, VariantSite* site
 // Titles before a capitalized name: "Dr. Lee" | "Dr Lee".
 
 bool MatchTitle(std::string_view t, size_t i, size_t e, VariantSite* site) {
+  if (e - i < 2 || e - i > 4 || (t[i] != 'D' && t[i] != 'M' && t[i] != 'P')) return false;
   const std::string_view token = t.substr(i, e - i);
   int title = -1;
   for (size_t k = 0; k < kTitles.size(); ++k) {
-    if (token == kTitles[k]) title = static_cast<int>(k);
+    if (Same(token, kTitles[k])) title = static_cast<int>(k);
   }
   if (title < 0) return false;
   const bool period = e < t.size() && t[e] == '.';
@@ -967,7 +1018,7 @@ bool AtSentenceStart(std::string_view t, size_t i) {
   size_t b = j - 1;
   while (b > 0 && IsAlpha(t[b - 1])) --b;
   const std::string_view word = t.substr(b, j - 1 - b);
-  return std::find(kTitles.begin(), kTitles.end(), word) == kTitles.end();
+  return !InList(kTitles, word);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1026,46 +1077,47 @@ VariantSite WatermarkLexicon::WordSite(size_t begin, size_t end, const Form& for
   return site;
 }
 
-bool WatermarkLexicon::MatchWord(std::string_view t, size_t begin, VariantSite* site) const {
+bool WatermarkLexicon::MatchWord(std::string_view t, size_t begin, size_t e1, VariantSite* site) const {
   constexpr size_t kMaxForm = 40;
-  char buf[2 * kMaxForm + 1];
-  const size_t e1 = TokenEnd(t, begin);
   if (e1 - begin > kMaxForm) return false;
+  char buf[2 * kMaxForm + 2];
   for (size_t k = begin; k < e1; ++k) buf[k - begin] = Lower(t[k]);
   const std::string_view first(buf, e1 - begin);
-  // A two-word form, unless the next two words also form one ("we will not" is "we won't").
-  auto pair_at = [&](size_t b1, size_t e1_, size_t* e2_out, char* out) -> const Form* {
-    if (e1_ + 1 >= t.size() || t[e1_] != ' ' || !IsTokenStart(t, e1_ + 1) || e1_ - b1 > kMaxForm) return nullptr;
-    for (size_t k = b1; k < e1_; ++k) out[k - b1] = Lower(t[k]);
-    if (!MayStart(std::string_view(out, e1_ - b1), /*pair=*/true) ||
-        !pair_first_words_.contains(std::string_view(out, e1_ - b1))) {
+  // The two-word form starting with the word t[b1, e1_), whose lowercase is already in out[0,
+  // e1_ - b1); nullptr if none.
+  auto pair_at = [&](size_t b1, size_t e1_, char* out, size_t* e2_out) -> const Form* {
+    const std::string_view word(out, e1_ - b1);
+    if (!MayStart(word, /*pair=*/true) || e1_ + 1 >= t.size() || t[e1_] != ' ' || !IsTokenStart(t, e1_ + 1) ||
+        !pair_first_words_.contains(word)) {
       return nullptr;
     }
     const size_t e2 = TokenEnd(t, e1_ + 1);
     if (e2 - b1 > 2 * kMaxForm) return nullptr;
     for (size_t k = e1_; k < e2; ++k) out[k - b1] = Lower(t[k]);
-    const std::string_view pair(out, e2 - b1);
-    const Form* form = FindForm(pair);
+    const Form* form = FindForm(std::string_view(out, e2 - b1));
     if (form == nullptr || !RightOk(t, e2)) return nullptr;
     *e2_out = e2;
     return form;
   };
+  // A two-word form, unless the next two words also form one ("we will not" is "we won't").
   size_t e2 = 0;
-  if (const Form* pair = pair_at(begin, e1, &e2, buf); pair != nullptr && ContextAllowed(t, begin, e2, *pair)) {
-    char next_buf[2 * kMaxForm + 1];
+  if (const Form* pair = pair_at(begin, e1, buf, &e2); pair != nullptr && ContextAllowed(t, begin, e2, *pair)) {
+    const size_t b2 = e1 + 1, b2_end = TokenEnd(t, b2);
+    char next[2 * kMaxForm + 2];
     size_t e3 = 0;
-    const size_t b2 = e1 + 1;
-    if (pair_at(b2, TokenEnd(t, b2), &e3, next_buf) == nullptr) {
+    if (b2_end - b2 > kMaxForm) return false;
+    for (size_t k = b2; k < b2_end; ++k) next[k - b2] = Lower(t[k]);
+    if (pair_at(b2, b2_end, next, &e3) == nullptr) {
       *site = WordSite(begin, e2, *pair);
       return true;
     }
   }
-  for (size_t k = begin; k < e1; ++k) buf[k - begin] = Lower(t[k]);  // pair_at overwrote it
   if (!RightOk(t, e1)) return false;
   size_t end = e1;
-  const Form* single = MayStart(first, /*pair=*/false) || first.ends_with("'s") ? FindForm(first) : nullptr;
+  const bool possessive = first.size() > 2 && first.substr(first.size() - 2) == "'s";
+  const Form* single = MayStart(first, /*pair=*/false) ? FindForm(first) : nullptr;
   // A possessive: "Mum's" is a site at "Mum".
-  if (single == nullptr && first.size() > 2 && first.substr(first.size() - 2) == "'s") {
+  if (single == nullptr && possessive) {
     end = e1 - 2;
     single = FindForm(first.substr(0, first.size() - 2));
   }
@@ -1120,7 +1172,7 @@ void WatermarkLexicon::Scan(std::string_view t, absl::FunctionRef<void(const Var
       } else if (IsAlpha(t[i])) {
         found = MatchCount(t, i, e, &site);
       }
-      found = found || (IsAlpha(t[i]) && MatchWord(t, i, &site));
+      found = found || (IsAlpha(t[i]) && MatchWord(t, i, e, &site));
       if (found) {
         recent.Add(site.begin, site.end);
         fn(site);

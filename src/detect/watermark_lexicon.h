@@ -97,7 +97,8 @@ class WatermarkLexicon {
   static constexpr size_t kMaxIndexedLength = 24;
   bool CaseAllowed(std::string_view text, size_t begin, const Form& form) const;
   bool ContextAllowed(std::string_view text, size_t begin, size_t end, const Form& form) const;
-  bool MatchWord(std::string_view text, size_t begin, VariantSite* site) const;
+  // The word form at the token t[begin, end), or the two-word form it starts.
+  bool MatchWord(std::string_view text, size_t begin, size_t end, VariantSite* site) const;
   VariantSite WordSite(size_t begin, size_t end, const Form& form) const;
 
   std::vector<std::vector<std::string>> words_;  // display forms by group

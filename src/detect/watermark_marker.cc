@@ -116,7 +116,8 @@ MarkedText MarkText(std::string_view text, const WatermarkScheme& scheme, double
       if (site.group.kind == VariantKind::kSentence) {
         // ". The" | "; the": the next word's capital goes with the period ("I" keeps its own).
         const bool period = choice[i] == 0;
-        const bool pronoun_i = end < text.size() && text[end] == 'I' && (end + 1 >= text.size() || !IsAlpha(text[end + 1]));
+        const bool pronoun_i =
+            end < text.size() && text[end] == 'I' && (end + 1 >= text.size() || !IsAlpha(text[end + 1]));
         if (!pronoun_i) {
           const bool next_changed = i + 1 < sites.size() && sites[i + 1].site.begin == end && changed(i + 1);
           if (next_changed) {

@@ -245,7 +245,10 @@ TEST(WatermarkTest, UnmarkedBenignTextVerifiesAtMostAtTheNominalRate) {
     // Texts share sites (the first serial comma, "do not"), so under one key their outcomes are
     // correlated: the tolerance is 6 binomial standard deviations rather than 3.
     const double sd = std::sqrt(expected_rate * (1 - expected_rate) / (64.0 * corpus->size()));
-    std::cout << (corpus == &memories ? "benign memories" : corpus == &notes ? "notes of 300-800 bytes" : "enterprise paragraphs") << ": unmarked pass rate "
+    const char* name = corpus == &memories ? "benign memories"
+                       : corpus == &notes  ? "notes of 300-800 bytes"
+                                           : "enterprise paragraphs";
+    std::cout << name << ": unmarked pass rate "
               << rate << " (" << passes << " of " << trials << "), exact expectation " << expected_rate
               << ", nominal " << nominal << "; markable " << markable << " of " << corpus->size() << "\n";
     EXPECT_LE(expected_rate, nominal);

@@ -177,7 +177,9 @@ TEST_F(WriteGateTest, DefaultCompositeFalsePositiveRateOnTheBenignCorpus) {
     }
     std::cout << (with_history ? "after 350 benign searches" : "fresh namespace") << ": " << flagged << " of "
               << memories.size() << " benign memories flagged";
-    for (const auto& [name, count] : by_detector) std::cout << "; " << name << " " << count << " (max score " << max_score[name] << ")";
+    for (const auto& [name, count] : by_detector) {
+      std::cout << "; " << name << " " << count << " (max score " << max_score[name] << ")";
+    }
     std::cout << "\n";
     EXPECT_LE(flagged, memories.size() / 100) << (with_history ? "with history" : "fresh");
   }
