@@ -11,7 +11,7 @@
 namespace bulwark::attack {
 namespace {
 
-MinjaTarget Target() {
+MinjaTarget ReportMinjaTarget() {
   return {.questions = testing::ReportVictimQueries(),
           .target_topic = "quarterly report submission",
           .poison_goal = testing::kReportGoal};
@@ -31,7 +31,7 @@ TEST(MinjaTest, AutoStoredRecordsLandInMemoryAndPlainVictimQueriesRetrieveThem) 
   ASSERT_NE(store, nullptr);
   ASSERT_TRUE(testing::AddBenign(*store, "user"));
   AutoStoringAgent agent(store.get(), "user");
-  auto result = RunMinja(agent, Target(), {.seed = 1});
+  auto result = RunMinja(agent, ReportMinjaTarget(), {.seed = 1});
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->record_ids.size(), 10u);
   // Progressive shortening: the last queries carry (almost) no indication.
@@ -65,8 +65,8 @@ TEST(MinjaTest, RejectsBadOptions) {
   ASSERT_NE(store, nullptr);
   AutoStoringAgent agent(store.get(), "user");
   EXPECT_FALSE(RunMinja(agent, {}, {}).ok());
-  EXPECT_FALSE(RunMinja(agent, Target(), {.rounds = 0}).ok());
-  EXPECT_FALSE(RunMinja(agent, Target(), {.keep_start = 0}).ok());
+  EXPECT_FALSE(RunMinja(agent, ReportMinjaTarget(), {.rounds = 0}).ok());
+  EXPECT_FALSE(RunMinja(agent, ReportMinjaTarget(), {.keep_start = 0}).ok());
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "bulwark/memory_store.h"
 #include "cli/eval_commands.h"
 #include "cli/jsonl_import.h"
+#include "cli/query_file.h"
 #include "eval/rates.h"
 #include "eval/report.h"
 #include "eval/roc.h"
@@ -35,7 +36,7 @@
 namespace bulwark::cli {
 namespace {
 
-constexpr char kPrincipal[] = "eval:detect";
+constexpr char kDetectPrincipal[] = "eval:detect";
 
 struct PoisonFile {
   std::vector<NewEntry> entries;
@@ -77,28 +78,6 @@ absl::StatusOr<PoisonFile> ReadPoisonFile(const std::string& path, const ImportL
   if (!entries.ok()) return absl::InvalidArgumentError(absl::StrCat(path, ": ", entries.status().message()));
   poison.entries = *std::move(entries);
   return poison;
-}
-
-// Queries: one per line, plain text or {"query": "..."}.
-absl::StatusOr<std::vector<std::string>> ReadQueryFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::vector<std::string> out;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (line.front() != '{') {
-      out.push_back(line);
-      continue;
-    }
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object() || !j.contains("query") || !j["query"].is_string()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(path, ": line ", number, ": expected {\"query\": \"...\"}"));
-    }
-    out.push_back(j["query"].get<std::string>());
-  }
-  return out;
 }
 
 // Per-detector tallies over the written entries.
@@ -190,7 +169,7 @@ class EvalDetectCommand : public EvalSubcommand {
 
     const size_t steps = 4 + queries->size() + poison->victim_queries.size();
     EvalProgress progress = ctx.Progress("eval detect", steps);
-    auto stored_reference = (*store)->AddBatch(ns, *reference, kPrincipal);
+    auto stored_reference = (*store)->AddBatch(ns, *reference, kDetectPrincipal);
     if (!stored_reference.ok()) return ctx.Fail(stored_reference.status());
     progress.Step();
 
@@ -216,10 +195,10 @@ class EvalDetectCommand : public EvalSubcommand {
     if (!summary.ok()) return ctx.Fail(summary.status());
     progress.Step();
 
-    auto stored_benign = (*store)->AddBatch(ns, *benign, kPrincipal);
+    auto stored_benign = (*store)->AddBatch(ns, *benign, kDetectPrincipal);
     if (!stored_benign.ok()) return ctx.Fail(stored_benign.status());
     progress.Step();
-    auto stored_poison = (*store)->AddBatch(ns, poison->entries, kPrincipal);
+    auto stored_poison = (*store)->AddBatch(ns, poison->entries, kDetectPrincipal);
     if (!stored_poison.ok()) return ctx.Fail(stored_poison.status());
     progress.Step();
 

@@ -46,7 +46,7 @@
 namespace bulwark::cli {
 namespace {
 
-constexpr char kPrincipal[] = "eval:smoothing";
+constexpr char kSmoothingPrincipal[] = "eval:smoothing";
 constexpr double kFamilyAlpha = 0.05;
 
 struct Scenario {
@@ -234,7 +234,7 @@ class EvalSmoothingCommand : public EvalSubcommand {
           }
         }
         const std::string ns = absl::StrCat("smoothing-", c, "-", si);
-        auto added = (*store)->AddBatch(ns, entries, kPrincipal);
+        auto added = (*store)->AddBatch(ns, entries, kSmoothingPrincipal);
         if (!added.ok()) return ctx.Fail(added.status());
         auto pool = (*store)->Search(ns, s.question, {.k = static_cast<int>(entries.size())});
         if (!pool.ok()) return ctx.Fail(pool.status());

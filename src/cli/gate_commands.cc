@@ -9,6 +9,7 @@
 #include <absl/strings/str_format.h>
 
 #include "cli/jsonl_import.h"
+#include "cli/query_file.h"
 #include "detect/watermark_marker.h"
 #include "detect/write_gate.h"
 
@@ -18,31 +19,6 @@ namespace {
 int Fail(std::ostream& err, const absl::Status& status) {
   err << "error: " << status.message() << "\n";
   return 1;
-}
-
-// One query per non-empty line; a line that is a JSON object contributes its "query" (or "text").
-absl::StatusOr<std::vector<std::string>> ReadQueries(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::vector<std::string> queries;
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    if (line.front() == '{') {
-      auto j = nlohmann::json::parse(line, nullptr, false);
-      const char* field = j.is_object() && j.contains("query") ? "query" : "text";
-      if (!j.is_object() || !j.contains(field) || !j[field].is_string()) {
-        return absl::InvalidArgumentError(absl::StrCat(path, " line ", number, ": expected {\"query\": \"...\"}"));
-      }
-      queries.push_back(j[field].get<std::string>());
-    } else {
-      queries.push_back(line);
-    }
-  }
-  if (queries.empty()) return absl::InvalidArgumentError(absl::StrCat(path, " holds no query"));
-  return queries;
 }
 
 void PrintCalibration(std::ostream& out, const std::string& ns, const nlohmann::json& c) {
@@ -74,7 +50,7 @@ int RunCalibrate(MemoryStore& store, const std::string& name_space, const Calibr
   request.target_fpr = flags.target_fpr;
   request.kappa = flags.kappa;
   if (!flags.queries_file.empty()) {
-    auto queries = ReadQueries(flags.queries_file);
+    auto queries = ReadQueryFile(flags.queries_file);
     if (!queries.ok()) return Fail(err, queries.status());
     request.queries = *std::move(queries);
   }

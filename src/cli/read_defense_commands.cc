@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bulwark/memory_store.h"
+#include "cli/query_file.h"
 #include "core/hex.h"
 #include "core/strings.h"
 #include "gate/gate_fit_report.h"
@@ -31,28 +32,6 @@ int Fail(const CommandEnv& env, const absl::Status& status) {
 
 std::filesystem::path DatabasePath(const CommandEnv& env) {
   return std::filesystem::path(env.store) / kDatabaseFile;
-}
-
-// Queries from a file: one per line, either plain text or a JSON object with "query". Blank
-// lines are skipped. InvalidArgument names the bad line.
-absl::StatusOr<std::vector<std::string>> ReadQueries(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::vector<std::string> out;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    if (line.front() != '{') {
-      out.push_back(line);
-      continue;
-    }
-    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
-    if (!j.is_object() || !j.contains("query") || !j["query"].is_string()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ":", number, ": expected {\"query\": \"...\"}"));
-    }
-    out.push_back(j["query"].get<std::string>());
-  }
-  return out;
 }
 
 // A labelled set: JSONL {"query": "...", "label": "benign" | "triggered"} (or 0 / 1).
@@ -345,7 +324,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
   std::vector<std::string> benign_text, triggered_text;
   std::vector<std::vector<float>> benign, triggered;
   if (!f.benign_file.empty()) {
-    auto read = ReadQueries(f.benign_file);
+    auto read = ReadQueryFile(f.benign_file);
     if (!read.ok()) return Fail(env, read.status());
     benign_text = *std::move(read);
     auto embedded = embedder.EmbedBatch(benign_text);
@@ -357,7 +336,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     source["benign"] = absl::StrCat("recent history (", benign.size(), " queries)");
   }
   if (!f.triggered_file.empty()) {
-    auto read = ReadQueries(f.triggered_file);
+    auto read = ReadQueryFile(f.triggered_file);
     if (!read.ok()) return Fail(env, read.status());
     triggered_text = *std::move(read);
     source["triggered"] = absl::StrCat("file ", f.triggered_file);

@@ -13,11 +13,6 @@
 namespace bulwark {
 namespace {
 
-const InnerProductKernels& Kernels() {
-  static const InnerProductKernels& kernels = KernelsFor(BestSimdLevel());
-  return kernels;
-}
-
 std::string EncodeVectors(const std::vector<std::vector<float>>& vectors) {
   std::string raw;
   for (const auto& v : vectors) raw.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(float));
@@ -66,7 +61,7 @@ std::vector<float> ProbeCentroid(std::span<const std::vector<float>> probes, siz
 
 double ProactiveScore(std::span<const float> embedding, std::span<const float> probe_centroid) {
   if (probe_centroid.size() != embedding.size()) return 0;
-  return Kernels().dot(probe_centroid.data(), embedding.data(), embedding.size());
+  return BestKernels().dot(probe_centroid.data(), embedding.data(), embedding.size());
 }
 
 double ProactiveScore(std::span<const float> embedding, std::span<const std::vector<float>> probes) {

@@ -10,15 +10,6 @@
 #include "index/inner_product.h"
 
 namespace bulwark {
-namespace {
-
-const InnerProductKernels& Kernels() {
-  static const InnerProductKernels& kernels = KernelsFor(BestSimdLevel());
-  return kernels;
-}
-
-}  // namespace
-
 std::string_view ToString(MemsadMode mode) {
   switch (mode) {
     case MemsadMode::kMax: return "max";
@@ -52,7 +43,7 @@ MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const float* 
   if (count == 0 || candidate.size() != dim) return scores;
   thread_local std::vector<float> dots;
   dots.resize(count);
-  Kernels().dot_rows(candidate.data(), rows, count, dim, dots.data());
+  BestKernels().dot_rows(candidate.data(), rows, count, dim, dots.data());
   double sum = 0;
   float best = -std::numeric_limits<float>::infinity();
   for (size_t i = 0; i < count; ++i) {
@@ -84,7 +75,7 @@ MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const QueryHi
     for (size_t b = 0; b < count; b += kBlock) {
       const size_t n = std::min(kBlock, count - b);
       for (size_t i = 0; i < n; ++i) rows[i] = run + (b + i) * dim;
-      Kernels().dot_rows(candidate.data(), rows, n, dim, dots);
+      BestKernels().dot_rows(candidate.data(), rows, n, dim, dots);
       for (size_t i = 0; i < n; ++i) {
         sum += dots[i];
         if (dots[i] > best) {
@@ -157,7 +148,7 @@ double BenignCeiling(std::span<const float> victim_query, std::span<const std::v
   double ceiling = 0;
   for (const auto& m : reference) {
     if (m.size() != victim_query.size()) continue;
-    const double d = Kernels().dot(m.data(), victim_query.data(), m.size());
+    const double d = BestKernels().dot(m.data(), victim_query.data(), m.size());
     if (!any || d > ceiling) ceiling = d;
     any = true;
   }

@@ -9,7 +9,7 @@ namespace bulwark {
 namespace {
 
 // DetectorVerdict::values slots.
-enum Slot { kMode, kSMax, kSMean, kSComb, kHistorySize, kMu, kSigma, kKappa, kEta, kSBar, kHasVictim };
+enum MemsadSlot { kMode, kSMax, kSMean, kSComb, kHistorySize, kMu, kSigma, kKappa, kEta, kSBar, kHasVictim };
 
 class MemsadDetector final : public WriteDetector {
  public:

@@ -6,7 +6,7 @@ namespace bulwark {
 namespace {
 
 // DetectorVerdict::values slots.
-enum Slot { kN, kGreen, kExpected, kPValue };
+enum WatermarkSlot { kN, kGreen, kExpected, kPValue };
 
 class WatermarkDetector final : public WriteDetector {
  public:

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <absl/strings/ascii.h>
+
 namespace bulwark {
 namespace {
 
@@ -265,7 +267,6 @@ std::vector<WordGroupSpec> WordGroupSpecs() {
 
 constexpr std::array<std::string_view, 5> kTitles = {"Dr", "Mr", "Mrs", "Ms", "Prof"};
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 // Equality that rejects on the size and the first byte before calling memcmp: the word lists
 // below are compared with every token.
 bool Same(std::string_view a, std::string_view b) { return a.size() == b.size() && (a.empty() || a[0] == b[0]) && a == b; }
@@ -286,11 +287,8 @@ bool OneOf(char c, std::string_view set) {
   }
   return false;
 }
-bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
-bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || IsUpper(c); }
-bool IsWordChar(char c) { return IsAlpha(c) || IsDigit(c) || static_cast<unsigned char>(c) >= 0x80; }
+bool IsWordChar(char c) { return absl::ascii_isalpha(c) || absl::ascii_isdigit(c) || static_cast<unsigned char>(c) >= 0x80; }
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-char Lower(char c) { return IsUpper(c) ? static_cast<char>(c + 32) : c; }
 
 bool IsTokenStart(std::string_view t, size_t i) {
   if (i >= t.size() || !IsWordChar(t[i])) return false;
@@ -333,19 +331,19 @@ bool RightOk(std::string_view t, size_t e) {
 bool EqualsLower(std::string_view t, size_t i, std::string_view lowercase) {
   if (i + lowercase.size() > t.size()) return false;
   for (size_t k = 0; k < lowercase.size(); ++k) {
-    if (Lower(t[i + k]) != lowercase[k]) return false;
+    if (absl::ascii_tolower(t[i + k]) != lowercase[k]) return false;
   }
   return true;
 }
 
 // Reads 1 or 2 digits at i (no leading zero unless `allow_zero`); returns the count of digits.
 int ReadSmallNumber(std::string_view t, size_t i, int* value, bool allow_zero) {
-  if (i >= t.size() || !IsDigit(t[i]) || (!allow_zero && t[i] == '0')) return 0;
+  if (i >= t.size() || !absl::ascii_isdigit(t[i]) || (!allow_zero && t[i] == '0')) return 0;
   int n = 1, v = t[i] - '0';
-  if (i + 1 < t.size() && IsDigit(t[i + 1])) {
+  if (i + 1 < t.size() && absl::ascii_isdigit(t[i + 1])) {
     v = v * 10 + (t[i + 1] - '0');
     n = 2;
-    if (i + 2 < t.size() && IsDigit(t[i + 2])) return 0;
+    if (i + 2 < t.size() && absl::ascii_isdigit(t[i + 2])) return 0;
   }
   *value = v;
   return n;
@@ -361,12 +359,12 @@ std::string_view PreviousToken(std::string_view t, size_t i) {
 
 bool IsRangeWord(std::string_view w) {
   std::string lower(w);
-  for (char& c : lower) c = Lower(c);
+  for (char& c : lower) c = absl::ascii_tolower(c);
   return lower == "to" || lower == "and" || lower == "or" || lower == "until" || lower == "till" ||
          lower == "through" || lower == "thru";
 }
 
-bool EndsWithDigit(std::string_view w) { return !w.empty() && IsDigit(w.back()); }
+bool EndsWithDigit(std::string_view w) { return !w.empty() && absl::ascii_isdigit(w.back()); }
 
 constexpr std::array<std::string_view, 23> kMonthNames = {
     "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
@@ -398,7 +396,7 @@ bool StartsRange(std::string_view t, size_t e) {
     const size_t w = TokenEnd(t, j);
     if (w > j && IsRangeWord(t.substr(j, w - j)) && w + 1 < t.size() && t[w] == ' ') {
       // "4pm to 6pm", "June 1 to 3", "December 19 to December 22".
-      return IsDigit(t[w + 1]) || IsMonthName(t.substr(w + 1, TokenEnd(t, w + 1) - w - 1));
+      return absl::ascii_isdigit(t[w + 1]) || IsMonthName(t.substr(w + 1, TokenEnd(t, w + 1) - w - 1));
     }
   }
   return false;
@@ -410,7 +408,7 @@ bool FollowedByYear(std::string_view t, size_t e) {
   if (j >= t.size() || t[j] != ' ') return false;
   ++j;
   for (int k = 0; k < 4; ++k, ++j) {
-    if (j >= t.size() || !IsDigit(t[j])) return false;
+    if (j >= t.size() || !absl::ascii_isdigit(t[j])) return false;
   }
   return j >= t.size() || !IsWordChar(t[j]);
 }
@@ -445,8 +443,8 @@ bool MatchTime(std::string_view t, size_t i, VariantSite* site) {
   if (hour_digits == 0) return false;
   size_t j = i + static_cast<size_t>(hour_digits);
   int minute = -1;
-  if (j + 2 < t.size() && t[j] == ':' && IsDigit(t[j + 1]) && IsDigit(t[j + 2]) &&
-      (j + 3 >= t.size() || !IsDigit(t[j + 3]))) {
+  if (j + 2 < t.size() && t[j] == ':' && absl::ascii_isdigit(t[j + 1]) && absl::ascii_isdigit(t[j + 2]) &&
+      (j + 3 >= t.size() || !absl::ascii_isdigit(t[j + 3]))) {
     minute = (t[j + 1] - '0') * 10 + (t[j + 2] - '0');
     if (minute > 59) return false;
     j += 3;
@@ -457,7 +455,7 @@ bool MatchTime(std::string_view t, size_t i, VariantSite* site) {
   int pm = -1;
   size_t end = 0;
   if ((EqualsLower(t, s, "am") || EqualsLower(t, s, "pm")) && (s + 2 >= t.size() || !IsWordChar(t[s + 2]))) {
-    pm = Lower(t[s]) == 'p';
+    pm = absl::ascii_tolower(t[s]) == 'p';
     end = s + 2;
   }
   int minutes, variant;
@@ -589,7 +587,7 @@ bool MatchDayMonth(std::string_view t, size_t i, VariantSite* site) {
   size_t j = i + static_cast<size_t>(digits);
   const bool ordinal = t.substr(j, 2) == Ordinal(day);
   if (ordinal) j += 2;
-  if (j + 1 >= t.size() || t[j] != ' ' || !IsUpper(t[j + 1])) return false;
+  if (j + 1 >= t.size() || t[j] != ' ' || !absl::ascii_isupper(t[j + 1])) return false;
   const size_t e = TokenEnd(t, j + 1);
   bool abbreviated = false;
   const int month = MonthAt(t, j + 1, e, &abbreviated);
@@ -618,10 +616,10 @@ std::string RenderDate(int month, int day, int variant) {
 
 bool MatchPercent(std::string_view t, size_t i, VariantSite* site) {
   size_t j = i;
-  while (j < t.size() && j - i < 9 && IsDigit(t[j])) ++j;
-  if (j < t.size() && t[j] == '.' && j + 1 < t.size() && IsDigit(t[j + 1])) {
+  while (j < t.size() && j - i < 9 && absl::ascii_isdigit(t[j])) ++j;
+  if (j < t.size() && t[j] == '.' && j + 1 < t.size() && absl::ascii_isdigit(t[j + 1])) {
     ++j;
-    while (j < t.size() && IsDigit(t[j])) ++j;
+    while (j < t.size() && absl::ascii_isdigit(t[j])) ++j;
   }
   const size_t number_end = j;
   int variant;
@@ -672,7 +670,7 @@ std::string NumberWord(int n) {
 int ParseNumberWord(std::string_view t, size_t i, size_t e) {
   if (e - i < 3 || e - i > 13) return 0;
   // Every number word from two to ninety-nine starts with one of these.
-  const char p[3] = {Lower(t[i]), Lower(t[i + 1]), Lower(t[i + 2])};
+  const char p[3] = {absl::ascii_tolower(t[i]), absl::ascii_tolower(t[i + 1]), absl::ascii_tolower(t[i + 2])};
   const std::string_view prefix(p, 3);
   bool known = false;
   for (std::string_view start : {"two", "thr", "thi", "twe", "ten", "fou", "for", "fiv", "fif", "six", "sev", "eig",
@@ -681,7 +679,7 @@ int ParseNumberWord(std::string_view t, size_t i, size_t e) {
   }
   if (!known) return 0;
   char buf[16];
-  for (size_t k = i; k < e; ++k) buf[k - i] = Lower(t[k]);
+  for (size_t k = i; k < e; ++k) buf[k - i] = absl::ascii_tolower(t[k]);
   const std::string_view word(buf, e - i);
   const size_t hyphen = word.find('-');
   const std::string_view tens = word.substr(0, hyphen);
@@ -732,10 +730,10 @@ constexpr std::array<std::string_view, 34> kLabelWords = {
 
 bool MatchCount(std::string_view t, size_t i, size_t e, VariantSite* site) {
   int value = 0, variant = 0;
-  if (IsDigit(t[i])) {
+  if (absl::ascii_isdigit(t[i])) {
     if (e - i > 2 || t[i] == '0') return false;
     for (size_t k = i; k < e; ++k) {
-      if (!IsDigit(t[k])) return false;
+      if (!absl::ascii_isdigit(t[k])) return false;
       value = value * 10 + (t[k] - '0');
     }
   } else {
@@ -753,9 +751,9 @@ bool MatchCount(std::string_view t, size_t i, size_t e, VariantSite* site) {
   // starts the sentence).
   if (const std::string_view before = PreviousToken(t, i); !before.empty()) {
     std::string lower(before);
-    for (char& c : lower) c = Lower(c);
-    const bool capital = std::any_of(before.begin(), before.end(), IsUpper) &&
-                         !(IsUpper(before[0]) && AtSentenceStart(t, i - 1 - before.size()));
+    for (char& c : lower) c = absl::ascii_tolower(c);
+    const bool capital = std::any_of(before.begin(), before.end(), absl::ascii_isupper) &&
+                         !(absl::ascii_isupper(before[0]) && AtSentenceStart(t, i - 1 - before.size()));
     if (capital || InList(kLabelWords, lower)) return false;
   }
   site->begin = i;
@@ -894,10 +892,10 @@ constexpr std::array<std::string_view, 12> kSubjects = {"I",   "we",  "he",  "sh
 
 // At a subject t[i, e) that follows a sentence's opening phrase: the comma (or not) before it.
 bool MatchOpenerComma(std::string_view t, size_t i, size_t e, VariantSite* site) {
-  if (i < 3 || t[i - 1] != ' ' || !(IsAlpha(t[i - 2]) || t[i - 2] == ',')) return false;
+  if (i < 3 || t[i - 1] != ' ' || !(absl::ascii_isalpha(t[i - 2]) || t[i - 2] == ',')) return false;
   const bool comma = t[i - 2] == ',';
   const size_t opener_end = comma ? i - 2 : i - 1;
-  if (opener_end == 0 || !IsAlpha(t[opener_end - 1])) return false;
+  if (opener_end == 0 || !absl::ascii_isalpha(t[opener_end - 1])) return false;
   if (!OneOf(t[i], "Iwhstymo")) return false;
   const std::string_view subject = BeforeApostrophe(t, i, e);
   if (subject.size() > 5 ||
@@ -907,13 +905,13 @@ bool MatchOpenerComma(std::string_view t, size_t i, size_t e, VariantSite* site)
   // The word before: a one-word opener, or "Last year", "In June", "On Monday", "In the morning";
   // first the cheap test that a sentence starts at most three words back.
   size_t b = opener_end;
-  while (b > 0 && IsAlpha(t[b - 1])) --b;
+  while (b > 0 && absl::ascii_isalpha(t[b - 1])) --b;
   {
     size_t w = b;
     bool near_start = AtSentenceStart(t, w);
     for (int words = 1; words < 3 && !near_start && w >= 2 && t[w - 1] == ' '; ++words) {
       w -= 1;
-      while (w > 0 && IsAlpha(t[w - 1])) --w;
+      while (w > 0 && absl::ascii_isalpha(t[w - 1])) --w;
       near_start = AtSentenceStart(t, w);
     }
     if (!near_start) return false;
@@ -955,7 +953,7 @@ constexpr std::array<std::string_view, 24> kAbbreviations = {
 bool MatchSentenceJoin(std::string_view t, size_t i, size_t e, VariantSite* site) {
   if (i < 4 || t[i - 1] != ' ' || (t[i - 2] != '.' && t[i - 2] != ';')) return false;
   std::string starter(BeforeApostrophe(t, i, e));
-  for (char& c : starter) c = Lower(c);
+  for (char& c : starter) c = absl::ascii_tolower(c);
   if (!InList(kSentenceStarters, starter)) return false;
   if (e + 1 >= t.size() || t[e] != ' ' || !IsWordChar(t[e + 1])) return false;
   // The word before the punctuation (letters, digits, ', -, %: every variant of a site that may
@@ -966,8 +964,8 @@ bool MatchSentenceJoin(std::string_view t, size_t i, size_t e, VariantSite* site
   if (b == word_end || (b > 0 && t[b - 1] == '.')) return false;
   const std::string_view before_word = t.substr(b, word_end - b);
   std::string before(before_word);
-  for (char& c : before) c = Lower(c);
-  if (before.size() < 2 && !IsDigit(before[0])) return false;
+  for (char& c : before) c = absl::ascii_tolower(c);
+  if (before.size() < 2 && !absl::ascii_isdigit(before[0])) return false;
   if (InList(kAbbreviations, before)) return false;
   if (InList(kTitles, before_word)) return false;
   site->begin = i - 2;
@@ -993,7 +991,7 @@ bool MatchTitle(std::string_view t, size_t i, size_t e, VariantSite* site) {
   if (title < 0) return false;
   const bool period = e < t.size() && t[e] == '.';
   const size_t end = period ? e + 1 : e;
-  if (end + 1 >= t.size() || t[end] != ' ' || !IsUpper(t[end + 1])) return false;
+  if (end + 1 >= t.size() || t[end] != ' ' || !absl::ascii_isupper(t[end + 1])) return false;
   site->begin = i;
   site->end = end;
   site->group.kind = VariantKind::kTitle;
@@ -1016,7 +1014,7 @@ bool AtSentenceStart(std::string_view t, size_t i) {
   if (c != '.') return false;
   // Not after a title's period ("Dr. Grey").
   size_t b = j - 1;
-  while (b > 0 && IsAlpha(t[b - 1])) --b;
+  while (b > 0 && absl::ascii_isalpha(t[b - 1])) --b;
   const std::string_view word = t.substr(b, j - 1 - b);
   return !InList(kTitles, word);
 }
@@ -1028,7 +1026,7 @@ WatermarkLexicon::WatermarkLexicon() {
     const auto group = static_cast<uint32_t>(words_.size());
     for (size_t v = 0; v < spec.forms.size(); ++v) {
       std::string lower = spec.forms[v];
-      for (char& c : lower) c = Lower(c);
+      for (char& c : lower) c = absl::ascii_tolower(c);
       const bool inserted = forms_.emplace(lower, Form{group, static_cast<uint8_t>(v)}).second;
       if (!inserted) std::abort();  // a form in two groups: a bug in the table (see the test)
       auto index = [&](std::vector<std::array<bool, kMaxIndexedLength + 1>>& starts, std::string_view word) {
@@ -1081,7 +1079,7 @@ bool WatermarkLexicon::MatchWord(std::string_view t, size_t begin, size_t e1, Va
   constexpr size_t kMaxForm = 40;
   if (e1 - begin > kMaxForm) return false;
   char buf[2 * kMaxForm + 2];
-  for (size_t k = begin; k < e1; ++k) buf[k - begin] = Lower(t[k]);
+  for (size_t k = begin; k < e1; ++k) buf[k - begin] = absl::ascii_tolower(t[k]);
   const std::string_view first(buf, e1 - begin);
   // The two-word form starting with the word t[b1, e1_), whose lowercase is already in out[0,
   // e1_ - b1); nullptr if none.
@@ -1093,7 +1091,7 @@ bool WatermarkLexicon::MatchWord(std::string_view t, size_t begin, size_t e1, Va
     }
     const size_t e2 = TokenEnd(t, e1_ + 1);
     if (e2 - b1 > 2 * kMaxForm) return nullptr;
-    for (size_t k = e1_; k < e2; ++k) out[k - b1] = Lower(t[k]);
+    for (size_t k = e1_; k < e2; ++k) out[k - b1] = absl::ascii_tolower(t[k]);
     const Form* form = FindForm(std::string_view(out, e2 - b1));
     if (form == nullptr || !RightOk(t, e2)) return nullptr;
     *e2_out = e2;
@@ -1106,7 +1104,7 @@ bool WatermarkLexicon::MatchWord(std::string_view t, size_t begin, size_t e1, Va
     char next[2 * kMaxForm + 2];
     size_t e3 = 0;
     if (b2_end - b2 > kMaxForm) return false;
-    for (size_t k = b2; k < b2_end; ++k) next[k - b2] = Lower(t[k]);
+    for (size_t k = b2; k < b2_end; ++k) next[k - b2] = absl::ascii_tolower(t[k]);
     if (pair_at(b2, b2_end, next, &e3) == nullptr) {
       *site = WordSite(begin, e2, *pair);
       return true;
@@ -1131,7 +1129,7 @@ bool WatermarkLexicon::ContextAllowed(std::string_view t, size_t begin, size_t e
     if (end + 1 >= t.size() || t[end] != ' ' || !IsTokenStart(t, end + 1)) return false;
     const size_t next_end = TokenEnd(t, end + 1);
     std::string next(t.substr(end + 1, next_end - end - 1));
-    for (char& c : next) c = Lower(c);
+    for (char& c : next) c = absl::ascii_tolower(c);
     if (next == "been" || next == "got" || next == "gotten" || next == "had") return false;
   }
   return CaseAllowed(t, begin, form);
@@ -1140,9 +1138,9 @@ bool WatermarkLexicon::ContextAllowed(std::string_view t, size_t begin, size_t e
 bool WatermarkLexicon::CaseAllowed(std::string_view t, size_t begin, const Form& form) const {
   // A capitalized word inside a sentence is probably a name ("Harbour Street", "Mr Grey"): not a
   // site, unless the form is capitalized itself ("OK", "I'm", "TV").
-  if (!IsUpper(t[begin])) return true;
+  if (!absl::ascii_isupper(t[begin])) return true;
   const std::string& display = words_[form.group][form.variant];
-  return IsUpper(display[0]) || AtSentenceStart(t, begin);
+  return absl::ascii_isupper(display[0]) || AtSentenceStart(t, begin);
 }
 
 void WatermarkLexicon::Scan(std::string_view t, absl::FunctionRef<void(const VariantSite&)> fn) const {
@@ -1155,7 +1153,7 @@ void WatermarkLexicon::Scan(std::string_view t, absl::FunctionRef<void(const Var
     }
     const size_t e = TokenEnd(t, i);
     // Commas before the token (their span ends where it starts).
-    if (VariantSite comma; IsAlpha(t[i]) && (MatchOpenerComma(t, i, e, &comma) ||
+    if (VariantSite comma; absl::ascii_isalpha(t[i]) && (MatchOpenerComma(t, i, e, &comma) ||
                                               MatchConjunctionComma(t, i, e, recent, &comma) ||
                                               MatchSentenceJoin(t, i, e, &comma))) {
       recent.Add(comma.begin, comma.end);
@@ -1164,15 +1162,15 @@ void WatermarkLexicon::Scan(std::string_view t, absl::FunctionRef<void(const Var
     if (LeftOk(t, i)) {
       VariantSite site;
       bool found = false;
-      if (IsDigit(t[i])) {
+      if (absl::ascii_isdigit(t[i])) {
         found = MatchTime(t, i, &site) || MatchDayMonth(t, i, &site) || MatchPercent(t, i, &site) ||
                 MatchCount(t, i, e, &site);
-      } else if (IsUpper(t[i])) {
+      } else if (absl::ascii_isupper(t[i])) {
         found = MatchMonthDay(t, i, e, &site) || MatchTitle(t, i, e, &site) || MatchCount(t, i, e, &site);
-      } else if (IsAlpha(t[i])) {
+      } else if (absl::ascii_isalpha(t[i])) {
         found = MatchCount(t, i, e, &site);
       }
-      found = found || (IsAlpha(t[i]) && MatchWord(t, i, e, &site));
+      found = found || (absl::ascii_isalpha(t[i]) && MatchWord(t, i, e, &site));
       if (found) {
         recent.Add(site.begin, site.end);
         fn(site);
@@ -1204,7 +1202,7 @@ std::string WatermarkLexicon::Render(const VariantSite& site, std::string_view t
     case VariantKind::kPercent: {
       const std::string_view span = text.substr(site.begin, site.end - site.begin);
       size_t n = 0;
-      while (n < span.size() && (IsDigit(span[n]) || span[n] == '.')) ++n;
+      while (n < span.size() && (absl::ascii_isdigit(span[n]) || span[n] == '.')) ++n;
       const std::string_view number = span.substr(0, n);
       const char* forms[] = {"%", " percent", " per cent"};
       return std::string(number) + forms[variant];

@@ -3,21 +3,17 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include <absl/strings/ascii.h>
+
 namespace bulwark {
 namespace {
 
-bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
-bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
-bool IsAlpha(char c) { return IsUpper(c) || IsLower(c); }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-char Upper(char c) { return IsLower(c) ? static_cast<char>(c - 32) : c; }
-char Lower(char c) { return IsUpper(c) ? static_cast<char>(c + 32) : c; }
 
 bool AllCapsWord(std::string_view s) {
   int letters = 0;
   for (char c : s) {
-    if (IsLower(c)) return false;
-    letters += IsUpper(c);
+    if (absl::ascii_islower(c)) return false;
+    letters += absl::ascii_isupper(c);
   }
   return letters >= 2;
 }
@@ -28,9 +24,9 @@ bool AllCapsWord(std::string_view s) {
 std::string MatchCase(std::string_view original, std::string_view original_display, std::string replacement,
                       bool sentence_start) {
   if (AllCapsWord(original) && !AllCapsWord(original_display)) {
-    for (char& c : replacement) c = Upper(c);
-  } else if (sentence_start || (IsUpper(original[0]) && !IsUpper(original_display[0]))) {
-    if (!replacement.empty()) replacement[0] = Upper(replacement[0]);
+    for (char& c : replacement) c = absl::ascii_toupper(c);
+  } else if (sentence_start || (absl::ascii_isupper(original[0]) && !absl::ascii_isupper(original_display[0]))) {
+    if (!replacement.empty()) replacement[0] = absl::ascii_toupper(replacement[0]);
   }
   return replacement;
 }
@@ -39,15 +35,15 @@ std::string MatchCase(std::string_view original, std::string_view original_displ
 // read aloud (8, 11, 18, 80-89, 800...).
 bool TakesAn(std::string_view word) {
   if (word.empty()) return false;
-  if (IsDigit(word[0])) {
+  if (absl::ascii_isdigit(word[0])) {
     size_t digits = 0;
-    while (digits < word.size() && IsDigit(word[digits])) ++digits;
+    while (digits < word.size() && absl::ascii_isdigit(word[digits])) ++digits;
     const std::string_view number = word.substr(0, digits);
     if (number[0] == '8') return true;
     return (number.substr(0, 2) == "11" || number.substr(0, 2) == "18") && (digits == 2 || digits == 4 || digits == 5);
   }
   std::string lower(word.substr(0, std::min<size_t>(word.size(), 6)));
-  for (char& c : lower) c = static_cast<char>(IsUpper(c) ? c + 32 : c);
+  for (char& c : lower) c = static_cast<char>(absl::ascii_isupper(c) ? c + 32 : c);
   for (std::string_view consonant_sound : {"one", "once", "uni", "use", "usu", "eu", "ewe", "uk"}) {
     if (lower.rfind(consonant_sound, 0) == 0) return false;
   }
@@ -65,8 +61,8 @@ bool TakesAn(std::string_view word) {
 bool ArticleBefore(std::string_view text, size_t begin, size_t* start) {
   if (begin < 2 || text[begin - 1] != ' ') return false;
   size_t b = begin - 1;
-  while (b > 0 && IsAlpha(text[b - 1])) --b;
-  if (b > 0 && (IsAlpha(text[b - 1]) || IsDigit(text[b - 1]) || text[b - 1] == '-' || text[b - 1] == '\'')) {
+  while (b > 0 && absl::ascii_isalpha(text[b - 1])) --b;
+  if (b > 0 && (absl::ascii_isalpha(text[b - 1]) || absl::ascii_isdigit(text[b - 1]) || text[b - 1] == '-' || text[b - 1] == '\'')) {
     return false;
   }
   const std::string_view word = text.substr(b, begin - 1 - b);
@@ -110,20 +106,20 @@ MarkedText MarkText(std::string_view text, const WatermarkScheme& scheme, double
           MatchCase(original, lexicon.Render(site, text, site.variant), lexicon.Render(site, text, choice[i]),
                     AtSentenceStart(text, site.begin));
       if (recase != 0 && begin == pos) {  // this site starts the word a join re-cases
-        replacement[0] = recase > 0 ? Upper(replacement[0]) : Lower(replacement[0]);
+        replacement[0] = recase > 0 ? absl::ascii_toupper(replacement[0]) : absl::ascii_tolower(replacement[0]);
       }
       recase = 0;
       if (site.group.kind == VariantKind::kSentence) {
         // ". The" | "; the": the next word's capital goes with the period ("I" keeps its own).
         const bool period = choice[i] == 0;
         const bool pronoun_i =
-            end < text.size() && text[end] == 'I' && (end + 1 >= text.size() || !IsAlpha(text[end + 1]));
+            end < text.size() && text[end] == 'I' && (end + 1 >= text.size() || !absl::ascii_isalpha(text[end + 1]));
         if (!pronoun_i) {
           const bool next_changed = i + 1 < sites.size() && sites[i + 1].site.begin == end && changed(i + 1);
           if (next_changed) {
             recase = period ? 1 : -1;
           } else if (end < text.size()) {
-            replacement.push_back(period ? Upper(text[end]) : Lower(text[end]));
+            replacement.push_back(period ? absl::ascii_toupper(text[end]) : absl::ascii_tolower(text[end]));
             ++end;
           }
         }
@@ -134,7 +130,7 @@ MarkedText MarkText(std::string_view text, const WatermarkScheme& scheme, double
         const std::string_view a = text.substr(article, begin - 1 - article);
         const bool has_an = a.size() == 2;
         if (const bool an = TakesAn(replacement); has_an != an) {
-          const bool upper = IsUpper(a[0]), all_upper = a == "AN";
+          const bool upper = absl::ascii_isupper(a[0]), all_upper = a == "AN";
           const char* fixed = an ? (upper ? "An " : "an ") : (all_upper || upper ? "A " : "a ");
           replacement.insert(0, fixed);
           begin = article;

@@ -8,10 +8,10 @@
 namespace bulwark {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kUndefinedRate = std::numeric_limits<double>::quiet_NaN();
 
 double FractionAbove(std::span<const double> scores, double threshold) {
-  if (scores.empty()) return kNaN;
+  if (scores.empty()) return kUndefinedRate;
   size_t n = 0;
   for (double s : scores) n += s > threshold ? 1 : 0;
   return static_cast<double>(n) / static_cast<double>(scores.size());
@@ -20,7 +20,7 @@ double FractionAbove(std::span<const double> scores, double threshold) {
 }  // namespace
 
 double Auroc(std::span<const double> benign, std::span<const double> triggered) {
-  if (benign.empty() || triggered.empty()) return kNaN;
+  if (benign.empty() || triggered.empty()) return kUndefinedRate;
   std::vector<double> b(benign.begin(), benign.end());
   std::sort(b.begin(), b.end());
   double wins = 0;
@@ -33,7 +33,7 @@ double Auroc(std::span<const double> benign, std::span<const double> triggered) 
 }
 
 double FprAtTpr(std::span<const double> benign, std::span<const double> triggered, double tpr) {
-  if (benign.empty() || triggered.empty()) return kNaN;
+  if (benign.empty() || triggered.empty()) return kUndefinedRate;
   std::vector<double> t(triggered.begin(), triggered.end());
   std::sort(t.begin(), t.end(), std::greater<>());
   // Flag at least ceil(tpr * n) triggered scores: the threshold is the ceil(tpr * n)-th highest.

@@ -122,11 +122,6 @@ absl::Status CheckVectors(std::span<const std::vector<float>> rows, size_t dimen
   return absl::OkStatus();
 }
 
-const InnerProductKernels& Kernels() {
-  static const InnerProductKernels& kernels = KernelsFor(BestSimdLevel());
-  return kernels;
-}
-
 template <typename T>
 void Append(std::string* out, const T& value) {
   out->append(reinterpret_cast<const char*>(&value), sizeof(T));  // little-endian host
@@ -283,7 +278,7 @@ void GateModel::BuildRowPointers() {
 }
 
 double GateModel::ScoreOf(GateScore score, std::span<const float> z) const {
-  const InnerProductKernels& k = Kernels();
+  const InnerProductKernels& k = BestKernels();
   const size_t d = static_cast<size_t>(dimension_);
   switch (score) {
     case GateScore::kCentroid: {

@@ -232,6 +232,11 @@ SimdLevel BestSimdLevel() {
   return best;
 }
 
+const InnerProductKernels& BestKernels() {
+  static const InnerProductKernels& kernels = KernelsFor(BestSimdLevel());
+  return kernels;
+}
+
 const InnerProductKernels& KernelsFor(SimdLevel level) {
 #if BULWARK_X86
   switch (level) {

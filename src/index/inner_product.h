@@ -40,4 +40,7 @@ struct InnerProductKernels {
 // the instructions raises SIGILL.
 const InnerProductKernels& KernelsFor(SimdLevel level);
 
+// KernelsFor(BestSimdLevel()): the kernels every caller that is not a kernel test wants.
+const InnerProductKernels& BestKernels();
+
 }  // namespace bulwark

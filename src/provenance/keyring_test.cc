@@ -24,6 +24,7 @@
 
 #include "bulwark/env.h"
 #include "core/hex.h"
+#include "testing/counting_env.h"
 
 namespace bulwark {
 namespace {
@@ -31,19 +32,7 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-// Deterministic randomness (bytes seed, seed+1, ...) and a clock that ticks 1 us per call.
-class FakeEnv final : public Env {
- public:
-  explicit FakeEnv(uint8_t seed = 0) : next_byte_(seed) {}
-  int64_t NowMicros() override { return now_us_++; }
-  void RandomBytes(std::span<uint8_t> out) override {
-    for (uint8_t& b : out) b = next_byte_++;
-  }
-
- private:
-  uint8_t next_byte_;
-  int64_t now_us_ = 1700000000000000;
-};
+using FakeEnv = testing::CountingEnv;
 
 mode_t FileMode(const fs::path& path) {
   struct stat st {};

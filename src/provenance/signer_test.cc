@@ -21,6 +21,7 @@
 
 #include "bulwark/env.h"
 #include "core/hex.h"
+#include "testing/counting_env.h"
 
 namespace bulwark {
 namespace {
@@ -29,19 +30,7 @@ namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// Deterministic randomness (bytes seed, seed+1, ...) and a clock that ticks 1 us per call.
-class FakeEnv final : public Env {
- public:
-  explicit FakeEnv(uint8_t seed = 0) : next_byte_(seed) {}
-  int64_t NowMicros() override { return now_us_++; }
-  void RandomBytes(std::span<uint8_t> out) override {
-    for (uint8_t& b : out) b = next_byte_++;
-  }
-
- private:
-  uint8_t next_byte_;
-  int64_t now_us_ = 1700000000000000;
-};
+using FakeEnv = testing::CountingEnv;
 
 std::vector<uint8_t> Bytes(std::string_view s) { return {s.begin(), s.end()}; }
 

@@ -99,6 +99,10 @@ nlohmann::json ErrorBody(const absl::Status& status) {
   return ErrorBody(ApiCodeOf(status), ToStd(status.message()));
 }
 
+absl::Status Forbidden(std::string_view message) {
+  return ApiError(absl::StatusCode::kPermissionDenied, "forbidden", message);
+}
+
 absl::Status EntryNotFound() { return ApiError(absl::StatusCode::kNotFound, "not_found", "entry not found"); }
 
 absl::Status NamespaceNotFound() {

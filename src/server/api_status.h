@@ -37,4 +37,7 @@ nlohmann::json ErrorBody(std::string_view api_code, std::string_view message);
 absl::Status EntryNotFound();      // 404 {"code": "not_found", "message": "entry not found"}
 absl::Status NamespaceNotFound();  // 404 {"code": "namespace_not_found", "message": "namespace not found"}
 
+// 403 {"code": "forbidden", "message": message}.
+absl::Status Forbidden(std::string_view message);
+
 }  // namespace bulwark::server

@@ -13,10 +13,6 @@ absl::Status Unauthenticated(std::string_view message) {
   return ApiError(absl::StatusCode::kUnauthenticated, "unauthenticated", message);
 }
 
-absl::Status Forbidden(std::string_view message) {
-  return ApiError(absl::StatusCode::kPermissionDenied, "forbidden", message);
-}
-
 }  // namespace
 
 Principal InsecureDevPrincipal() {

@@ -22,10 +22,6 @@
 namespace bulwark::server {
 namespace {
 
-absl::Status Forbidden(std::string_view message) {
-  return ApiError(absl::StatusCode::kPermissionDenied, "forbidden", message);
-}
-
 // A malformed id is the caller's mistake whatever the namespace: 400 before any lookup.
 absl::Status CheckEntryId(std::string_view id) {
   if (IsValidEntryId(id)) return absl::OkStatus();
