@@ -94,11 +94,18 @@ absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& 
   cal.target_fpr = input.target_fpr;
 
   // MemSAD+: pooled baseline of the whole reference set; each reference entry's JSD is taken
-  // against the baseline without it (leave one out), as a new benign write would see it.
+  // against the baseline without it (leave one out), as a new benign write would see it. The
+  // length model is fitted on those JSDs and the threshold set on their residuals.
   auto baseline = std::make_shared<CharNgramProfile>();
   for (const auto& t : input.reference_texts) baseline->Add(t);
   std::vector<double> jsd;
-  for (const auto& t : input.reference_texts) jsd.push_back(baseline->JensenShannonLeavingOut(t));
+  std::vector<size_t> trigrams;
+  for (const auto& t : input.reference_texts) {
+    jsd.push_back(baseline->JensenShannonLeavingOut(t));
+    trigrams.push_back(CharNgramProfile::TrigramCount(t));
+  }
+  cal.memsad_plus_length = JsdLengthModel::Fit(trigrams, jsd);
+  for (size_t i = 0; i < jsd.size(); ++i) jsd[i] = cal.memsad_plus_length.Residual(jsd[i], trigrams[i]);
   cal.memsad_plus_threshold = ThresholdAtFpr(jsd, input.target_fpr);
   cal.baseline = baseline;
 
@@ -119,7 +126,9 @@ absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& 
 nlohmann::json NamespaceCalibration::ToJson(bool with_data) const {
   nlohmann::json j = {{"target_fpr", target_fpr}, {"calibrated_at_us", calibrated_at_us}, {"provenance", provenance}};
   j["memsad"] = memsad ? memsad->ToJson() : nlohmann::json(nullptr);
-  j["memsad_plus"] = memsad_plus_threshold ? nlohmann::json{{"threshold", *memsad_plus_threshold}} : nlohmann::json(nullptr);
+  j["memsad_plus"] = memsad_plus_threshold ? nlohmann::json{{"threshold", *memsad_plus_threshold},
+                                                             {"length_model", memsad_plus_length.ToJson()}}
+                                           : nlohmann::json(nullptr);
   j["proactive"] = proactive_tau ? nlohmann::json{{"tau", *proactive_tau}} : nlohmann::json(nullptr);
   j["reference_count"] = reference.size();
   if (with_data) {
@@ -140,7 +149,14 @@ absl::StatusOr<NamespaceCalibration> NamespaceCalibration::FromJson(const nlohma
       if (!m.ok()) return m.status();
       cal.memsad = *m;
     }
-    if (!j.at("memsad_plus").is_null()) cal.memsad_plus_threshold = j.at("memsad_plus").at("threshold").get<double>();
+    if (const nlohmann::json& plus = j.at("memsad_plus"); !plus.is_null()) {
+      cal.memsad_plus_threshold = plus.at("threshold").get<double>();
+      // Absent in calibrations stored before the length correction: raw JSD (slope 0).
+      if (plus.contains("length_model")) {
+        cal.memsad_plus_length.intercept = plus.at("length_model").at("intercept").get<double>();
+        cal.memsad_plus_length.slope = plus.at("length_model").at("slope").get<double>();
+      }
+    }
     if (!j.at("proactive").is_null()) cal.proactive_tau = j.at("proactive").at("tau").get<double>();
     auto reference = DecodeVectors(j.at("reference_embeddings").get<std::string>(), j.at("reference_count").get<size_t>());
     if (!reference.ok()) return reference.status();

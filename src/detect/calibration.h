@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "detect/char_ngram_profile.h"
+#include "detect/jsd_length_model.h"
 #include "detect/memsad.h"
 
 namespace bulwark {
@@ -23,6 +24,9 @@ struct NamespaceCalibration {
   std::optional<MemsadCalibration> memsad;
   std::vector<std::vector<float>> reference;  // embeddings of M_ref
   std::shared_ptr<const CharNgramProfile> baseline;
+  // MemSAD+ scores JSD minus its expectation at the entry's length (jsd_length_model.h); the
+  // threshold applies to that residual.
+  JsdLengthModel memsad_plus_length;
   std::optional<double> memsad_plus_threshold;
   std::optional<double> proactive_tau;
   double target_fpr = 0.01;

@@ -63,6 +63,12 @@ void CharNgramProfile::Distribution(std::string_view text, std::vector<uint32_t>
   }
 }
 
+size_t CharNgramProfile::TrigramCount(std::string_view text) {
+  size_t n = 0;
+  ForEachBucket(text, [&](uint32_t) { ++n; });
+  return n;
+}
+
 void CharNgramProfile::Add(std::string_view text) {
   ForEachBucket(text, [&](uint32_t b) {
     ++counts_[b];

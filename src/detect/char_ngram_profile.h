@@ -33,6 +33,8 @@ class CharNgramProfile {
   // The same into `out`, reusing its capacity and that of `scratch` (no allocation once they
   // have grown to the text's size).
   static void Distribution(std::string_view text, std::vector<uint32_t>* scratch, Sparse* out);
+  // The number of trigrams of `text` (with repeats): the sample size behind its distribution.
+  static size_t TrigramCount(std::string_view text);
 
   // The baseline: accumulate texts, then read probabilities (pooled trigram counts).
   void Add(std::string_view text);
