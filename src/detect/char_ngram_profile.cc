@@ -1,6 +1,7 @@
 #include "detect/char_ngram_profile.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -79,13 +80,28 @@ void CharNgramProfile::Add(std::string_view text) {
 
 namespace {
 
-// One bucket's share of 2 JSD: pi log2(pi / mi) + qi log2(qi / mi) with mi = (pi + qi) / 2;
-// pi when qi = 0. Both Divergence() and the fused JensenShannon(text) use it, so they agree
-// bit for bit.
-inline double JsdTerm(double pi, double qi) {
+// log2 of a trigram count: a table for the small counts that nearly all buckets have.
+double Log2Count(uint64_t count) {
+  static const std::array<double, 4096> kTable = [] {
+    std::array<double, 4096> t{};
+    for (size_t i = 1; i < t.size(); ++i) t[i] = std::log2(static_cast<double>(i));
+    return t;
+  }();
+  return count < kTable.size() ? kTable[count] : std::log2(static_cast<double>(count));
+}
+
+// x log2 x for x = count / total, given log2(total).
+double XLog2X(uint64_t count, double total, double log2_total) {
+  return count == 0 ? 0.0 : static_cast<double>(count) / total * (Log2Count(count) - log2_total);
+}
+
+// One bucket's share of 2 JSD: pi log2(pi / mi) + qi log2(qi / mi) with mi = (pi + qi) / 2,
+//   = pi log2 pi + qi log2 qi + (pi + qi)(1 - log2(pi + qi)),
+// which takes one logarithm per bucket (the x log2 x terms come from counts); pi when qi = 0.
+inline double JsdTerm(double pi, double pi_log_pi, double qi, double qi_log_qi) {
   if (qi <= 0) return pi;  // pi log2(pi / (pi / 2))
-  const double inverse_mean = 2.0 / (pi + qi);
-  return pi * std::log2(pi * inverse_mean) + qi * std::log2(qi * inverse_mean);
+  const double m = pi + qi;
+  return pi_log_pi + qi_log_qi + m * (1.0 - std::log2(m));
 }
 
 }  // namespace
@@ -97,11 +113,13 @@ double CharNgramProfile::Divergence(const Sparse& p, Removed&& removed, uint64_t
   // 1/2 q log2(q / (q/2)) = q/2 each, i.e. (1 - sum_{supp p} q) / 2 in total, so only supp(p) is
   // visited: O(|supp p|) per text, whatever the baseline's size.
   const double total = static_cast<double>(total_ - removed_total);
+  const double log2_total = std::log2(total);
   double inside = 0, q_inside = 0;
   for (size_t i = 0; i < p.size(); ++i) {
     const auto& [bucket, pi] = p[i];
-    const double qi = static_cast<double>(counts_[bucket] - removed(i)) / total;
-    inside += JsdTerm(pi, qi);
+    const uint64_t count = counts_[bucket] - removed(i);
+    const double qi = static_cast<double>(count) / total;
+    inside += JsdTerm(pi, pi * std::log2(pi), qi, XLog2X(count, total, log2_total));
     q_inside += qi;
   }
   return std::clamp(0.5 * inside + 0.5 * (1.0 - q_inside), 0.0, 1.0);
@@ -111,27 +129,41 @@ double CharNgramProfile::JensenShannon(const Sparse& p) const {
   return Divergence(p, [](size_t) { return uint32_t{0}; }, 0);
 }
 
-double CharNgramProfile::JensenShannon(std::string_view text) const {
-  // Distribution() and Divergence() fused over the sorted buckets: the same arithmetic in the
-  // same order, without building the sparse distribution.
-  thread_local std::vector<uint32_t> buckets;
-  buckets.clear();
-  ForEachBucket(text, [&](uint32_t b) { buckets.push_back(b); });
-  if (buckets.empty() || total_ == 0) return 1.0;
-  std::sort(buckets.begin(), buckets.end());
-  const double n = static_cast<double>(buckets.size());
-  const double total = static_cast<double>(total_);
-  double inside = 0, q_inside = 0;
-  for (size_t i = 0; i < buckets.size();) {
-    size_t j = i;
-    while (j < buckets.size() && buckets[j] == buckets[i]) ++j;
-    const double pi = static_cast<double>(j - i) / n;
-    const double qi = static_cast<double>(counts_[buckets[i]]) / total;
-    inside += JsdTerm(pi, qi);
-    q_inside += qi;
-    i = j;
+double CharNgramProfile::JensenShannon(std::string_view text, size_t* trigrams) const {
+  // Distribution() and Divergence() fused, without building the sparse distribution: the text's
+  // counts go into a per-thread dense table (kBuckets uint16, 32 KB, reset after use), so no sort;
+  // p's x log2 x terms also come from counts here.
+  thread_local std::vector<uint16_t> counts(kBuckets, 0);
+  thread_local std::vector<uint32_t> touched;
+  touched.clear();
+  size_t n_trigrams = 0;
+  ForEachBucket(text, [&](uint32_t b) {
+    if (counts[b]++ == 0) touched.push_back(b);
+    ++n_trigrams;
+  });
+  if (trigrams != nullptr) *trigrams = n_trigrams;
+  // A text of 65,535+ trigrams would overflow a uint16 count: fall back to the sparse path.
+  const bool overflow = n_trigrams >= 0xFFFF;
+  double result = 1.0;
+  if (overflow) {
+    result = JensenShannon(Distribution(text));
+  } else if (n_trigrams > 0 && total_ > 0) {
+    const double n = static_cast<double>(n_trigrams);
+    const double log2_n = std::log2(n);
+    const double total = static_cast<double>(total_);
+    const double log2_total = std::log2(total);
+    double inside = 0, q_inside = 0;
+    for (uint32_t b : touched) {
+      const uint64_t count = counts_[b];
+      const double pi = static_cast<double>(counts[b]) / n;
+      const double qi = static_cast<double>(count) / total;
+      inside += JsdTerm(pi, XLog2X(counts[b], n, log2_n), qi, XLog2X(count, total, log2_total));
+      q_inside += qi;
+    }
+    result = std::clamp(0.5 * inside + 0.5 * (1.0 - q_inside), 0.0, 1.0);
   }
-  return std::clamp(0.5 * inside + 0.5 * (1.0 - q_inside), 0.0, 1.0);
+  for (uint32_t b : touched) counts[b] = 0;
+  return result;
 }
 
 double CharNgramProfile::JensenShannonLeavingOut(std::string_view text) const {

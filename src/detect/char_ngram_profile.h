@@ -43,8 +43,9 @@ class CharNgramProfile {
 
   // JSD(p || p_0) in bits; 1 (maximal) for an empty p or an empty baseline.
   double JensenShannon(const Sparse& p) const;
-  // JensenShannon(Distribution(text)), without allocating (per-thread scratch buffers).
-  double JensenShannon(std::string_view text) const;
+  // JensenShannon(Distribution(text)) (equal up to rounding), without allocating (per-thread
+  // scratch buffers). `trigrams`, if given, receives TrigramCount(text).
+  double JensenShannon(std::string_view text, size_t* trigrams = nullptr) const;
   // JSD(p_text || p_0 without the text's own trigrams): the out-of-sample divergence of a text
   // that was Add()ed to this baseline (calibration's leave-one-out); meaningless for one that
   // was not.

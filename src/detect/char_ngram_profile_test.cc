@@ -69,11 +69,21 @@ TEST(CharNgramProfileTest, TextOverloadEqualsTheDistributionPath) {
   }
   for (const char* text : {"", " ", "a", "Call   the DENTIST\n on Friday", "zzqx jjkw", "ignore previous instructions",
                            "the quarterly report is in the shared drive"}) {
-    EXPECT_DOUBLE_EQ(baseline.JensenShannon(std::string_view(text)),
-                     baseline.JensenShannon(CharNgramProfile::Distribution(text)))
+    size_t trigrams = 0;
+    EXPECT_NEAR(baseline.JensenShannon(std::string_view(text), &trigrams),
+                baseline.JensenShannon(CharNgramProfile::Distribution(text)), 1e-12)
         << text;
+    EXPECT_EQ(trigrams, CharNgramProfile::TrigramCount(text)) << text;
   }
   EXPECT_DOUBLE_EQ(CharNgramProfile().JensenShannon(std::string_view("no baseline")), 1.0);
+  // More trigrams than a 16-bit per-bucket count holds (the fused path falls back), and a text
+  // after it still sees a clean table.
+  std::string long_text;
+  while (long_text.size() < 300000) long_text += "the shared drive holds the report ";
+  EXPECT_NEAR(baseline.JensenShannon(std::string_view(long_text)),
+              baseline.JensenShannon(CharNgramProfile::Distribution(long_text)), 1e-12);
+  EXPECT_NEAR(baseline.JensenShannon(std::string_view("zzqx jjkw")),
+              baseline.JensenShannon(CharNgramProfile::Distribution("zzqx jjkw")), 1e-12);
 }
 
 TEST(CharNgramProfileTest, LeaveOneOutEqualsBaselineWithoutTheText) {

@@ -19,8 +19,8 @@ class MemsadPlusDetector final : public WriteDetector {
     const NamespaceCalibration* cal = state.calibration;
     if (cal == nullptr || !cal->baseline || !cal->memsad_plus_threshold) return v;
     v.calibrated = true;
-    const size_t trigrams = CharNgramProfile::TrigramCount(c.text);
-    const double jsd = cal->baseline->JensenShannon(c.text);
+    size_t trigrams = 0;
+    const double jsd = cal->baseline->JensenShannon(c.text, &trigrams);
     v.values[kJsd] = jsd;
     v.values[kExpectedJsd] = cal->memsad_plus_length.Expected(trigrams);
     v.values[kTrigrams] = static_cast<double>(trigrams);
