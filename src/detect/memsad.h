@@ -39,8 +39,12 @@ struct MemsadScores {
 // inner-product kernels (the O(md) cost of Algorithm 1).
 MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const float* const* rows, size_t count,
                                  size_t dim);
-// The same scores over a QueryHistory, streaming its contiguous rows: one pass computes the max
-// and the mean together, without allocating. Bit-identical to the overload above on the same rows.
+// The same scores over a QueryHistory. Below 128 rows, one float32 pass (bit-identical to the
+// overload above); from 128 rows on, without a full float32 pass: the mean from the history's
+// running row sum (one dot product), the max from its int8 bounds plus exact float32 dot
+// products of the rows that can still be the max. s_max and argmax are bit-identical to the
+// overload above on the same rows; s_mean equals it up to rounding (|diff| < 1e-6 for unit
+// vectors: the sum is taken in double here, over float32 dot products there).
 MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const QueryHistory::View& history);
 
 // Theorem 11: with probability >= 1 - delta,

@@ -77,11 +77,34 @@ TEST(MemsadScoresTest, HistoryViewEqualsRowPointers) {
     history.Read([&](const QueryHistory::View& h) {
       const MemsadScores s = ScoreAgainstHistory(c, h);
       EXPECT_EQ(s.s_max, expected.s_max) << appended;
-      EXPECT_EQ(s.s_mean, expected.s_mean) << appended;
+      EXPECT_NEAR(s.s_mean, expected.s_mean, 1e-6) << appended;
+      EXPECT_NEAR(s.s_comb, expected.s_comb, 1e-6) << appended;
       EXPECT_EQ(s.argmax, expected.argmax) << appended;
       EXPECT_EQ(s.history_size, held);
     });
   }
+}
+
+TEST(MemsadScoresTest, BoundedScanBreaksTiesLikeTheFullScan) {
+  // 300 rows through a 200-row ring (wrapped), with one vector repeated at several places: the max
+  // is tied and the full scan reports the oldest of the tied rows; so must the bounded scan.
+  QueryHistory history(384, 200);
+  auto queries = RandomUnits(300, 384, 77);
+  const auto repeated = queries[150];
+  for (size_t i : {120u, 180u, 260u, 299u}) queries[i] = repeated;
+  for (const auto& q : queries) history.Append(q);
+  const std::vector<std::vector<float>> newest(queries.end() - 200, queries.end());
+  const auto rows = Rows(newest);
+  for (const auto& c : {repeated, RandomUnits(1, 384, 78)[0]}) {
+    const MemsadScores expected = ScoreAgainstHistory(c, rows.data(), rows.size(), 384);
+    history.Read([&](const QueryHistory::View& h) {
+      const MemsadScores s = ScoreAgainstHistory(c, h);
+      EXPECT_EQ(s.s_max, expected.s_max);
+      EXPECT_EQ(s.argmax, expected.argmax);
+      EXPECT_NEAR(s.s_mean, expected.s_mean, 1e-6);
+    });
+  }
+  history.Read([&](const QueryHistory::View& h) { EXPECT_EQ(ScoreAgainstHistory(repeated, h).argmax, 20); });  // queries[120]
 }
 
 TEST(MemsadScoresTest, HistoryRowsCarryTheirBenignCeiling) {

@@ -12,7 +12,9 @@ QueryHistory::QueryHistory(size_t dim, size_t capacity)
     : dim_(dim),
       capacity_(capacity),
       ring_(dim * capacity, 0.0f),
-      ceilings_(capacity, std::numeric_limits<float>::quiet_NaN()) {}
+      ceilings_(capacity, std::numeric_limits<float>::quiet_NaN()),
+      int8_(dim, Int8Rows::CpuHasVnni()),
+      sum_(dim, 0.0) {}
 
 float QueryHistory::CeilingOf(const float* row) const {
   if (reference_ == nullptr) return std::numeric_limits<float>::quiet_NaN();
@@ -23,12 +25,31 @@ void QueryHistory::Append(std::span<const float> embedding) {
   if (embedding.size() != dim_) return;
   std::unique_lock lock(mu_);
   const size_t slot = (head_ + count_) % capacity_;
-  std::copy(embedding.begin(), embedding.end(), ring_.begin() + static_cast<ptrdiff_t>(slot * dim_));
+  float* row = ring_.data() + slot * dim_;
+  const bool evicting = count_ == capacity_;
+  if (evicting) {
+    for (size_t j = 0; j < dim_; ++j) sum_[j] -= row[j];
+  }
+  std::copy(embedding.begin(), embedding.end(), row);
+  for (size_t j = 0; j < dim_; ++j) sum_[j] += row[j];
   ceilings_[slot] = CeilingOf(embedding.data());
-  if (count_ < capacity_) {
+  if (slot < int8_.size()) {
+    int8_.Set(slot, embedding);
+  } else {
+    int8_.Append(embedding);  // filling: slot == int8_.size()
+  }
+  if (!evicting) {
     ++count_;
   } else {
     head_ = (head_ + 1) % capacity_;
+    // Subtracting evicted rows accumulates rounding; recompute the sum once per capacity evictions.
+    if (++since_resum_ >= capacity_) {
+      since_resum_ = 0;
+      std::fill(sum_.begin(), sum_.end(), 0.0);
+      for (size_t s = 0; s < capacity_; ++s) {
+        for (size_t j = 0; j < dim_; ++j) sum_[j] += ring_[s * dim_ + j];
+      }
+    }
   }
   ++appended_;
 }
@@ -38,6 +59,9 @@ void QueryHistory::Replace(std::span<const std::vector<float>> embeddings) {
     std::unique_lock lock(mu_);
     head_ = 0;
     count_ = 0;
+    int8_.Clear();
+    std::fill(sum_.begin(), sum_.end(), 0.0);
+    since_resum_ = 0;
   }
   for (const auto& e : embeddings) Append(e);
 }

@@ -7,6 +7,11 @@
 // victim query q*), computed once when the row is appended or R is attached, so certifying a
 // write costs O(1) instead of a scan of R.
 //
+// For the detector's scan it also keeps, updated on every append: an int8 copy of the rows
+// (index/int8_rows.h, position = ring slot), which bounds every row's float32 dot product with a
+// candidate so the max needs exact dot products only for the rows that can still be the max; and
+// the running sum of the rows (in double), so the mean is one dot product. See ScoreAgainstHistory.
+//
 // Searches append to it; detectors read it. Thread-safe (a reader-writer lock: appends are
 // brief copies of one vector plus |R| dot products). Persistence is the store's business: it
 // asks for the queries appended since the last save (Since) and records what it saved.
@@ -18,6 +23,8 @@
 #include <shared_mutex>
 #include <span>
 #include <vector>
+
+#include "index/int8_rows.h"
 
 namespace bulwark {
 
@@ -59,6 +66,14 @@ class QueryHistory {
     float ceiling(size_t i) const { return h_->ceilings_[h_->Slot(i)]; }
     // The reference set the ceilings are for (nullptr: none).
     const Reference* reference() const { return h_->reference_.get(); }
+    // The int8 copy of the rows, position = slot of the ring (all positions < size() are rows).
+    const Int8Rows& int8() const { return h_->int8_; }
+    // The ring slot of row i, and the row index i of a slot.
+    size_t slot(size_t i) const { return h_->Slot(i); }
+    size_t index_of_slot(size_t slot) const { return (slot + h_->capacity_ - h_->head_) % h_->capacity_; }
+    const float* slot_row(size_t slot) const { return h_->ring_.data() + slot * h_->dim_; }
+    // sum_i row(i), accumulated in double.
+    std::span<const double> row_sum() const { return h_->sum_; }
 
    private:
     friend class QueryHistory;
@@ -99,6 +114,9 @@ class QueryHistory {
   std::vector<float> ring_;      // capacity_ * dim_
   std::vector<float> ceilings_;  // capacity_, by slot
   std::shared_ptr<const Reference> reference_;
+  Int8Rows int8_;
+  std::vector<double> sum_;      // dim_: the sum of the rows held
+  size_t since_resum_ = 0;       // evictions since sum_ was last recomputed from the rows
   size_t head_ = 0;  // slot of the oldest row
   size_t count_ = 0;
   uint64_t appended_ = 0;

@@ -141,14 +141,26 @@ void Int8Rows::EnsureBlocks(size_t blocks) {
 }
 
 void Int8Rows::Append(std::span<const float> vector) {
-  const size_t position = size_;
-  EnsureBlocks(position / kBlockRows + 1);
+  EnsureBlocks(size_ / kBlockRows + 1);
+  Encode(size_, vector);
+  ++size_;
+}
+
+void Int8Rows::Set(size_t position, std::span<const float> vector) { Encode(position, vector); }
+
+void Int8Rows::Clear() {
+  size_ = 0;
+  EnsureBlocks(0);
+}
+
+void Int8Rows::Encode(size_t position, std::span<const float> vector) {
   Line* block = lines_.data() + position / kBlockRows * dimension_;
   const size_t lane = Lane(position % kBlockRows);
   const double max = MaxMagnitude(vector);
   float scale = 0, row_norm = 0, err_norm = 0;
   if (!(max <= kMaxBoundedMagnitude)) {
     row_norm = std::numeric_limits<float>::infinity();  // never bounded: always scored exactly
+    for (size_t j = 0; j < dimension_; ++j) block[j].bytes[lane] = 0;
   } else {
     // scale is 0 for a zero row and for one so tiny that max / 127 underflows; then every code is
     // 0 and the residual is the row itself.
@@ -169,7 +181,6 @@ void Int8Rows::Append(std::span<const float> vector) {
   scales_[position] = scale;
   row_norms_[position] = row_norm;
   err_norms_[position] = err_norm;
-  ++size_;
 }
 
 void Int8Rows::RemoveBySwap(size_t hole) {

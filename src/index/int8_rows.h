@@ -68,6 +68,10 @@ class Int8Rows {
   void Reserve(size_t rows);
   // Appends row `vector` (dimension() floats) at position size().
   void Append(std::span<const float> vector);
+  // Replaces the row at `position` (< size()) with `vector`.
+  void Set(size_t position, std::span<const float> vector);
+  // Drops every row.
+  void Clear();
   // Moves the last row to position `hole` (overwriting it) and drops the last position: the
   // swap-remove of FlatIndex::Remove. Precondition: hole < size().
   void RemoveBySwap(size_t hole);
@@ -91,6 +95,8 @@ class Int8Rows {
   // Byte offset of row r within a line (see the layout note above).
   static size_t Lane(size_t r) { return 4 * (r % 16) + r / 16; }
   void EnsureBlocks(size_t blocks);
+  // Writes the codes, scale and norms of `vector` at `position` (its block must exist).
+  void Encode(size_t position, std::span<const float> vector);
 
   const size_t dimension_;
   const bool use_vnni_;
