@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <iostream>
 #include <limits>
 #include <set>
@@ -163,10 +165,13 @@ TEST(CharWatermarkTest, UnmarkedBenignTextScoresNearZero) {
   for (const auto& key : RandomKeys(64, 41)) schemes.push_back(*CharWatermarkScheme::Create(key, 0.45));
   for (const std::vector<std::string>* corpus : {&Paragraphs(), &memories}) {
     double sum = 0, sum_squares = 0;
-    size_t trials = 0, passes = 0;
+    size_t trials = 0, passes = 0, pairs = 0, min_pairs = SIZE_MAX, max_pairs = 0;
     for (const auto& scheme : schemes) {
       for (const auto& text : *corpus) {
         const WatermarkScore s = scheme.Score(text);
+        pairs += s.n;
+        min_pairs = std::min(min_pairs, s.n);
+        max_pairs = std::max(max_pairs, s.n);
         sum += s.z;
         sum_squares += s.z * s.z;
         passes += WatermarkScheme::Verifies(s, 1.5);
@@ -177,7 +182,9 @@ TEST(CharWatermarkTest, UnmarkedBenignTextScoresNearZero) {
     const double sd = std::sqrt(sum_squares / static_cast<double>(trials) - mean * mean);
     const double rate = static_cast<double>(passes) / static_cast<double>(trials);
     std::cout << (corpus == &memories ? "benign memories" : "paragraphs") << " under 64 keys: z mean " << mean
-              << ", sd " << sd << "; unmarked pass rate " << rate << " (" << passes << " of " << trials << ")\n";
+              << ", sd " << sd << "; unmarked pass rate " << rate << " (" << passes << " of " << trials
+              << "); distinct pairs per text " << min_pairs << " to " << max_pairs << ", mean "
+              << static_cast<double>(pairs) / static_cast<double>(trials) << "\n";
     EXPECT_LT(std::abs(mean), 0.25);
     EXPECT_GT(sd, 0.6);
     EXPECT_LT(sd, 1.3);
