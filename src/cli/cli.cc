@@ -710,7 +710,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 
   double z_target = 1.5;
   std::string watermark_text;
-  auto* watermark = app.add_subcommand("watermark", "mark text so it passes the watermark detector, or check it");
+  auto* watermark = app.add_subcommand(
+      "watermark", "mark text so it passes the watermark detector (gate.json watermark.scheme), or check it");
   watermark->require_subcommand(1);
   auto* w_mark = watermark->add_subcommand(
       "mark", "print the marked text (stdout) and every substitution made (stderr); exit 1 if it cannot verify");

@@ -137,5 +137,41 @@ TEST_F(GateCliTest, WatermarkMarkThenCheck) {
   EXPECT_TRUE(short_text.json()["edits"].empty());
 }
 
+// With `watermark.scheme: "character"` in gate.json, mark and check use the character scheme.
+// Whether a text can be marked depends on the store's (random) key, so both outcomes are checked.
+TEST_F(GateCliTest, CharacterWatermarkMarkThenCheck) {
+  std::ofstream(dir_ / "store" / "gate.json") << R"({"watermark": {"enabled": true, "scheme": "character"}})";
+  const std::string text =
+      "Sam prefers aisle seats on long flights and usually books the earliest morning departure so that he can be "
+      "at the office before lunch. He does not like hotels near the airport; last time he stayed in the old town "
+      "and said the small family hotel by the river was quiet, clean and cheap. For the trip to Lisbon in June he "
+      "wants a room with a desk, a fast internet connection and breakfast included.";
+  CliResult check = Cli({"watermark", "check", text});
+  EXPECT_THAT(check.out, HasSubstr("distinct character pairs green"));
+  CliResult check_json = Cli({"watermark", "check", text, "--json"});
+  EXPECT_EQ(check_json.json()["scheme"], "character");
+  EXPECT_EQ(check_json.json()["verifies"].get<bool>(), check.code == 0);
+
+  CliResult marked = Cli({"watermark", "mark", text, "--json"});
+  const nlohmann::json result = marked.json();
+  EXPECT_EQ(result["scheme"], "character");
+  if (marked.code == 0) {
+    EXPECT_TRUE(result["verifies"].get<bool>());
+    EXPECT_GE(result["z_after"].get<double>(), 1.5);
+    EXPECT_EQ(Cli({"watermark", "check", result["text"].get<std::string>()}).code, 0);
+    EXPECT_EQ(result["edits"].empty(), check.code == 0);
+  } else {
+    EXPECT_EQ(marked.code, 1);
+    EXPECT_THAT(marked.err, HasSubstr("not enough substitutable words to reach z >= 1.50 under this key"));
+    EXPECT_EQ(result["text"], text);
+    EXPECT_TRUE(result["edits"].empty());
+  }
+  // A bad scheme name stops the store from opening, with the field named.
+  std::ofstream(dir_ / "store" / "gate.json") << R"({"watermark": {"scheme": "chars"}})";
+  CliResult bad = Cli({"watermark", "check", text});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("watermark.scheme"));
+}
+
 }  // namespace
 }  // namespace bulwark::cli

@@ -113,12 +113,13 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
     const bool ok = WatermarkScheme::Verifies(s, threshold);
     if (json) {
       out << nlohmann::json{{"z", s.z},         {"p_value", s.p_value},   {"n", s.n},
-                            {"green", s.green}, {"threshold", threshold}, {"verifies", ok}}
+                            {"green", s.green}, {"threshold", threshold}, {"verifies", ok},
+                            {"scheme", gate.watermark().name()}}
                  .dump()
           << "\n";
     } else {
-      out << absl::StrFormat("z = %.3f (%d of %d substitution sites green, p = %.3g); %s (threshold %.2f)\n", s.z,
-                             s.green, s.n, s.p_value, ok ? "verifies" : "does not verify", threshold);
+      out << absl::StrFormat("z = %.3f (%d of %d %s green, p = %.3g); %s (threshold %.2f)\n", s.z, s.green, s.n,
+                             gate.watermark().unit(), s.p_value, ok ? "verifies" : "does not verify", threshold);
     }
     return ok ? 0 : 1;
   }
@@ -129,8 +130,8 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
     for (const auto& e : marked.edits) edits.push_back({{"offset", e.offset}, {"before", e.before}, {"after", e.after}});
     out << nlohmann::json{{"text", marked.text},   {"edits", edits},
                           {"z_before", marked.before.z}, {"z_after", marked.after.z},
-                          {"z_best", marked.best.z},     {"groups", marked.best.n},
-                          {"verifies", marked.reached_target}}
+                          {"z_best", marked.best.z},     {"groups", marked.sites},
+                          {"verifies", marked.reached_target}, {"scheme", gate.watermark().name()}}
                .dump()
         << "\n";
   } else {
@@ -140,13 +141,21 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
                            marked.edits.size());
   }
   if (!marked.reached_target) {
+    if (gate.watermark().kind() == WatermarkKind::kCharacter) {
+      return Fail(err, absl::FailedPreconditionError(absl::StrFormat(
+                           "not enough substitutable words to reach z >= %.2f under this key: the text has %d "
+                           "substitution site(s) (contractions, spelling variants, times, dates, ...), and the best "
+                           "z the character-level marker found by rewriting them was %.3f; the text was left "
+                           "unchanged (see doc/write_gate.md)",
+                           target, marked.sites, marked.best.z)));
+    }
     if (!WatermarkScheme::Verifies(marked.best, target)) {
       return Fail(err, absl::FailedPreconditionError(absl::StrFormat(
                            "not enough substitutable words to reach z >= %.2f: the text has %d substitution "
                            "site(s) (contractions, spelling variants, times, dates, ...), and with all of them "
                            "marked z would be %.3f; the text was left unchanged. Longer texts can be marked "
                            "(see doc/write_gate.md)",
-                           target, marked.best.n, marked.best.z)));
+                           target, marked.sites, marked.best.z)));
     }
     return Fail(err, absl::InternalError(absl::StrFormat(
                          "could not watermark this text: z reached %.3f of the %.2f needed", marked.after.z, target)));

@@ -25,7 +25,8 @@ std::unique_ptr<WriteDetector> MakeMemsadDetector(const WriteGateConfig::Memsad&
 // (Appendix R); flags above the calibrated threshold. Not evaluated before calibration.
 std::unique_ptr<WriteDetector> MakeMemsadPlusDetector();
 
-// watermark: flags text that does not verify (z < z_threshold: unmarked text).
+// watermark: flags text that does not verify under `scheme` (lexical or character) at
+// z_threshold: unmarked text.
 std::unique_ptr<WriteDetector> MakeWatermarkDetector(const WatermarkScheme* scheme, double z_threshold);
 
 // validation: flags any matching rule; the score is the number of rules that matched.

@@ -5,6 +5,10 @@
 #include <cstring>
 #include <vector>
 
+#include <absl/strings/str_cat.h>
+
+#include "core/strings.h"
+#include "detect/char_watermark.h"
 #include "provenance/signer.h"
 
 namespace bulwark {
@@ -68,22 +72,53 @@ WatermarkScore ScoreGreenSites(std::span<const double> p, size_t green) {
   return score;
 }
 
-absl::StatusOr<WatermarkScheme> WatermarkScheme::Create(std::span<const uint8_t> key, double gamma) {
+std::string_view ToString(WatermarkKind kind) {
+  switch (kind) {
+    case WatermarkKind::kLexical: return "lexical";
+    case WatermarkKind::kCharacter: return "character";
+  }
+  return "lexical";
+}
+
+absl::StatusOr<WatermarkKind> ParseWatermarkKind(std::string_view name) {
+  if (name == "lexical") return WatermarkKind::kLexical;
+  if (name == "character") return WatermarkKind::kCharacter;
+  return absl::InvalidArgumentError(
+      absl::StrCat("watermark scheme must be lexical or character, not '", ToAbsl(name), "'"));
+}
+
+absl::StatusOr<std::unique_ptr<WatermarkScheme>> CreateWatermarkScheme(WatermarkKind kind, std::span<const uint8_t> key,
+                                                                      double gamma) {
+  if (kind == WatermarkKind::kCharacter) {
+    auto scheme = CharWatermarkScheme::Create(key, gamma);
+    if (!scheme.ok()) return scheme.status();
+    return std::make_unique<CharWatermarkScheme>(*std::move(scheme));
+  }
+  auto scheme = LexicalWatermarkScheme::Create(key, gamma);
+  if (!scheme.ok()) return scheme.status();
+  return std::make_unique<LexicalWatermarkScheme>(*std::move(scheme));
+}
+
+bool WatermarkScheme::Verifies(const WatermarkScore& score, double z_threshold) {
+  return score.green > 0 && score.p_value <= 0.5 * std::erfc(z_threshold / std::sqrt(2.0));
+}
+
+absl::StatusOr<LexicalWatermarkScheme> LexicalWatermarkScheme::Create(std::span<const uint8_t> key, double gamma) {
   if (!(gamma > 0 && gamma < 1)) return absl::InvalidArgumentError("watermark gamma must be in (0, 1)");
   auto derived = HmacSha256(key, "bulwark.watermark.lexical.v1");
   if (!derived.ok()) return derived.status();
-  WatermarkScheme scheme;
+  LexicalWatermarkScheme scheme;
   std::memcpy(scheme.key_.data(), derived->data(), scheme.key_.size());
   scheme.gamma_ = gamma;
   scheme.lexicon_ = &WatermarkLexicon::Default();
   return scheme;
 }
 
-int WatermarkScheme::GreenCount(int size) const {
+int LexicalWatermarkScheme::GreenCount(int size) const {
   return std::max(1, static_cast<int>(std::floor(gamma_ * size)));
 }
 
-uint32_t WatermarkScheme::GreenMask(const VariantGroup& group, uint32_t occurrence) const {
+uint32_t LexicalWatermarkScheme::GreenMask(const VariantGroup& group, uint32_t occurrence) const {
   const int k = group.size;
   uint64_t hashes[32];
   // group key (8 bytes, little-endian) | occurrence (4 bytes) | variant (1 byte)
@@ -105,7 +140,7 @@ uint32_t WatermarkScheme::GreenMask(const VariantGroup& group, uint32_t occurren
   return mask;
 }
 
-double WatermarkScheme::GreenFraction(const VariantGroup& group) const {
+double LexicalWatermarkScheme::GreenFraction(const VariantGroup& group) const {
   return static_cast<double>(GreenCount(group.size)) / group.size;
 }
 
@@ -129,7 +164,7 @@ void ForEachOccurrence(std::vector<VariantSite>& sites, Fn&& fn) {
 
 }  // namespace
 
-WatermarkScore WatermarkScheme::Score(std::string_view text) const {
+WatermarkScore LexicalWatermarkScheme::Score(std::string_view text) const {
   thread_local std::vector<VariantSite> sites;
   thread_local std::vector<double> p;
   sites.clear();
@@ -148,17 +183,13 @@ WatermarkScore WatermarkScheme::Score(std::string_view text) const {
   return ScoreGreenSites(p, green);
 }
 
-std::vector<WatermarkScheme::ScoredSite> WatermarkScheme::ScoredSites(std::string_view text) const {
+std::vector<LexicalWatermarkScheme::ScoredSite> LexicalWatermarkScheme::ScoredSites(std::string_view text) const {
   std::vector<VariantSite> sites = lexicon_->Sites(text);
   std::vector<ScoredSite> out(sites.size());
   ForEachOccurrence(sites, [&](uint32_t i, uint32_t occurrence) {
     out[i] = {sites[i], occurrence, GreenMask(sites[i].group, occurrence)};
   });
   return out;
-}
-
-bool WatermarkScheme::Verifies(const WatermarkScore& score, double z_threshold) {
-  return score.green > 0 && score.p_value <= 0.5 * std::erfc(z_threshold / std::sqrt(2.0));
 }
 
 }  // namespace bulwark

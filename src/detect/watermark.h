@@ -1,3 +1,11 @@
+// The watermark detector's schemes (MemSAD paper Sec. 5 and Appendix C). A WatermarkScheme
+// scores a text under a writer's key; the gate's configuration (`watermark.scheme`) picks one:
+//   * "lexical" (LexicalWatermarkScheme, below, the default): keyed green variants at the
+//     text's substitution sites, with an exact test;
+//   * "character" (CharWatermarkScheme, detect/char_watermark.h): keyed green characters after
+//     each previous character, with the one-proportion z-test.
+// Both are marked by MarkText (detect/watermark_marker.h) through the same substitutions.
+//
 // Keyed lexical watermark (MemSAD paper Sec. 5 and Appendix C; the green-list idea of
 // Kirchenbauer et al. 2023 and Zhao et al. 2024, applied to the choices a writer can make without
 // changing meaning). Legitimate writers mark their text at write time (`bulwark watermark mark`);
@@ -22,14 +30,16 @@
 // can be marked iff p_value with all its sites green is <= that level (4 two-way sites, or
 // fewer with times and dates); see watermark_marker.h.
 //
-// Why not characters: the scheme first used a character-level green list over (previous
-// character, character) pairs (the paper's App. C). Only a small fraction of a text's characters
-// can change without changing its meaning, so marking moved z by about +1.5 to +2 on a
-// 400-character paragraph and reached z >= 1.5 for about 60% of keys (measured). Scoring only the
-// places where a choice exists removes that dilution.
+// Why lexical is the default, not characters: the character-level green list over (previous
+// character, character) pairs (the paper's App. C; CharWatermarkScheme) counts every character,
+// but only a small fraction of a text's characters can change without changing its meaning, so
+// marking moves z by only a little and many texts cannot be marked under a given key
+// (doc/write_gate.md has the measurements). Scoring only the places where a choice exists removes
+// that dilution.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -42,25 +52,60 @@
 namespace bulwark {
 
 struct WatermarkScore {
-  size_t n = 0;         // substitution sites in the text
+  size_t n = 0;         // counted units: substitution sites (lexical), distinct pairs (character)
   size_t green = 0;     // green among them
-  double expected = 0;  // sum of p_i: the mean green count of unmarked text
-  double p_value = 1;   // P(G >= green) for unmarked text
-  double z = 0;         // Phi^-1(1 - p_value), in [0, 8]
+  double expected = 0;  // the mean green count of unmarked text
+  double p_value = 1;   // P(G >= green) for unmarked text (lexical: exact; character: 1 - Phi(z))
+  double z = 0;         // lexical: Phi^-1(1 - p_value), in [0, 8]; character: the z-score
 };
 
 // The score of n sites with null probabilities `p` of which `green` are green.
 WatermarkScore ScoreGreenSites(std::span<const double> p, size_t green);
 
+enum class WatermarkKind { kLexical, kCharacter };
+std::string_view ToString(WatermarkKind kind);  // "lexical", "character"
+// InvalidArgument for any other name.
+absl::StatusOr<WatermarkKind> ParseWatermarkKind(std::string_view name);
+
+// A keyed watermark: how green a text is under the writer's key. Implementations are immutable
+// after creation and thread-safe.
 class WatermarkScheme {
  public:
-  // InvalidArgument unless 0 < gamma < 1.
-  static absl::StatusOr<WatermarkScheme> Create(std::span<const uint8_t> key, double gamma);
+  virtual ~WatermarkScheme() = default;
 
-  // Scores `text`. Thread-safe; allocation-free once its per-thread buffers have grown.
-  WatermarkScore Score(std::string_view text) const;
-  // True iff `score` verifies at `z_threshold`: p_value <= 1 - Phi(z_threshold).
+  virtual WatermarkKind kind() const = 0;
+  std::string_view name() const { return ToString(kind()); }
+  // What WatermarkScore::n counts, for messages: "substitution sites", "distinct character pairs".
+  virtual std::string_view unit() const = 0;
+  // The green share the null hypothesis uses (character: round(gamma 95) / 95).
+  virtual double gamma() const = 0;
+
+  // Scores `text`. Thread-safe.
+  virtual WatermarkScore Score(std::string_view text) const = 0;
+  // True iff `score` verifies at `z_threshold`: some unit is green and p_value <= 1 -
+  // Phi(z_threshold). For the lexical scheme the p-value is exact; for the character scheme it
+  // is 1 - Phi(z), so this is z >= z_threshold.
   static bool Verifies(const WatermarkScore& score, double z_threshold);
+
+ protected:
+  WatermarkScheme() = default;
+  WatermarkScheme(const WatermarkScheme&) = default;
+  WatermarkScheme& operator=(const WatermarkScheme&) = default;
+};
+
+// The scheme of `kind` under `key`: LexicalWatermarkScheme::Create or CharWatermarkScheme::Create.
+absl::StatusOr<std::unique_ptr<WatermarkScheme>> CreateWatermarkScheme(WatermarkKind kind, std::span<const uint8_t> key,
+                                                                      double gamma);
+
+class LexicalWatermarkScheme final : public WatermarkScheme {
+ public:
+  // InvalidArgument unless 0 < gamma < 1.
+  static absl::StatusOr<LexicalWatermarkScheme> Create(std::span<const uint8_t> key, double gamma);
+
+  WatermarkKind kind() const override { return WatermarkKind::kLexical; }
+  std::string_view unit() const override { return "substitution sites"; }
+  // Scores `text`. Thread-safe; allocation-free once its per-thread buffers have grown.
+  WatermarkScore Score(std::string_view text) const override;
 
   // The green variants of the `occurrence`-th site of `group` in a text (bit v: variant v).
   uint32_t GreenMask(const VariantGroup& group, uint32_t occurrence) const;
@@ -75,11 +120,11 @@ class WatermarkScheme {
   };
   std::vector<ScoredSite> ScoredSites(std::string_view text) const;
 
-  double gamma() const { return gamma_; }
+  double gamma() const override { return gamma_; }
   const WatermarkLexicon& lexicon() const { return *lexicon_; }
 
  private:
-  WatermarkScheme() = default;
+  LexicalWatermarkScheme() = default;
   int GreenCount(int size) const;
 
   SipHashKey key_{};

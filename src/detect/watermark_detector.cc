@@ -26,9 +26,10 @@ class WatermarkDetector final : public WriteDetector {
 
   std::string Reason(const DetectorVerdict& v) const override {
     return absl::StrFormat(
-        "watermark: z = %.2f is below %.2f (%d of %d substitution sites green, p = %.3g): the text was not marked "
-        "by a legitimate writer",
-        v.score, v.threshold, static_cast<int>(v.values[kGreen]), static_cast<int>(v.values[kN]), v.values[kPValue]);
+        "watermark: z = %.2f is below %.2f (%d of %d %s green, p = %.3g): the text was not marked by a legitimate "
+        "writer",
+        v.score, v.threshold, static_cast<int>(v.values[kGreen]), static_cast<int>(v.values[kN]), scheme_->unit(),
+        v.values[kPValue]);
   }
 
   nlohmann::json Detail(const DetectorVerdict& v) const override {
@@ -38,6 +39,7 @@ class WatermarkDetector final : public WriteDetector {
     detail["expected_green"] = v.values[kExpected];
     detail["p_value"] = v.values[kPValue];
     detail["gamma"] = scheme_->gamma();
+    detail["scheme"] = scheme_->name();
     return detail;
   }
 

@@ -13,64 +13,17 @@
 #include "detect/siphash.h"
 #include "detect/watermark_lexicon.h"
 #include "detect/watermark_marker.h"
+#include "detect/watermark_test_texts.h"
 #include <nlohmann/json.hpp>
 
 namespace bulwark {
 namespace {
 
+using watermark_test_texts::BenignMemories;
+using watermark_test_texts::Paragraphs;
+using watermark_test_texts::RandomKeys;
+
 std::vector<uint8_t> Key(uint8_t fill) { return std::vector<uint8_t>(32, fill); }
-
-std::vector<std::vector<uint8_t>> RandomKeys(size_t count, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<std::vector<uint8_t>> keys(count, std::vector<uint8_t>(32));
-  for (auto& k : keys) {
-    for (auto& b : k) b = static_cast<uint8_t>(rng());
-  }
-  return keys;
-}
-
-// Realistic paragraphs of 300-800 bytes: prose without times or dates, and notes with them.
-const std::vector<std::string>& Paragraphs() {
-  static const std::vector<std::string> paragraphs = {
-      "Remember that the quarterly planning meeting moved to Thursday afternoon in the large conference room. "
-      "Bring the printed budget summary, do not forget the updated headcount figures, and let us ask the finance "
-      "team whether the travel allowance for the spring conference is still approved. I am also supposed to "
-      "confirm the catering order and the colour of the new team shirts before Friday.",
-      "Sam prefers aisle seats on long flights and usually books the earliest morning departure so that he can be "
-      "at the office before lunch. He does not like hotels near the airport; last time he stayed in the old town "
-      "and said the small family hotel by the river was quiet, clean and cheap. For the trip to Lisbon in June he "
-      "wants a room with a desk, a fast internet connection and breakfast included.",
-      "The shared drive holds the signed contracts in the Legal folder, sorted by year and then by client name. "
-      "The newest version of the vendor agreement is the one with the blue cover page; the older drafts are kept "
-      "in the Archive subfolder and should not be sent to anyone outside the company. If the auditors ask for the "
-      "insurance certificates, they are scanned as PDF files in the same place.",
-      "Mum's birthday is on the twelfth of August and she would love a quiet dinner with the whole family at the "
-      "Italian place near the harbour. Last year we gave her a silk scarf and a book about gardening, which she "
-      "enjoyed a lot. This time we could buy tickets for the summer concert in the park, because she often says "
-      "she misses live music since the local theatre closed.",
-      "The home network uses the router in the hallway cupboard; the guest network has its own password, which is "
-      "written on the card stuck to the fridge. The smart thermostat is set to nineteen degrees during the night "
-      "and twenty one in the morning, and the heating switches off automatically when everyone has left the "
-      "house. The printer in the study only works with the old cable, not over the wireless connection.",
-      "During yesterday's call the client explained that the launch date cannot move again, because the "
-      "marketing campaign has already been booked with three magazines. They asked us to prepare a short demo for "
-      "the board, focusing on the new reporting features and on the faster search. We agreed to send a revised "
-      "schedule by Monday and to check whether the extra developer can start earlier than planned.",
-      "My doctor recommended walking for at least thirty minutes every day and cutting down on coffee in the "
-      "afternoon. The blood test results were normal, but the cholesterol level was slightly high, so she "
-      "suggested eating more vegetables and fish and less red meat. The next check-up is planned for the "
-      "beginning of October, and I should bring the list of medicines I take regularly.",
-      "The garden needs attention before the holidays: the hedge along the street has to be trimmed, the "
-      "tomatoes need stakes, and the lawn should be mowed at least once more. Our neighbour offered to water the "
-      "plants while we are away, so we should leave a spare key under the blue flower pot and show him where the "
-      "hose and the watering can are kept in the shed.",
-      "Video consultation with Dr. Eriksen on January 15 at 3pm; the clinic sends the link an hour before. The "
-      "prescription renewal is due on 2 March, and the pharmacy closes at 18:30 on weekdays. Blood pressure was "
-      "fine at the last visit, but I am supposed to cut salt by 20% and walk for 45 minutes three times a week. "
-      "Email the lab results to Dr. Eriksen before the appointment.",
-  };
-  return paragraphs;
-}
 
 TEST(SipHashTest, ReferenceVectors) {
   // Aumasson and Bernstein, "SipHash: a fast short-input PRF", Appendix A: key 00..0f, message
@@ -110,10 +63,10 @@ TEST(WatermarkTest, PValueIsTheExactPoissonBinomialTail) {
 }
 
 TEST(WatermarkTest, EachSiteHasItsGreenFraction) {
-  auto scheme = WatermarkScheme::Create(Key(2), 0.45);
+  auto scheme = LexicalWatermarkScheme::Create(Key(2), 0.45);
   ASSERT_TRUE(scheme.ok());
-  EXPECT_FALSE(WatermarkScheme::Create(Key(2), 0.0).ok());
-  EXPECT_FALSE(WatermarkScheme::Create(Key(2), 1.0).ok());
+  EXPECT_FALSE(LexicalWatermarkScheme::Create(Key(2), 0.0).ok());
+  EXPECT_FALSE(LexicalWatermarkScheme::Create(Key(2), 1.0).ok());
   const auto sites = WatermarkLexicon::Default().Sites("Do not be late: the call is at 4pm on June 1.");
   ASSERT_EQ(sites.size(), 3u);
   for (const auto& s : sites) {
@@ -124,7 +77,7 @@ TEST(WatermarkTest, EachSiteHasItsGreenFraction) {
   // Over many keys each variant is green about as often as any other.
   std::vector<int> counts(sites[1].group.size, 0);
   for (const auto& key : RandomKeys(2000, 1)) {
-    const uint32_t mask = WatermarkScheme::Create(key, 0.45)->GreenMask(sites[1].group, 0);
+    const uint32_t mask = LexicalWatermarkScheme::Create(key, 0.45)->GreenMask(sites[1].group, 0);
     for (int v = 0; v < sites[1].group.size; ++v) counts[static_cast<size_t>(v)] += mask >> v & 1;
   }
   for (int c : counts) EXPECT_NEAR(c / 2000.0, scheme->GreenFraction(sites[1].group), 0.05);
@@ -133,9 +86,9 @@ TEST(WatermarkTest, EachSiteHasItsGreenFraction) {
 TEST(WatermarkTest, UnmarkedParagraphsFailAndMarkedOnesPass) {
   int trials = 0, marked_ok = 0, unmarked_failed = 0, other_key_passes = 0;
   for (const auto& key : RandomKeys(16, 7)) {
-    auto scheme = WatermarkScheme::Create(key, 0.45);
+    auto scheme = LexicalWatermarkScheme::Create(key, 0.45);
     ASSERT_TRUE(scheme.ok());
-    auto other = WatermarkScheme::Create(RandomKeys(1, key[0] + 1000u)[0], 0.45);
+    auto other = LexicalWatermarkScheme::Create(RandomKeys(1, key[0] + 1000u)[0], 0.45);
     for (const std::string& text : Paragraphs()) {
       ASSERT_GE(text.size(), 300u);
       ASSERT_LE(text.size(), 800u);
@@ -170,14 +123,6 @@ TEST(WatermarkTest, UnmarkedParagraphsFailAndMarkedOnesPass) {
   EXPECT_LE(other_key_passes, trials * 15 / 100);
 }
 
-std::vector<std::string> BenignMemories() {
-  std::ifstream in(std::string(BULWARK_SOURCE_DIR) + "/data/corpora/benign_memories.jsonl");
-  std::vector<std::string> out;
-  std::string line;
-  while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line)["text"].get<std::string>());
-  return out;
-}
-
 // Notes of 300-800 bytes: consecutive benign memories joined until 300 bytes (over 800: dropped).
 std::vector<std::string> BenignNotes() {
   std::vector<std::string> notes;
@@ -210,7 +155,7 @@ std::vector<std::string> EnterpriseParagraphs() {
 
 // The probability that unmarked `text` verifies under a random key: P(G >= g*) for the smallest
 // green count g* that verifies (0 if none does).
-double ExactFalseAcceptance(const WatermarkScheme& scheme, const std::string& text) {
+double ExactFalseAcceptance(const LexicalWatermarkScheme& scheme, const std::string& text) {
   std::vector<double> p;
   for (const auto& s : scheme.ScoredSites(text)) p.push_back(scheme.GreenFraction(s.site.group));
   for (size_t g = 0; g <= p.size(); ++g) {
@@ -228,8 +173,8 @@ TEST(WatermarkTest, UnmarkedBenignTextVerifiesAtMostAtTheNominalRate) {
   ASSERT_EQ(memories.size(), 1400u);
   const double nominal = 0.5 * std::erfc(1.5 / std::sqrt(2.0));
   const auto keys = RandomKeys(64, 21);
-  std::vector<WatermarkScheme> schemes;
-  for (const auto& key : keys) schemes.push_back(*WatermarkScheme::Create(key, 0.45));
+  std::vector<LexicalWatermarkScheme> schemes;
+  for (const auto& key : keys) schemes.push_back(*LexicalWatermarkScheme::Create(key, 0.45));
   for (const std::vector<std::string>* corpus : {&memories, &notes, &enterprise}) {
     size_t trials = 0, passes = 0, markable = 0;
     double expected = 0;  // per text, whatever the key
@@ -266,7 +211,7 @@ TEST(WatermarkTest, EveryMarkableTextIsMarkedUnderEveryKey) {
   for (auto& p : EnterpriseParagraphs()) texts.push_back(std::move(p));
   size_t markable = 0, marked = 0;
   for (const auto& key : RandomKeys(16, 31)) {
-    auto scheme = WatermarkScheme::Create(key, 0.45);
+    auto scheme = LexicalWatermarkScheme::Create(key, 0.45);
     for (const auto& text : texts) {
       const MarkedText m = MarkText(text, *scheme, 1.5);
       if (!WatermarkScheme::Verifies(m.best, 1.5)) {
@@ -284,7 +229,7 @@ TEST(WatermarkTest, EveryMarkableTextIsMarkedUnderEveryKey) {
 }
 
 TEST(WatermarkTest, TextWithoutEnoughChannelIsLeftUnchanged) {
-  auto scheme = WatermarkScheme::Create(Key(3), 0.45);
+  auto scheme = LexicalWatermarkScheme::Create(Key(3), 0.45);
   for (const char* text : {"Hi", "Call Bob at 5pm.", "Dentist appointment on Tuesday with Dr. Lee; do not be late."}) {
     const MarkedText marked = MarkText(text, *scheme, 1.5);
     EXPECT_FALSE(WatermarkScheme::Verifies(marked.best, 1.5)) << text;
@@ -300,7 +245,7 @@ TEST(WatermarkTest, EditsKeepCaseAndArticles) {
       "went to Porto on June 1 at 4pm and I do not regret it.";
   std::set<std::string> seen;
   for (const auto& key : RandomKeys(64, 11)) {
-    const MarkedText marked = MarkText(text, *WatermarkScheme::Create(key, 0.45), 1.5);
+    const MarkedText marked = MarkText(text, *LexicalWatermarkScheme::Create(key, 0.45), 1.5);
     ASSERT_TRUE(marked.reached_target);
     for (const auto& e : marked.edits) {
       seen.insert(e.before);

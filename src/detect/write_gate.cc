@@ -51,9 +51,9 @@ WriteGate::WriteGate(const WriteGateConfig& config, size_t dim)
 absl::StatusOr<std::unique_ptr<WriteGate>> WriteGate::Create(const WriteGateConfig& config, const Embedder& embedder,
                                                             std::span<const uint8_t> watermark_key) {
   std::unique_ptr<WriteGate> gate(new WriteGate(config, static_cast<size_t>(embedder.dimension())));
-  auto scheme = WatermarkScheme::Create(watermark_key, config.watermark.gamma);
+  auto scheme = CreateWatermarkScheme(config.watermark.scheme, watermark_key, config.watermark.gamma);
   if (!scheme.ok()) return scheme.status();
-  gate->watermark_ = std::make_unique<WatermarkScheme>(*std::move(scheme));
+  gate->watermark_ = *std::move(scheme);
   const auto& probe_texts = config.proactive.probes.empty() ? WriteGateConfig::DefaultProbes() : config.proactive.probes;
   auto probes = embedder.EmbedBatch(probe_texts);
   if (!probes.ok()) return probes.status();

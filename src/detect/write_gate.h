@@ -41,7 +41,8 @@ struct GateReport {
 
 class WriteGate {
  public:
-  // `embedder` embeds the proactive probes; `watermark_key` keys the watermark green lists.
+  // `embedder` embeds the proactive probes; `watermark_key` keys the watermark green lists (of
+  // the scheme config.watermark.scheme names).
   // InvalidArgument for a bad configuration; NotFound/InvalidArgument for a bad rules file.
   static absl::StatusOr<std::unique_ptr<WriteGate>> Create(const WriteGateConfig& config, const Embedder& embedder,
                                                            std::span<const uint8_t> watermark_key);
@@ -63,7 +64,7 @@ class WriteGate {
   DefenseState& state() { return state_; }
   const DefenseState& state() const { return state_; }
   const WriteGateConfig& config() const { return config_; }
-  const WatermarkScheme& watermark() const { return *watermark_; }
+  const WatermarkScheme& watermark() const { return *watermark_; }  // lexical or character
   const std::vector<std::vector<float>>& probe_embeddings() const { return probes_; }
 
  private:

@@ -1,5 +1,7 @@
 #include "detect/write_gate_config.h"
 
+#include <cmath>
+
 #include <absl/strings/str_cat.h>
 
 namespace bulwark {
@@ -96,14 +98,21 @@ absl::StatusOr<WriteGateConfig> WriteGateConfig::FromJson(const nlohmann::json& 
   c.memsad.mode = *parsed_mode;
   status = root.Object("memsad_plus", [&](Reader& r) { return r.Get("enabled", &c.memsad_plus.enabled); });
   if (!status.ok()) return status;
+  std::string watermark_scheme = std::string(ToString(c.watermark.scheme));
   status = root.Object("watermark", [&](Reader& r) -> absl::Status {
-    for (auto s : {r.Get("enabled", &c.watermark.enabled), r.Get("gamma", &c.watermark.gamma),
-                   r.Get("z_threshold", &c.watermark.z_threshold)}) {
+    for (auto s : {r.Get("enabled", &c.watermark.enabled), r.Get("scheme", &watermark_scheme),
+                   r.Get("gamma", &c.watermark.gamma), r.Get("z_threshold", &c.watermark.z_threshold)}) {
       if (!s.ok()) return s;
     }
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
+  auto parsed_scheme = ParseWatermarkKind(watermark_scheme);
+  if (!parsed_scheme.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gate config: watermark.scheme must be \"lexical\" or \"character\", not \"", watermark_scheme, "\""));
+  }
+  c.watermark.scheme = *parsed_scheme;
   status = root.Object("validation", [&](Reader& r) -> absl::Status {
     if (auto s = r.Get("enabled", &c.validation.enabled); !s.ok()) return s;
     return r.Get("rules_file", &c.validation.rules_file);
@@ -126,6 +135,9 @@ absl::StatusOr<WriteGateConfig> WriteGateConfig::FromJson(const nlohmann::json& 
                  Check(c.memsad.delta > 0 && c.memsad.delta < 1, "memsad.delta must be in (0, 1)"),
                  Check(c.memsad.recalibrate_window >= 2, "memsad.recalibrate_window must be at least 2"),
                  Check(c.watermark.gamma > 0 && c.watermark.gamma < 1, "watermark.gamma must be in (0, 1)"),
+                 Check(c.watermark.scheme != WatermarkKind::kCharacter ||
+                           (std::lround(c.watermark.gamma * 95) >= 1 && std::lround(c.watermark.gamma * 95) <= 94),
+                       "watermark.gamma: the character scheme needs round(gamma * 95) in 1 to 94"),
                  Check(c.target_fpr >= 0 && c.target_fpr < 1, "target_fpr must be in [0, 1)"),
                  Check(c.proactive.probes.size() <= 1000, "proactive.probes: at most 1000")}) {
     if (!s.ok()) return s;
@@ -144,7 +156,11 @@ nlohmann::json WriteGateConfig::ToJson() const {
             {"recalibrate_every", memsad.recalibrate_every},
             {"recalibrate_window", memsad.recalibrate_window}}},
           {"memsad_plus", {{"enabled", memsad_plus.enabled}}},
-          {"watermark", {{"enabled", watermark.enabled}, {"gamma", watermark.gamma}, {"z_threshold", watermark.z_threshold}}},
+          {"watermark",
+           {{"enabled", watermark.enabled},
+            {"scheme", ToString(watermark.scheme)},
+            {"gamma", watermark.gamma},
+            {"z_threshold", watermark.z_threshold}}},
           {"validation", {{"enabled", validation.enabled}, {"rules_file", validation.rules_file}}},
           {"proactive",
            {{"enabled", proactive.enabled}, {"probes", proactive.probes}, {"uncalibrated_tau", proactive.uncalibrated_tau}}},

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "detect/memsad.h"
+#include "detect/watermark.h"
 
 namespace bulwark {
 
@@ -34,9 +35,16 @@ struct WriteGateConfig {
   } memsad_plus;
   struct Watermark {
     bool enabled = false;  // only for deployments whose writers all mark their text
-    // Green share of each substitution group: max(1, floor(gamma k)) of its k variants, (0, 1).
+    // "lexical" (default: green variants at substitution sites, detect/watermark.h) or
+    // "character" (green characters after each previous character, detect/char_watermark.h).
+    WatermarkKind scheme = WatermarkKind::kLexical;
+    // Green share, (0, 1). Lexical: max(1, floor(gamma k)) of each substitution group's k
+    // variants. Character: round(gamma 95) of the 95 printable characters per context, which
+    // must be 1 to 94.
     double gamma = 0.45;
-    double z_threshold = 1.5;  // verifies iff the exact p-value <= 1 - Phi(z_threshold)
+    // Lexical: verifies iff the exact p-value <= 1 - Phi(z_threshold). Character: verifies iff
+    // the one-proportion z-score >= z_threshold.
+    double z_threshold = 1.5;
   } watermark;
   struct Validation {
     bool enabled = true;

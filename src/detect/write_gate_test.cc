@@ -8,6 +8,7 @@
 
 #include "bulwark/embedder.h"
 #include "detect/watermark_marker.h"
+#include "detect/watermark_test_texts.h"
 
 namespace bulwark {
 namespace {
@@ -73,6 +74,38 @@ TEST_F(WriteGateTest, CompositeIsTheOrOfTheEnabledDetectors) {
   EXPECT_TRUE(Flags(injected, "validation"));
   EXPECT_NE(injected.ToJson()["detectors"]["validation"]["reason"].get<std::string>().find("ignore_previous"),
             std::string::npos);
+}
+
+TEST_F(WriteGateTest, CharacterWatermarkQuarantinesUnmarkedWritesAndPassesMarkedOnes) {
+  // A key and a paragraph that does not verify unmarked and that the marker brings to z >= 1.5
+  // under that key (few pairs can be marked: doc/write_gate.md).
+  std::unique_ptr<WriteGate> gate;
+  std::string unmarked, marked;
+  for (int fill = 1; fill <= 64 && marked.empty(); ++fill) {
+    key_.assign(32, static_cast<uint8_t>(fill));
+    gate = Gate({{"watermark", {{"enabled", true}, {"scheme", "character"}}}});
+    ASSERT_EQ(gate->watermark().kind(), WatermarkKind::kCharacter);
+    for (const auto& text : watermark_test_texts::Paragraphs()) {
+      const MarkedText m = MarkText(text, gate->watermark(), 1.5);
+      if (!m.edits.empty() && m.reached_target) {
+        unmarked = text;
+        marked = m.text;
+        break;
+      }
+    }
+  }
+  ASSERT_FALSE(marked.empty()) << "no paragraph could be marked under 64 keys";
+  const GateReport rejected = Eval(*gate, unmarked);
+  EXPECT_TRUE(Flags(rejected, "watermark"));
+  EXPECT_TRUE(rejected.flagged);  // quarantined
+  const nlohmann::json report = rejected.ToJson()["detectors"]["watermark"];
+  EXPECT_EQ(report["detail"]["scheme"], "character");
+  EXPECT_NE(report["reason"].get<std::string>().find("distinct character pairs"), std::string::npos) << report;
+  EXPECT_FALSE(Flags(Eval(*gate, marked), "watermark"));
+  // The same marked text means nothing to the lexical scheme under the same key.
+  auto lexical = Gate({{"watermark", {{"enabled", true}}}});
+  EXPECT_EQ(lexical->watermark().kind(), WatermarkKind::kLexical);
+  EXPECT_EQ(Eval(*lexical, marked).ToJson()["detectors"]["watermark"]["detail"]["scheme"], "lexical");
 }
 
 TEST_F(WriteGateTest, DisabledDetectorsDoNotRun) {
@@ -199,6 +232,38 @@ TEST(WriteGateConfigTest, StrictParsing) {
   auto round = WriteGateConfig::FromJson(c->ToJson());
   ASSERT_TRUE(round.ok()) << round.status();
   EXPECT_EQ(round->ToJson(), c->ToJson());
+}
+
+TEST(WriteGateConfigTest, WatermarkSchemeIsParsedStrictlyAndRoundTrips) {
+  auto lexical = WriteGateConfig::FromJson({{"watermark", {{"enabled", true}}}});
+  ASSERT_TRUE(lexical.ok());
+  EXPECT_EQ(lexical->watermark.scheme, WatermarkKind::kLexical);  // the default
+  EXPECT_EQ(lexical->ToJson()["watermark"]["scheme"], "lexical");
+
+  auto c = WriteGateConfig::FromJson(
+      {{"watermark", {{"enabled", true}, {"scheme", "character"}, {"gamma", 0.25}, {"z_threshold", 2.0}}}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->watermark.scheme, WatermarkKind::kCharacter);
+  EXPECT_DOUBLE_EQ(c->watermark.gamma, 0.25);
+  EXPECT_DOUBLE_EQ(c->watermark.z_threshold, 2.0);
+  EXPECT_EQ(c->ToJson()["watermark"]["scheme"], "character");
+  auto round = WriteGateConfig::FromJson(c->ToJson());
+  ASSERT_TRUE(round.ok()) << round.status();
+  EXPECT_EQ(round->watermark.scheme, WatermarkKind::kCharacter);
+  EXPECT_EQ(round->ToJson(), c->ToJson());
+
+  for (const nlohmann::json& bad : {nlohmann::json("chars"), nlohmann::json("Lexical"), nlohmann::json(""),
+                                    nlohmann::json(1), nlohmann::json::array({"character"})}) {
+    auto parsed = WriteGateConfig::FromJson({{"watermark", {{"scheme", bad}}}});
+    ASSERT_FALSE(parsed.ok()) << bad;
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(parsed.status().message().find("watermark.scheme"), std::string::npos) << parsed.status();
+  }
+  // gamma 0.004 leaves the character scheme no green character (round(0.38) = 0); lexical takes it.
+  auto no_green = WriteGateConfig::FromJson({{"watermark", {{"scheme", "character"}, {"gamma", 0.004}}}});
+  ASSERT_FALSE(no_green.ok());
+  EXPECT_EQ(no_green.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(WriteGateConfig::FromJson({{"watermark", {{"scheme", "lexical"}, {"gamma", 0.004}}}}).ok());
 }
 
 }  // namespace
