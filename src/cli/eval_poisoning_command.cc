@@ -34,11 +34,9 @@ class EvalPoisoningCommand final : public EvalSubcommand {
     sub->add_option("--topics", config_.topics, "victim topics per seed")->check(CLI::Range(1, 42))->capture_default_str();
     sub->add_option("--scenarios", config_.scenarios, "enterprise scenarios per seed (SMSR)")->check(CLI::Range(1, 20))->capture_default_str();
     sub->add_option("-k,--k", config_.k, "retrieval depth")->check(CLI::Range(1, 100))->capture_default_str();
-    std::string names;
-    for (const std::string& a : attack::kPoisoningAttacks()) names += (names.empty() ? "" : " ") + a;
     sub->add_option("--attacks", config_.attacks,
-                    "attacks to run (default: all of " + names +
-                        "; agentpoison_triggered = AgentPoison against triggered calibration)")
+                    "attacks to run (default: all; agentpoison_triggered = AgentPoison against triggered "
+                    "calibration, MemSAD App. D)")
         ->check(CLI::IsMember(attack::kPoisoningAttacks()));
     sub->add_flag("--no-synonyms", no_synonyms_, "lexical embedder without WordNet canonicalization");
   }
