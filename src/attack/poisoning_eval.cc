@@ -34,6 +34,7 @@ namespace bulwark::attack {
 namespace {
 
 constexpr double kWatermarkTarget = 2.0;  // z the legitimate writer marks to (threshold 1.5)
+constexpr char kTriggeredAgentPoison[] = "agentpoison_triggered";
 
 nlohmann::json EvalGateConfig() {
   return {{"memsad", {{"enabled", true}}},     {"memsad_plus", {{"enabled", true}}},
@@ -86,6 +87,13 @@ std::pair<double, bool> Suspicion(const nlohmann::json& entry_report, const std:
   return {detector == "watermark" ? -score : score, v.value("flagged", false)};
 }
 
+// The benign side of a seed's deployments, drawn once (Deployment::Draw).
+struct BenignDraw {
+  std::vector<std::string> history;    // the benign queries of H
+  std::vector<std::string> reference;  // M_ref for calibration
+  std::vector<std::string> memories;   // the benign memories written into each namespace
+};
+
 struct Deployment {
   MemoryStore* store;
   const EvalCorpora& corpora;
@@ -97,19 +105,32 @@ struct Deployment {
     return [scheme](std::string_view text) { return MarkText(text, *scheme, kWatermarkTarget).text; };
   }
 
-  // Steps 1-2 of poisoning_eval.h. Returns the benign entries; `history` receives the benign part of H.
-  absl::StatusOr<std::vector<Entry>> Prepare(const std::string& ns, uint64_t seed, const std::vector<std::string>& victim,
-                                             const std::vector<std::string>& extra_benign,
-                                             std::vector<std::string>* history) const {
+  // The benign inputs of steps 1-2 for `seed`: the same for every namespace of the seed.
+  BenignDraw Draw(uint64_t seed) const {
     std::mt19937_64 rng = AttackRng(seed, "deployment");
-    *history = Sample(corpora.benign_queries, static_cast<size_t>(config.history_queries), rng);
+    BenignDraw draw;
+    draw.history = Sample(corpora.benign_queries, static_cast<size_t>(config.history_queries), rng);
+    draw.reference = Sample(corpora.reference, static_cast<size_t>(config.reference), rng);
+    draw.memories = Sample(corpora.memories, static_cast<size_t>(config.memories), rng);
+    return draw;
+  }
+
+  // Steps 1-2 of poisoning_eval.h: calibrates `ns` on H = draw.history + `victim` and on
+  // draw.reference, then writes draw.memories + `extra_benign`, watermarked. A non-empty `trigger`
+  // makes the calibration triggered (MemSAD App. D: every query of H followed by " " + trigger).
+  // Returns the benign entries.
+  absl::StatusOr<std::vector<Entry>> Prepare(const std::string& ns, const BenignDraw& draw,
+                                             const std::vector<std::string>& victim,
+                                             const std::vector<std::string>& extra_benign,
+                                             const std::string& trigger = {}) const {
     CalibrationRequest request;
-    request.queries = *history;
+    request.queries = draw.history;
     request.queries.insert(request.queries.end(), victim.begin(), victim.end());
-    request.reference = Sample(corpora.reference, static_cast<size_t>(config.reference), rng);
+    request.trigger = trigger;
+    request.reference = draw.reference;
     auto calibrated = store->Calibrate(ns, request);
     if (!calibrated.ok()) return calibrated.status();
-    std::vector<std::string> texts = Sample(corpora.memories, static_cast<size_t>(config.memories), rng);
+    std::vector<std::string> texts = draw.memories;
     texts.insert(texts.end(), extra_benign.begin(), extra_benign.end());
     const TextMarker mark = Marker();
     std::vector<NewEntry> entries;
@@ -126,29 +147,55 @@ struct AttackRun {
   std::vector<AttackGoal> goals;                    // per query: what the attacker wants answered / done
 };
 
+// AgentPoison on each victim topic: the optimized trigger and the n = 5 poisons. It depends on the
+// embedder, the topics, the benign queries of H and the seed, not on a namespace, so one run per
+// seed serves both the agentpoison and the agentpoison_triggered rows (same triggers, same poisons).
+absl::StatusOr<std::vector<AgentPoisonAttack>> OptimizeAgentPoison(const Embedder& embedder,
+                                                                   const std::vector<VictimTopic>& topics,
+                                                                   const std::vector<std::string>& history,
+                                                                   uint64_t seed) {
+  const std::vector<std::string> vocabulary = DefaultTriggerVocabulary(300, seed);
+  std::vector<AgentPoisonAttack> attacks;
+  for (size_t i = 0; i < topics.size(); ++i) {
+    AgentPoisonTarget target{
+        .victim_queries = topics[i].queries, .benign_queries = history, .payload = topics[i].poison_goal};
+    auto ap = RunAgentPoison(embedder, target, vocabulary,
+                             {.sweeps = 3, .candidates_per_position = 24, .seed = seed * 131 + i});
+    if (!ap.ok()) return ap.status();
+    attacks.push_back(*std::move(ap));
+  }
+  return attacks;
+}
+
+// Writes one topic's AgentPoison poisons into `ns` (unmarked: the attacker cannot watermark) and
+// adds them to `run`, with the topic's victim queries as the victims send them (triggered).
+absl::Status WriteAgentPoison(MemoryStore& store, const std::string& ns, const VictimTopic& topic,
+                              const AgentPoisonAttack& attack, AttackRun* run) {
+  auto written = store.AddBatch(ns, attack.poison, "attacker");
+  if (!written.ok()) return written.status();
+  const auto triggered = VictimQueries(topic.queries, VictimProtocol::kTriggered, attack.trigger);
+  for (Entry& e : *written) {
+    run->poison.push_back(std::move(e));
+    run->victim_of.push_back(triggered);
+  }
+  run->queries.insert(run->queries.end(), triggered.begin(), triggered.end());
+  run->goals.insert(run->goals.end(), triggered.size(), GoalOfTopic(topic.poison_goal));
+  return absl::OkStatus();
+}
+
+// Step 3 for an attack with one namespace. `agentpoison`: OptimizeAgentPoison's result for
+// `topics` (used by "agentpoison" only).
 absl::StatusOr<AttackRun> RunAttack(const Deployment& d, const std::string& attack, const std::string& ns,
                                     const std::vector<VictimTopic>& topics,
                                     const std::vector<EnterpriseScenario>& scenarios,
-                                    const std::vector<std::string>& history, uint64_t seed) {
+                                    const std::vector<AgentPoisonAttack>& agentpoison, uint64_t seed) {
   AttackRun run;
   MemoryStore& store = *d.store;
   if (attack == "agentpoison") {
-    const std::vector<std::string> vocabulary = DefaultTriggerVocabulary(300, seed);
+    if (agentpoison.size() != topics.size())
+      return absl::InternalError("agentpoison: no attack for some topic");
     for (size_t i = 0; i < topics.size(); ++i) {
-      AgentPoisonTarget target{.victim_queries = topics[i].queries, .benign_queries = history,
-                               .payload = topics[i].poison_goal};
-      auto ap = RunAgentPoison(store.embedder(), target, vocabulary,
-                               {.sweeps = 3, .candidates_per_position = 24, .seed = seed * 131 + i});
-      if (!ap.ok()) return ap.status();
-      auto written = store.AddBatch(ns, ap->poison, "attacker");
-      if (!written.ok()) return written.status();
-      const auto triggered = VictimQueries(topics[i].queries, VictimProtocol::kTriggered, ap->trigger);
-      for (Entry& e : *written) {
-        run.poison.push_back(std::move(e));
-        run.victim_of.push_back(triggered);
-      }
-      run.queries.insert(run.queries.end(), triggered.begin(), triggered.end());
-      run.goals.insert(run.goals.end(), triggered.size(), GoalOfTopic(topics[i].poison_goal));
+      if (auto s = WriteAgentPoison(store, ns, topics[i], agentpoison[i], &run); !s.ok()) return s;
     }
   } else if (attack == "minja") {
     AutoStoringAgent agent(&store, ns, 3, "agent", d.Marker());
@@ -315,6 +362,113 @@ absl::StatusOr<std::unique_ptr<MemoryStore>> CreateEvalStore(const std::filesyst
   return MemoryStore::Create(dir, options);
 }
 
+// OptimizeAgentPoison for the seed's topics when `attacks` has an AgentPoison row; else no attacks.
+absl::StatusOr<std::vector<AgentPoisonAttack>> AgentPoisonOfSeed(const MemoryStore& store,
+                                                                 const std::vector<std::string>& attacks,
+                                                                 const Picks& picks, const BenignDraw& draw,
+                                                                 uint64_t seed) {
+  const bool used = std::find(attacks.begin(), attacks.end(), "agentpoison") != attacks.end() ||
+                    std::find(attacks.begin(), attacks.end(), kTriggeredAgentPoison) != attacks.end();
+  if (!used) return std::vector<AgentPoisonAttack>{};
+  return OptimizeAgentPoison(store.embedder(), picks.topics, draw.history, seed);
+}
+
+// One namespace of an attack row after step 3: its benign entries and the attack's poisons.
+struct AttackedNamespace {
+  std::string ns;
+  std::vector<Entry> benign;
+  AttackRun run;
+};
+
+// Steps 1-3 for one attack row. agentpoison_triggered gets one namespace per victim topic,
+// "eval-agentpoison_triggered-<i>" (a calibration takes one trigger, and each topic has its own),
+// calibrated on the same queries as agentpoison's H, each followed by topic i's trigger, and
+// holding topic i's poisons; every other attack gets one namespace "eval-<attack>" with plain
+// calibration. `agentpoison`: OptimizeAgentPoison's result (needed by the two AgentPoison rows).
+absl::StatusOr<std::vector<AttackedNamespace>> DeployAndAttack(
+    const Deployment& d, const std::string& attack, const Picks& picks, const BenignDraw& draw,
+    const std::vector<AgentPoisonAttack>& agentpoison, uint64_t seed) {
+  std::vector<std::string> plain, extra;
+  VictimSide(attack, picks.topics, picks.scenarios, &plain, &extra);
+  std::vector<AttackedNamespace> parts;
+  if (attack == kTriggeredAgentPoison) {
+    if (agentpoison.size() != picks.topics.size())
+      return absl::InternalError("agentpoison: no attack for some topic");
+    for (size_t i = 0; i < picks.topics.size(); ++i) {
+      AttackedNamespace part;
+      part.ns = "eval-" + attack + "-" + std::to_string(i);
+      auto benign = d.Prepare(part.ns, draw, plain, extra, agentpoison[i].trigger);
+      if (!benign.ok()) return benign.status();
+      part.benign = *std::move(benign);
+      if (auto s = WriteAgentPoison(*d.store, part.ns, picks.topics[i], agentpoison[i], &part.run); !s.ok())
+        return s;
+      parts.push_back(std::move(part));
+    }
+    return parts;
+  }
+  AttackedNamespace part;
+  part.ns = "eval-" + attack;
+  auto benign = d.Prepare(part.ns, draw, plain, extra);
+  if (!benign.ok()) return benign.status();
+  part.benign = *std::move(benign);
+  auto run = RunAttack(d, attack, part.ns, picks.topics, picks.scenarios, agentpoison, seed);
+  if (!run.ok()) return run.status();
+  part.run = *std::move(run);
+  parts.push_back(std::move(part));
+  return parts;
+}
+
+// Step 4: an attack row's per-seed JSON (RunPoisoningSeed), pooled over its namespaces.
+// "triggered_calibration": every namespace's stored calibration says triggered.
+absl::StatusOr<nlohmann::json> MeasureRow(MemoryStore& store, const std::vector<AttackedNamespace>& parts,
+                                          int k) {
+  size_t poison = 0, benign = 0, queries = 0;
+  int action_queries = 0;
+  bool triggered = !parts.empty();
+  std::map<std::string, int> retrieved, answered, acted, pos_flags, neg_flags;
+  std::map<std::string, std::vector<double>> pos_scores, neg_scores;
+  std::string example;
+  for (const AttackedNamespace& part : parts) {
+    std::map<std::string, nlohmann::json> reports;
+    std::set<std::string> poison_ids;
+    for (const Entry& e : part.benign) reports[e.id] = e.report;
+    for (const Entry& e : part.run.poison) reports[e.id] = e.report, poison_ids.insert(e.id);
+    for (const std::string& det : kEvalDetectors()) {
+      for (const Entry& e : part.run.poison) {
+        const std::pair<double, bool> v = Suspicion(e.report, det);
+        pos_scores[det].push_back(v.first), pos_flags[det] += v.second;
+      }
+      for (const Entry& e : part.benign) {
+        const std::pair<double, bool> v = Suspicion(e.report, det);
+        neg_scores[det].push_back(v.first), neg_flags[det] += v.second;
+      }
+    }
+    auto effects = Retrieved(store, part.ns, part.run.queries, part.run.goals, reports, poison_ids, k);
+    if (!effects.ok()) return effects.status();
+    for (const auto& [d, n] : effects->retrieved) retrieved[d] += n;
+    for (const auto& [d, n] : effects->answered) answered[d] += n;
+    for (const auto& [d, n] : effects->acted) acted[d] += n;
+    action_queries += effects->action_queries;
+    poison += part.run.poison.size(), benign += part.benign.size(), queries += part.run.queries.size();
+    if (!part.run.poison.empty()) example = part.run.poison.back().text;
+    const nlohmann::json calibration = store.CalibrationSummary(part.ns);
+    triggered = triggered && calibration.is_object() && calibration.contains("memsad") &&
+                calibration["memsad"].is_object() && calibration["memsad"].value("triggered", false);
+  }
+  nlohmann::json a = {{"poison", poison}, {"benign", benign}, {"queries", queries}};
+  for (const std::string& det : kEvalDetectors()) {
+    a["scores"][det] = {{"poison", pos_scores[det]}, {"benign", neg_scores[det]}};
+    a["flags"][det] = {{"poison", pos_flags[det]}, {"benign", neg_flags[det]}};
+  }
+  a["retrieved"] = retrieved;
+  a["answered"] = answered;
+  a["acted"] = acted;
+  a["action_queries"] = action_queries;
+  a["triggered_calibration"] = triggered;
+  if (!example.empty()) a["example"] = example;
+  return a;
+}
+
 }  // namespace
 
 absl::StatusOr<nlohmann::json> RunPoisoningSeed(const EvalCorpora& corpora, const PoisoningEvalConfig& config,
@@ -326,43 +480,17 @@ absl::StatusOr<nlohmann::json> RunPoisoningSeed(const EvalCorpora& corpora, cons
   auto synonyms = SynonymTable::Shared();
   Deployment d{store->get(), corpora, config, synonyms.ok() ? *synonyms : nullptr};
   const Picks picks = PickTargets(corpora, config, seed);
+  const BenignDraw draw = d.Draw(seed);
+  auto agentpoison = AgentPoisonOfSeed(**store, config.attacks, picks, draw, seed);
+  if (!agentpoison.ok()) return agentpoison.status();
   nlohmann::json out = {{"seed", seed}, {"attacks", nlohmann::json::object()}};
   size_t done = 0;
   for (const std::string& attack : config.attacks) {
-    const std::string ns = "eval-" + attack;
-    std::vector<std::string> plain, extra, history;
-    VictimSide(attack, picks.topics, picks.scenarios, &plain, &extra);
-    auto benign = d.Prepare(ns, seed, plain, extra, &history);
-    if (!benign.ok()) return benign.status();
-    auto run = RunAttack(d, attack, ns, picks.topics, picks.scenarios, history, seed);
-    if (!run.ok()) return run.status();
-    std::map<std::string, nlohmann::json> reports;
-    std::set<std::string> poison_ids;
-    for (const Entry& e : *benign) reports[e.id] = e.report;
-    for (const Entry& e : run->poison) reports[e.id] = e.report, poison_ids.insert(e.id);
-    nlohmann::json a = {{"poison", run->poison.size()}, {"benign", benign->size()}, {"queries", run->queries.size()}};
-    for (const std::string& det : kEvalDetectors()) {
-      std::vector<double> pos, neg;
-      int pos_flag = 0, neg_flag = 0;
-      for (const Entry& e : run->poison) {
-        auto [s, f] = Suspicion(e.report, det);
-        pos.push_back(s), pos_flag += f;
-      }
-      for (const Entry& e : *benign) {
-        auto [s, f] = Suspicion(e.report, det);
-        neg.push_back(s), neg_flag += f;
-      }
-      a["scores"][det] = {{"poison", pos}, {"benign", neg}};
-      a["flags"][det] = {{"poison", pos_flag}, {"benign", neg_flag}};
-    }
-    auto effects = Retrieved(**store, ns, run->queries, run->goals, reports, poison_ids, config.k);
-    if (!effects.ok()) return effects.status();
-    a["retrieved"] = effects->retrieved;
-    a["answered"] = effects->answered;
-    a["acted"] = effects->acted;
-    a["action_queries"] = effects->action_queries;
-    if (!run->poison.empty()) a["example"] = run->poison.back().text;
-    out["attacks"][attack] = std::move(a);
+    auto parts = DeployAndAttack(d, attack, picks, draw, *agentpoison, seed);
+    if (!parts.ok()) return parts.status();
+    auto row = MeasureRow(**store, *parts, config.k);
+    if (!row.ok()) return row.status();
+    out["attacks"][attack] = *std::move(row);
     if (progress) progress(++done, config.attacks.size());
   }
   return out;
@@ -381,6 +509,7 @@ PoisoningSummary SummarizePoisoning(const std::vector<nlohmann::json>& seeds, in
   for (auto it = first.begin(); it != first.end(); ++it) {
     const std::string attack = it.key();
     int64_t poison = 0, benign = 0, queries = 0, action_queries = 0;
+    bool triggered = true;
     std::map<std::string, int64_t> retrieved, answered, acted, pos_flags, neg_flags;
     std::map<std::string, std::vector<double>> pos_scores, neg_scores;
     for (const nlohmann::json& seed : seeds) {
@@ -389,6 +518,7 @@ PoisoningSummary SummarizePoisoning(const std::vector<nlohmann::json>& seeds, in
       poison += a["poison"].get<int64_t>();
       benign += a["benign"].get<int64_t>();
       queries += a["queries"].get<int64_t>();
+      triggered = triggered && a.value("triggered_calibration", false);
       for (auto r = a["retrieved"].begin(); r != a["retrieved"].end(); ++r) retrieved[r.key()] += r.value().get<int64_t>();
       if (a.contains("answered")) {
         for (auto r = a["answered"].begin(); r != a["answered"].end(); ++r) answered[r.key()] += r.value().get<int64_t>();
@@ -402,7 +532,11 @@ PoisoningSummary SummarizePoisoning(const std::vector<nlohmann::json>& seeds, in
         for (double x : a["scores"][det]["benign"]) neg_scores[det].push_back(x);
       }
     }
-    nlohmann::json j = {{"poison", poison}, {"benign", benign}, {"queries", queries}, {"action_queries", action_queries}};
+    nlohmann::json j = {{"poison", poison},
+                        {"benign", benign},
+                        {"queries", queries},
+                        {"action_queries", action_queries},
+                        {"triggered_calibration", triggered}};
     // ASR-T has its own trials (the queries whose goal names a target action), shown with the
     // count; "-" when there are none.
     const auto asr_t = [&](const std::string& d) {
@@ -445,6 +579,9 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
   if (!store.ok()) return store.status();
   Deployment d{store->get(), corpora, config.base, *synonyms};
   const Picks picks = PickTargets(corpora, config.base, seed);
+  const BenignDraw draw = d.Draw(seed);
+  auto agentpoison = AgentPoisonOfSeed(**store, config.base.attacks, picks, draw, seed);
+  if (!agentpoison.ok()) return agentpoison.status();
   std::vector<std::pair<std::string, std::vector<std::string>>> targets;
   for (const std::string& t : config.targets) {
     if (t == "memsad") targets.push_back({t, {"memsad"}});
@@ -455,12 +592,12 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
   size_t done = 0;
   const size_t total = config.base.attacks.size() * (1 + targets.size());
   for (const std::string& attack : config.base.attacks) {
-    std::vector<std::string> plain, extra, history;
+    std::vector<std::string> plain, extra;
     VictimSide(attack, picks.topics, picks.scenarios, &plain, &extra);
     const std::string ns = "orig-" + attack;
-    auto benign = d.Prepare(ns, seed, plain, extra, &history);
+    auto benign = d.Prepare(ns, draw, plain, extra);
     if (!benign.ok()) return benign.status();
-    auto run = RunAttack(d, attack, ns, picks.topics, picks.scenarios, history, seed);
+    auto run = RunAttack(d, attack, ns, picks.topics, picks.scenarios, *agentpoison, seed);
     if (!run.ok()) return run.status();
     std::set<std::string> orig_ids;
     std::map<std::string, nlohmann::json> orig_reports;
@@ -470,8 +607,7 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
     if (progress) progress(++done, total);
     for (const auto& [target, detectors] : targets) {
       const std::string syn_ns = "syn-" + target + "-" + attack;
-      std::vector<std::string> unused;
-      auto benign2 = d.Prepare(syn_ns, seed, plain, extra, &unused);
+      auto benign2 = d.Prepare(syn_ns, draw, plain, extra);
       if (!benign2.ok()) return benign2.status();
       int flagged_before = 0, flagged_after = 0, evaded = 0;
       double substitutions = 0, sim_delta = 0;

@@ -2,7 +2,8 @@
 // the adaptive-attacker experiment behind `bulwark eval adaptive` (Table 4 / Table 18).
 //
 // Per seed, one real store (lexical embedder, every write-time detector enabled, the watermark
-// included) in `work_dir`, one namespace per attack, each set up like a deployment:
+// included) in `work_dir`/poisoning-<seed>, one namespace "eval-<attack>" per attack, each set up
+// like a deployment:
 //   1. calibrate the gate on the namespace's query history H (benign queries + the attacked
 //      victim queries, as users asked them) and on `reference` benign reference memories;
 //   2. add `memories` benign memories (watermarked, as the legitimate writer marks them);
@@ -17,6 +18,11 @@
 //      top k: ASR-A = the ExtractiveResponder's answer from that top k is the attacker's, ASR-T =
 //      the agent's action on it is the attacker's target action (agent_action.h; ASR-T counts
 //      only queries whose goal names a target: an address, IBAN or host).
+// The agentpoison_triggered row is AgentPoison (the same triggers and poisons as agentpoison) against
+// a defender who uses triggered calibration (MemSAD App. D: CalibrationRequest::trigger): one
+// namespace per victim topic, "eval-agentpoison_triggered-<i>", whose H is agentpoison's H with
+// every query followed by topic i's trigger, holding topic i's poisons; the row pools them (so its
+// benign count is topics x that of agentpoison: every namespace holds the same benign memories).
 #pragma once
 
 #include <cstdint>
@@ -33,10 +39,9 @@
 namespace bulwark::attack {
 
 inline const std::vector<std::string>& kPoisoningAttacks() {
-  static const std::vector<std::string> kNames = {"agentpoison",  "minja",
-                                                  "injecmem",     "smsr_direct",
-                                                  "smsr_paraphrase_flooding", "smsr_subtle",
-                                                  "smsr_fluent_bypass"};
+  static const std::vector<std::string> kNames = {
+      "agentpoison", "agentpoison_triggered",    "minja",       "injecmem",
+      "smsr_direct", "smsr_paraphrase_flooding", "smsr_subtle", "smsr_fluent_bypass"};
   return kNames;
 }
 inline const std::vector<std::string>& kEvalDetectors() {
@@ -65,13 +70,14 @@ using EvalProgressFn = std::function<void(size_t done, size_t total)>;
 // JSON: {"seed", "attacks": {name: {"poison": n, "benign": n, "queries": n,
 //   "scores": {det: {"poison": [...], "benign": [...]}}, "flags": {det: {"poison": x, "benign": y}},
 //   "retrieved": {"none": x, det: x...}, "answered": {...}, "acted": {...}, "action_queries": n,
+//   "triggered_calibration": every namespace of the row has a triggered calibration,
 //   "example": poison text}}}
 [[nodiscard]] absl::StatusOr<nlohmann::json> RunPoisoningSeed(const EvalCorpora& corpora,
                                                               const PoisoningEvalConfig& config, uint64_t seed,
                                                               const std::filesystem::path& work_dir,
                                                               const EvalProgressFn& progress = {});
 
-// Pools seeds: {"attacks": {name: {"poison", "benign", "queries", "action_queries",
+// Pools seeds: {"attacks": {name: {"poison", "benign", "queries", "action_queries", "triggered_calibration",
 //   "asr_r" | "asr_a": {"none": rate, det: rate} (trials: queries), "asr_t": {...} (trials: action_queries),
 //   "detectors": {det: {"tpr": rate, "fpr": rate, "auroc": x}}}}} with rate = {"value",
 //   "successes", "trials", "ci95": [lo, hi]} (Clopper-Pearson); and the markdown table.

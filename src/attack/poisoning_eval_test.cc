@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "bulwark/memory_store.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::attack {
@@ -85,6 +86,53 @@ TEST(PoisoningEvalTest, TinyRunHasTheDocumentedShapeAndTheTriggeredAttackIsRetri
     for (const std::string& det : kEvalDetectors())
       EXPECT_GE(attacks[attack]["detectors"]["composite"]["tpr"]["successes"].get<int>(),
                 attacks[attack]["detectors"][det]["tpr"]["successes"].get<int>());
+}
+
+// MemSAD App. D / Table 3 note: calibrating on triggered queries raises AgentPoison's memsad TPR.
+// The triggered row writes the same poisons as the plain one, so the comparison is per poison.
+TEST(PoisoningEvalTest, TriggeredCalibrationFlagsAtLeastTheAgentPoisonPoisonsPlainCalibrationFlags) {
+  bulwark::testing::TempDir dir;
+  PoisoningEvalConfig config = Tiny();
+  config.topics = 2;  // two triggers, so two triggered namespaces
+  config.attacks = {"agentpoison", "agentpoison_triggered"};
+  auto seed = RunPoisoningSeed(Corpora(), config, 1, dir.path());
+  ASSERT_TRUE(seed.ok()) << seed.status();
+  const PoisoningSummary summary = SummarizePoisoning({*seed}, 5);
+  std::printf("%s", summary.markdown.c_str());
+  const nlohmann::json plain = summary.json["attacks"]["agentpoison"];
+  const nlohmann::json triggered = summary.json["attacks"]["agentpoison_triggered"];
+  EXPECT_EQ(triggered["poison"].get<int>(), 10);
+  EXPECT_EQ(triggered["poison"], plain["poison"]);
+  EXPECT_EQ(triggered["queries"], plain["queries"]);
+  EXPECT_EQ(triggered["benign"].get<int>(), 2 * plain["benign"].get<int>());  // one namespace per topic
+  EXPECT_EQ(triggered["asr_r"]["none"]["value"].get<double>(), 1.0);
+  EXPECT_FALSE(plain["triggered_calibration"].get<bool>());
+  EXPECT_TRUE(triggered["triggered_calibration"].get<bool>());
+  EXPECT_GE(triggered["detectors"]["memsad"]["tpr"]["value"].get<double>(),
+            plain["detectors"]["memsad"]["tpr"]["value"].get<double>());
+
+  // The stored calibrations, read back from the store: the plain namespace's is not triggered;
+  // each triggered namespace's is, with the trigger its poisons carry.
+  auto store = MemoryStore::Open(dir.path() / "poisoning-1", {});
+  ASSERT_TRUE(store.ok()) << store.status();
+  nlohmann::json plain_calibration = (*store)->CalibrationSummary("eval-agentpoison");
+  ASSERT_TRUE(plain_calibration.is_object());
+  EXPECT_FALSE(plain_calibration["memsad"]["triggered"].get<bool>());
+  for (int i = 0; i < 2; ++i) {
+    const std::string ns = "eval-agentpoison_triggered-" + std::to_string(i);
+    nlohmann::json calibration = (*store)->CalibrationSummary(ns);
+    ASSERT_TRUE(calibration.is_object()) << ns;
+    EXPECT_TRUE(calibration["memsad"]["triggered"].get<bool>()) << ns;
+    const std::string trigger = calibration["provenance"].value("trigger", "");
+    ASSERT_FALSE(trigger.empty()) << ns;
+    int carrying = 0;
+    auto exported = (*store)->Export(ns, ~0u, [&](const Entry& e) {
+      carrying += e.text.find(trigger) != std::string::npos;
+      return absl::OkStatus();
+    });
+    ASSERT_TRUE(exported.ok()) << exported.status();
+    EXPECT_EQ(carrying, 5) << ns << ": the topic's n = 5 poisons carry the calibration's trigger";
+  }
 }
 
 TEST(AdaptiveEvalTest, TinyRunReportsEvasionAndSubstitutions) {

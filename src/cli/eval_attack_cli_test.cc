@@ -1,7 +1,8 @@
 // `bulwark eval poisoning` and `bulwark eval adaptive` through the CLI on tiny configurations:
 // the JSON shape, and one property each (the triggered AgentPoison poison is always retrieved
-// without defenses; a defense that flags every poison leaves none retrieved; the synonym attacker
-// substitutes words and evades memsad).
+// without defenses, and triggered calibration flags at least what plain calibration flags; a
+// defense that flags every poison leaves none retrieved; the synonym attacker substitutes words
+// and evades memsad).
 #include <fstream>
 
 #include <gtest/gtest.h>
@@ -22,14 +23,15 @@ TEST(EvalAttackCliTest, PoisoningReportsTheAttackDefenseMatrix) {
   const auto json_path = dir.path() / "poisoning.json";
   const CliResult r = RunCli(dir.path() / "unused", {"eval", "poisoning", "--seeds", "1", "--memories", "30",
                                                      "--history", "15", "--reference", "10", "--topics", "1",
-                                                     "--scenarios", "1", "--attacks", "agentpoison", "minja",
-                                                     "smsr_direct", "--json", json_path.string()});
+                                                     "--scenarios", "1", "--attacks", "agentpoison",
+                                                     "agentpoison_triggered", "minja", "smsr_direct", "--json",
+                                                     json_path.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("| attack | defense |"), std::string::npos) << r.out;
   const nlohmann::json j = ReadJson(json_path);
   ASSERT_TRUE(j.contains("config"));
   EXPECT_EQ(j["config"]["seeds"], 1);
-  for (const char* attack : {"agentpoison", "minja", "smsr_direct"}) {
+  for (const char* attack : {"agentpoison", "agentpoison_triggered", "minja", "smsr_direct"}) {
     ASSERT_TRUE(j["attacks"].contains(attack)) << attack;
     const nlohmann::json a = j["attacks"][attack];
     for (const std::string& det : attack::kEvalDetectors()) {
@@ -46,6 +48,15 @@ TEST(EvalAttackCliTest, PoisoningReportsTheAttackDefenseMatrix) {
   // Undefended, the triggered poison is also the answer (ASR-A) and the action (ASR-T).
   EXPECT_EQ(j["attacks"]["agentpoison"]["asr_a"]["none"]["value"].get<double>(), 1.0);
   EXPECT_FALSE(j["attacks"].contains("injecmem"));
+  // The triggered row: the same poisons, every namespace calibrated with its trigger, a markdown row.
+  const nlohmann::json triggered = j["attacks"]["agentpoison_triggered"];
+  EXPECT_TRUE(triggered["triggered_calibration"].get<bool>());
+  EXPECT_FALSE(j["attacks"]["agentpoison"]["triggered_calibration"].get<bool>());
+  EXPECT_EQ(triggered["poison"], j["attacks"]["agentpoison"]["poison"]);
+  EXPECT_EQ(triggered["asr_r"]["none"]["value"].get<double>(), 1.0);
+  EXPECT_GE(triggered["detectors"]["memsad"]["tpr"]["successes"].get<int>(),
+            j["attacks"]["agentpoison"]["detectors"]["memsad"]["tpr"]["successes"].get<int>());
+  EXPECT_NE(r.out.find("| agentpoison_triggered (n="), std::string::npos) << r.out;
 }
 
 TEST(EvalAttackCliTest, AdaptiveReportsEvasionAndSubstitutions) {

@@ -2,7 +2,8 @@
 // store. For every seed, attack/poisoning_eval.h's protocol: one store per seed in a temporary
 // directory (lexical embedder, every write-time detector enabled), a namespace per attack
 // calibrated on its query history and benign reference set and filled with benign memories from
-// data/corpora, then AgentPoison, MINJA, InjecMEM and the SMSR variants through the store's API.
+// data/corpora, then AgentPoison, MINJA, InjecMEM and the SMSR variants through the store's API;
+// agentpoison_triggered is AgentPoison against triggered calibration (MemSAD App. D).
 // Reported per attack and detector (and the OR composites): TPR, FPR (Clopper-Pearson 95 %),
 // AUROC over the pooled seeds, and ASR-R@k, ASR-A and ASR-T of the victim queries with no defense
 // and with that detector filtering the top k (ASR-A / ASR-T: the extractive answer and the agent's
@@ -22,7 +23,8 @@ class EvalPoisoningCommand final : public EvalSubcommand {
  public:
   std::string name() const override { return "poisoning"; }
   std::string description() const override {
-    return "attack x defense matrix: TPR/FPR/AUROC and ASR-R/ASR-A/ASR-T of AgentPoison, MINJA, InjecMEM, SMSR injections";
+    return "attack x defense matrix: TPR/FPR/AUROC and ASR-R/ASR-A/ASR-T of AgentPoison (plain and triggered "
+           "calibration), MINJA, InjecMEM, SMSR injections";
   }
   void AddFlags(CLI::App* sub) override {
     sub->add_option("--corpora", corpora_dir_, "directory of the evaluation corpora (default: data/corpora)");
@@ -32,7 +34,10 @@ class EvalPoisoningCommand final : public EvalSubcommand {
     sub->add_option("--topics", config_.topics, "victim topics per seed")->check(CLI::Range(1, 42))->capture_default_str();
     sub->add_option("--scenarios", config_.scenarios, "enterprise scenarios per seed (SMSR)")->check(CLI::Range(1, 20))->capture_default_str();
     sub->add_option("-k,--k", config_.k, "retrieval depth")->check(CLI::Range(1, 100))->capture_default_str();
-    sub->add_option("--attacks", config_.attacks, "attacks to run")->check(CLI::IsMember(attack::kPoisoningAttacks()));
+    sub->add_option("--attacks", config_.attacks,
+                    "attacks to run (default: all; agentpoison_triggered = AgentPoison against triggered "
+                    "calibration, MemSAD App. D)")
+        ->check(CLI::IsMember(attack::kPoisoningAttacks()));
     sub->add_flag("--no-synonyms", no_synonyms_, "lexical embedder without WordNet canonicalization");
   }
   int Run(const EvalContext& ctx) override {
