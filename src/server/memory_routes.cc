@@ -98,7 +98,7 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
   }
   nlohmann::json detail = DefenseDetail(*result);
   detail["include_quarantined"] = request->options.include_quarantined;
-  RecordAudit(ctx, call, *ns, "search", std::move(ids), Sha256Hex(request->query), detail);
+  RecordAudit(ctx, call, *ns, "search", std::move(ids), Sha256Hex(request->query), std::move(detail));
   if (result->rejected()) return QueryRejected(result->gate);
   Reply reply;
   reply.body = {{"hits", std::move(hits)},
