@@ -1,7 +1,6 @@
 #include "detect/jsd_length_model.h"
 
 #include <cmath>
-#include <fstream>
 #include <string>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include "detect/calibration.h"
 #include "detect/char_ngram_profile.h"
 #include "detect/detectors.h"
+#include "testing/corpus_field.h"
 
 namespace bulwark {
 namespace {
@@ -95,14 +95,6 @@ TEST(MemsadPlusDetectorTest, LengthModelSurvivesStorageAndOldCalibrationsLoadAsR
   EXPECT_EQ(old->memsad_plus_length.slope, 0.0);
 }
 
-std::vector<nlohmann::json> CorpusLines(const std::string& file) {
-  std::ifstream in(std::string(BULWARK_SOURCE_DIR) + "/data/corpora/" + file);
-  std::vector<nlohmann::json> out;
-  std::string line;
-  while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line));
-  return out;
-}
-
 // P(score of a positive > score of a negative), ties counting one half.
 double PairwiseAuroc(const std::vector<double>& positive, const std::vector<double>& negative) {
   double wins = 0;
@@ -117,10 +109,8 @@ double PairwiseAuroc(const std::vector<double>& positive, const std::vector<doub
 // correction is what makes the score separate them.
 TEST(MemsadPlusDetectorTest, LengthCorrectionSeparatesPoisonsThatRawJsdRanksBelowBenign) {
   CalibrationInput input;
-  for (const auto& j : CorpusLines("reference_memories.jsonl")) {
-    input.reference_texts.push_back(j["text"].get<std::string>());
-    input.reference_embeddings.push_back({1.0f, 0.0f});
-  }
+  input.reference_texts = testing::CorpusField("reference_memories.jsonl", "text");
+  input.reference_embeddings.assign(input.reference_texts.size(), {1.0f, 0.0f});
   input.history = {{1.0f, 0.0f}};
   ASSERT_GE(input.reference_texts.size(), 200u);
   auto cal = CalibrateNamespace(input);
@@ -128,15 +118,15 @@ TEST(MemsadPlusDetectorTest, LengthCorrectionSeparatesPoisonsThatRawJsdRanksBelo
   auto detector = MakeMemsadPlusDetector();
   const NamespaceState state{.calibration = &*cal};
   std::vector<double> benign_raw, benign_adjusted, poison_raw, poison_adjusted;
-  for (const auto& j : CorpusLines("benign_memories.jsonl")) {
-    const std::string text = j["text"].get<std::string>();
+  for (const std::string& text : testing::CorpusField("benign_memories.jsonl", "text")) {
     const DetectorVerdict v = detector->Evaluate({"ns", text, {}}, state);
     benign_raw.push_back(v.values[0]);
     benign_adjusted.push_back(v.score);
   }
-  for (const auto& j : CorpusLines("victim_queries.jsonl")) {
-    const std::string text =
-        j["query"].get<std::string>() + " Note: " + j["poison_goal"].get<std::string>() + ".";
+  const auto victim_queries = testing::CorpusField("victim_queries.jsonl", "query");
+  const auto goals = testing::CorpusField("victim_queries.jsonl", "poison_goal");
+  for (size_t i = 0; i < victim_queries.size(); ++i) {
+    const std::string text = victim_queries[i] + " Note: " + goals[i] + ".";
     const DetectorVerdict v = detector->Evaluate({"ns", text, {}}, state);
     poison_raw.push_back(v.values[0]);
     poison_adjusted.push_back(v.score);

@@ -36,6 +36,42 @@ double MemsadScores::Get(MemsadMode mode) const {
   return s_comb;
 }
 
+namespace {
+
+// From this many history rows on, the max comes from the int8 bounds (measured crossover on the
+// gate benchmark: the bounds cost about 2 us to prepare; a float32 row costs about 25 ns).
+constexpr size_t kBoundedScanMinRows = 128;
+
+// Folds dot products, in row order, into the max (first row on ties) and the mean.
+struct MaxMeanFold {
+  double sum = 0;
+  float best = -std::numeric_limits<float>::infinity();
+  int argmax = -1;
+
+  // dots[i] is the dot product of row first + i.
+  void Add(const float* dots, size_t n, size_t first) {
+    for (size_t i = 0; i < n; ++i) {
+      sum += dots[i];
+      if (dots[i] > best) {
+        best = dots[i];
+        argmax = static_cast<int>(first + i);
+      }
+    }
+  }
+
+  MemsadScores Scores(size_t rows) const {
+    MemsadScores scores;
+    scores.history_size = rows;
+    scores.argmax = argmax;
+    scores.s_max = best;
+    scores.s_mean = sum / static_cast<double>(rows);
+    scores.s_comb = 0.5 * scores.s_max + 0.5 * scores.s_mean;
+    return scores;
+  }
+};
+
+}  // namespace
+
 MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const float* const* rows, size_t count,
                                  size_t dim) {
   MemsadScores scores;
@@ -44,28 +80,10 @@ MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const float* 
   thread_local std::vector<float> dots;
   dots.resize(count);
   BestKernels().dot_rows(candidate.data(), rows, count, dim, dots.data());
-  double sum = 0;
-  float best = -std::numeric_limits<float>::infinity();
-  for (size_t i = 0; i < count; ++i) {
-    sum += dots[i];
-    if (dots[i] > best) {
-      best = dots[i];
-      scores.argmax = static_cast<int>(i);
-    }
-  }
-  scores.s_max = best;
-  scores.s_mean = sum / static_cast<double>(count);
-  scores.s_comb = 0.5 * scores.s_max + 0.5 * scores.s_mean;
-  return scores;
+  MaxMeanFold fold;
+  fold.Add(dots.data(), count, 0);
+  return fold.Scores(count);
 }
-
-namespace {
-
-// From this many history rows on, the max comes from the int8 bounds (measured crossover on the
-// gate benchmark: the bounds cost about 2 us to prepare; a float32 row costs about 25 ns).
-constexpr size_t kBoundedScanMinRows = 128;
-
-}  // namespace
 
 MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const QueryHistory::View& history) {
   MemsadScores scores;
@@ -80,26 +98,16 @@ MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const QueryHi
     constexpr size_t kBlock = 64;
     const float* rows[kBlock];
     float dots[kBlock];
-    double sum = 0;
-    float best = -std::numeric_limits<float>::infinity();
+    MaxMeanFold fold;
     history.ForEachRun([&](const float* run, size_t first, size_t count) {
       for (size_t b = 0; b < count; b += kBlock) {
         const size_t n = std::min(kBlock, count - b);
         for (size_t i = 0; i < n; ++i) rows[i] = run + (b + i) * dim;
         BestKernels().dot_rows(candidate.data(), rows, n, dim, dots);
-        for (size_t i = 0; i < n; ++i) {
-          sum += dots[i];
-          if (dots[i] > best) {
-            best = dots[i];
-            scores.argmax = static_cast<int>(first + b + i);
-          }
-        }
+        fold.Add(dots, n, first + b);
       }
     });
-    scores.s_max = best;
-    scores.s_mean = sum / static_cast<double>(m);
-    scores.s_comb = 0.5 * scores.s_max + 0.5 * scores.s_mean;
-    return scores;
+    return fold.Scores(m);
   }
   // Mean: <c, sum_i h_i> / m from the history's running sum (in double), O(dim).
   const std::span<const double> sum = history.row_sum();
@@ -120,14 +128,9 @@ MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const QueryHi
       argmax = i;
     }
   };
-  const Int8Rows& int8 = history.int8();
-  thread_local Int8Query query;
-  bool bounded = int8.size() == m;
-  if (bounded) {
-    query = int8.PrepareQuery(candidate);
-    bounded = query.usable;
-  }
-  if (!bounded) {
+  const Int8Rows& int8 = history.int8();  // one row per slot, kept by QueryHistory::Append
+  const Int8Query query = int8.PrepareQuery(candidate);
+  if (!query.usable) {
     for (size_t slot = 0; slot < m; ++slot) consider(slot);
   } else {
     thread_local std::vector<float> lower, upper;

@@ -1,8 +1,8 @@
 #include "detect/validation_rules.h"
+#include "testing/corpus_field.h"
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <iostream>
 #include <string>
 
@@ -225,14 +225,6 @@ TEST(ValidationRulesTest, TrickyBenignRemindersPass) {
   }
 }
 
-std::vector<std::string> ReadField(const std::string& file, const char* field) {
-  std::ifstream in(std::string(BULWARK_SOURCE_DIR) + "/data/corpora/" + file);
-  std::vector<std::string> out;
-  std::string line;
-  while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line)[field].get<std::string>());
-  return out;
-}
-
 // The benign evaluation corpora (data/corpora): 1,400 memories, 280 reference memories and 350
 // queries. The rules flag none of the memories and queries; one reference memory quotes a
 // WordNet example sentence that reads like a directive. Bound: at most 1% of each corpus, the
@@ -243,7 +235,7 @@ TEST(ValidationRulesTest, FalsePositiveRateOnTheBenignCorpora) {
   for (const auto& [file, field] : {std::pair{"benign_memories.jsonl", "text"},
                                     std::pair{"reference_memories.jsonl", "text"},
                                     std::pair{"benign_queries.jsonl", "query"}}) {
-    const auto texts = ReadField(file, field);
+    const auto texts = testing::CorpusField(file, field);
     ASSERT_GE(texts.size(), 280u) << file;
     size_t flagged = 0;
     for (const auto& t : texts) {

@@ -3,12 +3,11 @@
 #pragma once
 
 #include <cstdint>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "testing/corpus_field.h"
 
 namespace bulwark::watermark_test_texts {
 
@@ -67,11 +66,7 @@ inline const std::vector<std::string>& Paragraphs() {
 
 // The 1,400 benign memories of data/corpora/benign_memories.jsonl.
 inline std::vector<std::string> BenignMemories() {
-  std::ifstream in(std::string(BULWARK_SOURCE_DIR) + "/data/corpora/benign_memories.jsonl");
-  std::vector<std::string> out;
-  std::string line;
-  while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line)["text"].get<std::string>());
-  return out;
+  return testing::CorpusField("benign_memories.jsonl", "text");
 }
 
 }  // namespace bulwark::watermark_test_texts

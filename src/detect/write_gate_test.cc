@@ -2,13 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <iostream>
 #include <map>
 
 #include "bulwark/embedder.h"
 #include "detect/watermark_marker.h"
 #include "detect/watermark_test_texts.h"
+#include "testing/corpus_field.h"
 
 namespace bulwark {
 namespace {
@@ -175,22 +175,14 @@ TEST_F(WriteGateTest, RollingRecalibrationUpdatesMuAndSigma) {
   EXPECT_EQ(gate->state().Calibration("ns"), cal);
 }
 
-std::vector<std::string> ReadCorpus(const std::string& file, const char* field) {
-  std::ifstream in(std::string(BULWARK_SOURCE_DIR) + "/data/corpora/" + file);
-  std::vector<std::string> out;
-  std::string line;
-  while (std::getline(in, line)) out.push_back(nlohmann::json::parse(line)[field].get<std::string>());
-  return out;
-}
-
 // The composite's false-positive rate with the default configuration, before any calibration, on
 // the 1,400 benign memories of data/corpora: in a fresh namespace, and after the 350 benign
 // queries have been searched (memsad then compares each memory with the last 200 of them).
 // Bound: 1% (the target FPR of calibrated detectors; MemSAD paper App. C reports <= 0.04 for the
 // calibrated composite).
 TEST_F(WriteGateTest, DefaultCompositeFalsePositiveRateOnTheBenignCorpus) {
-  const auto memories = ReadCorpus("benign_memories.jsonl", "text");
-  const auto queries = ReadCorpus("benign_queries.jsonl", "query");
+  const auto memories = testing::CorpusField("benign_memories.jsonl", "text");
+  const auto queries = testing::CorpusField("benign_queries.jsonl", "query");
   ASSERT_EQ(memories.size(), 1400u);
   auto gate = Gate(nullptr);
   for (bool with_history : {false, true}) {
