@@ -6,8 +6,11 @@
 // and errors per phase, as a table and as one JSON line.
 //
 //   build/bench/load_bench [--connections 8] [--seconds 5] [--entries 10000] [--max-requests 200000]
-//                          [--k 5] [--threads 0 (= connections + 2)] [--no-audit]
+//                          [--k 5] [--threads 0 (= connections + 2)] [--no-audit] [--phase all|search|add]
 //
+// Besides throughput it reports the process's CPU time per request (user + system, clients
+// included): on a shared machine that moves far less between runs than req/s, so it is the number
+// to compare when changing the request path.
 // Target on the project's 2-core machine: search >= 5,000 req/s with p99 <= 10 ms and zero errors.
 // Client and server share the machine; other processes running at the same time skew the numbers.
 #include <algorithm>
@@ -16,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <random>
+#include <sys/resource.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -45,6 +49,7 @@ struct Flags {
   int k = 5;
   int threads = 0;
   bool audit = true;
+  std::string phase = "all";
 };
 
 constexpr const char* kWords[] = {
@@ -67,8 +72,17 @@ struct PhaseResult {
   long errors = 0;
   double seconds = 0;
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
+  double cpu_us_per_request = 0;  // process CPU (user + system) over the phase / requests
   double rate() const { return seconds > 0 ? static_cast<double>(requests) / seconds : 0; }
 };
+
+// User + system CPU time of the whole process so far, in microseconds.
+double ProcessCpuMicros() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  auto micros = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
+  return micros(usage.ru_utime) + micros(usage.ru_stime);
+}
 
 double Percentile(std::vector<double>& sorted, double q) {
   if (sorted.empty()) return 0;
@@ -92,6 +106,7 @@ PhaseResult RunPhase(const std::string& name, int port, const std::string& key, 
     for (int i = 0; i < 5; ++i) client->Post(path, make_body(rng), &response);
     clients.push_back(std::move(client));
   }
+  const double cpu_start = ProcessCpuMicros();
   const Clock::time_point start = Clock::now();
   const Clock::time_point deadline =
       start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(flags.seconds));
@@ -118,6 +133,7 @@ PhaseResult RunPhase(const std::string& name, int port, const std::string& key, 
   PhaseResult r;
   r.name = name;
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double cpu_us = ProcessCpuMicros() - cpu_start;
   std::vector<double> all;
   for (auto& v : latencies) all.insert(all.end(), v.begin(), v.end());
   std::sort(all.begin(), all.end());
@@ -126,10 +142,17 @@ PhaseResult RunPhase(const std::string& name, int port, const std::string& key, 
   r.p50_ms = Percentile(all, 0.50);
   r.p99_ms = Percentile(all, 0.99);
   r.max_ms = all.empty() ? 0 : all.back();
+  r.cpu_us_per_request = r.requests > 0 ? cpu_us / static_cast<double>(r.requests) : 0;
   return r;
 }
 
 Flags ParseFlags(int argc, char** argv) {
+  auto usage = [] {
+    std::fprintf(stderr,
+                 "usage: load_bench [--connections N] [--seconds S] [--entries N] [--max-requests N] "
+                 "[--k K] [--threads N] [--no-audit] [--phase all|search|add]\n");
+    std::exit(2);
+  };
   Flags f;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -140,25 +163,25 @@ Flags ParseFlags(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--connections")
+    if (a == "--connections") {
       f.connections = std::clamp(std::stoi(next()), 1, 256);
-    else if (a == "--seconds")
+    } else if (a == "--seconds") {
       f.seconds = std::clamp(std::stod(next()), 0.1, 120.0);
-    else if (a == "--entries")
+    } else if (a == "--entries") {
       f.entries = std::clamp<size_t>(std::stoul(next()), 1, 1'000'000);
-    else if (a == "--max-requests")
+    } else if (a == "--max-requests") {
       f.max_requests = std::clamp(std::stol(next()), 1L, 10'000'000L);
-    else if (a == "--k")
+    } else if (a == "--k") {
       f.k = std::clamp(std::stoi(next()), 1, 100);
-    else if (a == "--threads")
+    } else if (a == "--threads") {
       f.threads = std::clamp(std::stoi(next()), 0, 1024);
-    else if (a == "--no-audit")
+    } else if (a == "--no-audit") {
       f.audit = false;
-    else {
-      std::fprintf(stderr,
-                   "usage: load_bench [--connections N] [--seconds S] [--entries N] [--max-requests N] "
-                   "[--k K] [--threads N] [--no-audit]\n");
-      std::exit(2);
+    } else if (a == "--phase") {
+      f.phase = next();
+      if (f.phase != "all" && f.phase != "search" && f.phase != "add") usage();
+    } else {
+      usage();
     }
   }
   return f;
@@ -219,23 +242,28 @@ int Main(int argc, char** argv) {
       flags.entries, load_s, flags.connections, options.threads, flags.seconds, flags.max_requests, flags.k,
       flags.audit ? "on" : "off");
   std::vector<PhaseResult> results;
-  results.push_back(RunPhase("search", *port, *key, "/v1/memories/search", flags, [&](std::mt19937& r) {
-    return nlohmann::json{{"namespace", "bench"}, {"query", Words(r, 3)}, {"k", flags.k}}.dump();
-  }));
-  results.push_back(RunPhase("add", *port, *key, "/v1/memories", flags, [](std::mt19937& r) {
-    return nlohmann::json{{"namespace", "bench-add"}, {"text", Words(r, 20)}}.dump();
-  }));
+  if (flags.phase != "add") {
+    results.push_back(RunPhase("search", *port, *key, "/v1/memories/search", flags, [&](std::mt19937& r) {
+      return nlohmann::json{{"namespace", "bench"}, {"query", Words(r, 3)}, {"k", flags.k}}.dump();
+    }));
+  }
+  if (flags.phase != "search") {
+    results.push_back(RunPhase("add", *port, *key, "/v1/memories", flags, [](std::mt19937& r) {
+      return nlohmann::json{{"namespace", "bench-add"}, {"text", Words(r, 20)}}.dump();
+    }));
+  }
   (*server)->Stop();
   serving.join();
 
-  std::printf("%-8s %10s %10s %9s %9s %9s %8s\n", "phase", "requests", "req/s", "p50 ms", "p99 ms", "max ms",
-              "errors");
+  std::printf("%-8s %10s %10s %9s %9s %9s %8s %12s\n", "phase", "requests", "req/s", "p50 ms", "p99 ms", "max ms",
+              "errors", "cpu us/req");
   nlohmann::json report = nlohmann::json::object();
   for (const PhaseResult& r : results) {
-    std::printf("%-8s %10ld %10.0f %9.3f %9.3f %9.3f %8ld\n", r.name.c_str(), r.requests, r.rate(), r.p50_ms,
-                r.p99_ms, r.max_ms, r.errors);
+    std::printf("%-8s %10ld %10.0f %9.3f %9.3f %9.3f %8ld %12.1f\n", r.name.c_str(), r.requests, r.rate(), r.p50_ms,
+                r.p99_ms, r.max_ms, r.errors, r.cpu_us_per_request);
     report[r.name] = {{"requests", r.requests}, {"req_per_s", r.rate()}, {"p50_ms", r.p50_ms},
-                      {"p99_ms", r.p99_ms},     {"max_ms", r.max_ms},    {"errors", r.errors}};
+                      {"p99_ms", r.p99_ms},     {"max_ms", r.max_ms},    {"errors", r.errors},
+                      {"cpu_us_per_request", r.cpu_us_per_request}};
   }
   report["connections"] = flags.connections;
   report["entries"] = flags.entries;
