@@ -131,6 +131,7 @@ class HttpServer::HttplibServer : public httplib::Server {
       stream.StartRequest(header_budget_, body_budget_);
       bool closed = false;
       ok = process_request(stream, /*close_connection=*/left == 1, closed, nullptr);
+      ok = stream.Flush() && ok;  // the answer leaves in one send (socket_stream.h)
       if (!ok || closed || t_close_after_answer) break;
     }
     t_current_stream = nullptr;

@@ -24,6 +24,14 @@ bool PollFor(socket_t sock, short events, int timeout_ms) {
   }
 }
 
+ssize_t RecvRetryingEintr(socket_t sock, char* buffer, size_t size, int flags) {
+  ssize_t n;
+  do {
+    n = ::recv(sock, buffer, size, flags);
+  } while (n < 0 && errno == EINTR);
+  return n;
+}
+
 int ToMillis(std::chrono::microseconds t) {
   return static_cast<int>(std::clamp<int64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(t).count(), 1, 24 * 3600 * 1000));
@@ -79,6 +87,7 @@ bool BudgetedSocketStream::is_writable() const { return PollFor(sock_, POLLOUT, 
 
 ssize_t BudgetedSocketStream::read(char* ptr, size_t size) {
   if (size == 0) return 0;
+  if (!Flush()) return -1;
   if (!in_headers_ && !body_framed_) return 0;  // no body (RFC 9112 6.3)
   if (budget_ == 0) {
     exceeded_ = true;
@@ -86,11 +95,12 @@ ssize_t BudgetedSocketStream::read(char* ptr, size_t size) {
   }
   size = std::min(size, budget_);
   if (buffer_begin_ == buffer_end_) {
-    if (!PollFor(sock_, POLLIN, read_timeout_ms_)) return -1;
-    ssize_t n;
-    do {
-      n = ::recv(sock_, buffer_, kBufferSize, 0);
-    } while (n < 0 && errno == EINTR);
+    // Most reads of a keep-alive request find its bytes already there: poll only when they are not.
+    ssize_t n = RecvRetryingEintr(sock_, buffer_, kBufferSize, MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!PollFor(sock_, POLLIN, read_timeout_ms_)) return -1;
+      n = RecvRetryingEintr(sock_, buffer_, kBufferSize, 0);
+    }
     if (n <= 0) return n;
     buffer_begin_ = 0;
     buffer_end_ = static_cast<size_t>(n);
@@ -116,24 +126,52 @@ ssize_t BudgetedSocketStream::read(char* ptr, size_t size) {
 }
 
 ssize_t BudgetedSocketStream::write(const char* ptr, size_t size) {
-  if (!is_writable()) return -1;
-  ssize_t n;
-  do {
-    n = ::send(sock_, ptr, size, MSG_NOSIGNAL);
-  } while (n < 0 && errno == EINTR);
-  return n;
+  pending_output_.append(ptr, size);
+  if (pending_output_.size() >= kMaxPendingOutput && !Flush()) return -1;
+  return static_cast<ssize_t>(size);
+}
+
+bool BudgetedSocketStream::Flush() {
+  size_t sent = 0;
+  while (sent < pending_output_.size()) {
+    ssize_t n = ::send(sock_, pending_output_.data() + sent, pending_output_.size() - sent,
+                       MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (PollFor(sock_, POLLOUT, write_timeout_ms_)) continue;
+    }
+    if (n <= 0) {
+      pending_output_.clear();
+      return false;
+    }
+    sent += static_cast<size_t>(n);
+  }
+  pending_output_.clear();
+  return true;
 }
 
 void BudgetedSocketStream::get_remote_ip_and_port(std::string& ip, int& port) const {
-  sockaddr_storage addr{};
-  socklen_t len = sizeof(addr);
-  if (getpeername(sock_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Describe(addr, ip, port);
+  if (!remote_) {
+    Address a;
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    if (getpeername(sock_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Describe(addr, a.ip, a.port);
+    remote_ = std::move(a);
+  }
+  ip = remote_->ip;
+  port = remote_->port;
 }
 
 void BudgetedSocketStream::get_local_ip_and_port(std::string& ip, int& port) const {
-  sockaddr_storage addr{};
-  socklen_t len = sizeof(addr);
-  if (getsockname(sock_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Describe(addr, ip, port);
+  if (!local_) {
+    Address a;
+    sockaddr_storage addr{};
+    socklen_t len = sizeof(addr);
+    if (getsockname(sock_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Describe(addr, a.ip, a.port);
+    local_ = std::move(a);
+  }
+  ip = local_->ip;
+  port = local_->port;
 }
 
 void LingeringClose(socket_t sock, std::chrono::milliseconds max_wait, size_t max_bytes) {

@@ -11,6 +11,11 @@
 // nor Transfer-Encoding has no body. (httplib would read such a POST "until the connection
 // closes", so `curl -X POST URL` without -d hung for the read timeout.) Reads of its body return
 // end-of-stream at once.
+//
+// Writes are buffered: what httplib writes for a response (status line and headers, then the body)
+// leaves in one send() when the stream next reads or when the server calls Flush() after the
+// request, so a small answer costs one system call and one TCP segment instead of two of each.
+// Reads and writes first try the socket without waiting and poll() only when it is not ready.
 #pragma once
 
 #include <sys/types.h>
@@ -19,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include <httplib.h>
@@ -40,13 +46,19 @@ class BudgetedSocketStream : public httplib::Stream {
   bool is_readable() const override;  // buffered bytes, or the socket turns readable within the read timeout
   bool is_writable() const override;  // the socket turns writable within the write timeout
   ssize_t read(char* ptr, size_t size) override;
-  ssize_t write(const char* ptr, size_t size) override;
+  ssize_t write(const char* ptr, size_t size) override;  // buffers; see Flush
+  // Sends every buffered byte, waiting up to the write timeout whenever the socket is full. False
+  // on a socket error or timeout (the connection is then unusable). read() flushes first, so a
+  // "100 Continue" reaches the client before the server waits for the body.
+  bool Flush();
+  // The connection's addresses, asked of the kernel once per connection (httplib asks per request).
   void get_remote_ip_and_port(std::string& ip, int& port) const override;
   void get_local_ip_and_port(std::string& ip, int& port) const override;
   socket_t socket() const override { return sock_; }
 
  private:
   static constexpr size_t kBufferSize = 4096;
+  static constexpr size_t kMaxPendingOutput = 64 * 1024;  // a larger write is sent at once
   void ScanHeaderByte(char c);  // tracks the end of the headers and the body framing headers
   const socket_t sock_;
   const int read_timeout_ms_;
@@ -61,6 +73,12 @@ class BudgetedSocketStream : public httplib::Stream {
   std::string line_start_;    // the first bytes of the current header line, lowercased
   bool body_framed_ = false;  // a Content-Length or Transfer-Encoding header was seen
   bool exceeded_ = false;
+  std::string pending_output_;  // written, not yet sent
+  struct Address {
+    std::string ip;
+    int port = 0;
+  };
+  mutable std::optional<Address> remote_, local_;  // cached by the getters
 };
 
 // Closes a connection whose request was refused before it was read to its end: sends FIN, then

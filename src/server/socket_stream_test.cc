@@ -1,9 +1,13 @@
-// BudgetedSocketStream over a socketpair: header and body budgets, the end of the headers, and
-// requests without body framing.
+// BudgetedSocketStream over a socketpair: header and body budgets, the end of the headers,
+// requests without body framing, and buffered writes.
 #include "server/socket_stream.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -78,16 +82,103 @@ TEST_F(SocketStreamTest, FramingHeadersAreCaseInsensitive) {
   EXPECT_NE(Drain(s).find("hello"), std::string::npos);
 }
 
-TEST_F(SocketStreamTest, ReadTimesOutAndWritesReachThePeer) {
+TEST_F(SocketStreamTest, ReadTimesOut) {
   BudgetedSocketStream s = Stream();
   s.StartRequest(100, 100);
   char c;
   EXPECT_EQ(s.read(&c, 1), -1) << "nothing sent: the read timeout expires";
   EXPECT_FALSE(s.budget_exceeded());
+}
+
+TEST_F(SocketStreamTest, WritesLeaveTogetherOnFlush) {
+  BudgetedSocketStream s = Stream();
+  ASSERT_EQ(s.write("HTTP/1.1 200 OK\r\n\r\n", 19), 19);
   ASSERT_EQ(s.write("pong", 4), 4);
-  char buf[8] = {};
-  ASSERT_EQ(read(fds_[1], buf, sizeof(buf)), 4);
-  EXPECT_STREQ(buf, "pong");
+  char buf[64] = {};
+  EXPECT_EQ(recv(fds_[1], buf, sizeof(buf), MSG_DONTWAIT), -1) << "buffered until flushed";
+  ASSERT_TRUE(s.Flush());
+  ASSERT_EQ(recv(fds_[1], buf, sizeof(buf), 0), 23) << "one piece";
+  EXPECT_STREQ(buf, "HTTP/1.1 200 OK\r\n\r\npong");
+  EXPECT_TRUE(s.Flush()) << "nothing pending";
+}
+
+TEST_F(SocketStreamTest, ReadSendsPendingOutputFirst) {
+  // "100 Continue" must reach the client before the server waits for the body.
+  BudgetedSocketStream s = Stream();
+  s.StartRequest(100, 100);
+  ASSERT_EQ(s.write("HTTP/1.1 100 Continue\r\n\r\n", 25), 25);
+  char c;
+  EXPECT_EQ(s.read(&c, 1), -1) << "no request bytes: the read times out";
+  char buf[64] = {};
+  ASSERT_EQ(recv(fds_[1], buf, sizeof(buf), MSG_DONTWAIT), 25);
+  EXPECT_STREQ(buf, "HTTP/1.1 100 Continue\r\n\r\n");
+}
+
+TEST_F(SocketStreamTest, LargeWritesAreSentWithoutWaitingForFlush) {
+  BudgetedSocketStream s = Stream();
+  const std::string big(100'000, 'x');
+  std::string received;
+  std::thread reader([&] {
+    char buf[8192];
+    ssize_t n;
+    while (received.size() < big.size() && (n = recv(fds_[1], buf, sizeof(buf), 0)) > 0) {
+      received.append(buf, static_cast<size_t>(n));
+    }
+  });
+  ASSERT_EQ(s.write(big.data(), big.size()), static_cast<ssize_t>(big.size()));
+  reader.join();
+  EXPECT_EQ(received, big);
+}
+
+TEST_F(SocketStreamTest, FlushFailsWhenThePeerIsGone) {
+  BudgetedSocketStream s = Stream();
+  close(fds_[1]);
+  fds_[1] = -1;
+  ASSERT_EQ(s.write("lost", 4), 4);
+  EXPECT_FALSE(s.Flush());
+}
+
+TEST_F(SocketStreamTest, FlushTimesOutWhenThePeerStopsReading) {
+  BudgetedSocketStream s = Stream();
+  const std::string chunk(1 << 20, 'x');  // more than a socketpair buffers
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(s.write(chunk.data(), chunk.size()), -1);
+  EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(190)) << "the write timeout";
+}
+
+TEST(SocketStreamAddressTest, ReportsBothEndsOfATcpConnection) {
+  const int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  ASSERT_EQ(listen(listener, 1), 0);
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const int client = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+  const int served = accept(listener, nullptr, nullptr);
+  ASSERT_GE(served, 0);
+  sockaddr_in client_addr{};
+  len = sizeof(client_addr);
+  ASSERT_EQ(getsockname(client, reinterpret_cast<sockaddr*>(&client_addr), &len), 0);
+  {
+    BudgetedSocketStream s(served, std::chrono::milliseconds(200), std::chrono::milliseconds(200));
+    for (int call = 0; call < 2; ++call) {  // the second call answers from the cache
+      std::string ip;
+      int port = 0;
+      s.get_local_ip_and_port(ip, port);
+      EXPECT_EQ(ip, "127.0.0.1");
+      EXPECT_EQ(port, ntohs(addr.sin_port));
+      s.get_remote_ip_and_port(ip, port);
+      EXPECT_EQ(ip, "127.0.0.1");
+      EXPECT_EQ(port, ntohs(client_addr.sin_port));
+    }
+  }
+  close(served);
+  close(client);
+  close(listener);
 }
 
 TEST_F(SocketStreamTest, WaitForRequestHonoursTimeoutAndStop) {
