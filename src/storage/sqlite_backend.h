@@ -62,6 +62,8 @@ class SqliteBackend final : public StorageBackend {
   // before db_ is closed.
   std::unique_ptr<Statement> get_row_;
   std::unique_ptr<Statement> get_entry_;
+  std::unique_ptr<Statement> begin_read_;  // BEGIN and COMMIT around GetRows' lookups
+  std::unique_ptr<Statement> end_read_;
 };
 
 }  // namespace bulwark
