@@ -216,7 +216,7 @@ int Main(int argc, char** argv) {
   auto key = (*registry)->CreateKey("bench");
   if (!key.ok()) return 1;
   absl::StatusOr<std::unique_ptr<AuditLog>> audit = std::unique_ptr<AuditLog>();
-  if (flags.audit) audit = AuditLog::Open(db);
+  if (flags.audit) audit = AuditLog::OpenForStore(db);
   if (!audit.ok()) return 1;
 
   // The read path as `bulwark serve` builds it: the namespace's query gate looked up (none is

@@ -179,6 +179,37 @@ class AuditLog::Impl {
     return out;
   }
 
+  // Copies the records of table `audit` in `store_db` (where earlier versions kept the log) into
+  // this log under their own seq numbers, then drops that table. Idempotent: a record already here
+  // is skipped, so a crash between the two steps only repeats the copy on the next open.
+  absl::Status MoveLegacyRecords(const std::filesystem::path& store_db) {
+    std::lock_guard<std::mutex> lock(db_mu_);
+    {
+      Statement attach(db_, "ATTACH DATABASE ? AS legacy");
+      if (auto s = attach.status(); !s.ok()) return s;
+      attach.Bind(1, store_db.string());
+      if (auto s = attach.Run("attach the store database"); !s.ok()) return s;
+    }
+    absl::Status status = [&]() -> absl::Status {
+      Statement probe(db_, "SELECT 1 FROM legacy.sqlite_master WHERE type = 'table' AND name = 'audit'");
+      if (auto s = probe.status(); !s.ok()) return s;
+      const int rc = probe.Step();
+      if (rc == SQLITE_DONE) return absl::OkStatus();
+      if (rc != SQLITE_ROW) return SqliteError(db_, "look for audit records in the store database");
+      probe.Reset();
+      if (auto s = Exec(db_,
+                        "INSERT OR IGNORE INTO main.audit(seq, at_us, principal, session, namespace, operation, "
+                        "query_hash, returned_ids, detail) SELECT seq, at_us, principal, session, namespace, "
+                        "operation, query_hash, returned_ids, detail FROM legacy.audit");
+          !s.ok()) {
+        return s;
+      }
+      return Exec(db_, "DROP TABLE legacy.audit");
+    }();
+    const absl::Status detached = Exec(db_, "DETACH DATABASE legacy");
+    return status.ok() ? detached : status;
+  }
+
  private:
   // The writer thread: waits for records, lets a batch gather for up to one interval (less if a
   // Flush asks, the batch fills, or the log closes), commits it, and repeats.
@@ -279,6 +310,10 @@ class AuditLog::Impl {
 AuditLog::AuditLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AuditLog::~AuditLog() = default;
 
+std::filesystem::path AuditDatabaseFor(const std::filesystem::path& store_db) {
+  return store_db.parent_path() / kAuditDatabaseFile;
+}
+
 absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::path& db_path,
                                                          int flush_interval_ms, size_t queue_capacity) {
   if (flush_interval_ms < 1 || flush_interval_ms > 60'000) {
@@ -293,6 +328,27 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::
   auto impl = std::make_unique<Impl>(db, std::chrono::milliseconds(flush_interval_ms), queue_capacity);
   impl->Start();
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(impl)));
+}
+
+absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::OpenForStore(const std::filesystem::path& store_db,
+                                                                 int flush_interval_ms, size_t queue_capacity) {
+  std::error_code ec;
+  if (!std::filesystem::exists(store_db, ec)) {
+    return absl::NotFoundError(absl::StrCat("no store database at ", store_db.string()));
+  }
+  const std::filesystem::path path = AuditDatabaseFor(store_db);
+  if (!std::filesystem::exists(path, ec)) {
+    sqlite3* created = nullptr;
+    const int rc = sqlite3_open_v2(path.c_str(), &created, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    sqlite3_close(created);
+    if (rc != SQLITE_OK) return absl::UnavailableError(absl::StrCat("cannot create ", path.string()));
+  }
+  auto log = Open(path, flush_interval_ms, queue_capacity);
+  if (!log.ok()) return log.status();
+  if (auto s = (*log)->impl_->MoveLegacyRecords(store_db); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("moving audit records out of ", store_db.string(), ": ", s.message()));
+  }
+  return log;
 }
 
 void AuditLog::Append(AuditRecord record) { impl_->Append(std::move(record)); }

@@ -1,7 +1,8 @@
 // Tests for AuditLog: concurrent appends all land with their fields intact, every filter selects
 // exactly the right records (entry ids that are prefixes of each other included), limits are
 // enforced, records survive reopen and destruction, and the bounded queue applies backpressure,
-// drops with a report when the disk is stuck, and retries after a failed write.
+// drops with a report when the disk is stuck, and retries after a failed write; OpenForStore keeps
+// the log in its own file beside the store's and moves records of the older layout into it.
 #include "audit/audit_log.h"
 
 #include <algorithm>
@@ -355,6 +356,58 @@ TEST_F(AuditLogTest, OpenRejectsBadSettings) {
   EXPECT_EQ(AuditLog::Open(db_path_, 50, 0).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(AuditLog::Open(dir_ / "missing.db").status().code(), absl::StatusCode::kNotFound);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "missing.db")) << "no stray file is created";
+}
+
+TEST_F(AuditLogTest, OpenForStoreKeepsTheLogBesideTheStoreDatabase) {
+  EXPECT_EQ(AuditLog::OpenForStore(dir_ / "missing.db").status().code(), absl::StatusCode::kNotFound);
+  {
+    auto log = AuditLog::OpenForStore(db_path_);
+    ASSERT_TRUE(log.ok()) << log.status();
+    (*log)->Append(MakeRecord("alice", "s1", "ns", {"01AAAAAAAAAAAAAAAAAAAAAAAA"}));
+    ASSERT_TRUE((*log)->Flush().ok());
+  }
+  EXPECT_EQ(AuditDatabaseFor(db_path_), dir_ / "audit.db");
+  EXPECT_EQ(RawDb(dir_ / "audit.db").Count(), 1);
+  EXPECT_EQ(RawDb(db_path_).Count(), -1) << "no audit table in the store's own file";
+  auto reopened = AuditLog::OpenForStore(db_path_);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  EXPECT_THAT(Sessions(Find(**reopened, {})), ElementsAre("s1"));
+}
+
+TEST_F(AuditLogTest, OpenForStoreMovesRecordsOfTheOlderLayoutOnce) {
+  {
+    auto old_layout = AuditLog::Open(db_path_);  // the log in the store's own file, as before
+    ASSERT_TRUE(old_layout.ok()) << old_layout.status();
+    (*old_layout)->Append(MakeRecord("alice", "old1", "ns", {"01AAAAAAAAAAAAAAAAAAAAAAAA"}));
+    (*old_layout)->Append(MakeRecord("bob", "old2", "ns", {}));
+    ASSERT_TRUE((*old_layout)->Flush().ok());
+  }
+  std::vector<AuditRecord> moved;
+  {
+    auto log = AuditLog::OpenForStore(db_path_);
+    ASSERT_TRUE(log.ok()) << log.status();
+    moved = Find(**log, {});
+    EXPECT_THAT(Sessions(moved), ElementsAre("old2", "old1"));
+    (*log)->Append(MakeRecord("carol", "new", "ns", {}));
+    ASSERT_TRUE((*log)->Flush().ok());
+  }
+  EXPECT_EQ(RawDb(db_path_).Count(), -1) << "the old table is dropped";
+  // A crash between the copy and the drop leaves both: the next open copies again without duplicates.
+  {
+    auto old_layout = AuditLog::Open(db_path_);
+    ASSERT_TRUE(old_layout.ok());
+    (*old_layout)->Append(MakeRecord("alice", "old1", "ns", {"01AAAAAAAAAAAAAAAAAAAAAAAA"}));
+    ASSERT_TRUE((*old_layout)->Flush().ok());
+  }
+  ASSERT_TRUE(RawDb(db_path_).Exec("UPDATE audit SET seq = 1"));
+  auto log = AuditLog::OpenForStore(db_path_);
+  ASSERT_TRUE(log.ok()) << log.status();
+  const std::vector<AuditRecord> all = Find(**log, {});
+  ASSERT_THAT(Sessions(all), ElementsAre("new", "old2", "old1"));
+  EXPECT_EQ(all[1].seq, moved[0].seq) << "records keep their seq";
+  EXPECT_EQ(all[2].seq, moved[1].seq);
+  EXPECT_GT(all[0].seq, all[1].seq);
+  EXPECT_EQ(all[2].returned_ids, moved[1].returned_ids);
 }
 
 }  // namespace

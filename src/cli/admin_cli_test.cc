@@ -90,7 +90,7 @@ TEST_F(AdminCliTest, BadInputFails) {
 
 TEST_F(AdminCliTest, AuditFiltersRecords) {
   {
-    auto log = AuditLog::Open(Db());
+    auto log = AuditLog::OpenForStore(Db());
     ASSERT_TRUE(log.ok()) << log.status();
     const int64_t now = Env::Default()->NowMicros();
     (*log)->Append(

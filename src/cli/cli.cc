@@ -586,7 +586,7 @@ int CmdAudit(const GlobalFlags& g, bool namespace_given, const AuditFlags& f, Io
   if (!since.ok()) return Fail(io, since.status());
   query.since_us = *since;
   query.limit = f.limit;
-  auto log = AuditLog::Open(db);
+  auto log = AuditLog::OpenForStore(db);
   if (!log.ok()) return Fail(io, log.status());
   auto records = (*log)->Query(query);
   if (!records.ok()) return Fail(io, records.status());

@@ -136,7 +136,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   }
   if (so.insecure_dev) WarnInsecure(err, so);
 
-  auto audit = AuditLog::Open(db_path);
+  auto audit = AuditLog::OpenForStore(db_path);
   if (!audit.ok()) return Fail(err, audit.status(), "audit log");
 
   // The read-time defenses: fitted gates and the LLM. (The query history the gates can be fitted
