@@ -23,11 +23,17 @@ int64_t MonotonicMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
 }
 
+// httplib's set_content without copying the body: replaces the body and the Content-Type.
+void SetContent(httplib::Response& response, std::string body, const std::string& content_type) {
+  response.body = std::move(body);
+  response.headers.erase("Content-Type");
+  response.set_header("Content-Type", content_type);
+}
+
 void WriteJson(httplib::Response& response, int status, const nlohmann::json& body) {
   response.status = status;
   // `replace`: a message that quotes invalid UTF-8 from a request must not make dump() throw.
-  response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                       "application/json");
+  SetContent(response, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
 }
 
 void WriteStatus(httplib::Response& response, const absl::Status& status) {
@@ -364,7 +370,7 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
   }
   if (!reply->text.empty() || !reply->content_type.empty()) {
     response.status = reply->status;
-    response.set_content(reply->text, reply->content_type.c_str());
+    SetContent(response, std::move(reply->text), reply->content_type);
     return;
   }
   WriteJson(response, reply->status, reply->body);

@@ -85,28 +85,19 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
       MakeDefendedRequest(call, *ns, request->query, request->options, request->defenses));
   if (!result.ok()) return result.status();
 
-  std::vector<std::string> ids;
-  nlohmann::json hits = nlohmann::json::array();
-  for (const SearchHit& hit : result->search.hits) {
-    nlohmann::json j = EntryJson(hit.entry);
-    j["score"] = hit.score;
-    hits.push_back(std::move(j));
-    ids.push_back(hit.entry.id);
-  }
   if (result->search.rejected_candidates > 0) {
     ctx.metrics->Count(EventCounter::kSearchWithheldCandidates, result->search.rejected_candidates);
   }
+  std::vector<std::string> ids;
+  ids.reserve(result->search.hits.size());
+  for (const SearchHit& hit : result->search.hits) ids.push_back(hit.entry.id);
   nlohmann::json detail = DefenseDetail(*result);
   detail["include_quarantined"] = request->options.include_quarantined;
   RecordAudit(ctx, call, *ns, "search", std::move(ids), Sha256Hex(request->query), std::move(detail));
   if (result->rejected()) return QueryRejected(result->gate);
   Reply reply;
-  reply.body = {{"hits", std::move(hits)},
-                {"withheld_candidates", result->search.rejected_candidates},
-                {"k", result->k},
-                {"gate", ToJson(result->gate)}};
-  if (result->gate.decision == "strip") reply.body["gate"]["query"] = result->retrieved_query;
-  if (result->smoothed) reply.body["smoothed"] = ToJson(*result->smoothed);
+  reply.text = SearchResponseJson(*result);
+  reply.content_type = "application/json";
   return reply;
 }
 
@@ -200,6 +191,73 @@ nlohmann::json EntryJson(const Entry& entry) {
   nlohmann::json j = ToJson(entry);
   j["tag"] = HexEncode(entry.tag);
   return j;
+}
+
+void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> score) {
+  // EntryJson's members in nlohmann's (sorted) order, with "score" in its place.
+  w.BeginObject();
+  w.Key("created_at_us");
+  w.Int(entry.created_at_us);
+  w.Key("id");
+  w.String(entry.id);
+  w.Key("key_id");
+  w.Uint(entry.key_id);
+  w.Key("kind");
+  w.String(ToString(entry.kind));
+  w.Key("metadata");
+  w.Json(entry.metadata);
+  w.Key("namespace");
+  w.String(entry.name_space);
+  w.Key("principal");
+  w.String(entry.principal);
+  if (!entry.report.empty()) {
+    w.Key("report");
+    w.Json(entry.report);
+  }
+  if (score) {
+    w.Key("score");
+    w.Double(*score);
+  }
+  w.Key("source");
+  w.String(ToString(entry.source));
+  w.Key("state");
+  w.String(ToString(entry.state));
+  w.Key("tag");
+  w.String(HexEncode(entry.tag));
+  w.Key("text");
+  w.String(entry.text);
+  w.Key("updated_at_us");
+  w.Int(entry.updated_at_us);
+  w.EndObject();
+}
+
+std::string SearchResponseJson(const DefendedSearchResult& result) {
+  std::string out;
+  out.reserve(512 + 640 * result.search.hits.size());
+  JsonWriter w(&out);
+  w.BeginObject();  // members in nlohmann's (sorted) order
+  w.Key("gate");
+  if (result.gate.decision == "strip") {
+    nlohmann::json gate = ToJson(result.gate);
+    gate["query"] = result.retrieved_query;
+    w.Json(gate);
+  } else {
+    w.Json(ToJson(result.gate));
+  }
+  w.Key("hits");
+  w.BeginArray();
+  for (const SearchHit& hit : result.search.hits) WriteEntryJson(w, hit.entry, hit.score);
+  w.EndArray();
+  w.Key("k");
+  w.Int(result.k);
+  if (result.smoothed) {
+    w.Key("smoothed");
+    w.Json(ToJson(*result.smoothed));
+  }
+  w.Key("withheld_candidates");
+  w.Int(result.search.rejected_candidates);
+  w.EndObject();
+  return out;
 }
 
 absl::StatusOr<Entry> LoadVisibleEntry(ServiceContext& ctx, std::string_view name_space,

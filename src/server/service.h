@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@
 #include "auth/principal_registry.h"
 #include "bulwark/env.h"
 #include "bulwark/memory_store.h"
+#include "core/json_writer.h"
 #include "retrieval/defended_retriever.h"
 #include "server/authorization.h"
 #include "server/credential_cache.h"
@@ -87,6 +89,11 @@ void AddAnswerRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 
 // Shared by the route files.
 nlohmann::json EntryJson(const Entry& entry);  // ToJson(entry) plus the hex signature "tag"
+// EntryJson(entry), plus "score" when given, written straight to `w` (the search answer's hits).
+void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> score);
+// The body of a search answer: {"gate", "hits" (entries with "score"), "k", "smoothed" (if
+// smoothed), "withheld_candidates"}, written without building a nlohmann tree (json_writer.h).
+std::string SearchResponseJson(const DefendedSearchResult& result);
 // The entry `id` of `name_space` as the caller may see it: NotFound (EntryNotFound) for a missing
 // entry, one in another namespace, or a honeypot; InvalidArgument for a malformed id.
 [[nodiscard]] absl::StatusOr<Entry> LoadVisibleEntry(ServiceContext& context, std::string_view name_space,

@@ -1,0 +1,89 @@
+// SearchResponseJson (the search answer, written without a nlohmann tree) against the nlohmann
+// object it replaced: the same bytes for hits with every entry field, unusual text and metadata,
+// reports, a stripped query and a smoothed answer, and for an empty result.
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "core/hex.h"
+#include "server/service.h"
+
+namespace bulwark::server {
+namespace {
+
+// The answer as the route built it before: a nlohmann object, dumped.
+std::string Reference(const DefendedSearchResult& result) {
+  nlohmann::json hits = nlohmann::json::array();
+  for (const SearchHit& hit : result.search.hits) {
+    nlohmann::json j = EntryJson(hit.entry);
+    j["score"] = hit.score;
+    hits.push_back(std::move(j));
+  }
+  nlohmann::json body = {{"hits", std::move(hits)},
+                         {"withheld_candidates", result.search.rejected_candidates},
+                         {"k", result.k},
+                         {"gate", ToJson(result.gate)}};
+  if (result.gate.decision == "strip") body["gate"]["query"] = result.retrieved_query;
+  if (result.smoothed) body["smoothed"] = ToJson(*result.smoothed);
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+Entry MakeEntry(int i) {
+  Entry e;
+  e.id = "01HZZZZZZZZZZZZZZZZZZZZZ" + std::to_string(10 + i);
+  e.name_space = "alice";
+  e.text = i % 2 ? "plain memory text" : "quote \" backslash \\ newline \n tab \t ctrl \x01 unicode é€😀";
+  e.metadata = i % 2 ? nlohmann::json::object()
+                     : nlohmann::json{{"topic", "travel"}, {"tags", {"a", "b"}}, {"n", 3}, {"x", 0.5}};
+  e.principal = "agent-1";
+  e.source = i % 2 ? Source::kUser : Source::kSystem;
+  e.kind = i % 3 ? Kind::kMemory : Kind::kHoneypot;
+  e.state = i % 2 ? State::kActive : State::kQuarantined;
+  e.created_at_us = 1795303707783756 + i;
+  e.updated_at_us = 1795303707783999 + i;
+  e.key_id = static_cast<uint32_t>(i + 1);
+  e.tag = std::string(32, static_cast<char>(0xa0 + i));
+  if (i == 2) e.report = {{"flagged", true}, {"scores", {{"memsad", 1.25}}}};
+  return e;
+}
+
+TEST(SearchResponseJsonTest, MatchesTheNlohmannObjectByteForByte) {
+  DefendedSearchResult result;
+  result.k = 5;
+  result.gate.mode = GateMode::kReject;
+  result.gate.decision = "pass";
+  result.gate.score_kind = GateScore::kLda;
+  result.gate.score = -0.41;
+  result.gate.threshold = -0.06;
+  result.gate.scores = GateScores{{0.125, 3.5, std::nan("")}};
+  const float scores[] = {0.9f, 0.5f, 1.0f, 0.0f, -0.3333333f};
+  for (int i = 0; i < 5; ++i) result.search.hits.push_back({MakeEntry(i), scores[i]});
+  result.search.rejected_candidates = 2;
+  EXPECT_EQ(SearchResponseJson(result), Reference(result));
+
+  result.gate.decision = "strip";
+  result.gate.cleaned_query = "where \"is\" it";
+  result.gate.removed_tokens = {"ignore", "previous"};
+  result.retrieved_query = "where \"is\" it";
+  EXPECT_EQ(SearchResponseJson(result), Reference(result));
+
+  SmoothedAnswer smoothed;
+  smoothed.abstained = false;
+  smoothed.answer = "Lisbon";
+  smoothed.majority_runs = 7;
+  smoothed.responder = "extractive";
+  smoothed.judge = "embedding";
+  smoothed.seed_hex = "00ff";
+  result.smoothed = smoothed;
+  EXPECT_EQ(SearchResponseJson(result), Reference(result));
+}
+
+TEST(SearchResponseJsonTest, EmptyResult) {
+  DefendedSearchResult result;
+  result.k = 3;
+  EXPECT_EQ(SearchResponseJson(result), Reference(result));
+  EXPECT_TRUE(nlohmann::json::parse(SearchResponseJson(result))["hits"].empty());
+}
+
+}  // namespace
+}  // namespace bulwark::server
