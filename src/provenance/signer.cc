@@ -2,10 +2,13 @@
 // HMAC itself (OpenSSL's EVP_MAC), and signing and constant-time verification.
 #include "provenance/signer.h"
 
+#include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <vector>
 
 #include <absl/strings/str_cat.h>
 #include <nlohmann/json.hpp>
@@ -65,6 +68,66 @@ EVP_MAC* HmacMethod() {
   return method;
 }
 
+// HMAC contexts already keyed, for one thread: keying a context (hashing the padded key twice,
+// fetching SHA-256) cost as much as hashing a whole entry, and a search verifies every candidate
+// under the same one or two keys. EVP_MAC_init with a null key restarts a context under the key it
+// has. A few keys are kept; the least recently used is replaced. The copies of the keys and the
+// contexts' key state are cleared when the thread ends.
+class KeyedHmacContexts {
+ public:
+  KeyedHmacContexts() = default;
+  KeyedHmacContexts(const KeyedHmacContexts&) = delete;
+  KeyedHmacContexts& operator=(const KeyedHmacContexts&) = delete;
+  ~KeyedHmacContexts() {
+    for (Slot& slot : slots_) Clear(slot);
+  }
+
+  // A context ready for EVP_MAC_update under `key`; nullptr if OpenSSL fails.
+  EVP_MAC_CTX* Start(std::span<const uint8_t> key) {
+    ++clock_;
+    for (Slot& slot : slots_) {
+      if (slot.ctx != nullptr && slot.key.size() == key.size() &&
+          CRYPTO_memcmp(slot.key.data(), key.data(), key.size()) == 0) {
+        slot.last_used = clock_;
+        return EVP_MAC_init(slot.ctx, nullptr, 0, nullptr) == 1 ? slot.ctx : nullptr;
+      }
+    }
+    Slot& slot = *std::min_element(slots_.begin(), slots_.end(),
+                                   [](const Slot& a, const Slot& b) { return a.last_used < b.last_used; });
+    Clear(slot);
+    EVP_MAC* method = HmacMethod();
+    if (method == nullptr || (slot.ctx = EVP_MAC_CTX_new(method)) == nullptr) return nullptr;
+    static const uint8_t kEmptyKey = 0;  // OpenSSL wants a non-null key pointer even for no bytes
+    char digest[] = "SHA256";
+    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                                 OSSL_PARAM_construct_end()};
+    if (EVP_MAC_init(slot.ctx, key.empty() ? &kEmptyKey : key.data(), key.size(), params) != 1) {
+      Clear(slot);
+      return nullptr;
+    }
+    slot.key.assign(key.begin(), key.end());
+    slot.last_used = clock_;
+    return slot.ctx;
+  }
+
+ private:
+  struct Slot {
+    std::vector<uint8_t> key;
+    EVP_MAC_CTX* ctx = nullptr;
+    uint64_t last_used = 0;
+  };
+  static void Clear(Slot& slot) {
+    EVP_MAC_CTX_free(slot.ctx);  // clears the HMAC state it held
+    slot.ctx = nullptr;
+    if (!slot.key.empty()) OPENSSL_cleanse(slot.key.data(), slot.key.size());
+    slot.key.clear();
+    slot.last_used = 0;
+  }
+
+  std::array<Slot, 4> slots_;
+  uint64_t clock_ = 0;
+};
+
 std::string Describe(const Entry& entry) {
   return absl::StrCat("entry ", entry.name_space, "/", entry.id);
 }
@@ -97,20 +160,13 @@ std::string CanonicalEncoding(const Entry& entry, uint32_t key_id) {
 absl::StatusOr<std::string> HmacSha256(std::span<const uint8_t> key, std::string_view message) {
   // OpenSSL wants non-null pointers even for empty inputs.
   static const uint8_t kEmpty = 0;
-  const uint8_t* key_ptr = key.empty() ? &kEmpty : key.data();
   const auto* data = message.empty() ? &kEmpty : reinterpret_cast<const unsigned char*>(message.data());
-
-  EVP_MAC* method = HmacMethod();
-  if (method == nullptr) return absl::InternalError("OpenSSL has no HMAC implementation");
-  std::unique_ptr<EVP_MAC_CTX, decltype(&EVP_MAC_CTX_free)> ctx(EVP_MAC_CTX_new(method), &EVP_MAC_CTX_free);
-  char digest[] = "SHA256";
-  const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                               OSSL_PARAM_construct_end()};
+  thread_local KeyedHmacContexts contexts;
+  EVP_MAC_CTX* ctx = contexts.Start(key);
   std::string tag(EVP_MAX_MD_SIZE, '\0');
   size_t tag_len = 0;
-  if (ctx == nullptr || EVP_MAC_init(ctx.get(), key_ptr, key.size(), params) != 1 ||
-      EVP_MAC_update(ctx.get(), data, message.size()) != 1 ||
-      EVP_MAC_final(ctx.get(), reinterpret_cast<unsigned char*>(tag.data()), &tag_len, tag.size()) != 1 ||
+  if (ctx == nullptr || EVP_MAC_update(ctx, data, message.size()) != 1 ||
+      EVP_MAC_final(ctx, reinterpret_cast<unsigned char*>(tag.data()), &tag_len, tag.size()) != 1 ||
       tag_len != kTagBytes) {
     return absl::InternalError("OpenSSL HMAC-SHA256 failed");
   }

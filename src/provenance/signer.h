@@ -33,9 +33,9 @@ inline constexpr size_t kTagBytes = 32;
 // never starts with 0xFF, so this stays injective. Never throws.
 std::string CanonicalEncoding(const Entry& entry, uint32_t key_id);
 
-// HMAC-SHA256 of `message` under `key` (any length, RFC 2104) via OpenSSL's one-shot HMAC(): the
-// function the signer uses, exposed for the RFC 4231 known-answer tests. Returns the 32 raw tag
-// bytes; Internal if OpenSSL fails or the key is longer than INT_MAX bytes.
+// HMAC-SHA256 of `message` under `key` (any length, RFC 2104) via OpenSSL's EVP_MAC, reusing a
+// context already keyed with `key` when this thread has one: the function the signer uses, exposed
+// for the RFC 4231 known-answer tests. Returns the 32 raw tag bytes; Internal if OpenSSL fails.
 [[nodiscard]] absl::StatusOr<std::string> HmacSha256(std::span<const uint8_t> key, std::string_view message);
 
 class Signer {

@@ -13,6 +13,7 @@
 #include <ostream>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -66,6 +67,37 @@ TEST(HmacSha256Test, Rfc4231TestCase6KeyLongerThanBlock) {
 TEST(HmacSha256Test, EmptyKeyAndMessage) {
   // Python: hmac.new(b"", b"", hashlib.sha256).hexdigest()
   EXPECT_EQ(HmacHex({}, ""), "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad");
+}
+
+// The signer keeps keyed contexts per thread (signer.cc): reused, switched between more keys than
+// it keeps, and on other threads, every tag must still be the known answer.
+TEST(HmacSha256Test, ReusedContextsKeepGivingTheKnownAnswers) {
+  struct Case {
+    std::vector<uint8_t> key;
+    std::string message;
+    std::string hex;
+  };
+  const std::vector<Case> cases = {
+      {std::vector<uint8_t>(20, 0x0b), "Hi There", "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"},
+      {Bytes("Jefe"), "what do ya want for nothing?",
+       "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"},
+      {std::vector<uint8_t>(20, 0xaa), std::string(50, '\xdd'),
+       "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"},
+      {std::vector<uint8_t>(131, 0xaa), "Test Using Larger Than Block-Size Key - Hash Key First",
+       "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54"},
+      {{}, "", "b613679a0814d9ec772f95d778c35fc5ff1697c493715653c6c712144292c5ad"},
+  };
+  auto run_all = [&] {
+    for (int round = 0; round < 3; ++round) {
+      for (const Case& c : cases) {
+        EXPECT_EQ(HmacHex(c.key, c.message), c.hex);
+        EXPECT_EQ(HmacHex(c.key, c.message), c.hex) << "same key twice in a row";
+      }
+    }
+  };
+  run_all();  // five keys: more than a thread keeps
+  std::thread other(run_all);
+  other.join();
 }
 
 Entry SampleEntry() {
