@@ -97,11 +97,17 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   auto found = store_->Search(request.name_space, result.retrieved_query, options);
   if (!found.ok()) return found.status();
   std::vector<SearchHit> pool;  // honeypots never reach a caller or a responder
+  pool.reserve(found->hits.size());
   for (SearchHit& hit : found->hits) {
     if (hit.entry.kind != Kind::kHoneypot) pool.push_back(std::move(hit));
   }
   result.search.rejected_candidates = found->rejected_candidates;
-  result.search.hits.assign(pool.begin(), pool.begin() + std::min<size_t>(pool.size(), result.k));
+  const auto returned = static_cast<ptrdiff_t>(std::min<size_t>(pool.size(), result.k));
+  if (smoothing) {  // the smoother reads the whole pool below
+    result.search.hits.assign(pool.begin(), pool.begin() + returned);
+  } else {
+    result.search.hits.assign(std::make_move_iterator(pool.begin()), std::make_move_iterator(pool.begin() + returned));
+  }
 
   if (smoothing) {
     ExtractiveResponder extractive;

@@ -103,10 +103,18 @@ absl::Status Forbidden(std::string_view message) {
   return ApiError(absl::StatusCode::kPermissionDenied, "forbidden", message);
 }
 
-absl::Status EntryNotFound() { return ApiError(absl::StatusCode::kNotFound, "not_found", "entry not found"); }
+// Built once: every authorized request passes one of these to Authorize, and copying a status
+// only shares its payload.
+absl::Status EntryNotFound() {
+  static const absl::Status* const status =
+      new absl::Status(ApiError(absl::StatusCode::kNotFound, "not_found", "entry not found"));
+  return *status;
+}
 
 absl::Status NamespaceNotFound() {
-  return ApiError(absl::StatusCode::kNotFound, "namespace_not_found", "namespace not found");
+  static const absl::Status* const status =
+      new absl::Status(ApiError(absl::StatusCode::kNotFound, "namespace_not_found", "namespace not found"));
+  return *status;
 }
 
 }  // namespace bulwark::server

@@ -93,6 +93,13 @@ void BindEntry(Statement& st, const Entry& e) {
   st.Bind(14, e.report.dump());
 }
 
+// A stored JSON column; discarded (not an object) if it does not parse. "{}", by far the most
+// common metadata and report, skips the parser.
+nlohmann::json ParseStoredObject(std::string_view text) {
+  if (text == "{}") return nlohmann::json::object();
+  return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+}
+
 // Decodes kSignedEntryColumns followed by the report column. Never fails: problems land in row.decode_error.
 StoredRow DecodeRow(const Statement& st) {
   StoredRow row;
@@ -102,7 +109,7 @@ StoredRow DecodeRow(const Statement& st) {
   e.id = st.Text(1);
   e.name_space = st.Text(2);
   e.text = st.Text(3);
-  e.metadata = nlohmann::json::parse(st.Text(4), nullptr, /*allow_exceptions=*/false);
+  e.metadata = ParseStoredObject(st.TextView(4));
   if (!e.metadata.is_object()) {
     problems.push_back("metadata is not a JSON object");
     e.metadata = nlohmann::json::object();
@@ -119,7 +126,7 @@ StoredRow DecodeRow(const Statement& st) {
   e.state = state.value_or(State::kQuarantined);
   e.created_at_us = st.Int(9);
   e.updated_at_us = st.Int(10);
-  std::string embedding = st.Blob(11);
+  const std::string_view embedding = st.BlobView(11);
   if (embedding.size() % sizeof(float) != 0) {
     problems.push_back("embedding size is not a multiple of 4 bytes");
   } else {
@@ -130,7 +137,7 @@ StoredRow DecodeRow(const Statement& st) {
   if (key_id < 0 || key_id > UINT32_MAX) problems.push_back("key id out of range");
   e.key_id = static_cast<uint32_t>(key_id);
   e.tag = st.Blob(13);
-  e.report = nlohmann::json::parse(st.Text(14), nullptr, /*allow_exceptions=*/false);
+  e.report = ParseStoredObject(st.TextView(14));
   if (!e.report.is_object()) {
     problems.push_back("report is not a JSON object");
     e.report = nlohmann::json::object();

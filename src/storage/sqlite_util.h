@@ -54,8 +54,11 @@ class Statement {
     sqlite3_clear_bindings(stmt_);
   }
 
-  std::string Text(int col) const;
-  std::string Blob(int col) const;
+  std::string Text(int col) const { return std::string(TextView(col)); }
+  std::string Blob(int col) const { return std::string(BlobView(col)); }
+  // The column's bytes in SQLite's buffer: valid until the statement steps, resets or is finalized.
+  std::string_view TextView(int col) const;
+  std::string_view BlobView(int col) const;
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
 
  private:
