@@ -150,26 +150,23 @@ bool BudgetedSocketStream::Flush() {
   return true;
 }
 
+BudgetedSocketStream::Address BudgetedSocketStream::AddressOf(socket_t sock,
+                                                              int (*query)(int, sockaddr*, socklen_t*)) {
+  Address a;
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  if (query(sock, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Describe(addr, a.ip, a.port);
+  return a;
+}
+
 void BudgetedSocketStream::get_remote_ip_and_port(std::string& ip, int& port) const {
-  if (!remote_) {
-    Address a;
-    sockaddr_storage addr{};
-    socklen_t len = sizeof(addr);
-    if (getpeername(sock_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Describe(addr, a.ip, a.port);
-    remote_ = std::move(a);
-  }
+  if (!remote_) remote_ = AddressOf(sock_, getpeername);
   ip = remote_->ip;
   port = remote_->port;
 }
 
 void BudgetedSocketStream::get_local_ip_and_port(std::string& ip, int& port) const {
-  if (!local_) {
-    Address a;
-    sockaddr_storage addr{};
-    socklen_t len = sizeof(addr);
-    if (getsockname(sock_, reinterpret_cast<sockaddr*>(&addr), &len) == 0) Describe(addr, a.ip, a.port);
-    local_ = std::move(a);
-  }
+  if (!local_) local_ = AddressOf(sock_, getsockname);
   ip = local_->ip;
   port = local_->port;
 }

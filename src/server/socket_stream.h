@@ -18,6 +18,7 @@
 // Reads and writes first try the socket without waiting and poll() only when it is not ready.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #include <chrono>
@@ -78,6 +79,8 @@ class BudgetedSocketStream : public httplib::Stream {
     std::string ip;
     int port = 0;
   };
+  // What getpeername or getsockname (`query`) reports for `sock`; empty if it fails.
+  static Address AddressOf(socket_t sock, int (*query)(int, sockaddr*, socklen_t*));
   mutable std::optional<Address> remote_, local_;  // cached by the getters
 };
 
