@@ -132,6 +132,15 @@ TEST_F(ReadDefenseServiceTest, GateRejectIsA403AndEverySearchCarriesTheGate) {
   }
   EXPECT_TRUE(saw_reject);
   EXPECT_TRUE(saw_pass);
+
+  // /metrics counts each decision once (the reader's refused weakening never reached the gate).
+  Answer metrics = testing::Send(*client_, "GET", "/metrics", admin_);
+  ASSERT_EQ(metrics.status, 200);
+  for (const char* decision : {"off", "reject", "pass", "flag", "strip"}) {
+    EXPECT_THAT(metrics.body,
+                HasSubstr(std::string("bulwark_query_gate_decisions_total{decision=\"") + decision + "\"} 1\n"));
+  }
+  EXPECT_THAT(metrics.body, HasSubstr("bulwark_query_gate_decisions_total{decision=\"escalate\"} 0\n"));
 }
 
 TEST_F(ReadDefenseServiceTest, AnswerCarriesTheCertificateAndTheIdsOfEveryRun) {

@@ -85,6 +85,7 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
       MakeDefendedRequest(call, *ns, request->query, request->options, request->defenses));
   if (!result.ok()) return result.status();
 
+  ctx.metrics->CountGateDecision(result->gate.decision);
   if (result->search.rejected_candidates > 0) {
     ctx.metrics->Count(EventCounter::kSearchWithheldCandidates, result->search.rejected_candidates);
   }

@@ -63,6 +63,33 @@ std::string_view ToString(RejectReason reason) {
   return "unknown";
 }
 
+std::string_view ToString(GateDecision decision) {
+  switch (decision) {
+    case GateDecision::kOff:
+      return "off";
+    case GateDecision::kNoGate:
+      return "no_gate";
+    case GateDecision::kPass:
+      return "pass";
+    case GateDecision::kFlag:
+      return "flag";
+    case GateDecision::kEscalate:
+      return "escalate";
+    case GateDecision::kReject:
+      return "reject";
+    case GateDecision::kStrip:
+      return "strip";
+  }
+  return "unknown";
+}
+
+std::optional<GateDecision> ParseGateDecision(std::string_view name) {
+  for (int i = 0; i < kGateDecisionCount; ++i) {
+    if (ToString(static_cast<GateDecision>(i)) == name) return static_cast<GateDecision>(i);
+  }
+  return std::nullopt;
+}
+
 void Metrics::ObserveRequest(std::string_view route, std::string_view method, int status, double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
   ++requests_[{std::string(route), std::string(method), status}];
@@ -82,6 +109,18 @@ void Metrics::CountReject(RejectReason reason) {
 void Metrics::Count(EventCounter counter, int64_t n) {
   std::lock_guard<std::mutex> lock(mu_);
   events_[static_cast<int>(counter)] += n;
+}
+
+void Metrics::CountGateDecision(std::string_view decision) {
+  const std::optional<GateDecision> known = ParseGateDecision(decision);
+  if (!known) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  ++gate_decisions_[static_cast<int>(*known)];
+}
+
+int64_t Metrics::gate_decisions(GateDecision decision) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return gate_decisions_[static_cast<int>(decision)];
 }
 
 int64_t Metrics::requests_total() const {
@@ -135,6 +174,13 @@ std::string Metrics::Render(const std::vector<Sample>& extra) const {
   for (int i = 0; i < kRejectReasonCount; ++i) {
     out << "bulwark_requests_rejected_total{reason=\"" << ToString(static_cast<RejectReason>(i)) << "\"} "
         << rejects_[i] << "\n";
+  }
+
+  Header(out, "bulwark_query_gate_decisions_total",
+         "Query gate decisions on searches and answers (no_gate: the namespace has no fitted gate).", "counter");
+  for (int i = 0; i < kGateDecisionCount; ++i) {
+    out << "bulwark_query_gate_decisions_total{decision=\"" << ToString(static_cast<GateDecision>(i)) << "\"} "
+        << gate_decisions_[i] << "\n";
   }
 
   for (int i = 0; i < kEventCounterCount; ++i) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -29,6 +30,13 @@ enum class RejectReason {
 };
 constexpr int kRejectReasonCount = 6;
 std::string_view ToString(RejectReason reason);
+
+// What the query gate decided for a search or answer (GateVerdict::decision, a closed set).
+enum class GateDecision { kOff, kNoGate, kPass, kFlag, kEscalate, kReject, kStrip };
+constexpr int kGateDecisionCount = 7;
+std::string_view ToString(GateDecision decision);
+// The decision named `name` ("off", "no_gate", "pass", ...); nullopt for any other string.
+std::optional<GateDecision> ParseGateDecision(std::string_view name);
 
 // Counters of things that happened to entries through this server process.
 enum class EventCounter {
@@ -58,10 +66,13 @@ class Metrics {
   void ObserveRequest(std::string_view route, std::string_view method, int status, double seconds);
   void CountReject(RejectReason reason);
   void Count(EventCounter counter, int64_t n = 1);
+  // Counts a query gate decision by its name; a name outside the closed set is not counted.
+  void CountGateDecision(std::string_view decision);
 
   int64_t requests_total() const;
   int64_t rejects(RejectReason reason) const;
   int64_t count(EventCounter counter) const;
+  int64_t gate_decisions(GateDecision decision) const;
 
   // The whole exposition: the counters above plus `extra` samples.
   std::string Render(const std::vector<Sample>& extra) const;
@@ -78,6 +89,7 @@ class Metrics {
   std::map<std::string, Histogram> latency_;           // by route; guarded by mu_
   std::array<int64_t, kRejectReasonCount> rejects_{};  // guarded by mu_
   std::array<int64_t, kEventCounterCount> events_{};   // guarded by mu_
+  std::array<int64_t, kGateDecisionCount> gate_decisions_{};  // guarded by mu_
 };
 
 }  // namespace bulwark::server

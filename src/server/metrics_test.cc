@@ -8,6 +8,7 @@ namespace bulwark::server {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(MetricsTest, CountsRequestsByRouteMethodAndCode) {
   Metrics m;
@@ -58,6 +59,24 @@ TEST(MetricsTest, LabelValuesAreEscaped) {
   Metrics m;
   m.ObserveRequest("a\"b\\c\nd", "GET", 200, 0);
   EXPECT_THAT(m.Render({}), HasSubstr("route=\"a\\\"b\\\\c\\nd\""));
+}
+
+TEST(MetricsTest, GateDecisionsFromTheClosedSetOnly) {
+  Metrics m;
+  m.CountGateDecision("reject");
+  m.CountGateDecision("reject");
+  m.CountGateDecision("pass");
+  m.CountGateDecision("alice's namespace");  // not a decision: never becomes a label
+  EXPECT_EQ(m.gate_decisions(GateDecision::kReject), 2);
+  EXPECT_EQ(m.gate_decisions(GateDecision::kPass), 1);
+  const std::string text = m.Render({});
+  EXPECT_THAT(text, HasSubstr("# TYPE bulwark_query_gate_decisions_total counter\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_query_gate_decisions_total{decision=\"reject\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_query_gate_decisions_total{decision=\"no_gate\"} 0\n"));
+  EXPECT_THAT(text, Not(HasSubstr("alice")));
+  for (int i = 0; i < kGateDecisionCount; ++i) {
+    EXPECT_EQ(ParseGateDecision(ToString(static_cast<GateDecision>(i))), static_cast<GateDecision>(i));
+  }
 }
 
 }  // namespace
