@@ -208,6 +208,7 @@ TEST_F(ServiceTest, MemoryLifecycle) {
   for (const auto& ev : history_json["events"]) {
     events.push_back(ev["event"]);
     EXPECT_EQ(ev["actor"], "agent-1");
+    EXPECT_EQ(ev["verified"], true);
   }
   EXPECT_EQ(events, (std::vector<std::string>{"add", "update", "delete"}));
 
@@ -223,6 +224,8 @@ TEST_F(ServiceTest, MemoryLifecycle) {
   ASSERT_EQ(verify.status, 200);
   EXPECT_EQ(verify.json()["ok"], true);
   EXPECT_EQ(verify.json()["rows_checked"], 3);
+  EXPECT_GE(verify.json()["events_checked"].get<int>(), 4) << "add, update, delete, purge";
+  EXPECT_TRUE(verify.json()["bad_events"].empty());
 }
 
 TEST_F(ServiceTest, BadRequestsAreRefusedAndWriteNothing) {

@@ -64,6 +64,12 @@ struct HistoryEvent {
   std::string actor;
   int64_t at_us = 0;
   nlohmann::json detail = nlohmann::json::object();  // e.g. {"text": ..., "metadata": ...}
+  // Provenance, as for entries: tag = HMAC-SHA256(key[key_id], EventEncoding(event, key_id))
+  // (doc/entry_format.md, "History events"); 32 raw bytes, empty if never signed.
+  uint32_t key_id = 0;
+  std::string tag;
+  // Set by MemoryStore::History: false if the tag does not check, and then `detail` is withheld.
+  bool verified = true;
 };
 
 // JSON renderings used by the CLI, export and (later) the HTTP API. The embedding and the raw tag

@@ -9,7 +9,8 @@
 //   * An Add/AddBatch that returned OK is durable (SQLite WAL, synchronous=FULL); a batch commits
 //     all-or-nothing.
 //   * Every entry returned by Search or Get has passed its HMAC check. Rows that fail are never
-//     returned; they are counted (signature_failures()), logged, and listed by Verify().
+//     returned; they are counted (signature_failures()), logged, and listed by Verify(). History
+//     events are signed too; one that fails is shown without its content.
 //   * Namespaces are hard partitions: nothing in one namespace is reachable from another.
 //   * Bad input returns InvalidArgument and changes nothing.
 // Thread-safe: concurrent searches run in parallel; writes are serialized.
@@ -67,11 +68,25 @@ struct BadRow {
   std::string reason;
 };
 
+// One history event that failed verification.
+struct BadEvent {
+  int64_t seq = 0;
+  std::string entry_id;
+  std::string name_space;
+  std::string reason;
+};
+
 struct VerifyReport {
   int64_t rows_checked = 0;
   std::vector<BadRow> bad_rows;
-  bool ok() const { return bad_rows.empty(); }
+  int64_t events_checked = 0;
+  std::vector<BadEvent> bad_events;
+  bool ok() const { return bad_rows.empty() && bad_events.empty(); }
 };
+
+// {"rows_checked", "bad_rows": [{"row_id", "id", "namespace", "reason"}], "events_checked",
+//  "bad_events": [{"seq", "entry_id", "namespace", "reason"}], "ok"}: for the CLI and the API.
+nlohmann::json ToJson(const VerifyReport& report);
 
 struct NamespaceStats {
   std::string name_space;
@@ -142,7 +157,9 @@ class MemoryStore {
   // The verified entry, in any state. NotFound if absent (or in another namespace); DataLoss if it
   // fails verification.
   [[nodiscard]] absl::StatusOr<Entry> Get(std::string_view name_space, std::string_view id);
-  // The entry's history, oldest first. NotFound if the entry is absent.
+  // The entry's history, oldest first. NotFound if the entry is absent. Every event's tag is
+  // checked: an event that fails is returned with verified = false and its detail withheld
+  // (counted in signature_failures(), listed by Verify()).
   [[nodiscard]] absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space,
                                                                   std::string_view id);
 
@@ -226,6 +243,7 @@ class MemoryStore {
                           const StateChange& change);
   void ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
                     std::string_view reason);
+  void ReportBadEvent(int64_t seq, std::string_view reason);
 
   StoreOptions options_;
   Env* env_ = nullptr;
@@ -240,7 +258,8 @@ class MemoryStore {
 
   mutable std::shared_mutex mu_;  // guards indexes_ and orders writes
   absl::flat_hash_map<std::string, std::unique_ptr<NamespaceIndex>> indexes_;  // by namespace
-  absl::flat_hash_set<int64_t> bad_rows_;  // rows that failed verification (guarded by bad_mu_)
+  absl::flat_hash_set<int64_t> bad_rows_;    // rows that failed verification (guarded by bad_mu_)
+  absl::flat_hash_set<int64_t> bad_events_;  // history events (by seq) that did (guarded by bad_mu_)
   mutable std::mutex bad_mu_;
   std::atomic<int64_t> signature_failures_{0};
 };

@@ -271,7 +271,7 @@ int CmdHistory(const GlobalFlags& g, const std::string& id, Io io) {
   }
   for (const HistoryEvent& ev : *events) {
     io.out << FormatTime(ev.at_us) << "  " << std::left << std::setw(10) << ev.event << " by " << ev.actor << "  "
-           << ev.detail.dump() << "\n";
+           << (ev.verified ? "" : "FAILED VERIFICATION  ") << ev.detail.dump() << "\n";
   }
   return 0;
 }
@@ -342,18 +342,17 @@ int CmdVerify(const GlobalFlags& g, Io io) {
   auto report = (*store)->Verify();
   if (!report.ok()) return Fail(io, report.status());
   if (g.json) {
-    nlohmann::json bad = nlohmann::json::array();
-    for (const BadRow& b : report->bad_rows) {
-      bad.push_back({{"row_id", b.row_id}, {"id", b.id}, {"namespace", b.name_space}, {"reason", b.reason}});
-    }
-    io.out << nlohmann::json{{"rows_checked", report->rows_checked}, {"bad_rows", bad}, {"ok", report->ok()}}.dump()
-           << "\n";
+    io.out << ToJson(*report).dump() << "\n";
   } else {
     for (const BadRow& b : report->bad_rows) {
       io.out << "BAD row " << b.row_id << "  id " << (b.id.empty() ? "(none)" : b.id) << "  namespace "
              << (b.name_space.empty() ? "(none)" : b.name_space) << ": " << b.reason << "\n";
     }
-    io.out << report->rows_checked << " rows checked, " << report->bad_rows.size() << " bad\n";
+    for (const BadEvent& b : report->bad_events) {
+      io.out << "BAD history event " << b.seq << ": " << b.reason << "\n";
+    }
+    io.out << report->rows_checked << " rows checked, " << report->bad_rows.size() << " bad; "
+           << report->events_checked << " history events checked, " << report->bad_events.size() << " bad\n";
   }
   return report->ok() ? 0 : 1;
 }

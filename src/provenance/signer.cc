@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include <absl/strings/str_cat.h>
@@ -174,37 +175,71 @@ absl::StatusOr<std::string> HmacSha256(std::span<const uint8_t> key, std::string
   return tag;
 }
 
+std::string EventEncoding(const HistoryEvent& event, uint32_t key_id) {
+  const std::string detail = MetadataBytes(event.detail);
+  std::string out;
+  out.reserve(kHistoryDomain.size() + 7 * 8 + 2 * 24 + event.name_space.size() + event.entry_id.size() +
+              event.event.size() + event.actor.size() + detail.size());
+  out.append(kHistoryDomain);
+  AppendField(&out, absl::StrCat(key_id));
+  AppendField(&out, event.name_space);
+  AppendField(&out, event.entry_id);
+  AppendField(&out, event.event);
+  AppendField(&out, event.actor);
+  AppendField(&out, absl::StrCat(event.at_us));
+  AppendField(&out, detail);
+  return out;
+}
+
+std::pair<uint32_t, std::string> Signer::NewestTag(const std::function<std::string(uint32_t)>& encode) const {
+  const uint32_t key_id = keyring_->newest_key_id();
+  const HmacKey* key = keyring_->Find(key_id);
+  if (key == nullptr) return {key_id, ""};
+  absl::StatusOr<std::string> tag = HmacSha256(*key, encode(key_id));
+  return {key_id, tag.ok() ? *std::move(tag) : ""};
+}
+
+absl::Status Signer::CheckTag(const std::string& what, uint32_t key_id, std::string_view tag,
+                              const std::function<std::string(uint32_t)>& encode) const {
+  if (tag.empty()) {
+    return absl::DataLossError(absl::StrCat(what, ": missing provenance tag"));
+  }
+  if (tag.size() != kTagBytes) {
+    return absl::DataLossError(absl::StrCat(what, ": provenance tag has ", tag.size(), " bytes, want ", kTagBytes));
+  }
+  const HmacKey* key = keyring_->Find(key_id);
+  if (key == nullptr) {
+    return absl::DataLossError(absl::StrCat(what, ": provenance tag names unknown key id ", key_id));
+  }
+  absl::StatusOr<std::string> expected = HmacSha256(*key, encode(key_id));
+  if (!expected.ok()) return expected.status();
+  const bool match = CRYPTO_memcmp(expected->data(), tag.data(), kTagBytes) == 0;
+  OPENSSL_cleanse(expected->data(), expected->size());
+  if (!match) {
+    return absl::DataLossError(absl::StrCat(what, ": provenance tag does not match under key ", key_id));
+  }
+  return absl::OkStatus();
+}
+
 void Signer::Sign(Entry* entry) const {
-  entry->key_id = keyring_->newest_key_id();
-  entry->tag.clear();
-  const HmacKey* key = keyring_->Find(entry->key_id);
-  if (key == nullptr) return;
-  absl::StatusOr<std::string> tag = HmacSha256(*key, CanonicalEncoding(*entry, entry->key_id));
-  if (tag.ok()) entry->tag = std::move(*tag);
+  std::tie(entry->key_id, entry->tag) =
+      NewestTag([entry](uint32_t key_id) { return CanonicalEncoding(*entry, key_id); });
 }
 
 absl::Status Signer::Verify(const Entry& entry) const {
-  if (entry.tag.empty()) {
-    return absl::DataLossError(absl::StrCat(Describe(entry), ": missing provenance tag"));
-  }
-  if (entry.tag.size() != kTagBytes) {
-    return absl::DataLossError(absl::StrCat(Describe(entry), ": provenance tag has ", entry.tag.size(),
-                                            " bytes, want ", kTagBytes));
-  }
-  const HmacKey* key = keyring_->Find(entry.key_id);
-  if (key == nullptr) {
-    return absl::DataLossError(
-        absl::StrCat(Describe(entry), ": provenance tag names unknown key id ", entry.key_id));
-  }
-  absl::StatusOr<std::string> expected = HmacSha256(*key, CanonicalEncoding(entry, entry.key_id));
-  if (!expected.ok()) return expected.status();
-  const bool match = CRYPTO_memcmp(expected->data(), entry.tag.data(), kTagBytes) == 0;
-  OPENSSL_cleanse(expected->data(), expected->size());
-  if (!match) {
-    return absl::DataLossError(
-        absl::StrCat(Describe(entry), ": provenance tag does not match under key ", entry.key_id));
-  }
-  return absl::OkStatus();
+  return CheckTag(Describe(entry), entry.key_id, entry.tag,
+                  [&entry](uint32_t key_id) { return CanonicalEncoding(entry, key_id); });
+}
+
+void Signer::Sign(HistoryEvent* event) const {
+  std::tie(event->key_id, event->tag) =
+      NewestTag([event](uint32_t key_id) { return EventEncoding(*event, key_id); });
+}
+
+absl::Status Signer::Verify(const HistoryEvent& event) const {
+  return CheckTag(absl::StrCat("history event ", event.seq, " (", event.event, ") of entry ", event.name_space, "/",
+                               event.entry_id),
+                  event.key_id, event.tag, [&event](uint32_t key_id) { return EventEncoding(event, key_id); });
 }
 
 }  // namespace bulwark

@@ -5,6 +5,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,6 +35,16 @@ inline constexpr size_t kTagBytes = 32;
 // never starts with 0xFF, so this stays injective. Never throws.
 std::string CanonicalEncoding(const Entry& entry, uint32_t key_id);
 
+// The domain string that starts every history event's canonical encoding.
+inline constexpr std::string_view kHistoryDomain = "bulwark.history.v1";
+
+// The byte string signed for a history event, in the same form as CanonicalEncoding: the domain
+// string "bulwark.history.v1", then each field as an 8-byte little-endian length and its bytes:
+//   key_id (decimal), namespace, entry_id, event, actor, at_us (decimal), detail (as metadata is
+//   encoded above, 0xFF + CBOR for a detail with invalid UTF-8).
+// `seq` is not encoded: the database assigns it when the event is inserted. Never throws.
+std::string EventEncoding(const HistoryEvent& event, uint32_t key_id);
+
 // HMAC-SHA256 of `message` under `key` (any length, RFC 2104) via OpenSSL's EVP_MAC, reusing a
 // context already keyed with `key` when this thread has one: the function the signer uses, exposed
 // for the RFC 4231 known-answer tests. Returns the 32 raw tag bytes; Internal if OpenSSL fails.
@@ -54,7 +66,18 @@ class Signer {
   // Internal if OpenSSL fails.
   [[nodiscard]] absl::Status Verify(const Entry& entry) const;
 
+  // The same for a history event: Sign sets event->key_id and event->tag; Verify checks them.
+  void Sign(HistoryEvent* event) const;
+  [[nodiscard]] absl::Status Verify(const HistoryEvent& event) const;
+
  private:
+  // The tag of `encode(key_id)` under the newest key, and that key's id; an empty tag if the
+  // keyring is empty or OpenSSL fails.
+  std::pair<uint32_t, std::string> NewestTag(const std::function<std::string(uint32_t)>& encode) const;
+  // OK when `tag` is the tag of `encode(key_id)` under key `key_id`; DataLoss naming `what` if not.
+  absl::Status CheckTag(const std::string& what, uint32_t key_id, std::string_view tag,
+                        const std::function<std::string(uint32_t)>& encode) const;
+
   const Keyring* keyring_;
 };
 

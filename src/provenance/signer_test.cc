@@ -221,6 +221,64 @@ TEST_F(SignerTest, TagMatchesAnIndependentComputation) {
   EXPECT_EQ(HexEncode(Signed().tag), "affe443a64732610f811733cd851ccf43c90889c22ebb3cc33ec6fd318d330d4");
 }
 
+HistoryEvent SampleEvent() {
+  HistoryEvent ev;
+  ev.seq = 7;
+  ev.entry_id = "01J0000000000000000000000A";
+  ev.name_space = "ns";
+  ev.event = "add";
+  ev.actor = "alice";
+  ev.at_us = 1700000000000000;
+  ev.detail = {{"text", "hi"}, {"metadata", nlohmann::json::object()}};
+  return ev;
+}
+
+TEST_F(SignerTest, HistoryEventTagMatchesAnIndependentComputation) {
+  // Python, from doc/entry_format.md ("History events") alone:
+  //   fields = [b"1", b"ns", b"01J0000000000000000000000A", b"add", b"alice", b"1700000000000000",
+  //             b'{"metadata":{},"text":"hi"}']
+  //   enc = b"bulwark.history.v1" + b"".join(struct.pack("<Q", len(f)) + f for f in fields)
+  HistoryEvent ev = SampleEvent();
+  EXPECT_EQ(HexEncode(EventEncoding(ev, 1)),
+            "62756c7761726b2e686973746f72792e763101000000000000003102000000000000006e731a000000000000003031"
+            "4a303030303030303030303030303030303030303030304103000000000000006164640500000000000000616c6963"
+            "651000000000000000313730303030303030303030303030301b000000000000007b226d65746164617461223a7b7d"
+            "2c2274657874223a226869227d");
+  signer_.Sign(&ev);
+  EXPECT_EQ(ev.key_id, 1u);
+  EXPECT_EQ(HexEncode(ev.tag), "38e441ced62a506c327adf2f2a6b1ecce5d5cd226f6c51befc980f4a0eb59a0b");
+  EXPECT_TRUE(signer_.Verify(ev).ok());
+}
+
+TEST_F(SignerTest, ChangingASignedHistoryFieldFailsVerification) {
+  const std::vector<std::pair<std::string, std::function<void(HistoryEvent*)>>> tampers = {
+      {"namespace", [](HistoryEvent* e) { e->name_space = "other"; }},
+      {"entry_id", [](HistoryEvent* e) { e->entry_id[25] = 'B'; }},
+      {"event", [](HistoryEvent* e) { e->event = "release"; }},
+      {"actor", [](HistoryEvent* e) { e->actor = "mallory"; }},
+      {"at_us", [](HistoryEvent* e) { ++e->at_us; }},
+      {"detail", [](HistoryEvent* e) { e->detail["text"] = "ho"; }},
+      {"key_id", [](HistoryEvent* e) { e->key_id = e->key_id == 1 ? 2 : 1; }},
+      {"tag", [](HistoryEvent* e) { e->tag[0] ^= 1; }},
+  };
+  ASSERT_TRUE(keyring_.Rotate(&env_).ok());  // key 2 exists, so a changed key id is a wrong tag
+  for (const auto& [field, apply] : tampers) {
+    HistoryEvent ev = SampleEvent();
+    signer_.Sign(&ev);
+    ASSERT_TRUE(signer_.Verify(ev).ok());
+    apply(&ev);
+    const absl::Status status = signer_.Verify(ev);
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << field;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("history event 7 (")) << field;
+  }
+  HistoryEvent moved = SampleEvent();
+  signer_.Sign(&moved);
+  moved.seq = 8;  // seq is the database's, not signed
+  EXPECT_TRUE(signer_.Verify(moved).ok());
+  HistoryEvent unsigned_event = SampleEvent();
+  EXPECT_THAT(std::string(signer_.Verify(unsigned_event).message()), HasSubstr("missing provenance tag"));
+}
+
 struct Tamper {
   std::string name;
   std::function<void(Entry*)> apply;

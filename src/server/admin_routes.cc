@@ -159,12 +159,8 @@ absl::StatusOr<Reply> Verify(ServiceContext& ctx, const Call& call) {
   if (auto s = NoBody(call); !s.ok()) return s;
   auto report = ctx.backends.store->Verify();
   if (!report.ok()) return report.status();
-  nlohmann::json bad = nlohmann::json::array();
-  for (const BadRow& b : report->bad_rows) {
-    bad.push_back({{"row_id", b.row_id}, {"id", b.id}, {"namespace", b.name_space}, {"reason", b.reason}});
-  }
   Reply reply;
-  reply.body = {{"rows_checked", report->rows_checked}, {"bad_rows", std::move(bad)}, {"ok", report->ok()}};
+  reply.body = ToJson(*report);
   return reply;
 }
 

@@ -14,7 +14,9 @@
 namespace bulwark {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+// 2: history events carry key_id and tag (version 1 stores are upgraded on open: the columns are
+// added, and MemoryStore signs the events that have no tag).
+constexpr int kSchemaVersion = 2;
 constexpr char kFormatName[] = "bulwark.store";
 
 constexpr char kSchema[] = R"sql(
@@ -48,7 +50,9 @@ CREATE TABLE IF NOT EXISTS history(
   event     TEXT NOT NULL,
   actor     TEXT NOT NULL,
   at_us     INTEGER NOT NULL,
-  detail    TEXT NOT NULL
+  detail    TEXT NOT NULL,
+  key_id    INTEGER NOT NULL DEFAULT 0,
+  tag       BLOB NOT NULL DEFAULT x''
 );
 CREATE INDEX IF NOT EXISTS history_by_entry ON history(entry_id, seq);
 CREATE TABLE IF NOT EXISTS query_history(
@@ -158,11 +162,17 @@ HistoryEvent DecodeEvent(const Statement& st) {
   ev.at_us = st.Int(5);
   ev.detail = nlohmann::json::parse(st.Text(6), nullptr, /*allow_exceptions=*/false);
   if (!ev.detail.is_object()) ev.detail = nlohmann::json{{"corrupt", true}};
+  const int64_t key_id = st.Int(7);
+  ev.key_id = key_id >= 0 && key_id <= UINT32_MAX ? static_cast<uint32_t>(key_id) : 0;  // 0 never verifies
+  ev.tag = st.Blob(8);
   return ev;
 }
 
+// The columns DecodeEvent reads.
+constexpr char kEventColumns[] = "seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag";
+
 constexpr char kInsertEvent[] =
-    "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail) VALUES(?,?,?,?,?,?)";
+    "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail, key_id, tag) VALUES(?,?,?,?,?,?,?,?)";
 
 // Binds and runs a prepared kInsertEvent statement, then resets it for the next event.
 absl::Status RunInsertEvent(Statement& st, const HistoryEvent& ev) {
@@ -172,6 +182,8 @@ absl::Status RunInsertEvent(Statement& st, const HistoryEvent& ev) {
   st.Bind(4, ev.actor);
   st.Bind(5, ev.at_us);
   st.Bind(6, ev.detail.dump());
+  st.Bind(7, static_cast<int64_t>(ev.key_id));
+  st.BindBlob(8, ev.tag.data(), ev.tag.size());
   absl::Status status = st.Run("insert history event");
   st.Reset();
   return status;
@@ -224,6 +236,22 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
   }
   auto version = backend->GetMeta("schema_version");
   if (!version.ok()) return version.status();
+  if (version->has_value() && **version == "1") {
+    // Version 1 -> 2: history events gain key_id and tag (empty: MemoryStore signs them).
+    if (auto s = Exec(db,
+                      "BEGIN IMMEDIATE;"
+                      "ALTER TABLE history ADD COLUMN key_id INTEGER NOT NULL DEFAULT 0;"
+                      "ALTER TABLE history ADD COLUMN tag BLOB NOT NULL DEFAULT x'';"
+                      "INSERT INTO meta(key, value) SELECT 'unsigned_history_through', COALESCE(MAX(seq), 0) FROM history;"
+                      "UPDATE meta SET value = '2' WHERE key = 'schema_version';"
+                      "COMMIT;");
+        !s.ok()) {
+      (void)Exec(db, "ROLLBACK");
+      return absl::Status(s.code(), absl::StrCat("upgrading ", path.string(), " to schema version 2: ", s.message()));
+    }
+    version = backend->GetMeta("schema_version");
+    if (!version.ok()) return version.status();
+  }
   if (!version->has_value() || **version != std::to_string(kSchemaVersion)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "store schema version ", version->value_or("(missing)"), " is not supported (this build reads ",
@@ -287,7 +315,8 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
   return row_ids;
 }
 
-absl::Status SqliteBackend::UpdateLocked(const Entry& entry, const HistoryEvent& event, bool purge) {
+absl::Status SqliteBackend::UpdateLocked(const Entry& entry, std::span<const HistoryEvent> scrubbed,
+                                         const HistoryEvent& event) {
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
   Statement st(db_,
@@ -298,12 +327,19 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, const HistoryEvent&
   BindEntry(st, entry);
   if (auto s = st.Run("update entry"); !s.ok()) return s;
   if (sqlite3_changes(db_) != 1) return absl::NotFoundError(absl::StrCat("no entry ", entry.id));
-  if (purge) {
-    Statement scrub(db_, "UPDATE history SET detail = '{\"purged\":true}' WHERE entry_id = ? AND namespace = ?");
+  if (!scrubbed.empty()) {
+    Statement scrub(db_, "UPDATE history SET detail = ?, key_id = ?, tag = ? WHERE seq = ? AND entry_id = ? AND namespace = ?");
     if (auto s = scrub.status(); !s.ok()) return s;
-    scrub.Bind(1, entry.id);
-    scrub.Bind(2, entry.name_space);
-    if (auto s = scrub.Run("scrub history"); !s.ok()) return s;
+    for (const HistoryEvent& e : scrubbed) {
+      scrub.Bind(1, e.detail.dump());
+      scrub.Bind(2, static_cast<int64_t>(e.key_id));
+      scrub.BindBlob(3, e.tag.data(), e.tag.size());
+      scrub.Bind(4, e.seq);
+      scrub.Bind(5, entry.id);
+      scrub.Bind(6, entry.name_space);
+      if (auto s = scrub.Run("scrub history"); !s.ok()) return s;
+      scrub.Reset();
+    }
   }
   if (auto s = InsertEvent(db_, event); !s.ok()) return s;
   return txn.Commit();
@@ -311,12 +347,13 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, const HistoryEvent&
 
 absl::Status SqliteBackend::UpdateEntry(const Entry& entry, const HistoryEvent& event) {
   std::lock_guard<std::mutex> lock(mu_);
-  return UpdateLocked(entry, event, /*purge=*/false);
+  return UpdateLocked(entry, {}, event);
 }
 
-absl::Status SqliteBackend::PurgeEntry(const Entry& purged, const HistoryEvent& event) {
+absl::Status SqliteBackend::PurgeEntry(const Entry& purged, std::span<const HistoryEvent> scrubbed,
+                                       const HistoryEvent& event) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto s = UpdateLocked(purged, event, /*purge=*/true); !s.ok()) return s;
+  if (auto s = UpdateLocked(purged, scrubbed, event); !s.ok()) return s;
   // Make sure the erased text does not linger in free pages or the WAL.
   if (auto s = Exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)"); !s.ok()) return s;
   return absl::OkStatus();
@@ -425,9 +462,8 @@ absl::Status SqliteBackend::ScanEntries(std::string_view name_space,
 absl::StatusOr<std::vector<HistoryEvent>> SqliteBackend::History(std::string_view name_space,
                                                                  std::string_view id) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_,
-               "SELECT seq, entry_id, namespace, event, actor, at_us, detail FROM history "
-               "WHERE entry_id = ? AND namespace = ? ORDER BY seq");
+  Statement st(db_, absl::StrCat("SELECT ", kEventColumns,
+                                 " FROM history WHERE entry_id = ? AND namespace = ? ORDER BY seq"));
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, id);
   st.Bind(2, name_space);
@@ -438,6 +474,56 @@ absl::StatusOr<std::vector<HistoryEvent>> SqliteBackend::History(std::string_vie
     if (rc != SQLITE_ROW) return SqliteError(db_, "read history");
     events.push_back(DecodeEvent(st));
   }
+}
+
+absl::Status SqliteBackend::ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, absl::StrCat("SELECT ", kEventColumns, " FROM history ORDER BY seq"));
+  if (auto s = st.status(); !s.ok()) return s;
+  while (true) {
+    int rc = st.Step();
+    if (rc == SQLITE_DONE) return absl::OkStatus();
+    if (rc != SQLITE_ROW) return SqliteError(db_, "scan history");
+    if (auto s = visit(DecodeEvent(st)); !s.ok()) return s;
+  }
+}
+
+absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(const std::function<void(HistoryEvent*)>& sign) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Transaction txn(db_);
+  if (!txn.status().ok()) return txn.status();
+  int64_t through = 0;
+  {
+    Statement st(db_, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'unsigned_history_through'");
+    if (auto s = st.status(); !s.ok()) return s;
+    const int rc = st.Step();
+    if (rc == SQLITE_DONE) return 0;  // nothing left from version 1
+    if (rc != SQLITE_ROW) return SqliteError(db_, "read the upgrade marker");
+    through = st.Int(0);
+  }
+  std::vector<HistoryEvent> unsigned_events;
+  {
+    Statement st(db_, absl::StrCat("SELECT ", kEventColumns,
+                                   " FROM history WHERE length(tag) = 0 AND seq <= ? ORDER BY seq"));
+    if (auto s = st.status(); !s.ok()) return s;
+    st.Bind(1, through);
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) unsigned_events.push_back(DecodeEvent(st));
+    if (rc != SQLITE_DONE) return SqliteError(db_, "find unsigned history events");
+  }
+  Statement update(db_, "UPDATE history SET key_id = ?, tag = ? WHERE seq = ?");
+  if (auto s = update.status(); !s.ok()) return s;
+  for (HistoryEvent& e : unsigned_events) {
+    sign(&e);
+    update.Bind(1, static_cast<int64_t>(e.key_id));
+    update.BindBlob(2, e.tag.data(), e.tag.size());
+    update.Bind(3, e.seq);
+    if (auto s = update.Run("sign history event"); !s.ok()) return s;
+    update.Reset();
+  }
+  if (auto s = Exec(db_, "DELETE FROM meta WHERE key = 'unsigned_history_through'"); !s.ok()) return s;
+  if (auto s = txn.Commit(); !s.ok()) return s;
+  return static_cast<int64_t>(unsigned_events.size());
 }
 
 absl::StatusOr<std::vector<StateCount>> SqliteBackend::CountByState() {

@@ -29,12 +29,15 @@ class SqliteBackend final : public StorageBackend {
   absl::StatusOr<std::vector<int64_t>> InsertEntries(std::span<const Entry> entries,
                                                      std::span<const HistoryEvent> events) override;
   absl::Status UpdateEntry(const Entry& entry, const HistoryEvent& event) override;
-  absl::Status PurgeEntry(const Entry& purged, const HistoryEvent& event) override;
+  absl::Status PurgeEntry(const Entry& purged, std::span<const HistoryEvent> scrubbed,
+                          const HistoryEvent& event) override;
   absl::StatusOr<std::optional<StoredRow>> GetEntry(std::string_view name_space, std::string_view id) override;
   absl::StatusOr<std::vector<std::optional<StoredRow>>> GetRows(std::span<const int64_t> row_ids) override;
   absl::Status ScanEntries(std::string_view name_space,
                            const std::function<absl::Status(const StoredRow&)>& visit) override;
   absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space, std::string_view id) override;
+  absl::Status ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) override;
+  absl::StatusOr<int64_t> SignEventsFromBeforeSigning(const std::function<void(HistoryEvent*)>& sign) override;
   absl::StatusOr<std::vector<StateCount>> CountByState() override;
   absl::Status SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
                                 std::span<const std::vector<float>> rows, uint64_t keep_from_sequence,
@@ -46,7 +49,7 @@ class SqliteBackend final : public StorageBackend {
 
  private:
   explicit SqliteBackend(sqlite3* db);
-  absl::Status UpdateLocked(const Entry& entry, const HistoryEvent& event, bool purge);
+  absl::Status UpdateLocked(const Entry& entry, std::span<const HistoryEvent> scrubbed, const HistoryEvent& event);
   // The statement cached in `slot`, prepared from `sql` on first use. Requires mu_.
   absl::StatusOr<Statement*> Cached(std::unique_ptr<Statement>& slot, std::string_view sql);
   // Runs the cached single-row SELECT in `slot` (prepared from `sql` on first use) with `bind`

@@ -132,11 +132,21 @@ TEST_F(SqliteBackendTest, PurgeScrubsHistory) {
   Entry purged = e;
   purged.text.clear();
   purged.state = State::kPurged;
-  ASSERT_TRUE(db->PurgeEntry(purged, {0, "A1", "default", "purge", "admin", 200, {}}).ok());
+  auto before = db->History("default", "A1");
+  ASSERT_TRUE(before.ok());
+  std::vector<HistoryEvent> scrubbed = *before;
+  for (HistoryEvent& ev : scrubbed) {
+    ev.detail = {{"purged", true}};
+    ev.key_id = 3;
+    ev.tag = std::string(32, 'T');
+  }
+  ASSERT_TRUE(db->PurgeEntry(purged, scrubbed, {0, "A1", "default", "purge", "admin", 200, {}}).ok());
   auto history = db->History("default", "A1");
   ASSERT_TRUE(history.ok());
   ASSERT_EQ(history->size(), 2u);
   EXPECT_EQ((*history)[0].detail.dump().find("secret"), std::string::npos);
+  EXPECT_EQ((*history)[0].key_id, 3u) << "the scrubbed event's new signature is stored";
+  EXPECT_EQ((*history)[0].tag, std::string(32, 'T'));
   EXPECT_EQ((*history)[1].event, "purge");
   EXPECT_EQ((*db->GetEntry("default", "A1"))->entry.text, "");
   // The text is gone from the file itself, not only from the rows.

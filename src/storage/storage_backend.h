@@ -54,9 +54,11 @@ class StorageBackend {
   // atomically. NotFound if there is no such row.
   [[nodiscard]] virtual absl::Status UpdateEntry(const Entry& entry, const HistoryEvent& event) = 0;
 
-  // Like UpdateEntry, and also erases the `detail` of every earlier history event of the entry
-  // (GDPR erasure: the text must not survive anywhere in the store).
-  [[nodiscard]] virtual absl::Status PurgeEntry(const Entry& purged, const HistoryEvent& event) = 0;
+  // Like UpdateEntry, and also replaces the detail, key id and tag of each earlier history event
+  // of the entry with those of `scrubbed` (matched by seq; GDPR erasure: the text must not survive
+  // anywhere in the store, and the scrubbed events carry new tags).
+  [[nodiscard]] virtual absl::Status PurgeEntry(const Entry& purged, std::span<const HistoryEvent> scrubbed,
+                                                const HistoryEvent& event) = 0;
 
   // The row of (namespace, id), or nullopt if there is none.
   [[nodiscard]] virtual absl::StatusOr<std::optional<StoredRow>> GetEntry(std::string_view name_space,
@@ -75,6 +77,15 @@ class StorageBackend {
   // History of one entry, oldest first. Empty if the entry is unknown.
   [[nodiscard]] virtual absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space,
                                                                           std::string_view id) = 0;
+
+  // Calls `visit` for every history event of the store, in seq order; stops early on its error.
+  [[nodiscard]] virtual absl::Status ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) = 0;
+  // Once, after an upgrade from a store whose history was not signed (schema version 1): `sign`
+  // sets the key id and tag of each event written before the upgrade that has none, and they are
+  // stored in one transaction. Events written later are never touched: one without a tag was
+  // tampered with and must fail verification. Returns how many were signed (0 once done).
+  [[nodiscard]] virtual absl::StatusOr<int64_t> SignEventsFromBeforeSigning(
+      const std::function<void(HistoryEvent*)>& sign) = 0;
 
   [[nodiscard]] virtual absl::StatusOr<std::vector<StateCount>> CountByState() = 0;
 

@@ -188,6 +188,13 @@ absl::Status MemoryStore::Load(const std::filesystem::path& dir, const StoreOpti
   if (!keyring.ok()) return keyring.status();
   keyring_ = std::make_unique<Keyring>(*std::move(keyring));
   signer_ = std::make_unique<Signer>(keyring_.get());
+  // A store upgraded from schema version 1 has history events written before events were signed:
+  // they are signed once, now (trusted as they are at the upgrade, as the entries were).
+  auto signed_events = backend_->SignEventsFromBeforeSigning([this](HistoryEvent* e) { signer_->Sign(e); });
+  if (!signed_events.ok()) return signed_events.status();
+  if (*signed_events > 0) {
+    spdlog::info("signed {} history events written before history events were signed", *signed_events);
+  }
   ids_ = std::make_unique<IdGenerator>(env_);
   if (auto s = LoadWriteGate(dir, options); !s.ok()) return s;
   return LoadIndexes();
@@ -381,6 +388,7 @@ absl::StatusOr<std::vector<Entry>> MemoryStore::AddBatch(std::string_view name_s
                         {{"reasons", e.report["quarantine"]["reasons"]}, {"from_state", "new"}}});
     }
   }
+  for (HistoryEvent& ev : events) signer_->Sign(&ev);
 
   std::unique_lock lock(mu_);
   auto row_ids = backend_->InsertEntries(built, events);
@@ -555,7 +563,26 @@ absl::StatusOr<std::vector<HistoryEvent>> MemoryStore::History(std::string_view 
   std::shared_lock lock(mu_);
   auto row = LoadVerified(name_space, id);
   if (!row.ok()) return row.status();
-  return backend_->History(name_space, id);
+  auto events = backend_->History(name_space, id);
+  if (!events.ok()) return events.status();
+  for (HistoryEvent& e : *events) {
+    const absl::Status checked = signer_->Verify(e);
+    if (checked.ok()) continue;
+    // Shown, so that an operator sees that something was there, but never its content.
+    e.verified = false;
+    e.detail = {{"withheld", "the event failed verification"}};
+    ReportBadEvent(e.seq, ToStd(checked.message()));
+  }
+  return events;
+}
+
+void MemoryStore::ReportBadEvent(int64_t seq, std::string_view reason) {
+  {
+    std::lock_guard<std::mutex> lock(bad_mu_);
+    if (!bad_events_.insert(seq).second) return;  // counted and logged once
+  }
+  signature_failures_.fetch_add(1);
+  spdlog::warn("rejected history event {}: {}", seq, reason);
 }
 
 absl::StatusOr<Entry> MemoryStore::Update(std::string_view name_space, std::string_view id,
@@ -599,6 +626,7 @@ absl::StatusOr<Entry> MemoryStore::Update(std::string_view name_space, std::stri
   HistoryEvent ev{0, entry.id, entry.name_space, "update", std::string(actor), entry.updated_at_us,
                   {{"text", entry.text}, {"metadata", entry.metadata}, {"state", ToString(entry.state)}}};
   if (before != entry.state) ev.detail["quarantined_by"] = {{"actor", kWriteGateActor}, {"reasons", entry.report["quarantine"]["reasons"]}};
+  signer_->Sign(&ev);
   if (auto s = backend_->UpdateEntry(entry, ev); !s.ok()) return s;
   NamespaceIndex* index = IndexFor(entry.name_space);
   if (auto s = index->vectors->Remove(row->row_id); !s.ok()) spdlog::warn("reindex {}: {}", entry.id, s.ToString());
@@ -633,7 +661,20 @@ absl::Status MemoryStore::Transition(std::string_view name_space, std::string_vi
     entry.report["quarantine"] = change.detail;
   }
   signer_->Sign(&entry);
-  absl::Status stored = purge ? backend_->PurgeEntry(entry, ev) : backend_->UpdateEntry(entry, ev);
+  signer_->Sign(&ev);
+  absl::Status stored;
+  if (purge) {
+    // Every earlier event loses its detail (the text and metadata it recorded) and is signed anew.
+    auto scrubbed = backend_->History(entry.name_space, entry.id);
+    if (!scrubbed.ok()) return scrubbed.status();
+    for (HistoryEvent& e : *scrubbed) {
+      e.detail = {{"purged", true}};
+      signer_->Sign(&e);
+    }
+    stored = backend_->PurgeEntry(entry, *scrubbed, ev);
+  } else {
+    stored = backend_->UpdateEntry(entry, ev);
+  }
   if (!stored.ok()) return stored;
   NamespaceIndex* index = IndexFor(entry.name_space);
   if (purge || entry.state == State::kDeleted) {
@@ -703,6 +744,19 @@ absl::StatusOr<int64_t> MemoryStore::Export(std::string_view name_space, uint32_
   return skipped;
 }
 
+nlohmann::json ToJson(const VerifyReport& report) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const BadRow& b : report.bad_rows) {
+    rows.push_back({{"row_id", b.row_id}, {"id", b.id}, {"namespace", b.name_space}, {"reason", b.reason}});
+  }
+  nlohmann::json events = nlohmann::json::array();
+  for (const BadEvent& b : report.bad_events) {
+    events.push_back({{"seq", b.seq}, {"entry_id", b.entry_id}, {"namespace", b.name_space}, {"reason", b.reason}});
+  }
+  return {{"rows_checked", report.rows_checked}, {"bad_rows", std::move(rows)},
+          {"events_checked", report.events_checked}, {"bad_events", std::move(events)}, {"ok", report.ok()}};
+}
+
 absl::StatusOr<VerifyReport> MemoryStore::Verify() {
   std::shared_lock lock(mu_);
   VerifyReport report;
@@ -712,6 +766,14 @@ absl::StatusOr<VerifyReport> MemoryStore::Verify() {
     if (s.ok()) s = CheckRow(row, row.entry.name_space);
     if (!s.ok()) {
       report.bad_rows.push_back({row.row_id, row.entry.id, row.entry.name_space, std::string(s.message())});
+    }
+    return absl::OkStatus();
+  });
+  if (!scanned.ok()) return scanned;
+  scanned = backend_->ScanHistory([&](const HistoryEvent& e) {
+    ++report.events_checked;
+    if (absl::Status s = signer_->Verify(e); !s.ok()) {
+      report.bad_events.push_back({e.seq, e.entry_id, e.name_space, std::string(s.message())});
     }
     return absl::OkStatus();
   });
