@@ -13,7 +13,8 @@
 //     events are signed too; one that fails is shown without its content.
 //   * Namespaces are hard partitions: nothing in one namespace is reachable from another.
 //   * Bad input returns InvalidArgument and changes nothing.
-// Thread-safe: concurrent searches run in parallel; writes are serialized.
+// Thread-safe: concurrent searches run in parallel; writes are serialized. Other processes may
+// write to the same store: searches see their changes within StoreOptions::other_writers_check_ms.
 #pragma once
 
 #include <atomic>
@@ -244,6 +245,16 @@ class MemoryStore {
   void ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
                     std::string_view reason);
   void ReportBadEvent(int64_t seq, std::string_view reason);
+  // Brings the index up to date with entries other processes changed (see
+  // StoreOptions::other_writers_check_ms); a no-op until the next check is due.
+  absl::Status CatchUpWithOtherWriters();
+  // Reads the events after seen_event_seq_ and re-indexes the entries other writers changed.
+  // Requires mu_ (unique).
+  absl::Status CatchUpLocked();
+  // Re-reads the entry and re-indexes it as LoadIndexes would (or drops it). Requires mu_ (unique).
+  absl::Status ReindexEntry(const std::string& name_space, const std::string& id);
+  // Notes the events this process's last write appended, so catching up skips them. Requires mu_.
+  void NoteOwnEvents();
 
   StoreOptions options_;
   Env* env_ = nullptr;
@@ -258,6 +269,11 @@ class MemoryStore {
 
   mutable std::shared_mutex mu_;  // guards indexes_ and orders writes
   absl::flat_hash_map<std::string, std::unique_ptr<NamespaceIndex>> indexes_;  // by namespace
+  // Catching up with other writers: every history event up to seen_event_seq_ is reflected in the
+  // index, and so are own_event_seqs_ (this process's events after it). Guarded by mu_.
+  int64_t seen_event_seq_ = 0;
+  absl::flat_hash_set<int64_t> own_event_seqs_;
+  std::atomic<int64_t> next_catch_up_us_{0};
   absl::flat_hash_set<int64_t> bad_rows_;    // rows that failed verification (guarded by bad_mu_)
   absl::flat_hash_set<int64_t> bad_events_;  // history events (by seq) that did (guarded by bad_mu_)
   mutable std::mutex bad_mu_;

@@ -33,6 +33,12 @@ struct StoreOptions {
   size_t max_metadata_bytes = 16 * 1024;  // compact JSON dump of the metadata object
   size_t max_batch_entries = 100'000;     // entries in one AddBatch
 
+  // Writes by other processes to the same store (e.g. `bulwark add` or `bulwark quarantine
+  // release` while `bulwark serve` runs): a search first looks, at most this often, for history
+  // events it has not seen and brings the index up to date with the entries they name. 0: before
+  // every search; negative: never (the index then follows only this process's writes).
+  int other_writers_check_ms = 100;
+
   Env* env = nullptr;  // default: Env::Default()
 };
 

@@ -1,13 +1,13 @@
 // SqliteBackend implementation. Statements are prepared per call and finalized by RAII, except the
-// two single-row reads that every search runs, which are prepared once and reset after each use;
-// all access is serialized by mu_. Rows are decoded defensively (see StorageBackend).
+// hot ones (the reads every search runs, and the newest history seq), which are prepared once and
+// reset after each use; all access is serialized by mu_. Rows are decoded defensively (see StorageBackend).
 #include "storage/sqlite_backend.h"
 #include "storage/sqlite_util.h"
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
-#include <absl/container/flat_hash_map.h>
 #include <absl/strings/str_cat.h>
 #include <sqlite3.h>
 
@@ -174,8 +174,9 @@ constexpr char kEventColumns[] = "seq, entry_id, namespace, event, actor, at_us,
 constexpr char kInsertEvent[] =
     "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail, key_id, tag) VALUES(?,?,?,?,?,?,?,?)";
 
-// Binds and runs a prepared kInsertEvent statement, then resets it for the next event.
-absl::Status RunInsertEvent(Statement& st, const HistoryEvent& ev) {
+// Binds and runs a prepared kInsertEvent statement, then resets it for the next event; appends
+// the new event's seq to `seqs`.
+absl::Status RunInsertEvent(Statement& st, const HistoryEvent& ev, sqlite3* db, std::vector<int64_t>* seqs) {
   st.Bind(1, ev.entry_id);
   st.Bind(2, ev.name_space);
   st.Bind(3, ev.event);
@@ -185,14 +186,15 @@ absl::Status RunInsertEvent(Statement& st, const HistoryEvent& ev) {
   st.Bind(7, static_cast<int64_t>(ev.key_id));
   st.BindBlob(8, ev.tag.data(), ev.tag.size());
   absl::Status status = st.Run("insert history event");
+  if (status.ok()) seqs->push_back(sqlite3_last_insert_rowid(db));
   st.Reset();
   return status;
 }
 
-absl::Status InsertEvent(sqlite3* db, const HistoryEvent& ev) {
+absl::Status InsertEvent(sqlite3* db, const HistoryEvent& ev, std::vector<int64_t>* seqs) {
   Statement st(db, kInsertEvent);
   if (auto s = st.status(); !s.ok()) return s;
-  return RunInsertEvent(st, ev);
+  return RunInsertEvent(st, ev, db, seqs);
 }
 
 }  // namespace
@@ -264,7 +266,7 @@ SqliteBackend::SqliteBackend(sqlite3* db) : db_(db) {}
 
 SqliteBackend::~SqliteBackend() {
   // sqlite3_close refuses to close a connection with unfinalized statements.
-  for (auto* slot : {&get_row_, &get_entry_, &begin_read_, &end_read_}) slot->reset();
+  for (auto* slot : {&get_row_, &get_entry_, &begin_read_, &end_read_, &last_event_seq_}) slot->reset();
   sqlite3_close(db_);
 }
 
@@ -291,6 +293,7 @@ absl::Status SqliteBackend::PutMeta(std::string_view key, std::string_view value
 absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<const Entry> entries,
                                                                   std::span<const HistoryEvent> events) {
   std::lock_guard<std::mutex> lock(mu_);
+  inserted_event_seqs_.clear();
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
   Statement st(db_,
@@ -309,7 +312,7 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
   Statement ev(db_, kInsertEvent);
   if (auto s = ev.status(); !s.ok()) return s;
   for (const HistoryEvent& e : events) {
-    if (auto s = RunInsertEvent(ev, e); !s.ok()) return s;
+    if (auto s = RunInsertEvent(ev, e, db_, &inserted_event_seqs_); !s.ok()) return s;
   }
   if (auto s = txn.Commit(); !s.ok()) return s;
   return row_ids;
@@ -317,6 +320,7 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
 
 absl::Status SqliteBackend::UpdateLocked(const Entry& entry, std::span<const HistoryEvent> scrubbed,
                                          const HistoryEvent& event) {
+  inserted_event_seqs_.clear();
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
   Statement st(db_,
@@ -341,7 +345,7 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, std::span<const His
       scrub.Reset();
     }
   }
-  if (auto s = InsertEvent(db_, event); !s.ok()) return s;
+  if (auto s = InsertEvent(db_, event, &inserted_event_seqs_); !s.ok()) return s;
   return txn.Commit();
 }
 
@@ -486,6 +490,35 @@ absl::Status SqliteBackend::ScanHistory(const std::function<absl::Status(const H
     if (rc != SQLITE_ROW) return SqliteError(db_, "scan history");
     if (auto s = visit(DecodeEvent(st)); !s.ok()) return s;
   }
+}
+
+absl::StatusOr<int64_t> SqliteBackend::LastEventSeq() {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto cached = Cached(last_event_seq_, "SELECT COALESCE(MAX(seq), 0) FROM history");
+  if (!cached.ok()) return cached.status();
+  Statement& st = **cached;
+  const int rc = st.Step();
+  const int64_t seq = rc == SQLITE_ROW ? st.Int(0) : 0;
+  st.Reset();
+  if (rc != SQLITE_ROW) return SqliteError(db_, "read the last history seq");
+  return seq;
+}
+
+absl::StatusOr<std::vector<StorageBackend::EventRef>> SqliteBackend::EventsAfter(int64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, "SELECT seq, namespace, entry_id FROM history WHERE seq > ? ORDER BY seq");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, seq);
+  std::vector<EventRef> events;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) events.push_back({st.Int(0), st.Text(1), st.Text(2)});
+  if (rc != SQLITE_DONE) return SqliteError(db_, "read new history events");
+  return events;
+}
+
+std::vector<int64_t> SqliteBackend::TakeInsertedEventSeqs() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return std::exchange(inserted_event_seqs_, {});
 }
 
 absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(const std::function<void(HistoryEvent*)>& sign) {

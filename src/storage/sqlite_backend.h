@@ -37,6 +37,9 @@ class SqliteBackend final : public StorageBackend {
                            const std::function<absl::Status(const StoredRow&)>& visit) override;
   absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space, std::string_view id) override;
   absl::Status ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) override;
+  absl::StatusOr<int64_t> LastEventSeq() override;
+  absl::StatusOr<std::vector<EventRef>> EventsAfter(int64_t seq) override;
+  std::vector<int64_t> TakeInsertedEventSeqs() override;
   absl::StatusOr<int64_t> SignEventsFromBeforeSigning(const std::function<void(HistoryEvent*)>& sign) override;
   absl::StatusOr<std::vector<StateCount>> CountByState() override;
   absl::Status SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
@@ -67,6 +70,9 @@ class SqliteBackend final : public StorageBackend {
   std::unique_ptr<Statement> get_entry_;
   std::unique_ptr<Statement> begin_read_;  // BEGIN and COMMIT around GetRows' lookups
   std::unique_ptr<Statement> end_read_;
+  std::unique_ptr<Statement> last_event_seq_;
+  // Seqs of the events the current (or last) write appended; guarded by mu_.
+  std::vector<int64_t> inserted_event_seqs_;
 };
 
 }  // namespace bulwark

@@ -78,6 +78,21 @@ class StorageBackend {
   [[nodiscard]] virtual absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space,
                                                                           std::string_view id) = 0;
 
+  // What other writers changed: the seq of the newest history event (0 if none), and the events
+  // after `seq` (seq, namespace and entry id only), oldest first. Every change to an entry appends
+  // an event, so the events after the last one a process has seen name every entry that another
+  // process changed since.
+  struct EventRef {
+    int64_t seq = 0;
+    std::string name_space;
+    std::string entry_id;
+  };
+  [[nodiscard]] virtual absl::StatusOr<int64_t> LastEventSeq() = 0;
+  [[nodiscard]] virtual absl::StatusOr<std::vector<EventRef>> EventsAfter(int64_t seq) = 0;
+  // The seqs of the events the last successful InsertEntries, UpdateEntry or PurgeEntry appended
+  // (so the writer can tell its own events from other writers'), and forgets them.
+  virtual std::vector<int64_t> TakeInsertedEventSeqs() = 0;
+
   // Calls `visit` for every history event of the store, in seq order; stops early on its error.
   [[nodiscard]] virtual absl::Status ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) = 0;
   // Once, after an upgrade from a store whose history was not signed (schema version 1): `sign`

@@ -197,6 +197,11 @@ absl::Status MemoryStore::Load(const std::filesystem::path& dir, const StoreOpti
   }
   ids_ = std::make_unique<IdGenerator>(env_);
   if (auto s = LoadWriteGate(dir, options); !s.ok()) return s;
+  // Read before the entries are: a change committed while they are scanned is caught up with at
+  // the first search (re-indexing an entry twice is harmless).
+  auto last_seq = backend_->LastEventSeq();
+  if (!last_seq.ok()) return last_seq.status();
+  seen_event_seq_ = *last_seq;
   return LoadIndexes();
 }
 
@@ -274,6 +279,74 @@ void MemoryStore::IndexRow(int64_t row_id, const Entry& entry) {
     return;
   }
   index->metadata.Add(row_id, entry.metadata);
+}
+
+void MemoryStore::NoteOwnEvents() {
+  for (int64_t seq : backend_->TakeInsertedEventSeqs()) {
+    if (seq > seen_event_seq_) own_event_seqs_.insert(seq);
+  }
+  // Searches drain the set; a long run of writes without searches drains it here, so it stays small.
+  constexpr size_t kMaxOwnEvents = 4096;
+  if (own_event_seqs_.size() > kMaxOwnEvents) {
+    if (auto s = CatchUpLocked(); !s.ok()) spdlog::warn("catching up with other writers: {}", s.ToString());
+  }
+}
+
+absl::Status MemoryStore::CatchUpWithOtherWriters() {
+  if (options_.other_writers_check_ms < 0) return absl::OkStatus();
+  const int64_t now = env_->NowMicros();
+  int64_t due = next_catch_up_us_.load(std::memory_order_relaxed);
+  if (now < due) return absl::OkStatus();
+  // One thread checks; the others search with the index as it is.
+  if (!next_catch_up_us_.compare_exchange_strong(due, now + int64_t{options_.other_writers_check_ms} * 1000)) {
+    return absl::OkStatus();
+  }
+  auto last = backend_->LastEventSeq();
+  if (!last.ok()) return last.status();
+  {
+    std::shared_lock lock(mu_);
+    if (*last <= seen_event_seq_) return absl::OkStatus();
+  }
+  std::unique_lock lock(mu_);
+  return CatchUpLocked();
+}
+
+absl::Status MemoryStore::CatchUpLocked() {
+  auto events = backend_->EventsAfter(seen_event_seq_);
+  if (!events.ok()) return events.status();
+  // Each entry once, however many of its events are new.
+  absl::flat_hash_set<std::pair<std::string, std::string>> changed;
+  std::vector<const StorageBackend::EventRef*> order;
+  for (const StorageBackend::EventRef& e : *events) {
+    seen_event_seq_ = std::max(seen_event_seq_, e.seq);
+    if (own_event_seqs_.erase(e.seq) > 0) continue;  // this process's own write: indexed already
+    if (changed.insert({e.name_space, e.entry_id}).second) order.push_back(&e);
+  }
+  for (const StorageBackend::EventRef* e : order) {
+    if (auto s = ReindexEntry(e->name_space, e->entry_id); !s.ok()) return s;
+  }
+  if (!order.empty()) spdlog::info("caught up with {} entries changed by another process", order.size());
+  return absl::OkStatus();
+}
+
+absl::Status MemoryStore::ReindexEntry(const std::string& name_space, const std::string& id) {
+  auto row = backend_->GetEntry(name_space, id);
+  if (!row.ok()) return row.status();
+  if (!row->has_value()) return absl::OkStatus();
+  const StoredRow& r = **row;
+  if (auto it = indexes_.find(name_space); it != indexes_.end()) {
+    it->second->vectors->Remove(r.row_id).IgnoreError();  // it may not be indexed
+    it->second->metadata.Remove(r.row_id);
+  }
+  const Entry& e = r.entry;
+  if (e.state == State::kPurged || e.state == State::kDeleted) return absl::OkStatus();
+  if (!r.ok() || e.embedding.size() != static_cast<size_t>(embedder_->dimension()) ||
+      !ValidateNamespace(e.name_space).ok()) {
+    ReportBadRow(r.row_id, e.id, e.name_space, r.ok() ? "bad embedding size or namespace" : r.decode_error);
+    return absl::OkStatus();
+  }
+  IndexRow(r.row_id, e);
+  return absl::OkStatus();
 }
 
 void MemoryStore::ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
@@ -393,6 +466,7 @@ absl::StatusOr<std::vector<Entry>> MemoryStore::AddBatch(std::string_view name_s
   std::unique_lock lock(mu_);
   auto row_ids = backend_->InsertEntries(built, events);
   if (!row_ids.ok()) return row_ids.status();
+  NoteOwnEvents();
   const std::string ns(name_space);
   for (size_t i = 0; i < built.size(); ++i) IndexRow((*row_ids)[i], built[i]);
   // After the acknowledgement point: gate bookkeeping failures are logged, never reported as a
@@ -468,6 +542,7 @@ absl::StatusOr<SearchResult> MemoryStore::Search(std::string_view name_space, st
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }
   if (options.record_query) gate_->RecordQuery(name_space, *embedded);  // MemSAD's rolling history H is fed by real searches
+  if (auto s = CatchUpWithOtherWriters(); !s.ok()) return s;
 
   IndexFilter filter;
   if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
@@ -628,6 +703,7 @@ absl::StatusOr<Entry> MemoryStore::Update(std::string_view name_space, std::stri
   if (before != entry.state) ev.detail["quarantined_by"] = {{"actor", kWriteGateActor}, {"reasons", entry.report["quarantine"]["reasons"]}};
   signer_->Sign(&ev);
   if (auto s = backend_->UpdateEntry(entry, ev); !s.ok()) return s;
+  NoteOwnEvents();
   NamespaceIndex* index = IndexFor(entry.name_space);
   if (auto s = index->vectors->Remove(row->row_id); !s.ok()) spdlog::warn("reindex {}: {}", entry.id, s.ToString());
   index->metadata.Remove(row->row_id);
@@ -676,6 +752,7 @@ absl::Status MemoryStore::Transition(std::string_view name_space, std::string_vi
     stored = backend_->UpdateEntry(entry, ev);
   }
   if (!stored.ok()) return stored;
+  NoteOwnEvents();
   NamespaceIndex* index = IndexFor(entry.name_space);
   if (purge || entry.state == State::kDeleted) {
     index->vectors->Remove(row->row_id).IgnoreError();  // may be unindexed
