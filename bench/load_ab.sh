@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# A/B of two load_bench binaries on a noisy machine: alternates short search-phase runs of BASE and
+# A/B of two load_bench binaries on a noisy machine: alternates short runs of one phase of BASE and
 # NEW (base, new, base, new, ...) so that both see the same host conditions, and prints each pair
 # and the median ratios of req/s and of CPU time per request.
 #
-#   bench/load_ab.sh BASE NEW [PAIRS=8] [load_bench flags, e.g. --connections 4]
+#   bench/load_ab.sh BASE NEW [PAIRS=8] [load_bench flags, e.g. --connections 4 or --phase add]
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: bench/load_ab.sh BASE_LOAD_BENCH NEW_LOAD_BENCH [PAIRS] [load_bench flags]" >&2
@@ -12,7 +12,12 @@ fi
 base=$1 new=$2
 pairs=${3:-8}
 shift $(($# < 3 ? $# : 3))
-run() { "$1" --connections 2 --seconds 2 --phase search "${@:2}" | awk '$1 == "search" { print $3, $8 }'; }
+phase=search  # or the one given with --phase
+args=("$@")
+for ((i = 0; i + 1 < ${#args[@]}; i++)); do
+  if [ "${args[i]}" = --phase ]; then phase=${args[i + 1]}; fi
+done
+run() { "$1" --connections 2 --seconds 2 --phase "$phase" "${@:2}" | awk -v p="$phase" '$1 == p { print $3, $8 }'; }
 for _ in $(seq "$pairs"); do
   echo "$(run "$base" "$@") $(run "$new" "$@")"
 done | python3 -c '
