@@ -255,6 +255,9 @@ class MemoryStore {
   absl::Status ReindexEntry(const std::string& name_space, const std::string& id);
   // Notes the events this process's last write appended, so catching up skips them. Requires mu_.
   void NoteOwnEvents();
+  // Rollback detection: the row has reached at least this version (updated_at_us). Requires mu_
+  // (unique). A row later read back older than the newest version noted was rolled back.
+  void NoteVersion(int64_t row_id, int64_t updated_at_us);
 
   StoreOptions options_;
   Env* env_ = nullptr;
@@ -272,6 +275,10 @@ class MemoryStore {
   // Catching up with other writers: every history event up to seen_event_seq_ is reflected in the
   // index, and so are own_event_seqs_ (this process's events after it). Guarded by mu_.
   int64_t seen_event_seq_ = 0;
+  // By row id, the newest updated_at_us this process has seen the row reach: from the row at open,
+  // the newest event of its history, and every write since (its own and, caught up, others').
+  // Guarded by mu_.
+  absl::flat_hash_map<int64_t, int64_t> row_versions_;
   absl::flat_hash_set<int64_t> own_event_seqs_;
   std::atomic<int64_t> next_catch_up_us_{0};
   absl::flat_hash_set<int64_t> bad_rows_;    // rows that failed verification (guarded by bad_mu_)

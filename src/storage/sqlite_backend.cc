@@ -492,6 +492,17 @@ absl::Status SqliteBackend::ScanHistory(const std::function<absl::Status(const H
   }
 }
 
+absl::Status SqliteBackend::ScanNewestEventTimes(const std::function<void(int64_t, int64_t)>& visit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_,
+               "SELECT e.row_id, MAX(h.at_us) FROM entries e JOIN history h "
+               "ON h.entry_id = e.id AND h.namespace = e.namespace GROUP BY e.row_id");
+  if (auto s = st.status(); !s.ok()) return s;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) visit(st.Int(0), st.Int(1));
+  return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "read the newest event times");
+}
+
 absl::StatusOr<int64_t> SqliteBackend::LastEventSeq() {
   std::lock_guard<std::mutex> lock(mu_);
   auto cached = Cached(last_event_seq_, "SELECT COALESCE(MAX(seq), 0) FROM history");

@@ -37,6 +37,7 @@ class SqliteBackend final : public StorageBackend {
                            const std::function<absl::Status(const StoredRow&)>& visit) override;
   absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space, std::string_view id) override;
   absl::Status ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) override;
+  absl::Status ScanNewestEventTimes(const std::function<void(int64_t, int64_t)>& visit) override;
   absl::StatusOr<int64_t> LastEventSeq() override;
   absl::StatusOr<std::vector<EventRef>> EventsAfter(int64_t seq) override;
   std::vector<int64_t> TakeInsertedEventSeqs() override;

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/exec_sql.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -29,13 +30,6 @@ HistoryEvent AddEvent(const Entry& e) {
   return {0, e.id, e.name_space, "add", e.principal, e.created_at_us, {{"text", e.text}}};
 }
 
-void ExecSql(const std::filesystem::path& db, const std::string& sql) {
-  sqlite3* handle = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
-  char* error = nullptr;
-  ASSERT_EQ(sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, &error), SQLITE_OK) << (error ? error : "");
-  sqlite3_close(handle);
-}
 
 class SqliteBackendTest : public ::testing::Test {
  protected:
@@ -167,7 +161,7 @@ TEST_F(SqliteBackendTest, TamperedRowsDecodeWithErrorsInsteadOfFailing) {
     std::vector<Entry> batch = {MakeEntry("A1"), MakeEntry("A2")};
     ASSERT_TRUE(db->InsertEntries(batch, {}).ok());
   }
-  ExecSql(dir_ / "bulwark.db",
+  testing::ExecSql(dir_ / "bulwark.db",
           "UPDATE entries SET state='hacked', metadata='[1]', embedding=x'010203' WHERE id='A1'");
   auto db = OpenDb(false);
   std::vector<StoredRow> rows;
@@ -181,13 +175,13 @@ TEST_F(SqliteBackendTest, TamperedRowsDecodeWithErrorsInsteadOfFailing) {
 }
 
 TEST_F(SqliteBackendTest, RefusesForeignDatabasesAndUnknownVersions) {
-  ExecSql(dir_ / "other.db", "CREATE TABLE t(x); INSERT INTO t VALUES(1);"
+  testing::ExecSql(dir_ / "other.db", "CREATE TABLE t(x); INSERT INTO t VALUES(1);"
                              "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
                              "INSERT INTO meta VALUES('format','something-else');");
   EXPECT_EQ(SqliteBackend::Open(dir_ / "other.db", false).status().code(), absl::StatusCode::kDataLoss);
 
   { OpenDb(); }
-  ExecSql(dir_ / "bulwark.db", "UPDATE meta SET value='99' WHERE key='schema_version'");
+  testing::ExecSql(dir_ / "bulwark.db", "UPDATE meta SET value='99' WHERE key='schema_version'");
   EXPECT_EQ(SqliteBackend::Open(dir_ / "bulwark.db", false).status().code(),
             absl::StatusCode::kFailedPrecondition);
 

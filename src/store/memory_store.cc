@@ -248,8 +248,9 @@ absl::Status MemoryStore::LoadWriteGate(const std::filesystem::path& dir, const 
 absl::Status MemoryStore::LoadIndexes() {
   std::unique_lock lock(mu_);
   const size_t dim = static_cast<size_t>(embedder_->dimension());
-  return backend_->ScanEntries("", [&](const StoredRow& row) {
+  absl::Status scanned = backend_->ScanEntries("", [&](const StoredRow& row) {
     const Entry& e = row.entry;
+    NoteVersion(row.row_id, e.updated_at_us);
     if (e.state == State::kPurged || e.state == State::kDeleted) return absl::OkStatus();
     if (!row.ok() || e.embedding.size() != dim || !ValidateNamespace(e.name_space).ok()) {
       // Not loadable; Verify() reports it. It can never be retrieved because it is not indexed.
@@ -261,6 +262,15 @@ absl::Status MemoryStore::LoadIndexes() {
     index->metadata.Add(row.row_id, e.metadata);
     return absl::OkStatus();
   });
+  if (!scanned.ok()) return scanned;
+  // A row older than its own history was rolled back while no process had the store open: it is
+  // withheld from the first read on (CheckRow).
+  return backend_->ScanNewestEventTimes([this](int64_t row_id, int64_t at_us) { NoteVersion(row_id, at_us); });
+}
+
+void MemoryStore::NoteVersion(int64_t row_id, int64_t updated_at_us) {
+  int64_t& known = row_versions_[row_id];
+  known = std::max(known, updated_at_us);
 }
 
 MemoryStore::NamespaceIndex* MemoryStore::IndexFor(const std::string& name_space) {
@@ -273,6 +283,7 @@ MemoryStore::NamespaceIndex* MemoryStore::IndexFor(const std::string& name_space
 }
 
 void MemoryStore::IndexRow(int64_t row_id, const Entry& entry) {
+  NoteVersion(row_id, entry.updated_at_us);
   NamespaceIndex* index = IndexFor(entry.name_space);
   if (auto s = index->vectors->Add(row_id, entry.embedding, entry.state, entry.kind); !s.ok()) {
     spdlog::error("entry {} is stored but could not be indexed: {}", entry.id, s.ToString());
@@ -334,6 +345,12 @@ absl::Status MemoryStore::ReindexEntry(const std::string& name_space, const std:
   if (!row.ok()) return row.status();
   if (!row->has_value()) return absl::OkStatus();
   const StoredRow& r = **row;
+  if (auto it = row_versions_.find(r.row_id); it != row_versions_.end() && r.entry.updated_at_us < it->second) {
+    // Older than a version seen before: rolled back, not a new write. The index keeps what it had;
+    // reads withhold the row (CheckRow).
+    ReportBadRow(r.row_id, r.entry.id, r.entry.name_space, "rolled back to an older version");
+    return absl::OkStatus();
+  }
   if (auto it = indexes_.find(name_space); it != indexes_.end()) {
     it->second->vectors->Remove(r.row_id).IgnoreError();  // it may not be indexed
     it->second->metadata.Remove(r.row_id);
@@ -367,7 +384,13 @@ absl::Status MemoryStore::CheckRow(const StoredRow& row, std::string_view name_s
   if (!purged && e.embedding.size() != static_cast<size_t>(embedder_->dimension())) {
     return absl::DataLossError("embedding has the wrong dimension");
   }
-  return signer_->Verify(e);
+  if (auto s = signer_->Verify(e); !s.ok()) return s;
+  if (auto it = row_versions_.find(row.row_id); it != row_versions_.end() && e.updated_at_us < it->second) {
+    return absl::DataLossError(absl::StrCat(
+        "the row is an older version (updated_at_us ", e.updated_at_us, ") than this store has seen (",
+        it->second, "): rolled back"));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status MemoryStore::ValidateNew(const NewEntry& entry) const {
@@ -753,6 +776,7 @@ absl::Status MemoryStore::Transition(std::string_view name_space, std::string_vi
   }
   if (!stored.ok()) return stored;
   NoteOwnEvents();
+  NoteVersion(row->row_id, entry.updated_at_us);
   NamespaceIndex* index = IndexFor(entry.name_space);
   if (purge || entry.state == State::kDeleted) {
     index->vectors->Remove(row->row_id).IgnoreError();  // may be unindexed

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "bulwark/memory_store.h"
+#include "testing/lexical_store.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -15,9 +16,8 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::Not;
 
-StoreOptions Options(int check_ms) {
-  StoreOptions options;
-  options.embedder_config = {{"kind", "lexical"}, {"synonyms", false}};
+StoreOptions WithCheckEvery(int check_ms) {
+  StoreOptions options = testing::LexicalStoreOptions();
   options.other_writers_check_ms = check_ms;
   return options;
 }
@@ -25,10 +25,10 @@ StoreOptions Options(int check_ms) {
 class OtherWritersTest : public ::testing::Test {
  protected:
   void Open(int serving_check_ms) {
-    auto created = MemoryStore::Create(dir_.path(), Options(serving_check_ms));
+    auto created = MemoryStore::Create(dir_.path(), WithCheckEvery(serving_check_ms));
     ASSERT_TRUE(created.ok()) << created.status();
     serving_ = *std::move(created);
-    auto other = MemoryStore::Open(dir_.path(), Options(-1));
+    auto other = MemoryStore::Open(dir_.path(), WithCheckEvery(-1));
     ASSERT_TRUE(other.ok()) << other.status();
     other_ = *std::move(other);
   }
@@ -95,7 +95,7 @@ TEST_F(OtherWritersTest, WithTheCheckOffTheIndexFollowsOnlyItsOwnWrites) {
   const Entry added = Add(*other_, "the dentist appointment moved to Friday at nine");
   EXPECT_THAT(Found("dentist appointment Friday"), Not(Contains(added.id)));
   serving_.reset();
-  auto reopened = MemoryStore::Open(dir_.path(), Options(-1));
+  auto reopened = MemoryStore::Open(dir_.path(), WithCheckEvery(-1));
   ASSERT_TRUE(reopened.ok());
   serving_ = *std::move(reopened);
   EXPECT_THAT(Found("dentist appointment Friday"), ElementsAre(added.id)) << "after reopening";

@@ -1,5 +1,6 @@
-// Test helper: a new store in `dir` with the lexical embedder without WordNet synonyms
-// (deterministic and quick to open). Null, with a test failure, if it cannot be created.
+// Test helpers: store options for the lexical embedder without WordNet synonyms (deterministic and
+// quick to open), and a new store in `dir` with them (null, with a test failure, if it cannot be
+// created).
 #pragma once
 
 #include <filesystem>
@@ -11,10 +12,14 @@
 
 namespace bulwark::testing {
 
-inline std::unique_ptr<MemoryStore> CreateLexicalStore(const std::filesystem::path& dir) {
+inline StoreOptions LexicalStoreOptions() {
   StoreOptions options;
   options.embedder_config = {{"kind", "lexical"}, {"synonyms", false}};
-  auto store = MemoryStore::Create(dir, options);
+  return options;
+}
+
+inline std::unique_ptr<MemoryStore> CreateLexicalStore(const std::filesystem::path& dir) {
+  auto store = MemoryStore::Create(dir, LexicalStoreOptions());
   EXPECT_TRUE(store.ok()) << store.status();
   return store.ok() ? *std::move(store) : nullptr;
 }
