@@ -594,65 +594,101 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
   for (const std::string& attack : config.base.attacks) {
     std::vector<std::string> plain, extra;
     VictimSide(attack, picks.topics, picks.scenarios, &plain, &extra);
-    const std::string ns = "orig-" + attack;
-    auto benign = d.Prepare(ns, draw, plain, extra);
-    if (!benign.ok()) return benign.status();
-    auto run = RunAttack(d, attack, ns, picks.topics, picks.scenarios, *agentpoison, seed);
-    if (!run.ok()) return run.status();
-    std::set<std::string> orig_ids;
-    std::map<std::string, nlohmann::json> orig_reports;
-    for (const Entry& e : run->poison) orig_ids.insert(e.id), orig_reports[e.id] = e.report;
-    auto before = Retrieved(**store, ns, run->queries, run->goals, orig_reports, orig_ids, config.base.k);
-    if (!before.ok()) return before.status();
+    // The original attack, in one namespace, or for agentpoison_triggered one per victim topic
+    // calibrated with that topic's trigger (as `eval poisoning` does, MemSAD App. D).
+    struct Part {
+      std::string suffix;   // namespace suffix: the attack, plus "-<topic>" when triggered
+      std::string trigger;  // the triggered calibration's trigger, or empty
+      AttackRun run;
+      Effects before;
+    };
+    std::vector<Part> parts;
+    if (attack == kTriggeredAgentPoison) {
+      if (agentpoison->size() != picks.topics.size()) return absl::InternalError("agentpoison: no attack for some topic");
+      for (size_t i = 0; i < picks.topics.size(); ++i) {
+        Part part{attack + "-" + std::to_string(i), (*agentpoison)[i].trigger, {}, {}};
+        auto benign = d.Prepare("orig-" + part.suffix, draw, plain, extra, part.trigger);
+        if (!benign.ok()) return benign.status();
+        if (auto st = WriteAgentPoison(**store, "orig-" + part.suffix, picks.topics[i], (*agentpoison)[i], &part.run);
+            !st.ok()) {
+          return st;
+        }
+        parts.push_back(std::move(part));
+      }
+    } else {
+      Part part{attack, "", {}, {}};
+      auto benign = d.Prepare("orig-" + part.suffix, draw, plain, extra);
+      if (!benign.ok()) return benign.status();
+      auto run = RunAttack(d, attack, "orig-" + part.suffix, picks.topics, picks.scenarios, *agentpoison, seed);
+      if (!run.ok()) return run.status();
+      part.run = *std::move(run);
+      parts.push_back(std::move(part));
+    }
+    for (Part& part : parts) {
+      std::set<std::string> orig_ids;
+      std::map<std::string, nlohmann::json> orig_reports;
+      for (const Entry& e : part.run.poison) orig_ids.insert(e.id), orig_reports[e.id] = e.report;
+      auto before = Retrieved(**store, "orig-" + part.suffix, part.run.queries, part.run.goals, orig_reports, orig_ids,
+                              config.base.k);
+      if (!before.ok()) return before.status();
+      part.before = *std::move(before);
+    }
     if (progress) progress(++done, total);
     for (const auto& [target, detectors] : targets) {
-      const std::string syn_ns = "syn-" + target + "-" + attack;
-      auto benign2 = d.Prepare(syn_ns, draw, plain, extra);
-      if (!benign2.ok()) return benign2.status();
       int flagged_before = 0, flagged_after = 0, evaded = 0;
+      size_t poison = 0, queries = 0;
+      int retrieved_before = 0, retrieved_after = 0, defended_before = 0, defended_after = 0;
       double substitutions = 0, sim_delta = 0;
-      std::vector<NewEntry> substituted;
-      std::vector<bool> was_flagged;
-      for (size_t i = 0; i < run->poison.size(); ++i) {
-        const Entry& e = run->poison[i];
-        auto attacked = RunSynonymAttack(**store, syn_ns, e.text, run->victim_of[i], **synonyms,
-                                         {.detectors = detectors, .k = config.base.k,
-                                          .max_substitutions = config.max_substitutions});
-        if (!attacked.ok()) return attacked.status();
-        // Before and after are judged by the same gate state (this namespace's H and calibration).
-        flagged_before += attacked->flagged_before;
-        was_flagged.push_back(attacked->flagged_before);
-        substitutions += static_cast<double>(attacked->substitutions.size());
-        sim_delta += attacked->similarity_after - attacked->similarity_before;
-        substituted.push_back({.text = attacked->text, .metadata = e.metadata, .source = e.source});
+      for (Part& part : parts) {
+        const std::string syn_ns = "syn-" + target + "-" + part.suffix;
+        auto benign2 = d.Prepare(syn_ns, draw, plain, extra, part.trigger);
+        if (!benign2.ok()) return benign2.status();
+        std::vector<NewEntry> substituted;
+        std::vector<bool> was_flagged;
+        for (size_t i = 0; i < part.run.poison.size(); ++i) {
+          const Entry& e = part.run.poison[i];
+          auto attacked = RunSynonymAttack(**store, syn_ns, e.text, part.run.victim_of[i], **synonyms,
+                                           {.detectors = detectors, .k = config.base.k,
+                                            .max_substitutions = config.max_substitutions});
+          if (!attacked.ok()) return attacked.status();
+          // Before and after are judged by the same gate state (this namespace's H and calibration).
+          flagged_before += attacked->flagged_before;
+          was_flagged.push_back(attacked->flagged_before);
+          substitutions += static_cast<double>(attacked->substitutions.size());
+          sim_delta += attacked->similarity_after - attacked->similarity_before;
+          substituted.push_back({.text = attacked->text, .metadata = e.metadata, .source = e.source});
+        }
+        auto written = (*store)->AddBatch(syn_ns, substituted, "attacker");
+        if (!written.ok()) return written.status();
+        std::set<std::string> ids;
+        std::map<std::string, nlohmann::json> reports;
+        for (size_t i = 0; i < written->size(); ++i) {
+          const Entry& e = (*written)[i];
+          ids.insert(e.id), reports[e.id] = e.report;
+          bool flagged = false;
+          for (const std::string& det : detectors) flagged |= Suspicion(e.report, det).second;
+          flagged_after += flagged;
+          evaded += was_flagged[i] && !flagged;
+        }
+        // ASR-R after: victim queries the same (for AgentPoison the triggers are unchanged).
+        auto after = Retrieved(**store, syn_ns, part.run.queries, part.run.goals, reports, ids, config.base.k);
+        if (!after.ok()) return after.status();
+        poison += part.run.poison.size(), queries += part.run.queries.size();
+        retrieved_before += part.before.retrieved["none"], retrieved_after += after->retrieved["none"];
+        defended_before += part.before.retrieved[target], defended_after += after->retrieved[target];
       }
-      auto written = (*store)->AddBatch(syn_ns, substituted, "attacker");
-      if (!written.ok()) return written.status();
-      std::set<std::string> ids;
-      std::map<std::string, nlohmann::json> reports;
-      for (size_t i = 0; i < written->size(); ++i) {
-        const Entry& e = (*written)[i];
-        ids.insert(e.id), reports[e.id] = e.report;
-        bool flagged = false;
-        for (const std::string& det : detectors) flagged |= Suspicion(e.report, det).second;
-        flagged_after += flagged;
-        evaded += was_flagged[i] && !flagged;
-      }
-      // ASR-R after: victim queries the same (for AgentPoison the triggers are unchanged).
-      auto after = Retrieved(**store, syn_ns, run->queries, run->goals, reports, ids, config.base.k);
-      if (!after.ok()) return after.status();
-      const double n = static_cast<double>(std::max<size_t>(run->poison.size(), 1));
-      out["attacks"][attack][target] = {{"poison", run->poison.size()},
+      const double n = static_cast<double>(std::max<size_t>(poison, 1));
+      out["attacks"][attack][target] = {{"poison", poison},
                                         {"flagged_before", flagged_before},
                                         {"flagged_after", flagged_after},
                                         {"evaded", evaded},
                                         {"substitutions", substitutions / n},
                                         {"similarity_delta", sim_delta / n},
-                                        {"queries", run->queries.size()},
-                                        {"retrieved_before", before->retrieved["none"]},
-                                        {"retrieved_after", after->retrieved["none"]},
-                                        {"retrieved_defended_before", before->retrieved[target]},
-                                        {"retrieved_defended_after", after->retrieved[target]}};
+                                        {"queries", queries},
+                                        {"retrieved_before", retrieved_before},
+                                        {"retrieved_after", retrieved_after},
+                                        {"retrieved_defended_before", defended_before},
+                                        {"retrieved_defended_after", defended_after}};
       if (progress) progress(++done, total);
     }
   }

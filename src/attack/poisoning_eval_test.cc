@@ -158,5 +158,37 @@ TEST(AdaptiveEvalTest, TinyRunReportsEvasionAndSubstitutions) {
   }
 }
 
+// Table 18's AgentPoison cell: the adaptive attacker against triggered calibration, one namespace
+// pair per victim topic, calibrated with that topic's trigger.
+TEST(AdaptiveEvalTest, TriggeredAgentPoisonRowUsesTriggeredCalibrationPerTopic) {
+  bulwark::testing::TempDir dir;
+  AdaptiveEvalConfig config{.base = Tiny(), .max_substitutions = 2, .targets = {"memsad"}};
+  config.base.topics = 2;
+  config.base.attacks = {"agentpoison", "agentpoison_triggered"};
+  config.base.synonyms = false;
+  auto seed = RunAdaptiveSeed(Corpora(), config, 1, dir.path());
+  ASSERT_TRUE(seed.ok()) << seed.status();
+  const PoisoningSummary summary = SummarizeAdaptive({*seed});
+  std::printf("%s", summary.markdown.c_str());
+  const nlohmann::json plain = summary.json["attacks"]["agentpoison"]["memsad"];
+  const nlohmann::json triggered = summary.json["attacks"]["agentpoison_triggered"]["memsad"];
+  EXPECT_EQ(triggered["poison"].get<int>(), 10) << "the same n = 5 poisons per topic";
+  EXPECT_EQ(triggered["poison"], plain["poison"]);
+  EXPECT_GE(triggered["tpr_before"]["successes"].get<int>(), plain["tpr_before"]["successes"].get<int>())
+      << "triggered calibration flags at least what plain calibration flags";
+  EXPECT_EQ(triggered["asr_r_before"]["value"].get<double>(), 1.0);
+
+  auto store = MemoryStore::Open(dir.path() / "adaptive-1", {});
+  ASSERT_TRUE(store.ok()) << store.status();
+  for (const char* prefix : {"orig-", "syn-memsad-"}) {
+    for (int i = 0; i < 2; ++i) {
+      const std::string ns = std::string(prefix) + "agentpoison_triggered-" + std::to_string(i);
+      const nlohmann::json calibration = (*store)->CalibrationSummary(ns);
+      ASSERT_TRUE(calibration.is_object()) << ns;
+      EXPECT_TRUE(calibration["memsad"]["triggered"].get<bool>()) << ns;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace bulwark::attack

@@ -1,6 +1,7 @@
 // `bulwark eval adaptive` (issue #6): the white-box synonym-substitution attacker of MemSAD
 // Sec. 6.4 (Table 4) against memsad and MemSAD+ (Table 18). For every seed and attack
-// (AgentPoison, MINJA, InjecMEM by default; attack/poisoning_eval.h's protocol), each poison is
+// (AgentPoison, AgentPoison against triggered calibration, MINJA, InjecMEM by default;
+// attack/poisoning_eval.h's protocol), each poison is
 // rewritten by greedy WordNet substitution to minimize the targeted detectors' scores while it
 // stays in its victims' top k (attack/synonym_attack.h), then written to a namespace prepared
 // like the original one. Reported: TPR before and after, evasion rate (flagged before, not
@@ -32,7 +33,10 @@ class EvalAdaptiveCommand final : public EvalSubcommand {
     sub->add_option("--topics", config_.base.topics, "victim topics per seed")->check(CLI::Range(1, 42))->capture_default_str();
     sub->add_option("-k,--k", config_.base.k, "retrieval depth (top-k constraint)")->check(CLI::Range(1, 100))->capture_default_str();
     sub->add_option("--max-substitutions", config_.max_substitutions, "r: substitutions per entry at most")->check(CLI::Range(0, 64))->capture_default_str();
-    sub->add_option("--attacks", config_.base.attacks, "attacks to run")->check(CLI::IsMember(std::vector<std::string>{"agentpoison", "minja", "injecmem"}));
+    sub->add_option("--attacks", config_.base.attacks,
+                    "attacks to run (agentpoison_triggered: AgentPoison against triggered calibration, one "
+                    "namespace per victim topic)")
+        ->check(CLI::IsMember(std::vector<std::string>{"agentpoison", "agentpoison_triggered", "minja", "injecmem"}));
     sub->add_option("--targets", config_.targets, "detector sets to evade")->check(CLI::IsMember(std::vector<std::string>{"memsad", "memsad_plus"}));
     sub->add_flag("--no-synonyms", no_synonyms_, "lexical embedder without WordNet canonicalization");
   }
@@ -76,7 +80,7 @@ class EvalAdaptiveCommand final : public EvalSubcommand {
 
   static attack::PoisoningEvalConfig DefaultBase() {
     attack::PoisoningEvalConfig base;
-    base.attacks = {"agentpoison", "minja", "injecmem"};
+    base.attacks = {"agentpoison", "agentpoison_triggered", "minja", "injecmem"};
     return base;
   }
 };
