@@ -534,6 +534,14 @@ std::vector<int64_t> SqliteBackend::TakeInsertedEventSeqs() {
 
 absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(const std::function<void(HistoryEvent*)>& sign) {
   std::lock_guard<std::mutex> lock(mu_);
+  {
+    // Almost every open: no marker, and no write transaction for it.
+    Statement st(db_, "SELECT 1 FROM meta WHERE key = 'unsigned_history_through'");
+    if (auto s = st.status(); !s.ok()) return s;
+    const int rc = st.Step();
+    if (rc == SQLITE_DONE) return 0;
+    if (rc != SQLITE_ROW) return SqliteError(db_, "read the upgrade marker");
+  }
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
   int64_t through = 0;

@@ -328,14 +328,17 @@ absl::Status MemoryStore::CatchUpLocked() {
   // Each entry once, however many of its events are new.
   absl::flat_hash_set<std::pair<std::string, std::string>> changed;
   std::vector<const StorageBackend::EventRef*> order;
+  int64_t last = seen_event_seq_;
   for (const StorageBackend::EventRef& e : *events) {
-    seen_event_seq_ = std::max(seen_event_seq_, e.seq);
-    if (own_event_seqs_.erase(e.seq) > 0) continue;  // this process's own write: indexed already
+    last = std::max(last, e.seq);
+    if (own_event_seqs_.contains(e.seq)) continue;  // this process's own write: indexed already
     if (changed.insert({e.name_space, e.entry_id}).second) order.push_back(&e);
   }
   for (const StorageBackend::EventRef* e : order) {
-    if (auto s = ReindexEntry(e->name_space, e->entry_id); !s.ok()) return s;
+    if (auto s = ReindexEntry(e->name_space, e->entry_id); !s.ok()) return s;  // retried at the next check
   }
+  seen_event_seq_ = last;
+  absl::erase_if(own_event_seqs_, [last](int64_t seq) { return seq <= last; });
   if (!order.empty()) spdlog::info("caught up with {} entries changed by another process", order.size());
   return absl::OkStatus();
 }
