@@ -13,13 +13,14 @@
 // to compare when changing the request path.
 // Target on the project's 2-core machine: search >= 5,000 req/s with p99 <= 10 ms and zero errors.
 // Client and server share the machine; other processes running at the same time skew the numbers.
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
-#include <sys/resource.h>
 #include <string>
 #include <thread>
 #include <vector>

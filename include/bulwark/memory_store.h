@@ -258,6 +258,11 @@ class MemoryStore {
   // Rollback detection: the row has reached at least this version (updated_at_us). Requires mu_
   // (unique). A row later read back older than the newest version noted was rolled back.
   void NoteVersion(int64_t row_id, int64_t updated_at_us);
+  // True if the row is older than the newest version noted for it. Requires mu_.
+  bool RolledBack(const StoredRow& row) const;
+  // True if the row belongs in the index: not deleted or purged, decodes, has the embedder's
+  // dimension and a valid namespace; a row that does not is reported (ReportBadRow).
+  bool Indexable(const StoredRow& row);
 
   StoreOptions options_;
   Env* env_ = nullptr;

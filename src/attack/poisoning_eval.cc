@@ -376,18 +376,19 @@ absl::StatusOr<std::vector<AgentPoisonAttack>> AgentPoisonOfSeed(const MemorySto
 // One namespace of an attack row after step 3: its benign entries and the attack's poisons.
 struct AttackedNamespace {
   std::string ns;
+  std::string trigger;  // the trigger its calibration was made with; empty for plain calibration
   std::vector<Entry> benign;
   AttackRun run;
 };
 
 // Steps 1-3 for one attack row. agentpoison_triggered gets one namespace per victim topic,
-// "eval-agentpoison_triggered-<i>" (a calibration takes one trigger, and each topic has its own),
-// calibrated on the same queries as agentpoison's H, each followed by topic i's trigger, and
-// holding topic i's poisons; every other attack gets one namespace "eval-<attack>" with plain
+// "<prefix>agentpoison_triggered-<i>" (a calibration takes one trigger, and each topic has its
+// own), calibrated on the same queries as agentpoison's H, each followed by topic i's trigger, and
+// holding topic i's poisons; every other attack gets one namespace "<prefix><attack>" with plain
 // calibration. `agentpoison`: OptimizeAgentPoison's result (needed by the two AgentPoison rows).
 absl::StatusOr<std::vector<AttackedNamespace>> DeployAndAttack(
     const Deployment& d, const std::string& attack, const Picks& picks, const BenignDraw& draw,
-    const std::vector<AgentPoisonAttack>& agentpoison, uint64_t seed) {
+    const std::vector<AgentPoisonAttack>& agentpoison, uint64_t seed, const std::string& prefix) {
   std::vector<std::string> plain, extra;
   VictimSide(attack, picks.topics, picks.scenarios, &plain, &extra);
   std::vector<AttackedNamespace> parts;
@@ -396,8 +397,9 @@ absl::StatusOr<std::vector<AttackedNamespace>> DeployAndAttack(
       return absl::InternalError("agentpoison: no attack for some topic");
     for (size_t i = 0; i < picks.topics.size(); ++i) {
       AttackedNamespace part;
-      part.ns = "eval-" + attack + "-" + std::to_string(i);
-      auto benign = d.Prepare(part.ns, draw, plain, extra, agentpoison[i].trigger);
+      part.ns = prefix + attack + "-" + std::to_string(i);
+      part.trigger = agentpoison[i].trigger;
+      auto benign = d.Prepare(part.ns, draw, plain, extra, part.trigger);
       if (!benign.ok()) return benign.status();
       part.benign = *std::move(benign);
       if (auto s = WriteAgentPoison(*d.store, part.ns, picks.topics[i], agentpoison[i], &part.run); !s.ok())
@@ -407,7 +409,7 @@ absl::StatusOr<std::vector<AttackedNamespace>> DeployAndAttack(
     return parts;
   }
   AttackedNamespace part;
-  part.ns = "eval-" + attack;
+  part.ns = prefix + attack;
   auto benign = d.Prepare(part.ns, draw, plain, extra);
   if (!benign.ok()) return benign.status();
   part.benign = *std::move(benign);
@@ -486,7 +488,7 @@ absl::StatusOr<nlohmann::json> RunPoisoningSeed(const EvalCorpora& corpora, cons
   nlohmann::json out = {{"seed", seed}, {"attacks", nlohmann::json::object()}};
   size_t done = 0;
   for (const std::string& attack : config.attacks) {
-    auto parts = DeployAndAttack(d, attack, picks, draw, *agentpoison, seed);
+    auto parts = DeployAndAttack(d, attack, picks, draw, *agentpoison, seed, "eval-");
     if (!parts.ok()) return parts.status();
     auto row = MeasureRow(**store, *parts, config.k);
     if (!row.ok()) return row.status();
@@ -594,44 +596,20 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
   for (const std::string& attack : config.base.attacks) {
     std::vector<std::string> plain, extra;
     VictimSide(attack, picks.topics, picks.scenarios, &plain, &extra);
-    // The original attack, in one namespace, or for agentpoison_triggered one per victim topic
-    // calibrated with that topic's trigger (as `eval poisoning` does, MemSAD App. D).
-    struct Part {
-      std::string suffix;   // namespace suffix: the attack, plus "-<topic>" when triggered
-      std::string trigger;  // the triggered calibration's trigger, or empty
-      AttackRun run;
-      Effects before;
-    };
-    std::vector<Part> parts;
-    if (attack == kTriggeredAgentPoison) {
-      if (agentpoison->size() != picks.topics.size()) return absl::InternalError("agentpoison: no attack for some topic");
-      for (size_t i = 0; i < picks.topics.size(); ++i) {
-        Part part{attack + "-" + std::to_string(i), (*agentpoison)[i].trigger, {}, {}};
-        auto benign = d.Prepare("orig-" + part.suffix, draw, plain, extra, part.trigger);
-        if (!benign.ok()) return benign.status();
-        if (auto st = WriteAgentPoison(**store, "orig-" + part.suffix, picks.topics[i], (*agentpoison)[i], &part.run);
-            !st.ok()) {
-          return st;
-        }
-        parts.push_back(std::move(part));
-      }
-    } else {
-      Part part{attack, "", {}, {}};
-      auto benign = d.Prepare("orig-" + part.suffix, draw, plain, extra);
-      if (!benign.ok()) return benign.status();
-      auto run = RunAttack(d, attack, "orig-" + part.suffix, picks.topics, picks.scenarios, *agentpoison, seed);
-      if (!run.ok()) return run.status();
-      part.run = *std::move(run);
-      parts.push_back(std::move(part));
-    }
-    for (Part& part : parts) {
+    // The original attack as `eval poisoning` deploys it ("orig-<attack>", or for
+    // agentpoison_triggered one namespace per victim topic), and its retrieval before substitution.
+    const std::string orig = "orig-";
+    auto parts = DeployAndAttack(d, attack, picks, draw, *agentpoison, seed, orig);
+    if (!parts.ok()) return parts.status();
+    std::vector<Effects> before;
+    for (const AttackedNamespace& part : *parts) {
       std::set<std::string> orig_ids;
       std::map<std::string, nlohmann::json> orig_reports;
       for (const Entry& e : part.run.poison) orig_ids.insert(e.id), orig_reports[e.id] = e.report;
-      auto before = Retrieved(**store, "orig-" + part.suffix, part.run.queries, part.run.goals, orig_reports, orig_ids,
-                              config.base.k);
-      if (!before.ok()) return before.status();
-      part.before = *std::move(before);
+      auto effects = Retrieved(**store, part.ns, part.run.queries, part.run.goals, orig_reports, orig_ids,
+                               config.base.k);
+      if (!effects.ok()) return effects.status();
+      before.push_back(*std::move(effects));
     }
     if (progress) progress(++done, total);
     for (const auto& [target, detectors] : targets) {
@@ -639,8 +617,9 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
       size_t poison = 0, queries = 0;
       int retrieved_before = 0, retrieved_after = 0, defended_before = 0, defended_after = 0;
       double substitutions = 0, sim_delta = 0;
-      for (Part& part : parts) {
-        const std::string syn_ns = "syn-" + target + "-" + part.suffix;
+      for (size_t p = 0; p < parts->size(); ++p) {
+        const AttackedNamespace& part = (*parts)[p];
+        const std::string syn_ns = "syn-" + target + "-" + part.ns.substr(orig.size());
         auto benign2 = d.Prepare(syn_ns, draw, plain, extra, part.trigger);
         if (!benign2.ok()) return benign2.status();
         std::vector<NewEntry> substituted;
@@ -674,8 +653,8 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
         auto after = Retrieved(**store, syn_ns, part.run.queries, part.run.goals, reports, ids, config.base.k);
         if (!after.ok()) return after.status();
         poison += part.run.poison.size(), queries += part.run.queries.size();
-        retrieved_before += part.before.retrieved["none"], retrieved_after += after->retrieved["none"];
-        defended_before += part.before.retrieved[target], defended_after += after->retrieved[target];
+        retrieved_before += before[p].retrieved["none"], retrieved_after += after->retrieved["none"];
+        defended_before += before[p].retrieved[target], defended_after += after->retrieved[target];
       }
       const double n = static_cast<double>(std::max<size_t>(poison, 1));
       out["attacks"][attack][target] = {{"poison", poison},

@@ -199,24 +199,24 @@ std::pair<uint32_t, std::string> Signer::NewestTag(const std::function<std::stri
   return {key_id, tag.ok() ? *std::move(tag) : ""};
 }
 
-absl::Status Signer::CheckTag(const std::string& what, uint32_t key_id, std::string_view tag,
+absl::Status Signer::CheckTag(const std::function<std::string()>& what, uint32_t key_id, std::string_view tag,
                               const std::function<std::string(uint32_t)>& encode) const {
   if (tag.empty()) {
-    return absl::DataLossError(absl::StrCat(what, ": missing provenance tag"));
+    return absl::DataLossError(absl::StrCat(what(), ": missing provenance tag"));
   }
   if (tag.size() != kTagBytes) {
-    return absl::DataLossError(absl::StrCat(what, ": provenance tag has ", tag.size(), " bytes, want ", kTagBytes));
+    return absl::DataLossError(absl::StrCat(what(), ": provenance tag has ", tag.size(), " bytes, want ", kTagBytes));
   }
   const HmacKey* key = keyring_->Find(key_id);
   if (key == nullptr) {
-    return absl::DataLossError(absl::StrCat(what, ": provenance tag names unknown key id ", key_id));
+    return absl::DataLossError(absl::StrCat(what(), ": provenance tag names unknown key id ", key_id));
   }
   absl::StatusOr<std::string> expected = HmacSha256(*key, encode(key_id));
   if (!expected.ok()) return expected.status();
   const bool match = CRYPTO_memcmp(expected->data(), tag.data(), kTagBytes) == 0;
   OPENSSL_cleanse(expected->data(), expected->size());
   if (!match) {
-    return absl::DataLossError(absl::StrCat(what, ": provenance tag does not match under key ", key_id));
+    return absl::DataLossError(absl::StrCat(what(), ": provenance tag does not match under key ", key_id));
   }
   return absl::OkStatus();
 }
@@ -227,7 +227,7 @@ void Signer::Sign(Entry* entry) const {
 }
 
 absl::Status Signer::Verify(const Entry& entry) const {
-  return CheckTag(Describe(entry), entry.key_id, entry.tag,
+  return CheckTag([&entry] { return Describe(entry); }, entry.key_id, entry.tag,
                   [&entry](uint32_t key_id) { return CanonicalEncoding(entry, key_id); });
 }
 
@@ -237,9 +237,12 @@ void Signer::Sign(HistoryEvent* event) const {
 }
 
 absl::Status Signer::Verify(const HistoryEvent& event) const {
-  return CheckTag(absl::StrCat("history event ", event.seq, " (", event.event, ") of entry ", event.name_space, "/",
-                               event.entry_id),
-                  event.key_id, event.tag, [&event](uint32_t key_id) { return EventEncoding(event, key_id); });
+  return CheckTag(
+      [&event] {
+        return absl::StrCat("history event ", event.seq, " (", event.event, ") of entry ", event.name_space, "/",
+                            event.entry_id);
+      },
+      event.key_id, event.tag, [&event](uint32_t key_id) { return EventEncoding(event, key_id); });
 }
 
 }  // namespace bulwark

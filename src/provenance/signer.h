@@ -74,8 +74,9 @@ class Signer {
   // The tag of `encode(key_id)` under the newest key, and that key's id; an empty tag if the
   // keyring is empty or OpenSSL fails.
   std::pair<uint32_t, std::string> NewestTag(const std::function<std::string(uint32_t)>& encode) const;
-  // OK when `tag` is the tag of `encode(key_id)` under key `key_id`; DataLoss naming `what` if not.
-  absl::Status CheckTag(const std::string& what, uint32_t key_id, std::string_view tag,
+  // OK when `tag` is the tag of `encode(key_id)` under key `key_id`; DataLoss naming `what()` if
+  // not (called only then: verification is on every search's path).
+  absl::Status CheckTag(const std::function<std::string()>& what, uint32_t key_id, std::string_view tag,
                         const std::function<std::string(uint32_t)>& encode) const;
 
   const Keyring* keyring_;

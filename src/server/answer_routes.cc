@@ -42,8 +42,7 @@ absl::StatusOr<Reply> Answer(ServiceContext& ctx, const Call& call) {
   if (result->rejected()) return QueryRejected(result->gate);
   Reply reply;
   reply.body = ToJson(*result->smoothed);
-  reply.body["gate"] = ToJson(result->gate);
-  if (result->gate.decision == "strip") reply.body["gate"]["query"] = result->retrieved_query;
+  reply.body["gate"] = GateJson(*result);
   return reply;
 }
 

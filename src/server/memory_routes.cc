@@ -194,6 +194,12 @@ nlohmann::json EntryJson(const Entry& entry) {
   return j;
 }
 
+nlohmann::json GateJson(const DefendedSearchResult& result) {
+  nlohmann::json gate = ToJson(result.gate);
+  if (result.gate.decision == "strip") gate["query"] = result.retrieved_query;
+  return gate;
+}
+
 void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> score) {
   // EntryJson's members in nlohmann's (sorted) order, with "score" in its place.
   w.BeginObject();
@@ -238,13 +244,7 @@ std::string SearchResponseJson(const DefendedSearchResult& result) {
   JsonWriter w(&out);
   w.BeginObject();  // members in nlohmann's (sorted) order
   w.Key("gate");
-  if (result.gate.decision == "strip") {
-    nlohmann::json gate = ToJson(result.gate);
-    gate["query"] = result.retrieved_query;
-    w.Json(gate);
-  } else {
-    w.Json(ToJson(result.gate));
-  }
+  w.Json(GateJson(result));
   w.Key("hits");
   w.BeginArray();
   for (const SearchHit& hit : result.search.hits) WriteEntryJson(w, hit.entry, hit.score);

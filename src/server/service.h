@@ -89,6 +89,9 @@ void AddAnswerRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 
 // Shared by the route files.
 nlohmann::json EntryJson(const Entry& entry);  // ToJson(entry) plus the hex signature "tag"
+// The query gate's verdict for an answer: ToJson(gate), plus the cleaned "query" the search used
+// when the gate stripped it (the audit log never gets it).
+nlohmann::json GateJson(const DefendedSearchResult& result);
 // EntryJson(entry), plus "score" when given, written straight to `w` (the search answer's hits).
 void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> score);
 // The body of a search answer: {"gate", "hits" (entries with "score"), "k", "smoothed" (if

@@ -534,25 +534,25 @@ std::vector<int64_t> SqliteBackend::TakeInsertedEventSeqs() {
 
 absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(const std::function<void(HistoryEvent*)>& sign) {
   std::lock_guard<std::mutex> lock(mu_);
-  {
-    // Almost every open: no marker, and no write transaction for it.
-    Statement st(db_, "SELECT 1 FROM meta WHERE key = 'unsigned_history_through'");
-    if (auto s = st.status(); !s.ok()) return s;
-    const int rc = st.Step();
-    if (rc == SQLITE_DONE) return 0;
-    if (rc != SQLITE_ROW) return SqliteError(db_, "read the upgrade marker");
-  }
-  Transaction txn(db_);
-  if (!txn.status().ok()) return txn.status();
-  int64_t through = 0;
-  {
+  // The last event written before the upgrade, or nullopt once its events are signed.
+  auto marker = [this]() -> absl::StatusOr<std::optional<int64_t>> {
     Statement st(db_, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'unsigned_history_through'");
     if (auto s = st.status(); !s.ok()) return s;
     const int rc = st.Step();
-    if (rc == SQLITE_DONE) return 0;  // nothing left from version 1
+    if (rc == SQLITE_DONE) return std::nullopt;
     if (rc != SQLITE_ROW) return SqliteError(db_, "read the upgrade marker");
-    through = st.Int(0);
-  }
+    return st.Int(0);
+  };
+  // Almost every open finds no marker, and takes no write lock for it.
+  auto seen = marker();
+  if (!seen.ok()) return seen.status();
+  if (!seen->has_value()) return 0;
+  Transaction txn(db_);
+  if (!txn.status().ok()) return txn.status();
+  auto marked = marker();  // again under the write lock: another process may have signed them meanwhile
+  if (!marked.ok()) return marked.status();
+  if (!marked->has_value()) return 0;
+  const int64_t through = **marked;
   std::vector<HistoryEvent> unsigned_events;
   {
     Statement st(db_, absl::StrCat("SELECT ", kEventColumns,

@@ -247,16 +247,10 @@ absl::Status MemoryStore::LoadWriteGate(const std::filesystem::path& dir, const 
 
 absl::Status MemoryStore::LoadIndexes() {
   std::unique_lock lock(mu_);
-  const size_t dim = static_cast<size_t>(embedder_->dimension());
   absl::Status scanned = backend_->ScanEntries("", [&](const StoredRow& row) {
     const Entry& e = row.entry;
     NoteVersion(row.row_id, e.updated_at_us);
-    if (e.state == State::kPurged || e.state == State::kDeleted) return absl::OkStatus();
-    if (!row.ok() || e.embedding.size() != dim || !ValidateNamespace(e.name_space).ok()) {
-      // Not loadable; Verify() reports it. It can never be retrieved because it is not indexed.
-      ReportBadRow(row.row_id, e.id, e.name_space, row.ok() ? "bad embedding size or namespace" : row.decode_error);
-      return absl::OkStatus();
-    }
+    if (!Indexable(row)) return absl::OkStatus();
     NamespaceIndex* index = IndexFor(e.name_space);
     if (auto s = index->vectors->Add(row.row_id, e.embedding, e.state, e.kind); !s.ok()) return s;
     index->metadata.Add(row.row_id, e.metadata);
@@ -348,7 +342,7 @@ absl::Status MemoryStore::ReindexEntry(const std::string& name_space, const std:
   if (!row.ok()) return row.status();
   if (!row->has_value()) return absl::OkStatus();
   const StoredRow& r = **row;
-  if (auto it = row_versions_.find(r.row_id); it != row_versions_.end() && r.entry.updated_at_us < it->second) {
+  if (RolledBack(r)) {
     // Older than a version seen before: rolled back, not a new write. The index keeps what it had;
     // reads withhold the row (CheckRow).
     ReportBadRow(r.row_id, r.entry.id, r.entry.name_space, "rolled back to an older version");
@@ -358,15 +352,25 @@ absl::Status MemoryStore::ReindexEntry(const std::string& name_space, const std:
     it->second->vectors->Remove(r.row_id).IgnoreError();  // it may not be indexed
     it->second->metadata.Remove(r.row_id);
   }
-  const Entry& e = r.entry;
-  if (e.state == State::kPurged || e.state == State::kDeleted) return absl::OkStatus();
-  if (!r.ok() || e.embedding.size() != static_cast<size_t>(embedder_->dimension()) ||
-      !ValidateNamespace(e.name_space).ok()) {
-    ReportBadRow(r.row_id, e.id, e.name_space, r.ok() ? "bad embedding size or namespace" : r.decode_error);
-    return absl::OkStatus();
-  }
-  IndexRow(r.row_id, e);
+  if (Indexable(r)) IndexRow(r.row_id, r.entry);
   return absl::OkStatus();
+}
+
+bool MemoryStore::Indexable(const StoredRow& row) {
+  const Entry& e = row.entry;
+  if (e.state == State::kPurged || e.state == State::kDeleted) return false;
+  if (!row.ok() || e.embedding.size() != static_cast<size_t>(embedder_->dimension()) ||
+      !ValidateNamespace(e.name_space).ok()) {
+    // Not loadable; Verify() reports it. It can never be retrieved because it is not indexed.
+    ReportBadRow(row.row_id, e.id, e.name_space, row.ok() ? "bad embedding size or namespace" : row.decode_error);
+    return false;
+  }
+  return true;
+}
+
+bool MemoryStore::RolledBack(const StoredRow& row) const {
+  auto it = row_versions_.find(row.row_id);
+  return it != row_versions_.end() && row.entry.updated_at_us < it->second;
 }
 
 void MemoryStore::ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
@@ -388,10 +392,10 @@ absl::Status MemoryStore::CheckRow(const StoredRow& row, std::string_view name_s
     return absl::DataLossError("embedding has the wrong dimension");
   }
   if (auto s = signer_->Verify(e); !s.ok()) return s;
-  if (auto it = row_versions_.find(row.row_id); it != row_versions_.end() && e.updated_at_us < it->second) {
-    return absl::DataLossError(absl::StrCat(
-        "the row is an older version (updated_at_us ", e.updated_at_us, ") than this store has seen (",
-        it->second, "): rolled back"));
+  if (RolledBack(row)) {
+    return absl::DataLossError(absl::StrCat("the row is an older version (updated_at_us ", e.updated_at_us,
+                                            ") than this store has seen (", row_versions_.at(row.row_id),
+                                            "): rolled back"));
   }
   return absl::OkStatus();
 }
