@@ -1,7 +1,8 @@
 // Subcommands of `bulwark`: init, keys, add, search, get, history, update, delete, purge, export,
 // verify, stats; serve (the HTTP service), principals (API principals and keys, offline) and audit
 // (which memories fed which answer); the read-time defenses (read_defense_commands.h); the
-// evaluation experiments `eval ...` (eval_commands.h). Every
+// red-team attacks `attack ...` (attack_commands.h); the evaluation experiments `eval ...`
+// (eval_commands.h). Every
 // command that prints results takes --json for machine-readable output.
 #include "cli/cli.h"
 
@@ -24,6 +25,7 @@
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "bulwark/memory_store.h"
+#include "cli/attack_commands.h"
 #include "cli/eval_commands.h"
 #include "cli/gate_commands.h"
 #include "cli/jsonl_import.h"
@@ -805,6 +807,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   audit->footer("Filter by namespace with the global -n/--namespace (all namespaces when not given).");
 
   read_defenses.Register(app);
+  AttackCommands attacks;
+  attacks.Register(app);
   EvalCommands eval_commands;
   eval_commands.Register(app);
 
@@ -847,7 +851,9 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return CmdPrincipals(g, principal_action, pf, io);
   }
   if (audit->parsed()) return CmdAudit(g, app.get_option("--namespace")->count() > 0, af, io);
-  if (auto code = read_defenses.Run({g.store, g.name_space, g.json, MakeOptions(g), out, err})) return *code;
+  const CommandEnv command_env{g.store, g.name_space, g.json, MakeOptions(g), out, err};
+  if (auto code = read_defenses.Run(command_env)) return *code;
+  if (auto code = attacks.Run(command_env)) return *code;
   const bool store_given = app.get_option("--store")->count() > 0;
   const bool err_is_terminal = (&err == &std::cerr) && isatty(STDERR_FILENO);
   if (auto code = eval_commands.Run({store_given ? std::optional<std::string>(g.store) : std::nullopt, g.name_space,

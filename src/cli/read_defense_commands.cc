@@ -25,11 +25,6 @@ namespace {
 
 constexpr char kDatabaseFile[] = "bulwark.db";
 
-int Fail(const CommandEnv& env, const absl::Status& status) {
-  env.err << "error: " << status.message() << "\n";
-  return 1;
-}
-
 std::filesystem::path DatabasePath(const CommandEnv& env) {
   return std::filesystem::path(env.store) / kDatabaseFile;
 }
@@ -245,9 +240,9 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
   if (f.certificate->parsed()) {
     const CertificateParams& p = f.certificate_params;
     auto p_hit = HitProbability(p, f.certificate_t);
-    if (!p_hit.ok()) return Fail(env, p_hit.status());
+    if (!p_hit.ok()) return FailCommand(env, p_hit.status());
     auto delta = CertificateDelta(p, f.certificate_t);
-    if (!delta.ok()) return Fail(env, delta.status());
+    if (!delta.ok()) return FailCommand(env, delta.status());
     if (env.json) {
       env.out << nlohmann::json{{"m", p.m},         {"k", p.k},        {"t", f.certificate_t},
                                 {"nruns", p.nruns}, {"p_hit", *p_hit}, {"delta", *delta}}
@@ -269,12 +264,12 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
   if (!f.gate->parsed()) return std::nullopt;
 
   auto store = MemoryStore::Open(env.store, env.store_options);
-  if (!store.ok()) return Fail(env, store.status());
+  if (!store.ok()) return FailCommand(env, store.status());
   auto gates = GateStore::Open(DatabasePath(env));
-  if (!gates.ok()) return Fail(env, gates.status());
+  if (!gates.ok()) return FailCommand(env, gates.status());
 
   if (f.gate_remove->parsed()) {
-    if (auto s = (*gates)->Remove(env.name_space); !s.ok()) return Fail(env, s);
+    if (auto s = (*gates)->Remove(env.name_space); !s.ok()) return FailCommand(env, s);
     env.out << (env.json ? nlohmann::json{{"namespace", env.name_space}, {"removed", true}}.dump()
                          : absl::StrCat("removed the query gate of namespace ", env.name_space))
             << "\n";
@@ -282,9 +277,9 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
   }
   if (f.gate_show->parsed() || f.gate_score->parsed()) {
     auto gate = (*gates)->Load(env.name_space);
-    if (!gate.ok()) return Fail(env, gate.status());
+    if (!gate.ok()) return FailCommand(env, gate.status());
     if (!gate->has_value()) {
-      return Fail(env, absl::NotFoundError(absl::StrCat("no query gate for namespace ", env.name_space,
+      return FailCommand(env, absl::NotFoundError(absl::StrCat("no query gate for namespace ", env.name_space,
                                                         " (fit one with `bulwark gate fit`)")));
     }
     const StoredGate& g = **gate;
@@ -299,9 +294,9 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
       return 0;
     }
     auto embedding = (*store)->embedder().Embed(f.gate_query);
-    if (!embedding.ok()) return Fail(env, embedding.status());
+    if (!embedding.ok()) return FailCommand(env, embedding.status());
     auto verdict = QueryGate(g.model, &(*store)->embedder()).Evaluate(f.gate_query, *embedding, g.mode);
-    if (!verdict.ok()) return Fail(env, verdict.status());
+    if (!verdict.ok()) return FailCommand(env, verdict.status());
     nlohmann::json j = ToJson(*verdict);
     if (verdict->decision == "strip") j["query"] = verdict->cleaned_query;
     env.out << (env.json ? j.dump() : DescribeGate(*verdict)) << "\n";
@@ -310,13 +305,13 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
 
   // gate fit
   if (f.benign_file.empty() == (f.from_history == 0)) {
-    return Fail(env, absl::InvalidArgumentError("give either --benign FILE or --from-history N"));
+    return FailCommand(env, absl::InvalidArgumentError("give either --benign FILE or --from-history N"));
   }
   if (!f.triggered_file.empty() && !f.trigger.empty()) {
-    return Fail(env, absl::InvalidArgumentError("give --triggered FILE or --trigger TEXT, not both"));
+    return FailCommand(env, absl::InvalidArgumentError("give --triggered FILE or --trigger TEXT, not both"));
   }
   if (!f.trigger.empty() && f.benign_file.empty()) {
-    return Fail(
+    return FailCommand(
         env, absl::InvalidArgumentError("--trigger needs --benign (recorded history keeps no query text)"));
   }
   const Embedder& embedder = (*store)->embedder();
@@ -325,10 +320,10 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
   std::vector<std::vector<float>> benign, triggered;
   if (!f.benign_file.empty()) {
     auto read = ReadQueryFile(f.benign_file);
-    if (!read.ok()) return Fail(env, read.status());
+    if (!read.ok()) return FailCommand(env, read.status());
     benign_text = *std::move(read);
     auto embedded = embedder.EmbedBatch(benign_text);
-    if (!embedded.ok()) return Fail(env, embedded.status());
+    if (!embedded.ok()) return FailCommand(env, embedded.status());
     benign = *std::move(embedded);
     source["benign"] = absl::StrCat("file ", f.benign_file);
   } else {
@@ -337,7 +332,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
   }
   if (!f.triggered_file.empty()) {
     auto read = ReadQueryFile(f.triggered_file);
-    if (!read.ok()) return Fail(env, read.status());
+    if (!read.ok()) return FailCommand(env, read.status());
     triggered_text = *std::move(read);
     source["triggered"] = absl::StrCat("file ", f.triggered_file);
   } else if (!f.trigger.empty()) {
@@ -346,13 +341,13 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
   }
   if (!triggered_text.empty()) {
     auto embedded = embedder.EmbedBatch(triggered_text);
-    if (!embedded.ok()) return Fail(env, embedded.status());
+    if (!embedded.ok()) return FailCommand(env, embedded.status());
     triggered = *std::move(embedded);
   }
   if (!f.score_name.empty()) f.fit.decision_score = ParseGateScore(f.score_name);
   GateFitDiagnostics diagnostics;
   auto model = GateModel::Fit(benign, triggered, f.fit, &diagnostics);
-  if (!model.ok()) return Fail(env, model.status());
+  if (!model.ok()) return FailCommand(env, model.status());
   StoredGate gate;
   gate.name_space = env.name_space;
   gate.mode = *ParseGateMode(f.mode_name);
@@ -360,16 +355,16 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
   gate.fitted_at_us = (env.store_options.env ? env.store_options.env : Env::Default())->NowMicros();
   gate.source = source;
   gate.model = std::make_shared<const GateModel>(*std::move(model));
-  if (auto s = (*gates)->Save(gate); !s.ok()) return Fail(env, s);
+  if (auto s = (*gates)->Save(gate); !s.ok()) return FailCommand(env, s);
 
   std::optional<GateFitReport> report;
   if (f.report && !f.labelled_file.empty()) {
     std::vector<std::string> lb, lt;
-    if (auto s = ReadLabelled(f.labelled_file, &lb, &lt); !s.ok()) return Fail(env, s);
+    if (auto s = ReadLabelled(f.labelled_file, &lb, &lt); !s.ok()) return FailCommand(env, s);
     auto eb = embedder.EmbedBatch(lb);
     auto et = embedder.EmbedBatch(lt);
-    if (!eb.ok()) return Fail(env, eb.status());
-    if (!et.ok()) return Fail(env, et.status());
+    if (!eb.ok()) return FailCommand(env, eb.status());
+    if (!et.ok()) return FailCommand(env, et.status());
     report = EvaluateGate(*gate.model, *eb, *et);
   } else if (f.report) {
     report = MakeGateFitReport(*gate.model, diagnostics.benign, diagnostics.triggered, /*out_of_fold=*/true);
@@ -409,12 +404,12 @@ int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& que
                                    const SearchOptions& options) {
   Flags& f = *flags_;
   auto store = MemoryStore::Open(env.store, env.store_options);
-  if (!store.ok()) return Fail(env, store.status());
+  if (!store.ok()) return FailCommand(env, store.status());
   auto gates = GateStore::Open(DatabasePath(env));
-  if (!gates.ok()) return Fail(env, gates.status());
+  if (!gates.ok()) return FailCommand(env, gates.status());
   GateRegistry registry(gates->get(), Env::Default(), /*ttl_ms=*/0);
   auto llm = MaybeLlm(f.llm_json);
-  if (!llm.ok()) return Fail(env, llm.status());
+  if (!llm.ok()) return FailCommand(env, llm.status());
   DefendedRetriever retriever(store->get(), &registry, llm->get());
 
   DefendedSearchRequest request;
@@ -429,16 +424,16 @@ int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& que
   if (!f.seed_hex.empty()) {
     auto bytes = HexDecode(f.seed_hex);
     if (!bytes || bytes->size() != 32)
-      return Fail(env, absl::InvalidArgumentError("--seed must be 64 hex digits"));
+      return FailCommand(env, absl::InvalidArgumentError("--seed must be 64 hex digits"));
     SeededCsprng::Seed seed;
     std::copy(bytes->begin(), bytes->end(), seed.begin());
     request.seed = seed;
   }
   auto result = retriever.Search(request);
-  if (!result.ok()) return Fail(env, result.status());
+  if (!result.ok()) return FailCommand(env, result.status());
   if (result->rejected()) {
     if (env.json) env.out << nlohmann::json{{"gate", ToJson(result->gate)}}.dump() << "\n";
-    return Fail(env, absl::PermissionDeniedError(
+    return FailCommand(env, absl::PermissionDeniedError(
                          absl::StrCat("the query gate rejected this query: ", DescribeGate(result->gate))));
   }
 

@@ -21,18 +21,9 @@
 #include <CLI/CLI.hpp>
 
 #include "bulwark/options.h"
+#include "cli/command_env.h"
 
 namespace bulwark::cli {
-
-// What the commands need from the global flags.
-struct CommandEnv {
-  std::string store;
-  std::string name_space;
-  bool json = false;
-  StoreOptions store_options;
-  std::ostream& out;
-  std::ostream& err;
-};
 
 class ReadDefenseCommands {
  public:
