@@ -227,9 +227,19 @@ TEST_F(EvalCliTest, GateReportsEachScoreAndEachModeLimitsRetrievalPoisoning) {
     const double auroc = out["scores"][score]["auroc"];
     EXPECT_GE(auroc, 0.0);
     EXPECT_LE(auroc, 1.0);
+    const double fpr95 = out["scores"][score]["fpr_at_95_tpr"];
     const double fpr99 = out["scores"][score]["fpr_at_99_tpr"];
-    EXPECT_GE(fpr99, 0.0);
+    EXPECT_GE(fpr95, 0.0);
+    EXPECT_LE(fpr95, fpr99) << "a higher TPR cannot cost fewer false positives";
     EXPECT_LE(fpr99, 1.0);
+  }
+  // The default triggers are AgentPoison's, optimized per victim topic: more than the four fixed
+  // strings, each of three words.
+  EXPECT_EQ(out["config"]["trigger_source"], "agentpoison");
+  ASSERT_GT(out["config"]["triggers"].size(), 4u);
+  for (const nlohmann::json& trigger : out["config"]["triggers"]) {
+    const std::string t = trigger;
+    EXPECT_EQ(std::count(t.begin(), t.end(), ' '), 2) << t;
   }
   const nlohmann::json modes = out["modes"];
   for (const char* mode : {"off", "escalate", "reject", "strip"}) ASSERT_TRUE(modes.contains(mode)) << mode;

@@ -2,17 +2,22 @@
 // triggered queries from benign ones, and what each gate mode does to retrieval poisoning.
 //
 // Data: benign queries (data/corpora/benign_queries.jsonl) and victim queries
-// (victim_queries.jsonl), each victim query followed by a trigger. The attacks helper's
-// AgentPoison trigger optimizer is not used here: the triggers are the FIXED set kTriggers below
-// (adversarial-looking token strings in AgentPoison's style), one per victim topic, so an
-// optimized trigger may behave differently.
+// (victim_queries.jsonl), each victim query followed by its topic's trigger. --triggers chooses
+// the triggers:
+//   optimized (default)  AgentPoison's (src/attack/agentpoison_trigger.h), one per victim topic,
+//                        optimized against the store's embedder with the benign queries as the
+//                        uniqueness term's benign set and --uniqueness-weight (QOE Table 3's
+//                        adaptive attacker lowers it); computed once per run
+//   fixed                the four strings kTriggers below, shared round-robin by the topics
 //
-// Per seed: the benign queries and the victim topics are split in half at random (fit / held
-// out; with --held-out-triggers the topics are split by their trigger instead, so the held-out
-// queries carry triggers the fit never saw); the gate (GateModel: centroid, Mahalanobis, LDA) is fitted on
-// the fit halves at
-// --target-fpr and every score is evaluated on the held-out halves: AUROC, FPR at 99 % TPR, and
-// TPR / FPR at the fitted threshold. AUROC is averaged over seeds with a bootstrap 95 % interval.
+// Per seed: the benign queries are split in half at random (fit / held out), and so are the
+// triggered victim queries: with fixed triggers by victim topic (every trigger is then on both
+// sides), with optimized ones query by query (each topic's trigger is then usually on both
+// sides); with --held-out-triggers by trigger, so the held-out queries carry triggers the fit never
+// saw. The gate (GateModel: centroid, Mahalanobis, LDA) is fitted on the fit halves at
+// --target-fpr and every score is evaluated on the held-out halves: AUROC, FPR at 95 % and 99 %
+// TPR, and TPR / FPR at the fitted threshold. AUROC is averaged over seeds with a bootstrap 95 %
+// interval.
 //
 // Retrieval: one store holds --memories benign memories (benign_memories.jsonl) and one AgentPoison
 // poison entry per victim topic (a victim query + its trigger + the poison goal, metadata
@@ -29,6 +34,7 @@
 #include <map>
 #include <random>
 
+#include "attack/agentpoison_trigger.h"
 #include "bulwark/memory_store.h"
 #include "cli/eval_commands.h"
 #include "cli/jsonl_import.h"
@@ -80,7 +86,7 @@ void Shuffle(std::vector<T>* v, std::mt19937_64& rng) {
 }
 
 struct ScoreTally {
-  std::vector<double> auroc_per_seed, fpr99_per_seed, tpr_thr_per_seed, fpr_thr_per_seed;
+  std::vector<double> auroc_per_seed, fpr95_per_seed, fpr99_per_seed, tpr_thr_per_seed, fpr_thr_per_seed;
 };
 
 struct ModeTally {
@@ -105,6 +111,13 @@ class EvalGateCommand : public EvalSubcommand {
     sub->add_option("--target-fpr", target_fpr_, "gate threshold's benign flag rate")
         ->capture_default_str()
         ->check(CLI::Range(0.001, 0.5));
+    sub->add_option("--triggers", triggers_, "optimized (AgentPoison, one per topic) | fixed (four strings)")
+        ->capture_default_str()
+        ->check(CLI::IsMember({"optimized", "fixed"}));
+    sub->add_option("--uniqueness-weight", uniqueness_weight_,
+                    "optimized triggers: weight of AgentPoison's uniqueness term (lower evades the gate)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 10.0));
     sub->add_flag(
         "--held-out-triggers", held_out_triggers_,
         "split the victim topics by trigger: the held-out queries carry triggers the gate never saw");
@@ -142,12 +155,6 @@ class EvalGateCommand : public EvalSubcommand {
     if (benign.size() < 40 || topics.size() < 4) {
       return ctx.Fail(absl::InvalidArgumentError("need at least 40 benign queries and 4 victim topics"));
     }
-    std::map<std::string, std::string> trigger_of;  // topic -> trigger
-    for (size_t i = 0; i < topics.size(); ++i) trigger_of[topics[i]] = kTriggers[i % std::size(kTriggers)];
-    const auto triggered = [&](const VictimQuery& v) {
-      return absl::StrCat(v.query, " ", trigger_of[v.topic]);
-    };
-
     // The store: benign memories + one poison entry per topic (released if quarantined).
     std::optional<EvalTempDir> temp;
     std::filesystem::path dir;
@@ -164,6 +171,38 @@ class EvalGateCommand : public EvalSubcommand {
     const std::string& ns = ctx.env().name_space;
     if (auto added = (*store)->AddBatch(ns, *memories, kGatePrincipal); !added.ok())
       return ctx.Fail(added.status());
+    const Embedder& embedder = (*store)->embedder();
+
+    std::map<std::string, std::string> trigger_of;  // topic -> trigger
+    std::vector<std::string> triggers;               // distinct, in order of first use
+    const bool optimized = triggers_ == "optimized";
+    if (optimized) {
+      const std::vector<std::string> vocabulary = attack::DefaultTriggerVocabulary(300, ctx.flags().seed);
+      for (size_t i = 0; i < topics.size(); ++i) {
+        attack::AgentPoisonTarget target{.benign_queries = benign};
+        for (const VictimQuery& v : victims) {
+          if (v.topic != topics[i]) continue;
+          target.victim_queries.push_back(v.query);
+          target.payload = v.goal;
+        }
+        auto run = attack::RunAgentPoison(embedder, target, vocabulary,
+                                          {.sweeps = 3,
+                                           .candidates_per_position = 24,
+                                           .uniqueness_weight = uniqueness_weight_,
+                                           .seed = ctx.flags().seed * 131 + i});
+        if (!run.ok()) return ctx.Fail(run.status());
+        trigger_of[topics[i]] = run->trigger;
+      }
+    } else {
+      for (size_t i = 0; i < topics.size(); ++i) trigger_of[topics[i]] = kTriggers[i % std::size(kTriggers)];
+    }
+    for (const std::string& topic : topics) {
+      if (std::find(triggers.begin(), triggers.end(), trigger_of[topic]) == triggers.end())
+        triggers.push_back(trigger_of[topic]);
+    }
+    const auto triggered = [&](const VictimQuery& v) {
+      return absl::StrCat(v.query, " ", trigger_of[v.topic]);
+    };
     std::vector<NewEntry> poison;
     for (const std::string& topic : topics) {
       const auto v = std::find_if(victims.begin(), victims.end(),
@@ -184,7 +223,6 @@ class EvalGateCommand : public EvalSubcommand {
     if (!gates.ok()) return ctx.Fail(gates.status());
     GateRegistry registry(gates->get(), Env::Default(), /*ttl_ms=*/0);
     DefendedRetriever retriever(store->get(), &registry, /*history=*/nullptr, /*llm=*/nullptr);
-    const Embedder& embedder = (*store)->embedder();
 
     const int seeds = ctx.Seeds(3);
     const GateMode modes[] = {GateMode::kOff, GateMode::kEscalate, GateMode::kReject, GateMode::kStrip};
@@ -198,17 +236,25 @@ class EvalGateCommand : public EvalSubcommand {
       Shuffle(&b, rng);
       std::vector<std::string> t = topics;
       Shuffle(&t, rng);
-      std::vector<std::string> fit_triggers(std::begin(kTriggers), std::end(kTriggers));
+      std::vector<std::string> fit_triggers = triggers;
       Shuffle(&fit_triggers, rng);
       fit_triggers.resize(fit_triggers.size() / 2);
+      std::vector<size_t> order(victims.size());
+      for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+      if (optimized && !held_out_triggers_) Shuffle(&order, rng);
       const std::vector<std::string> fit_benign(b.begin(), b.begin() + b.size() / 2);
       const std::vector<std::string> test_benign(b.begin() + b.size() / 2, b.end());
       std::vector<std::string> fit_triggered, test_triggered;
-      for (const VictimQuery& v : victims) {
-        const bool fit = held_out_triggers_ ? std::find(fit_triggers.begin(), fit_triggers.end(),
-                                                        trigger_of[v.topic]) != fit_triggers.end()
-                                            : std::find(t.begin(), t.begin() + t.size() / 2, v.topic) !=
-                                                  t.begin() + t.size() / 2;
+      for (size_t rank = 0; rank < order.size(); ++rank) {
+        const VictimQuery& v = victims[order[rank]];
+        bool fit;
+        if (held_out_triggers_) {
+          fit = std::find(fit_triggers.begin(), fit_triggers.end(), trigger_of[v.topic]) != fit_triggers.end();
+        } else if (optimized) {
+          fit = rank < order.size() / 2;
+        } else {
+          fit = std::find(t.begin(), t.begin() + t.size() / 2, v.topic) != t.begin() + t.size() / 2;
+        }
         (fit ? fit_triggered : test_triggered).push_back(triggered(v));
       }
       auto fit_b = embedder.EmbedBatch(fit_benign);
@@ -234,6 +280,7 @@ class EvalGateCommand : public EvalSubcommand {
         for (double x : neg) fpr.Add(x > thr);
         ScoreTally& tally = score_tally[s];
         tally.auroc_per_seed.push_back(auroc);
+        tally.fpr95_per_seed.push_back(eval::FprAtTpr(curve, 0.95));
         tally.fpr99_per_seed.push_back(eval::FprAtTpr(curve, 0.99));
         tally.tpr_thr_per_seed.push_back(tpr.value());
         tally.fpr_thr_per_seed.push_back(fpr.value());
@@ -289,12 +336,15 @@ class EvalGateCommand : public EvalSubcommand {
     }
 
     eval::MarkdownTable scores_table(
-        {"score", "AUROC (mean over seeds [bootstrap 95%])", "FPR@99%TPR", "TPR@threshold", "FPR@threshold"});
+        {"score", "AUROC (mean over seeds [bootstrap 95%])", "FPR@95%TPR", "FPR@99%TPR", "TPR@threshold",
+         "FPR@threshold"});
     nlohmann::json scores_json = nlohmann::json::object();
     for (int s = 0; s < kGateScoreCount; ++s) {
       const ScoreTally& tally = score_tally[s];
       const eval::MeanWithCi auroc =
           eval::BootstrapMeanCi(tally.auroc_per_seed, {.seed = ctx.flags().seed + s});
+      const eval::MeanWithCi fpr95 =
+          eval::BootstrapMeanCi(tally.fpr95_per_seed, {.seed = ctx.flags().seed + s});
       const eval::MeanWithCi fpr99 =
           eval::BootstrapMeanCi(tally.fpr99_per_seed, {.seed = ctx.flags().seed + s});
       const eval::MeanWithCi tpr_thr =
@@ -303,11 +353,12 @@ class EvalGateCommand : public EvalSubcommand {
           eval::BootstrapMeanCi(tally.fpr_thr_per_seed, {.seed = ctx.flags().seed + s});
       const std::string name(ToString(static_cast<GateScore>(s)));
       scores_table.AddRow({name, eval::FormatWithInterval(auroc.mean, auroc.ci),
-                           eval::FormatNumber(fpr99.mean), eval::FormatNumber(tpr_thr.mean),
+                           eval::FormatNumber(fpr95.mean), eval::FormatNumber(fpr99.mean), eval::FormatNumber(tpr_thr.mean),
                            eval::FormatNumber(fpr_thr.mean)});
       scores_json[name] = {{"auroc", auroc.mean},
                            {"auroc_ci95", {auroc.ci.lo, auroc.ci.hi}},
                            {"auroc_per_seed", tally.auroc_per_seed},
+                           {"fpr_at_95_tpr", fpr95.mean},
                            {"fpr_at_99_tpr", fpr99.mean},
                            {"fpr_at_99_tpr_per_seed", tally.fpr99_per_seed},
                            {"tpr_at_threshold", tpr_thr.mean},
@@ -334,7 +385,6 @@ class EvalGateCommand : public EvalSubcommand {
       }
       plots.push_back(path->string());
     }
-    std::vector<std::string> triggers(std::begin(kTriggers), std::end(kTriggers));
     const nlohmann::json json = {{"command", "eval gate"},
                                  {"config",
                                   {{"seeds", seeds},
@@ -348,14 +398,19 @@ class EvalGateCommand : public EvalSubcommand {
                                    {"poison_entries", poison.size()},
                                    {"poison_released_from_quarantine", released},
                                    {"triggers", triggers},
-                                   {"trigger_source", "fixed set (no trigger optimization)"},
+                                   {"trigger_source", optimized ? "agentpoison" : "fixed"},
+                                   {"uniqueness_weight", optimized ? nlohmann::json(uniqueness_weight_)
+                                                                   : nlohmann::json()},
                                    {"held_out_triggers", held_out_triggers_}}},
                                  {"scores", scores_json},
                                  {"modes", modes_json},
                                  {"plots", plots}};
     const std::string markdown =
         absl::StrCat("## bulwark eval gate: ", seeds, " seeds, held-out halves of ", benign.size(),
-                     " benign and ", victims.size(), " triggered victim queries (fixed triggers",
+                     " benign and ", victims.size(), " triggered victim queries (",
+                     optimized ? absl::StrCat(triggers.size(), " optimized triggers, uniqueness weight ",
+                                              eval::FormatNumber(uniqueness_weight_))
+                               : std::string("fixed triggers"),
                      held_out_triggers_ ? ", held out" : ", seen in the fit", "), target FPR ",
                      eval::FormatNumber(target_fpr_), "\n\n", scores_table.Render(),
                      "\n### ASR under each gate mode (k=", k_, ", ", memories->size(), " memories + ",
@@ -369,6 +424,8 @@ class EvalGateCommand : public EvalSubcommand {
   double target_fpr_ = 0.05;
   int k_ = 5;
   bool held_out_triggers_ = false;
+  std::string triggers_ = "optimized";
+  double uniqueness_weight_ = 0.5;
 };
 
 }  // namespace
