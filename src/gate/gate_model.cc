@@ -250,24 +250,20 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
     model.lda_w_.resize(d);
     for (size_t i = 0; i < d; ++i) model.lda_w_[i] = static_cast<float>(stats->lda_w[i]);
   }
-  model.BuildRowPointers();
+  model.BuildScoringCopies();
   if (diagnostics != nullptr) *diagnostics = std::move(oof);
   return model;
 }
 
-void GateModel::BuildRowPointers() {
-  // The scoring copy of W for TriangularSquaredNorm: padded = d rounded up to 16 rows of padded
-  // floats, each starting on a 64-byte boundary, zero beyond d.
+void GateModel::BuildScoringCopies() {
+  // W in TriangularSquaredNorm's packed layout, 64-byte aligned.
   const size_t d = static_cast<size_t>(dimension_);
-  const size_t padded = (d + 15) / 16 * 16;
-  aligned_whitening_.assign(padded * padded + 16, 0.0f);
-  const auto address = reinterpret_cast<uintptr_t>(aligned_whitening_.data());
-  float* base = aligned_whitening_.data() + ((64 - address % 64) % 64) / sizeof(float);
-  rows_.resize(padded);
-  for (size_t r = 0; r < padded; ++r) {
-    rows_[r] = base + r * padded;
-    if (r < d) std::memcpy(base + r * padded, whitening_.data() + r * d, d * sizeof(float));
-  }
+  padded_ = (d + 15) / 16 * 16;
+  packed_storage_.assign(PackedTriangularFloats(padded_) + 16, 0.0f);
+  const auto address = reinterpret_cast<uintptr_t>(packed_storage_.data());
+  float* base = packed_storage_.data() + ((64 - address % 64) % 64) / sizeof(float);
+  PackLowerTriangular(whitening_.data(), d, base);
+  packed_whitening_ = base;
   double norm2 = 0;
   for (float x : mu_) norm2 += double(x) * x;
   mu_unit_.assign(mu_.size(), 0.0f);
@@ -288,10 +284,9 @@ double GateModel::ScoreOf(GateScore score, std::span<const float> z) const {
     case GateScore::kMahalanobis: {
       static const TriangularSquaredNormKernel& kernel = BestTriangularSquaredNorm();
       alignas(64) thread_local float centered[kMaxDimension];  // kMaxDimension is a multiple of 16
-      const size_t padded = rows_.size();
       for (size_t i = 0; i < d; ++i) centered[i] = z[i] - mu_[i];
-      for (size_t i = d; i < padded; ++i) centered[i] = 0.0f;
-      return std::sqrt(std::max(0.0, kernel.squared_norm(rows_.data(), centered, padded)));
+      for (size_t i = d; i < padded_; ++i) centered[i] = 0.0f;
+      return std::sqrt(std::max(0.0, kernel.squared_norm(packed_whitening_, centered, padded_)));
     }
     case GateScore::kLda:
       return has_lda_ ? k.dot(z.data(), lda_w_.data(), d) : kNaN;
@@ -390,7 +385,7 @@ absl::StatusOr<GateModel> GateModel::Deserialize(std::string_view bytes) {
       if (model.whitening_[r * d + c] != 0.0f) return bad("whitening matrix is not lower triangular");
     }
   }
-  model.BuildRowPointers();
+  model.BuildScoringCopies();
   return model;
 }
 

@@ -105,7 +105,7 @@ class GateModel {
 
  private:
   GateModel() = default;
-  void BuildRowPointers();
+  void BuildScoringCopies();
 
   int dimension_ = 0;
   bool has_lda_ = false;
@@ -119,8 +119,9 @@ class GateModel {
   std::vector<float> mu_unit_;            // mu / ||mu|| (zero if mu is zero)
   std::vector<float> whitening_;          // d x d, row-major, lower triangular: L^-1, Sigma = L L^T
   std::vector<float> lda_w_;              // d, unit norm; empty without LDA
-  std::vector<float> aligned_whitening_;  // whitening_ padded to 16-row blocks, 64-byte aligned rows
-  std::vector<const float*> rows_;        // its rows (d rounded up to 16), for TriangularSquaredNorm
+  std::vector<float> packed_storage_;     // whitening_ in TriangularSquaredNorm's packed tile layout,
+  const float* packed_whitening_ = nullptr;  // starting at the first 64-byte boundary of the storage
+  size_t padded_ = 0;                     // d rounded up to 16
 };
 
 }  // namespace bulwark

@@ -9,12 +9,37 @@
 
 namespace bulwark {
 
-double TriangularSquaredNormScalar(const float* const* rows, const float* v, size_t padded) {
+size_t PackedTriangularFloats(size_t padded) {
+  const size_t n = padded / 16;
+  return 256 * n * (n + 1) / 2;
+}
+
+void PackLowerTriangular(const float* w, size_t d, float* packed) {
+  const size_t padded = (d + 15) / 16 * 16;
+  float* tile = packed;
+  for (size_t b = 0; b < padded; b += 16) {
+    for (size_t c = 0; c <= b; c += 16, tile += 256) {
+      for (size_t i = 0; i < 16; ++i) {
+        for (size_t j = 0; j < 16; ++j) {
+          const size_t row = b + i, column = c + j;
+          tile[16 * i + j] = (row < d && column <= row) ? w[row * d + column] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+double TriangularSquaredNormScalar(const float* packed, const float* v, size_t padded) {
   double total = 0;
-  for (size_t r = 0; r < padded; ++r) {
-    double p = 0;
-    for (size_t c = 0; c <= r; ++c) p += double(rows[r][c]) * v[c];
-    total += p * p;
+  const float* tile = packed;
+  for (size_t b = 0; b < padded; b += 16) {
+    double p[16] = {};
+    for (size_t c = 0; c <= b; c += 16, tile += 256) {
+      for (size_t i = 0; i < 16; ++i) {
+        for (size_t j = 0; j < 16; ++j) p[i] += double(tile[16 * i + j]) * v[c + j];
+      }
+    }
+    for (double x : p) total += x * x;
   }
   return total;
 }
@@ -50,20 +75,19 @@ BULWARK_TARGET_AVX512 inline __m512 SumsOf16(const __m512* a) {
   return _mm512_add_ps(_mm512_shuffle_ps(w[0], w[1], 0x88), _mm512_shuffle_ps(w[0], w[1], 0xDD));
 }
 
-// Rows [b, b+16) of a lower-triangular W have no entries past column b+16: each block reads its
-// rows' leading b+16 columns, 16 rows per load of v.
-BULWARK_TARGET_AVX512 double TriangularSquaredNormAvx512(const float* const* rows, const float* v,
-                                                         size_t padded) {
+// Block row b (rows [b, b+16)) has tiles for the columns [0, b+16) only: 16 rows per load of v,
+// the tiles read in storage order.
+BULWARK_TARGET_AVX512 double TriangularSquaredNormAvx512(const float* packed, const float* v, size_t padded) {
   __m512 total = _mm512_setzero_ps();
+  const float* tile = packed;
   for (size_t b = 0; b < padded; b += 16) {
     __m512 acc[16];
 #pragma GCC unroll 16
     for (int i = 0; i < 16; ++i) acc[i] = _mm512_setzero_ps();
-    const float* const* block = rows + b;
-    for (size_t c = 0; c < b + 16; c += 16) {
+    for (size_t c = 0; c <= b; c += 16, tile += 256) {
       const __m512 q = _mm512_load_ps(v + c);
 #pragma GCC unroll 16
-      for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(_mm512_load_ps(block[i] + c), q, acc[i]);
+      for (int i = 0; i < 16; ++i) acc[i] = _mm512_fmadd_ps(_mm512_load_ps(tile + 16 * i), q, acc[i]);
     }
     const __m512 sums = SumsOf16(acc);
     total = _mm512_fmadd_ps(sums, sums, total);

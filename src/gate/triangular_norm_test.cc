@@ -11,38 +11,51 @@
 namespace bulwark {
 namespace {
 
-// A padded, 64-byte aligned lower-triangular matrix and vector in the layout the kernels need.
+// A random d x d lower-triangular matrix, its packed copy and a vector, in the layout the kernels
+// need (64-byte aligned, padded to 16).
 struct Layout {
-  explicit Layout(size_t d, uint32_t seed) : padded((d + 15) / 16 * 16) {
+  explicit Layout(size_t d, uint32_t seed) : d(d), padded((d + 15) / 16 * 16), w(d * d, 0.0f) {
     std::mt19937 rng(seed);
     std::normal_distribution<float> g(0, 1);
-    storage = static_cast<float*>(std::aligned_alloc(64, padded * padded * sizeof(float)));
+    // Entries above the diagonal are set too: packing must ignore them.
+    for (float& x : w) x = g(rng);
+    packed = static_cast<float*>(std::aligned_alloc(64, PackedTriangularFloats(padded) * sizeof(float)));
+    PackLowerTriangular(w.data(), d, packed);
     vector = static_cast<float*>(std::aligned_alloc(64, padded * sizeof(float)));
-    for (size_t r = 0; r < padded; ++r) {
-      for (size_t c = 0; c < padded; ++c) storage[r * padded + c] = (r < d && c <= r) ? g(rng) : 0.0f;
-      rows.push_back(storage + r * padded);
-      vector[r] = r < d ? g(rng) : 0.0f;
-    }
+    for (size_t r = 0; r < padded; ++r) vector[r] = r < d ? g(rng) : 0.0f;
   }
   ~Layout() {
-    std::free(storage);
+    std::free(packed);
     std::free(vector);
   }
-  size_t padded;
-  float* storage;
+  // ||W v||^2 from the unpacked matrix, lower triangle only.
+  double Direct() const {
+    double total = 0;
+    for (size_t r = 0; r < d; ++r) {
+      double p = 0;
+      for (size_t c = 0; c <= r; ++c) p += double(w[r * d + c]) * vector[c];
+      total += p * p;
+    }
+    return total;
+  }
+  size_t d, padded;
+  std::vector<float> w;
+  float* packed;
   float* vector;
-  std::vector<const float*> rows;
 };
 
-TEST(TriangularNormTest, ScalarIsTheDirectSum) {
-  Layout l(5, 1);
-  double expected = 0;
-  for (size_t r = 0; r < 5; ++r) {
-    double p = 0;
-    for (size_t c = 0; c <= r; ++c) p += double(l.rows[r][c]) * l.vector[c];
-    expected += p * p;
+TEST(TriangularNormTest, PackedSizeIsTheTilesOfTheLowerTriangle) {
+  EXPECT_EQ(PackedTriangularFloats(16), 256u);
+  EXPECT_EQ(PackedTriangularFloats(32), 3 * 256u);
+  EXPECT_EQ(PackedTriangularFloats(384), 300 * 256u);  // 24 block rows: 1 + 2 + ... + 24 tiles
+}
+
+TEST(TriangularNormTest, ScalarOnThePackedLayoutIsTheDirectSum) {
+  for (size_t d : {1, 5, 16, 17, 40, 384}) {
+    Layout l(d, 7 + static_cast<uint32_t>(d));
+    const double direct = l.Direct();
+    EXPECT_NEAR(TriangularSquaredNormScalar(l.packed, l.vector, l.padded), direct, 1e-12 * direct) << "d=" << d;
   }
-  EXPECT_DOUBLE_EQ(TriangularSquaredNormScalar(l.rows.data(), l.vector, l.padded), expected);
 }
 
 TEST(TriangularNormTest, Avx512MatchesScalar) {
@@ -51,8 +64,8 @@ TEST(TriangularNormTest, Avx512MatchesScalar) {
   for (size_t d : {1, 2, 15, 16, 17, 31, 33, 100, 384, 385, 1024}) {
     for (uint32_t seed : {1u, 2u, 3u}) {
       Layout l(d, seed * 100 + static_cast<uint32_t>(d));
-      const double reference = TriangularSquaredNormScalar(l.rows.data(), l.vector, l.padded);
-      const double fast = avx512->squared_norm(l.rows.data(), l.vector, l.padded);
+      const double reference = TriangularSquaredNormScalar(l.packed, l.vector, l.padded);
+      const double fast = avx512->squared_norm(l.packed, l.vector, l.padded);
       EXPECT_NEAR(fast, reference, 1e-5 * reference) << "d=" << d << " seed=" << seed;
     }
   }
