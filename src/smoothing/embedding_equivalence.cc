@@ -5,17 +5,22 @@
 #include <string>
 #include <vector>
 
+#include "smoothing/answer_identifiers.h"
+
 namespace bulwark {
 namespace {
 
 class ResidualCosine final : public AnswerComparison {
  public:
-  ResidualCosine(std::vector<std::vector<double>> residuals, double threshold)
-      : residuals_(std::move(residuals)), threshold_(threshold) {}
+  // `identifiers` empty: no veto; else one list per answer.
+  ResidualCosine(std::vector<std::vector<double>> residuals, double threshold,
+                 std::vector<std::vector<std::string>> identifiers)
+      : residuals_(std::move(residuals)), threshold_(threshold), identifiers_(std::move(identifiers)) {}
 
   absl::StatusOr<bool> Equivalent(size_t i, size_t j) override {
     if (i >= residuals_.size() || j >= residuals_.size())
       return absl::InvalidArgumentError("answer index out of range");
+    if (!identifiers_.empty() && IdentifiersConflict(identifiers_[i], identifiers_[j])) return false;
     double dot = 0;
     for (size_t d = 0; d < residuals_[i].size(); ++d) dot += residuals_[i][d] * residuals_[j][d];
     return dot >= threshold_;  // both unit length (or zero: an answer that only echoes the question)
@@ -24,6 +29,7 @@ class ResidualCosine final : public AnswerComparison {
  private:
   std::vector<std::vector<double>> residuals_;
   double threshold_;
+  std::vector<std::vector<std::string>> identifiers_;
 };
 
 }  // namespace
@@ -50,7 +56,12 @@ absl::StatusOr<std::unique_ptr<AnswerComparison>> EmbeddingEquivalence::Compare(
     for (double& x : r) x *= scale;
     residuals.push_back(std::move(r));
   }
-  return std::unique_ptr<AnswerComparison>(new ResidualCosine(std::move(residuals), threshold_));
+  std::vector<std::vector<std::string>> identifiers;
+  if (identifier_veto_) {
+    for (const std::string& answer : answers) identifiers.push_back(IdentifierTokens(answer));
+  }
+  return std::unique_ptr<AnswerComparison>(
+      new ResidualCosine(std::move(residuals), threshold_, std::move(identifiers)));
 }
 
 }  // namespace bulwark
