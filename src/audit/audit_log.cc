@@ -16,6 +16,7 @@
 #include <absl/strings/str_cat.h>
 #include <sqlite3.h>
 
+#include "audit/audit_chain.h"
 #include "core/strings.h"
 #include "storage/sqlite_util.h"
 
@@ -32,7 +33,9 @@ CREATE TABLE IF NOT EXISTS audit(
   operation    TEXT NOT NULL,
   query_hash   TEXT NOT NULL,
   returned_ids TEXT NOT NULL,
-  detail       TEXT NOT NULL
+  detail       TEXT NOT NULL,
+  key_id       INTEGER NOT NULL DEFAULT 0,
+  tag          BLOB
 );
 CREATE INDEX IF NOT EXISTS audit_by_principal ON audit(principal, seq);
 CREATE INDEX IF NOT EXISTS audit_by_session ON audit(session, seq);
@@ -48,6 +51,18 @@ constexpr int kMaxQueryLimit = 10000;
 // Strings from callers may hold invalid UTF-8; replace it rather than let nlohmann throw.
 std::string Dump(const nlohmann::json& value) {
   return value.dump(-1, ' ', /*ensure_ascii=*/false, nlohmann::json::error_handler_t::replace);
+}
+
+// Logs created before records were signed lack key_id and tag: add them (NULL tag = unsigned).
+absl::Status AddSigningColumns(sqlite3* db) {
+  Statement info(db, "SELECT 1 FROM pragma_table_info('audit') WHERE name = 'tag'");
+  if (auto s = info.status(); !s.ok()) return s;
+  const int rc = info.Step();
+  if (rc == SQLITE_ROW) return absl::OkStatus();
+  if (rc != SQLITE_DONE) return SqliteError(db, "read the audit table's columns");
+  return Exec(db,
+              "ALTER TABLE audit ADD COLUMN key_id INTEGER NOT NULL DEFAULT 0; "
+              "ALTER TABLE audit ADD COLUMN tag BLOB");
 }
 
 // Decodes one row of the Query SELECT. Never fails: a column that does not decode is replaced
@@ -77,8 +92,15 @@ AuditRecord DecodeRecord(const Statement& st) {
 
 class AuditLog::Impl {
  public:
-  Impl(sqlite3* db, std::chrono::milliseconds interval, size_t capacity)
-      : db_(db), interval_(interval), capacity_(capacity), batch_limit_(std::min(kMaxBatch, capacity)) {}
+  // `keyring` empty: records are written unsigned. `keyring_path` is where Verify reloads it.
+  Impl(sqlite3* db, std::chrono::milliseconds interval, size_t capacity, std::optional<Keyring> keyring,
+       std::filesystem::path keyring_path)
+      : db_(db),
+        interval_(interval),
+        capacity_(capacity),
+        batch_limit_(std::min(kMaxBatch, capacity)),
+        keyring_(std::move(keyring)),
+        keyring_path_(std::move(keyring_path)) {}
 
   ~Impl() {
     {
@@ -179,6 +201,62 @@ class AuditLog::Impl {
     return out;
   }
 
+  // Walks every record in seq order and checks the chain (audit_chain.h) with the keyring as it is
+  // on disk now (keys rotated since this log opened included).
+  absl::StatusOr<AuditVerification> Verify() {
+    if (keyring_path_.empty()) {
+      return absl::FailedPreconditionError("this audit log has no keyring: its records are not signed");
+    }
+    auto keyring = Keyring::Load(keyring_path_);
+    if (!keyring.ok()) return keyring.status();
+    std::lock_guard<std::mutex> lock(db_mu_);
+    Statement st(db_,
+                 "SELECT seq, at_us, principal, session, namespace, operation, query_hash, returned_ids, detail, "
+                 "key_id, tag FROM audit ORDER BY seq");
+    if (auto s = st.status(); !s.ok()) return s;
+    AuditVerification out;
+    std::string previous_tag;
+    bool seen_signed = false;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) {
+      ++out.records;
+      AuditRecord record;
+      record.seq = st.Int(0);
+      record.at_us = st.Int(1);
+      record.principal = st.Text(2);
+      record.session = st.Text(3);
+      record.name_space = st.Text(4);
+      record.operation = st.Text(5);
+      record.query_hash = st.Text(6);
+      const std::string tag = st.Blob(10);
+      if (st.IsNull(10)) {
+        if (seen_signed) {
+          out.bad.push_back({record.seq, "not signed, though records before it are (inserted by hand?)"});
+        } else {
+          ++out.unsigned_records;
+        }
+        previous_tag.clear();
+        continue;
+      }
+      seen_signed = true;
+      const int64_t key_id = st.Int(9);
+      absl::StatusOr<std::string> expected =
+          key_id > 0 && key_id <= kMaxKeyringKeys
+              ? AuditRecordTag(*keyring, {record, st.TextView(7), st.TextView(8)}, static_cast<uint32_t>(key_id),
+                               previous_tag)
+              : absl::FailedPreconditionError(absl::StrCat("no signing key ", key_id));
+      if (!expected.ok()) {
+        out.bad.push_back({record.seq, std::string(expected.status().message())});
+      } else if (*expected != tag) {
+        out.bad.push_back({record.seq,
+                           "tag does not match: the record was changed, or a record before it was removed"});
+      }
+      previous_tag = tag;
+    }
+    if (rc != SQLITE_DONE) return SqliteError(db_, "read the audit log");
+    return out;
+  }
+
   // Copies the records of table `audit` in `store_db` (where earlier versions kept the log) into
   // this log under their own seq numbers, then drops that table. Idempotent: a record already here
   // is skipped, so a crash between the two steps only repeats the copy on the next open.
@@ -260,24 +338,54 @@ class AuditLog::Impl {
     }
   }
 
+  // One transaction. With a keyring, each record gets the next seq and its chained tag: the chain
+  // continues from the newest row in the file (another process may have appended since).
   absl::Status WriteBatch(const std::vector<const AuditRecord*>& batch) {
     std::lock_guard<std::mutex> lock(db_mu_);
     Transaction txn(db_);
     if (!txn.status().ok()) return txn.status();
+    int64_t seq = 0;
+    std::string previous_tag;
+    if (keyring_) {
+      Statement last(db_, "SELECT seq, tag FROM audit ORDER BY seq DESC LIMIT 1");
+      if (auto s = last.status(); !s.ok()) return s;
+      const int rc = last.Step();
+      if (rc == SQLITE_ROW) {
+        seq = last.Int(0);
+        if (!last.IsNull(1)) previous_tag = last.Blob(1);
+      } else if (rc != SQLITE_DONE) {
+        return SqliteError(db_, "read the newest audit record");
+      }
+    }
     Statement st(
         db_,
-        "INSERT INTO audit(at_us, principal, session, namespace, operation, query_hash, returned_ids, "
-        "detail) VALUES(?,?,?,?,?,?,?,?)");
+        "INSERT INTO audit(seq, at_us, principal, session, namespace, operation, query_hash, returned_ids, "
+        "detail, key_id, tag) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
     if (auto s = st.status(); !s.ok()) return s;
     for (const AuditRecord* r : batch) {
-      st.Bind(1, r->at_us);
-      st.Bind(2, r->principal);
-      st.Bind(3, r->session);
-      st.Bind(4, r->name_space);
-      st.Bind(5, r->operation);
-      st.Bind(6, r->query_hash);
-      st.Bind(7, Dump(nlohmann::json(r->returned_ids)));
-      st.Bind(8, Dump(r->detail));
+      const std::string ids = Dump(nlohmann::json(r->returned_ids));
+      const std::string detail = Dump(r->detail);
+      if (keyring_) {
+        AuditRecord numbered = *r;
+        numbered.seq = ++seq;
+        const uint32_t key_id = keyring_->newest_key_id();
+        auto tag = AuditRecordTag(*keyring_, {numbered, ids, detail}, key_id, previous_tag);
+        if (!tag.ok()) return tag.status();
+        st.Bind(1, numbered.seq);
+        st.Bind(10, static_cast<int64_t>(key_id));
+        st.BindBlob(11, tag->data(), tag->size());
+        previous_tag = *std::move(tag);
+      } else {
+        st.Bind(10, int64_t{0});  // seq and tag stay NULL: the next seq, unsigned
+      }
+      st.Bind(2, r->at_us);
+      st.Bind(3, r->principal);
+      st.Bind(4, r->session);
+      st.Bind(5, r->name_space);
+      st.Bind(6, r->operation);
+      st.Bind(7, r->query_hash);
+      st.Bind(8, ids);
+      st.Bind(9, detail);
       if (auto s = st.Run("insert audit record"); !s.ok()) return s;
       st.Reset();
     }
@@ -290,6 +398,8 @@ class AuditLog::Impl {
   const std::chrono::milliseconds interval_;
   const size_t capacity_;     // most records queued (written or not) at once
   const size_t batch_limit_;  // a batch this large is written without waiting for the interval
+  const std::optional<Keyring> keyring_;     // signs new records (read by the writer thread only)
+  const std::filesystem::path keyring_path_;  // empty: unsigned log
 
   std::mutex mu_;                     // guards everything below
   std::condition_variable work_cv_;   // writer: records arrived, Flush asked, or stop
@@ -315,26 +425,43 @@ std::filesystem::path AuditDatabaseFor(const std::filesystem::path& store_db) {
 }
 
 absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::path& db_path,
-                                                         int flush_interval_ms, size_t queue_capacity) {
+                                                         int flush_interval_ms, size_t queue_capacity,
+                                                         const std::filesystem::path& keyring_path) {
   if (flush_interval_ms < 1 || flush_interval_ms > 60'000) {
     return absl::InvalidArgumentError("flush_interval_ms must be 1 to 60000");
   }
   if (queue_capacity < 1 || queue_capacity > 10'000'000) {
     return absl::InvalidArgumentError("queue_capacity must be 1 to 10000000");
   }
+  std::optional<Keyring> keyring;
+  if (!keyring_path.empty()) {
+    auto loaded = Keyring::Load(keyring_path);
+    if (!loaded.ok()) return loaded.status();
+    keyring = *std::move(loaded);
+  }
   auto opened = OpenExistingDatabase(db_path, kSchema);
   if (!opened.ok()) return opened.status();
   sqlite3* db = *opened;
-  auto impl = std::make_unique<Impl>(db, std::chrono::milliseconds(flush_interval_ms), queue_capacity);
+  if (auto s = AddSigningColumns(db); !s.ok()) {
+    sqlite3_close(db);
+    return s;
+  }
+  auto impl = std::make_unique<Impl>(db, std::chrono::milliseconds(flush_interval_ms), queue_capacity,
+                                     std::move(keyring), keyring_path);
   impl->Start();
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(impl)));
 }
 
 absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::OpenForStore(const std::filesystem::path& store_db,
-                                                                 int flush_interval_ms, size_t queue_capacity) {
+                                                                 int flush_interval_ms, size_t queue_capacity,
+                                                                 std::filesystem::path keyring_path) {
   std::error_code ec;
   if (!std::filesystem::exists(store_db, ec)) {
     return absl::NotFoundError(absl::StrCat("no store database at ", store_db.string()));
+  }
+  if (keyring_path.empty()) {
+    keyring_path = store_db.parent_path() / kDefaultKeyringFile;
+    if (!std::filesystem::exists(keyring_path, ec)) keyring_path.clear();
   }
   const std::filesystem::path path = AuditDatabaseFor(store_db);
   if (!std::filesystem::exists(path, ec)) {
@@ -343,7 +470,7 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::OpenForStore(const std::file
     sqlite3_close(created);
     if (rc != SQLITE_OK) return absl::UnavailableError(absl::StrCat("cannot create ", path.string()));
   }
-  auto log = Open(path, flush_interval_ms, queue_capacity);
+  auto log = Open(path, flush_interval_ms, queue_capacity, keyring_path);
   if (!log.ok()) return log.status();
   if (auto s = (*log)->impl_->MoveLegacyRecords(store_db); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("moving audit records out of ", store_db.string(), ": ", s.message()));
@@ -357,6 +484,7 @@ uint64_t AuditLog::DroppedCount() { return impl_->DroppedCount(); }
 absl::StatusOr<std::vector<AuditRecord>> AuditLog::Query(const AuditQuery& query) {
   return impl_->Query(query);
 }
+absl::StatusOr<AuditVerification> AuditLog::Verify() { return impl_->Verify(); }
 
 nlohmann::json ToJson(const AuditRecord& record) {
   return nlohmann::json{{"seq", record.seq},

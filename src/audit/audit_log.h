@@ -15,7 +15,9 @@
 // Persistence: table `audit` in its own SQLite file beside the store's (audit.db; WAL,
 // synchronous=FULL). Not in the store's file: a commit there (one per interval while searches
 // run) would make the store's connection drop its page cache and memory map before its next read,
-// which cost the search path about a fifth of its storage reads. Thread-safe.
+// which cost the search path about a fifth of its storage reads. Opened with a keyring, the writer
+// signs records as a hash chain (audit_chain.h; one HMAC per record, off the request path) and
+// Verify checks it. Thread-safe.
 #pragma once
 
 #include <cstddef>
@@ -44,6 +46,8 @@ struct AuditRecord {
   nlohmann::json detail = nlohmann::json::object();  // e.g. gate decision and score (issue #5)
 };
 
+struct AuditVerification;  // audit_chain.h
+
 struct AuditQuery {
   std::optional<std::string> principal;
   std::optional<std::string> session;
@@ -55,6 +59,8 @@ struct AuditQuery {
 
 // The audit database of the store whose SQLite file is `store_db`: kAuditDatabaseFile beside it.
 inline constexpr char kAuditDatabaseFile[] = "audit.db";
+// The store's keyring file name, beside its database unless configured elsewhere.
+inline constexpr char kDefaultKeyringFile[] = "keyring.json";
 std::filesystem::path AuditDatabaseFor(const std::filesystem::path& store_db);
 
 class AuditLog {
@@ -65,16 +71,21 @@ class AuditLog {
   // database at `db_path` and starts the writer thread. InvalidArgument unless
   // 1 <= flush_interval_ms <= 60000 and 1 <= queue_capacity <= 10^7; NotFound if there is no file
   // at `db_path`; Unavailable if it cannot be opened; DataLoss if it is not an SQLite database.
+  //
+  // With `keyring_path`, new records are signed in a hash chain (audit_chain.h) with the newest key
+  // of that keyring as loaded now, and Verify checks the chain; the keyring's Load errors are
+  // returned. Without it records are written unsigned.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<AuditLog>> Open(
       const std::filesystem::path& db_path, int flush_interval_ms = 50,
-      size_t queue_capacity = kDefaultQueueCapacity);
+      size_t queue_capacity = kDefaultQueueCapacity, const std::filesystem::path& keyring_path = {});
   // The audit log of the store whose SQLite file is `store_db`: opens AuditDatabaseFor(store_db),
   // creating it if needed, and moves into it the records earlier versions kept in the store's own
-  // file (table `audit`, dropped there afterwards). NotFound if `store_db` does not exist; other
-  // errors as Open.
+  // file (table `audit`, dropped there afterwards). Signs with `keyring_path`, by default the
+  // store's keyring beside `store_db` (kDefaultKeyringFile) when there is one. NotFound if
+  // `store_db` does not exist; other errors as Open.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<AuditLog>> OpenForStore(
       const std::filesystem::path& store_db, int flush_interval_ms = 50,
-      size_t queue_capacity = kDefaultQueueCapacity);
+      size_t queue_capacity = kDefaultQueueCapacity, std::filesystem::path keyring_path = {});
   // Writes every queued record, then stops the writer. If writes keep failing, gives up after
   // three attempts and reports the number of lost records on stderr.
   ~AuditLog();
@@ -92,6 +103,10 @@ class AuditLog {
   [[nodiscard]] absl::StatusOr<std::vector<AuditRecord>> Query(const AuditQuery& query);
   // Records dropped since Open because the queue stayed full, or lost at close (for /metrics).
   uint64_t DroppedCount();
+  // Checks every written record's place in the signed chain (audit_chain.h) with the keyring as it
+  // is on disk now. FailedPrecondition for a log opened without a keyring; the keyring's Load
+  // errors; Unavailable if the log cannot be read. Records still queued are not checked.
+  [[nodiscard]] absl::StatusOr<AuditVerification> Verify();
 
  private:
   class Impl;

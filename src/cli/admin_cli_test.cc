@@ -1,5 +1,6 @@
 // The service-administration subcommands driven in-process: `principals` (offline management of
-// API principals and keys) and `audit` (reading the audit log with filters).
+// API principals and keys) and `audit` (reading the audit log with filters; --verify checks its
+// signed chain).
 #include <sstream>
 
 #include <gmock/gmock.h>
@@ -10,6 +11,7 @@
 #include "auth/principal_registry.h"
 #include "cli/cli.h"
 #include "cli/cli_test_util.h"
+#include "testing/exec_sql.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::cli {
@@ -115,6 +117,31 @@ TEST_F(AdminCliTest, AuditFiltersRecords) {
   EXPECT_THAT(text.out, HasSubstr("bob"));
   EXPECT_THAT(text.out, HasSubstr("01BBBBBBBBBBBBBBBBBBBBBBBB"));
   EXPECT_NE(Cli({"audit", "--since", "yesterday"}).code, 0);
+}
+
+TEST_F(AdminCliTest, AuditVerifyChecksTheSignedChain) {
+  {
+    auto log = AuditLog::OpenForStore(Db());  // signs with the store's keyring by default
+    ASSERT_TRUE(log.ok()) << log.status();
+    for (const char* session : {"s1", "s2", "s3"}) {
+      (*log)->Append({0, Env::Default()->NowMicros(), "alice", session, "a", "search", "h", {"01A"}, {}});
+    }
+    ASSERT_TRUE((*log)->Flush().ok());
+  }
+  Result clean = Cli({"audit", "--verify", "--json"});
+  ASSERT_EQ(clean.code, 0) << clean.err;
+  EXPECT_EQ(clean.json()["records"], 3);
+  EXPECT_EQ(clean.json()["ok"], true);
+  Result text = Cli({"audit", "--verify"});
+  EXPECT_EQ(text.code, 0) << text.err;
+  EXPECT_THAT(text.out, HasSubstr("3 records; every signed record verifies"));
+
+  // Someone with the file hides that alice's session s2 was served entry 01A.
+  testing::ExecSql(dir_ / "store" / "audit.db", "UPDATE audit SET returned_ids = '[]' WHERE session = 's2'");
+  Result tampered = Cli({"audit", "--verify"});
+  EXPECT_EQ(tampered.code, 1);
+  EXPECT_THAT(tampered.out, HasSubstr("BAD seq 2: tag does not match"));
+  EXPECT_THAT(tampered.err, HasSubstr("1 audit record(s) fail verification"));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <spdlog/spdlog.h>
 
 #include "audit/audit_log.h"
+#include "audit/audit_chain.h"
 #include "auth/principal_registry.h"
 #include "bulwark/memory_store.h"
 #include "cli/attack_commands.h"
@@ -570,7 +571,28 @@ absl::StatusOr<int64_t> ParseSince(const std::string& text, int64_t now_us) {
 struct AuditFlags {
   std::string principal, session, entry_id, since;
   int limit = 100;
+  bool verify = false;
 };
+
+// `audit --verify`: the signed chain of the whole log (audit/audit_chain.h); exit 1 if any record
+// fails.
+int CmdAuditVerify(const GlobalFlags& g, AuditLog& log, Io io) {
+  auto v = log.Verify();
+  if (!v.ok()) return Fail(io, v.status());
+  if (g.json) {
+    io.out << ToJson(*v).dump() << "\n";
+    return v->ok() ? 0 : 1;
+  }
+  io.out << "audit log: " << v->records << " records";
+  if (v->unsigned_records > 0) io.out << " (" << v->unsigned_records << " written before records were signed)";
+  io.out << (v->ok() ? "; every signed record verifies\n" : "\n");
+  for (const AuditVerification::Bad& b : v->bad) io.out << "BAD seq " << b.seq << ": " << b.reason << "\n";
+  if (!v->ok()) {
+    io.err << "error: " << v->bad.size() << " audit record(s) fail verification\n";
+    return 1;
+  }
+  return 0;
+}
 
 int CmdAudit(const GlobalFlags& g, bool namespace_given, const AuditFlags& f, Io io) {
   const std::filesystem::path db = std::filesystem::path(g.store) / "bulwark.db";
@@ -587,8 +609,9 @@ int CmdAudit(const GlobalFlags& g, bool namespace_given, const AuditFlags& f, Io
   if (!since.ok()) return Fail(io, since.status());
   query.since_us = *since;
   query.limit = f.limit;
-  auto log = AuditLog::OpenForStore(db);
+  auto log = AuditLog::OpenForStore(db, 50, AuditLog::kDefaultQueueCapacity, g.keyring);
   if (!log.ok()) return Fail(io, log.status());
+  if (f.verify) return CmdAuditVerify(g, **log, io);
   auto records = (*log)->Query(query);
   if (!records.ok()) return Fail(io, records.status());
   if (g.json) {
@@ -804,6 +827,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   audit->add_option("--entry", af.entry_id, "only records that returned this entry id");
   audit->add_option("--since", af.since, "microseconds since the epoch, or an age: 30m, 2h, 7d");
   audit->add_option("--limit", af.limit, "most records")->capture_default_str()->check(CLI::Range(1, 10000));
+  audit->add_flag("--verify", af.verify,
+                  "check the signed chain of every record (edited, forged or removed records); exit 1 if any fails");
   audit->footer("Filter by namespace with the global -n/--namespace (all namespaces when not given).");
 
   read_defenses.Register(app);

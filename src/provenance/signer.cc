@@ -158,6 +158,8 @@ std::string CanonicalEncoding(const Entry& entry, uint32_t key_id) {
   return out;
 }
 
+void AppendEncodingField(std::string* out, std::string_view bytes) { AppendField(out, bytes); }
+
 absl::StatusOr<std::string> HmacSha256(std::span<const uint8_t> key, std::string_view message) {
   // OpenSSL wants non-null pointers even for empty inputs.
   static const uint8_t kEmpty = 0;

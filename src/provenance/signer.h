@@ -45,6 +45,10 @@ inline constexpr std::string_view kHistoryDomain = "bulwark.history.v1";
 // `seq` is not encoded: the database assigns it when the event is inserted. Never throws.
 std::string EventEncoding(const HistoryEvent& event, uint32_t key_id);
 
+// Appends one field of a canonical encoding: its length as 8 little-endian bytes, then its bytes
+// (the form every encoding above uses; shared with the audit log's record encoding).
+void AppendEncodingField(std::string* out, std::string_view bytes);
+
 // HMAC-SHA256 of `message` under `key` (any length, RFC 2104) via OpenSSL's EVP_MAC, reusing a
 // context already keyed with `key` when this thread has one: the function the signer uses, exposed
 // for the RFC 4231 known-answer tests. Returns the 32 raw tag bytes; Internal if OpenSSL fails.

@@ -136,7 +136,8 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   }
   if (so.insecure_dev) WarnInsecure(err, so);
 
-  auto audit = AuditLog::OpenForStore(db_path);
+  // Signed with the store's keyring (the newest key at start; a rotation takes effect at restart).
+  auto audit = AuditLog::OpenForStore(db_path, 50, AuditLog::kDefaultQueueCapacity, options.store.keyring_path);
   if (!audit.ok()) return Fail(err, audit.status(), "audit log");
 
   // The read-time defenses: fitted gates and the LLM. (The query history the gates can be fitted

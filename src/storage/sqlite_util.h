@@ -60,6 +60,7 @@ class Statement {
   std::string_view TextView(int col) const;
   std::string_view BlobView(int col) const;
   int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
 
  private:
   sqlite3* db_;
