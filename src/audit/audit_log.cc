@@ -65,9 +65,12 @@ absl::Status AddSigningColumns(sqlite3* db) {
               "ALTER TABLE audit ADD COLUMN tag BLOB");
 }
 
-// Decodes one row of the Query SELECT. Never fails: a column that does not decode is replaced
-// and the damage is noted in `detail`.
-AuditRecord DecodeRecord(const Statement& st) {
+// The columns both SELECTs read first, in this order.
+constexpr char kRecordColumns[] =
+    "seq, at_us, principal, session, namespace, operation, query_hash, returned_ids, detail";
+
+// The scalar fields of a row (columns 0-6 of kRecordColumns).
+AuditRecord DecodeScalars(const Statement& st) {
   AuditRecord r;
   r.seq = st.Int(0);
   r.at_us = st.Int(1);
@@ -76,6 +79,13 @@ AuditRecord DecodeRecord(const Statement& st) {
   r.name_space = st.Text(4);
   r.operation = st.Text(5);
   r.query_hash = st.Text(6);
+  return r;
+}
+
+// Decodes one row of the Query SELECT. Never fails: a column that does not decode is replaced
+// and the damage is noted in `detail`.
+AuditRecord DecodeRecord(const Statement& st) {
+  AuditRecord r = DecodeScalars(st);
   nlohmann::json ids = nlohmann::json::parse(st.Text(7), nullptr, /*allow_exceptions=*/false);
   bool ids_ok = ids.is_array() &&
                 std::all_of(ids.begin(), ids.end(), [](const nlohmann::json& id) { return id.is_string(); });
@@ -161,9 +171,7 @@ class AuditLog::Impl {
     if (query.limit < 1 || query.limit > kMaxQueryLimit) {
       return absl::InvalidArgumentError(absl::StrCat("limit must be 1 to ", kMaxQueryLimit));
     }
-    std::string sql =
-        "SELECT seq, at_us, principal, session, namespace, operation, query_hash, returned_ids, detail "
-        "FROM audit WHERE 1";
+    std::string sql = absl::StrCat("SELECT ", kRecordColumns, " FROM audit WHERE 1");
     std::vector<std::string> texts;  // bound in order, then since_us, then limit
     auto filter = [&](const std::optional<std::string>& value, const char* column) {
       if (!value) return;
@@ -210,9 +218,7 @@ class AuditLog::Impl {
     auto keyring = Keyring::Load(keyring_path_);
     if (!keyring.ok()) return keyring.status();
     std::lock_guard<std::mutex> lock(db_mu_);
-    Statement st(db_,
-                 "SELECT seq, at_us, principal, session, namespace, operation, query_hash, returned_ids, detail, "
-                 "key_id, tag FROM audit ORDER BY seq");
+    Statement st(db_, absl::StrCat("SELECT ", kRecordColumns, ", key_id, tag FROM audit ORDER BY seq"));
     if (auto s = st.status(); !s.ok()) return s;
     AuditVerification out;
     std::string previous_tag;
@@ -220,14 +226,7 @@ class AuditLog::Impl {
     int rc;
     while ((rc = st.Step()) == SQLITE_ROW) {
       ++out.records;
-      AuditRecord record;
-      record.seq = st.Int(0);
-      record.at_us = st.Int(1);
-      record.principal = st.Text(2);
-      record.session = st.Text(3);
-      record.name_space = st.Text(4);
-      record.operation = st.Text(5);
-      record.query_hash = st.Text(6);
+      const AuditRecord record = DecodeScalars(st);
       const std::string tag = st.Blob(10);
       if (st.IsNull(10)) {
         if (seen_signed) {

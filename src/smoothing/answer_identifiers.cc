@@ -4,6 +4,9 @@
 #include <algorithm>
 
 #include <absl/strings/ascii.h>
+#include <absl/strings/str_split.h>
+
+#include "core/strings.h"
 
 namespace bulwark {
 namespace {
@@ -37,13 +40,8 @@ bool IsHostName(std::string_view token) {
 
 std::vector<std::string> IdentifierTokens(std::string_view answer) {
   std::vector<std::string> out;
-  size_t i = 0;
-  while (i < answer.size()) {
-    while (i < answer.size() && absl::ascii_isspace(static_cast<unsigned char>(answer[i]))) ++i;
-    size_t end = i;
-    while (end < answer.size() && !absl::ascii_isspace(static_cast<unsigned char>(answer[end]))) ++end;
-    std::string_view token = answer.substr(i, end - i);
-    i = end;
+  for (absl::string_view piece : absl::StrSplit(ToAbsl(answer), absl::ByAnyChar(" \t\n\r\f\v"), absl::SkipEmpty())) {
+    std::string_view token = ToStd(piece);
     while (!token.empty() && IsEdgePunctuation(token.front())) token.remove_prefix(1);
     while (!token.empty() && IsEdgePunctuation(token.back())) token.remove_suffix(1);
     if (token.empty()) continue;
