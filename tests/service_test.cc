@@ -13,6 +13,7 @@
 
 #include "core/hex.h"
 #include "service_harness.h"
+#include "testing/exec_sql.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -528,6 +529,12 @@ TEST_F(ServiceTest, EverySearchIsAudited) {
   Answer audit = Call("GET", "/v1/audit?session=chat-42", admin_);
   ASSERT_EQ(audit.status, 200) << audit.body;
   ASSERT_EQ(audit.json()["records"].size(), 1u);
+  // The records are a signed chain: /v1/admin/verify checks it while the server writes.
+  Answer verified = Call("POST", "/v1/admin/verify", admin_);
+  ASSERT_EQ(verified.status, 200) << verified.body;
+  EXPECT_EQ(verified.json()["ok"], true) << verified.body;
+  EXPECT_GE(verified.json()["audit"]["records"].get<int>(), 2) << "the add and the search";
+  EXPECT_EQ(verified.json()["audit"]["unsigned_records"], 0);
   const json record = audit.json()["records"][0];
   EXPECT_EQ(record["principal"], "r");
   EXPECT_EQ(record["namespace"], "a");
@@ -540,6 +547,16 @@ TEST_F(ServiceTest, EverySearchIsAudited) {
   EXPECT_EQ(Call("GET", "/v1/audit?principal=nobody", admin_).json()["records"].size(), 0u);
   EXPECT_EQ(Call("GET", "/v1/audit?limit=abc", admin_).status, 400);
   EXPECT_EQ(Call("GET", "/v1/audit?colour=red", admin_).status, 400);
+
+  // Someone with the file erases that the reader was served the entry: verify names the record.
+  const int64_t seq = audit.json()["records"][0]["seq"];
+  testing::ExecSql(dir_ / "store" / "audit.db",
+                   "UPDATE audit SET returned_ids = '[]' WHERE seq = " + std::to_string(seq));
+  Answer tampered = Call("POST", "/v1/admin/verify", admin_);
+  ASSERT_EQ(tampered.status, 200) << tampered.body;
+  EXPECT_EQ(tampered.json()["ok"], false);
+  ASSERT_EQ(tampered.json()["audit"]["bad_records"].size(), 1u) << tampered.body;
+  EXPECT_EQ(tampered.json()["audit"]["bad_records"][0]["seq"], seq);
 }
 
 TEST_F(ServiceTest, MetricsAndSignatureFailures) {

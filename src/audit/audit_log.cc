@@ -103,9 +103,10 @@ AuditRecord DecodeRecord(const Statement& st) {
 class AuditLog::Impl {
  public:
   // `keyring` empty: records are written unsigned. `keyring_path` is where Verify reloads it.
-  Impl(sqlite3* db, std::chrono::milliseconds interval, size_t capacity, std::optional<Keyring> keyring,
-       std::filesystem::path keyring_path)
+  Impl(sqlite3* db, std::filesystem::path db_path, std::chrono::milliseconds interval, size_t capacity,
+       std::optional<Keyring> keyring, std::filesystem::path keyring_path)
       : db_(db),
+        db_path_(std::move(db_path)),
         interval_(interval),
         capacity_(capacity),
         batch_limit_(std::min(kMaxBatch, capacity)),
@@ -210,15 +211,28 @@ class AuditLog::Impl {
   }
 
   // Walks every record in seq order and checks the chain (audit_chain.h) with the keyring as it is
-  // on disk now (keys rotated since this log opened included).
+  // on disk now (keys rotated since this log opened included). Reads through a connection of its
+  // own (one snapshot of the WAL database), so the writer keeps committing meanwhile.
   absl::StatusOr<AuditVerification> Verify() {
     if (keyring_path_.empty()) {
       return absl::FailedPreconditionError("this audit log has no keyring: its records are not signed");
     }
     auto keyring = Keyring::Load(keyring_path_);
     if (!keyring.ok()) return keyring.status();
-    std::lock_guard<std::mutex> lock(db_mu_);
-    Statement st(db_, absl::StrCat("SELECT ", kRecordColumns, ", key_id, tag FROM audit ORDER BY seq"));
+    sqlite3* reader = nullptr;
+    if (sqlite3_open_v2(db_path_.c_str(), &reader, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+      sqlite3_close(reader);
+      return absl::UnavailableError(absl::StrCat("cannot open ", db_path_.string(), " to verify it"));
+    }
+    sqlite3_busy_timeout(reader, 5000);
+    absl::StatusOr<AuditVerification> result = VerifyWith(reader, *keyring);
+    sqlite3_close(reader);
+    return result;
+  }
+
+  absl::StatusOr<AuditVerification> VerifyWith(sqlite3* db, const Keyring& keyring) {
+    // One statement: SQLite reads it from one snapshot of the log.
+    Statement st(db, absl::StrCat("SELECT ", kRecordColumns, ", key_id, tag FROM audit ORDER BY seq"));
     if (auto s = st.status(); !s.ok()) return s;
     AuditVerification out;
     std::string previous_tag;
@@ -241,7 +255,7 @@ class AuditLog::Impl {
       const int64_t key_id = st.Int(9);
       absl::StatusOr<std::string> expected =
           key_id > 0 && key_id <= kMaxKeyringKeys
-              ? AuditRecordTag(*keyring, {record, st.TextView(7), st.TextView(8)}, static_cast<uint32_t>(key_id),
+              ? AuditRecordTag(keyring, {record, st.TextView(7), st.TextView(8)}, static_cast<uint32_t>(key_id),
                                previous_tag)
               : absl::FailedPreconditionError(absl::StrCat("no signing key ", key_id));
       if (!expected.ok()) {
@@ -252,7 +266,7 @@ class AuditLog::Impl {
       }
       previous_tag = tag;
     }
-    if (rc != SQLITE_DONE) return SqliteError(db_, "read the audit log");
+    if (rc != SQLITE_DONE) return SqliteError(db, "read the audit log");
     return out;
   }
 
@@ -393,6 +407,7 @@ class AuditLog::Impl {
 
   std::mutex db_mu_;  // serializes all use of db_
   sqlite3* db_;       // guarded by db_mu_
+  const std::filesystem::path db_path_;
 
   const std::chrono::milliseconds interval_;
   const size_t capacity_;     // most records queued (written or not) at once
@@ -445,7 +460,7 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::
     sqlite3_close(db);
     return s;
   }
-  auto impl = std::make_unique<Impl>(db, std::chrono::milliseconds(flush_interval_ms), queue_capacity,
+  auto impl = std::make_unique<Impl>(db, db_path, std::chrono::milliseconds(flush_interval_ms), queue_capacity,
                                      std::move(keyring), keyring_path);
   impl->Start();
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(impl)));

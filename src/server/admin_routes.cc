@@ -10,10 +10,11 @@
 //   POST /v1/admin/principals/{name}/keys        a new key, returned once
 //   POST /v1/admin/keys/{key_id}/revoke          revoke one key
 //   POST /v1/admin/signing-keys/rotate           new newest signing key; old entries still verify
-//   POST /v1/admin/verify                        check every row's signature
+//   POST /v1/admin/verify                        check every row's signature and the audit chain
 //   GET  /v1/audit?principal=&session=&namespace=&entry_id=&since_us=&limit=
 #include <absl/strings/str_cat.h>
 
+#include "audit/audit_chain.h"
 #include "server/api_status.h"
 #include "server/service.h"
 
@@ -161,6 +162,14 @@ absl::StatusOr<Reply> Verify(ServiceContext& ctx, const Call& call) {
   if (!report.ok()) return report.status();
   Reply reply;
   reply.body = ToJson(*report);
+  if (ctx.backends.audit != nullptr) {
+    // The audit log's signed chain too, including the records of requests answered just before.
+    if (auto s = ctx.backends.audit->Flush(); !s.ok()) return s;
+    auto audit = ctx.backends.audit->Verify();
+    if (!audit.ok()) return audit.status();
+    reply.body["audit"] = ToJson(*audit);
+    reply.body["ok"] = reply.body["ok"].get<bool>() && audit->ok();
+  }
   return reply;
 }
 
