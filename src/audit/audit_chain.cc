@@ -10,7 +10,7 @@ std::string AuditRecordEncoding(const StoredAuditRecord& row, uint32_t key_id, s
   const AuditRecord& record = row.record;
   std::string out(kAuditDomain);
   AppendEncodingField(&out, absl::StrCat(key_id));
-  AppendEncodingField(&out, absl::StrCat(record.seq));
+  AppendEncodingField(&out, absl::StrCat(row.seq));
   AppendEncodingField(&out, absl::StrCat(record.at_us));
   AppendEncodingField(&out, record.principal);
   AppendEncodingField(&out, record.session);

@@ -22,10 +22,12 @@ namespace bulwark {
 
 inline constexpr std::string_view kAuditDomain = "bulwark.audit.v1";
 
-// A record as stored: its scalar fields, and returned_ids and detail as the JSON texts in the row
-// (compact; invalid UTF-8 replaced), so that checking a row encodes exactly the bytes written.
+// A record as stored: its seq, its scalar fields, and returned_ids and detail as the JSON texts in
+// the row (compact; invalid UTF-8 replaced), so that checking a row encodes exactly the bytes
+// written.
 struct StoredAuditRecord {
-  const AuditRecord& record;  // seq, at_us, principal, session, name_space, operation, query_hash
+  int64_t seq;
+  const AuditRecord& record;  // at_us, principal, session, name_space, operation, query_hash
   std::string_view returned_ids_json;
   std::string_view detail_json;
 };

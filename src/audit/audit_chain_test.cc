@@ -38,14 +38,13 @@ TEST(AuditChainTest, TagMatchesAnIndependentHmacOfTheEncoding) {
   auto keyring = Keyring::Load(WriteFixedKeyring(dir.path()));
   ASSERT_TRUE(keyring.ok()) << keyring.status();
   AuditRecord r;
-  r.seq = 7;
   r.at_us = 1700000000000000;
   r.principal = "agent-1";
   r.session = "chat-42";
   r.name_space = "alice";
   r.operation = "search";
   r.query_hash = "9f86d081884c7d65";
-  const StoredAuditRecord row{r, R"(["01A","01B"])", R"({"gate":{"decision":"pass"}})"};
+  const StoredAuditRecord row{7, r, R"(["01A","01B"])", R"({"gate":{"decision":"pass"}})"};
   // python3: hmac.new(bytes(range(32)), b"bulwark.audit.v1" + f("1") + f("7") + ... + f(prev),
   // hashlib.sha256).hexdigest(), f(b) = struct.pack("<Q", len(b)) + b.
   auto first = AuditRecordTag(*keyring, row, 1, "");

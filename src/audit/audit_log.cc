@@ -255,7 +255,8 @@ class AuditLog::Impl {
       const int64_t key_id = st.Int(9);
       absl::StatusOr<std::string> expected =
           key_id > 0 && key_id <= kMaxKeyringKeys
-              ? AuditRecordTag(keyring, {record, st.TextView(7), st.TextView(8)}, static_cast<uint32_t>(key_id),
+              ? AuditRecordTag(keyring, {record.seq, record, st.TextView(7), st.TextView(8)},
+                               static_cast<uint32_t>(key_id),
                                previous_tag)
               : absl::FailedPreconditionError(absl::StrCat("no signing key ", key_id));
       if (!expected.ok()) {
@@ -379,12 +380,10 @@ class AuditLog::Impl {
       const std::string ids = Dump(nlohmann::json(r->returned_ids));
       const std::string detail = Dump(r->detail);
       if (keyring_) {
-        AuditRecord numbered = *r;
-        numbered.seq = ++seq;
         const uint32_t key_id = keyring_->newest_key_id();
-        auto tag = AuditRecordTag(*keyring_, {numbered, ids, detail}, key_id, previous_tag);
+        auto tag = AuditRecordTag(*keyring_, {++seq, *r, ids, detail}, key_id, previous_tag);
         if (!tag.ok()) return tag.status();
-        st.Bind(1, numbered.seq);
+        st.Bind(1, seq);
         st.Bind(10, static_cast<int64_t>(key_id));
         st.BindBlob(11, tag->data(), tag->size());
         previous_tag = *std::move(tag);

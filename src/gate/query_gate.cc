@@ -10,6 +10,33 @@
 
 namespace bulwark {
 
+std::string_view ToString(GateDecision decision) {
+  switch (decision) {
+    case GateDecision::kOff:
+      return "off";
+    case GateDecision::kNoGate:
+      return "no_gate";
+    case GateDecision::kPass:
+      return "pass";
+    case GateDecision::kFlag:
+      return "flag";
+    case GateDecision::kEscalate:
+      return "escalate";
+    case GateDecision::kReject:
+      return "reject";
+    case GateDecision::kStrip:
+      return "strip";
+  }
+  return "unknown";
+}
+
+std::optional<GateDecision> ParseGateDecision(std::string_view name) {
+  for (int i = 0; i < kGateDecisionCount; ++i) {
+    if (ToString(static_cast<GateDecision>(i)) == name) return static_cast<GateDecision>(i);
+  }
+  return std::nullopt;
+}
+
 std::string_view ToString(GateMode mode) {
   switch (mode) {
     case GateMode::kOff:
@@ -78,7 +105,7 @@ absl::StatusOr<GateVerdict> QueryGate::Evaluate(std::string_view query, std::spa
   v.mode = mode;
   if (mode == GateMode::kOff) return v;
   if (model_ == nullptr) {
-    v.decision = "no_gate";
+    v.decision = ToString(GateDecision::kNoGate);
     return v;
   }
   const GateScore kind = model_->decision_score();
@@ -88,20 +115,20 @@ absl::StatusOr<GateVerdict> QueryGate::Evaluate(std::string_view query, std::spa
   v.threshold = model_->threshold(kind);
   v.flagged = v.score > v.threshold;
   if (!v.flagged) {
-    v.decision = "pass";
+    v.decision = ToString(GateDecision::kPass);
     return v;
   }
   switch (mode) {
     case GateMode::kOff:
       break;
     case GateMode::kFlag:
-      v.decision = "flag";
+      v.decision = ToString(GateDecision::kFlag);
       break;
     case GateMode::kEscalate:
-      v.decision = "escalate";
+      v.decision = ToString(GateDecision::kEscalate);
       break;
     case GateMode::kReject:
-      v.decision = "reject";
+      v.decision = ToString(GateDecision::kReject);
       break;
     case GateMode::kStrip:
       if (auto s = Strip(query, &v); !s.ok()) return s;
@@ -114,7 +141,7 @@ absl::Status QueryGate::Strip(std::string_view query, GateVerdict* v) const {
   std::vector<std::string> tokens =
       absl::StrSplit(ToAbsl(query), absl::ByAnyChar(" \t\r\n"), absl::SkipEmpty());
   if (static_cast<int>(tokens.size()) > strip_.max_tokens) {
-    v->decision = "reject";  // too long to localize a trigger in; refusing is the safe answer
+    v->decision = ToString(GateDecision::kReject);  // too long to localize a trigger in; refusing is the safe answer
     return absl::OkStatus();
   }
   const GateScore kind = *v->score_kind;
@@ -146,7 +173,7 @@ absl::Status QueryGate::Strip(std::string_view query, GateVerdict* v) const {
     tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(best));
     current = best_score;
   }
-  v->decision = "strip";
+  v->decision = ToString(GateDecision::kStrip);
   v->cleaned_query = absl::StrJoin(tokens, " ");
   v->score_after = current;
   v->still_flagged = current > v->threshold;

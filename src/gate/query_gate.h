@@ -36,9 +36,17 @@ std::optional<GateMode> ParseGateMode(std::string_view name);
 // caller without the admin role may choose a mode only at least as strict as the namespace policy.
 int Strictness(GateMode mode);
 
+// What the gate decided for one query: a closed set, named in GateVerdict::decision and in
+// responses, audit records and the /metrics label.
+enum class GateDecision { kOff, kNoGate, kPass, kFlag, kEscalate, kReject, kStrip };
+constexpr int kGateDecisionCount = 7;
+std::string_view ToString(GateDecision decision);  // "off", "no_gate", "pass", ...
+// The decision named `name`; nullopt for any other string.
+std::optional<GateDecision> ParseGateDecision(std::string_view name);
+
 struct GateVerdict {
   GateMode mode = GateMode::kOff;
-  std::string decision = "off";  // off | no_gate | pass | flag | escalate | reject | strip
+  std::string decision = "off";  // ToString of a GateDecision
   bool flagged = false;          // the decision score of the (original) query is above threshold
   std::optional<GateScore> score_kind;
   double score = 0;  // decision score of the original query

@@ -63,33 +63,6 @@ std::string_view ToString(RejectReason reason) {
   return "unknown";
 }
 
-std::string_view ToString(GateDecision decision) {
-  switch (decision) {
-    case GateDecision::kOff:
-      return "off";
-    case GateDecision::kNoGate:
-      return "no_gate";
-    case GateDecision::kPass:
-      return "pass";
-    case GateDecision::kFlag:
-      return "flag";
-    case GateDecision::kEscalate:
-      return "escalate";
-    case GateDecision::kReject:
-      return "reject";
-    case GateDecision::kStrip:
-      return "strip";
-  }
-  return "unknown";
-}
-
-std::optional<GateDecision> ParseGateDecision(std::string_view name) {
-  for (int i = 0; i < kGateDecisionCount; ++i) {
-    if (ToString(static_cast<GateDecision>(i)) == name) return static_cast<GateDecision>(i);
-  }
-  return std::nullopt;
-}
-
 void Metrics::ObserveRequest(std::string_view route, std::string_view method, int status, double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
   ++requests_[{std::string(route), std::string(method), status}];

@@ -17,6 +17,8 @@
 #include <tuple>
 #include <vector>
 
+#include "gate/query_gate.h"
+
 namespace bulwark::server {
 
 // Why a request was refused before or instead of reaching the store.
@@ -30,13 +32,6 @@ enum class RejectReason {
 };
 constexpr int kRejectReasonCount = 6;
 std::string_view ToString(RejectReason reason);
-
-// What the query gate decided for a search or answer (GateVerdict::decision, a closed set).
-enum class GateDecision { kOff, kNoGate, kPass, kFlag, kEscalate, kReject, kStrip };
-constexpr int kGateDecisionCount = 7;
-std::string_view ToString(GateDecision decision);
-// The decision named `name` ("off", "no_gate", "pass", ...); nullopt for any other string.
-std::optional<GateDecision> ParseGateDecision(std::string_view name);
 
 // Counters of things that happened to entries through this server process.
 enum class EventCounter {

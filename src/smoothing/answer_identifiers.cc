@@ -19,15 +19,8 @@ bool IsEdgePunctuation(char c) {
 // characters ("evil.example", "mail.corp.com"; not "e.g").
 bool IsHostName(std::string_view token) {
   if (token.find('.') == std::string_view::npos) return false;
-  size_t start = 0;
-  std::vector<std::string_view> labels;
-  while (true) {
-    const size_t dot = token.find('.', start);
-    labels.push_back(token.substr(start, dot == std::string_view::npos ? std::string_view::npos : dot - start));
-    if (dot == std::string_view::npos) break;
-    start = dot + 1;
-  }
-  for (std::string_view label : labels) {
+  const std::vector<absl::string_view> labels = absl::StrSplit(ToAbsl(token), '.');
+  for (absl::string_view label : labels) {
     if (label.empty()) return false;
     for (char c : label) {
       if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '-') return false;
