@@ -27,6 +27,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "storage/store_layout.h"
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "bulwark/memory_store.h"
@@ -210,7 +211,7 @@ int Main(int argc, char** argv) {
   }
   const double load_s = std::chrono::duration<double>(Clock::now() - load_start).count();
 
-  const auto db = dir.path() / "bulwark.db";
+  const auto db = bulwark::StoreLayout(dir.path()).database();
   auto registry = PrincipalRegistry::Open(db, Env::Default());
   if (!registry.ok()) return 1;
   if (!(*registry)->AddPrincipal({"bench", Role::kAdmin, {"*"}}).ok()) return 1;

@@ -17,21 +17,16 @@
 // write to the same store: searches see their changes within StoreOptions::other_writers_check_ms.
 #pragma once
 
-#include <atomic>
-#include <mutex>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <absl/container/flat_hash_map.h>
-#include <absl/container/flat_hash_set.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 
@@ -40,13 +35,6 @@
 #include "bulwark/options.h"
 
 namespace bulwark {
-
-class StorageBackend;
-class Keyring;
-class Signer;
-class VectorIndex;
-class IdGenerator;
-class WriteGate;
 
 struct SearchHit {
   Entry entry;
@@ -204,92 +192,20 @@ class MemoryStore {
   [[nodiscard]] absl::StatusOr<nlohmann::json> Calibrate(std::string_view name_space, const CalibrationRequest& request);
   // The namespace's calibration summary; null before calibration.
   [[nodiscard]] nlohmann::json CalibrationSummary(std::string_view name_space) const;
-  // The newest `limit` query embeddings of the namespace's query history, oldest first (at most
-  // the history's capacity, `memsad.history_capacity` in gate.json).
-  [[nodiscard]] std::vector<std::vector<float>> RecentQueries(std::string_view name_space, size_t limit) const;
-  // Persists the query embeddings appended since the last save (also done every 64 searches'
-  // worth on the write path and when the store closes).
-  [[nodiscard]] absl::Status FlushQueryHistory();
 
-  // The write gate every Add, AddBatch and Update passes through (detectors, watermark scheme).
-  const WriteGate& write_gate() const { return *gate_; }
-  const Embedder& embedder() const { return *embedder_; }
-  int64_t signature_failures() const { return signature_failures_.load(); }
+  const Embedder& embedder() const;
+  // Rows and history events that failed verification since this process opened the store.
+  int64_t signature_failures() const;
+
+  // The store's parts (entries, write pipeline, write defenses): store/memory_store_impl.h, for
+  // the library's own layers (server, CLI, evaluation). Not part of the stable API.
+  class Impl;
+  Impl& impl() { return *impl_; }
+  const Impl& impl() const { return *impl_; }
 
  private:
-  MemoryStore();
-  absl::Status Load(const std::filesystem::path& dir, const StoreOptions& options, bool create);
-  absl::Status LoadIndexes();
-  absl::Status LoadWriteGate(const std::filesystem::path& dir, const StoreOptions& options);
-  // Saves a namespace's unsaved query history rows; `replace` rewrites it whole.
-  absl::Status SaveHistory(const std::string& name_space, bool replace);
-  // Runs the write gate on a built (embedded, unsigned) entry: stores the report and, if
-  // flagged, sets the state to quarantined. Returns whether it was flagged.
-  bool GateEntry(Entry* entry) const;
-  struct NamespaceIndex;  // vectors and metadata of one namespace (memory_store.cc)
-  NamespaceIndex* IndexFor(const std::string& name_space);  // requires mu_ held exclusively
-  // Adds a row to its namespace's index (vectors and metadata), logging instead of failing.
-  void IndexRow(int64_t row_id, const Entry& entry);  // requires mu_ held exclusively
-  // Checks a row read back from storage: decoded, in `name_space`, right embedding size, valid tag.
-  absl::Status CheckRow(const struct StoredRow& row, std::string_view name_space) const;
-  absl::Status ValidateNew(const NewEntry& entry) const;
-  absl::StatusOr<struct StoredRow> LoadVerified(std::string_view name_space, std::string_view id);
-  struct StateChange {
-    std::string event;     // history event name
-    uint32_t from_states;  // bit set of states the change applies to
-    State to_state;
-    nlohmann::json detail;
-  };
-  absl::Status Transition(std::string_view name_space, std::string_view id, std::string_view actor,
-                          const StateChange& change);
-  void ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
-                    std::string_view reason);
-  void ReportBadEvent(int64_t seq, std::string_view reason);
-  // Brings the index up to date with entries other processes changed (see
-  // StoreOptions::other_writers_check_ms); a no-op until the next check is due.
-  absl::Status CatchUpWithOtherWriters();
-  // Reads the events after seen_event_seq_ and re-indexes the entries other writers changed.
-  // Requires mu_ (unique).
-  absl::Status CatchUpLocked();
-  // Re-reads the entry and re-indexes it as LoadIndexes would (or drops it). Requires mu_ (unique).
-  absl::Status ReindexEntry(const std::string& name_space, const std::string& id);
-  // Notes the events this process's last write appended, so catching up skips them. Requires mu_.
-  void NoteOwnEvents();
-  // Rollback detection: the row has reached at least this version (updated_at_us). Requires mu_
-  // (unique). A row later read back older than the newest version noted was rolled back.
-  void NoteVersion(int64_t row_id, int64_t updated_at_us);
-  // True if the row is older than the newest version noted for it. Requires mu_.
-  bool RolledBack(const StoredRow& row) const;
-  // True if the row belongs in the index: not deleted or purged, decodes, has the embedder's
-  // dimension and a valid namespace; a row that does not is reported (ReportBadRow).
-  bool Indexable(const StoredRow& row);
-
-  StoreOptions options_;
-  Env* env_ = nullptr;
-  std::unique_ptr<StorageBackend> backend_;
-  std::unique_ptr<Keyring> keyring_;
-  std::unique_ptr<Signer> signer_;
-  std::shared_ptr<const Embedder> embedder_;
-  std::unique_ptr<IdGenerator> ids_;
-  std::unique_ptr<WriteGate> gate_;
-  std::mutex history_save_mu_;
-  absl::flat_hash_map<std::string, uint64_t> history_saved_;  // per namespace: saved through seq
-
-  mutable std::shared_mutex mu_;  // guards indexes_ and orders writes
-  absl::flat_hash_map<std::string, std::unique_ptr<NamespaceIndex>> indexes_;  // by namespace
-  // Catching up with other writers: every history event up to seen_event_seq_ is reflected in the
-  // index, and so are own_event_seqs_ (this process's events after it). Guarded by mu_.
-  int64_t seen_event_seq_ = 0;
-  // By row id, the newest updated_at_us this process has seen the row reach: from the row at open,
-  // the newest event of its history, and every write since (its own and, caught up, others').
-  // Guarded by mu_.
-  absl::flat_hash_map<int64_t, int64_t> row_versions_;
-  absl::flat_hash_set<int64_t> own_event_seqs_;
-  std::atomic<int64_t> next_catch_up_us_{0};
-  absl::flat_hash_set<int64_t> bad_rows_;    // rows that failed verification (guarded by bad_mu_)
-  absl::flat_hash_set<int64_t> bad_events_;  // history events (by seq) that did (guarded by bad_mu_)
-  mutable std::mutex bad_mu_;
-  std::atomic<int64_t> signature_failures_{0};
+  explicit MemoryStore(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace bulwark

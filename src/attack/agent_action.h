@@ -1,4 +1,4 @@
-// The answer and action steps behind ASR-A and ASR-T in `bulwark eval poisoning` (MemSAD Sec. 6 /
+// The answer and action steps behind ASR-A and ASR-T in `bulwark-lab eval poisoning` (MemSAD Sec. 6 /
 // AgentPoison define them with an LLM agent; here both steps are deterministic stand-ins):
 //
 //   answer step  the ExtractiveResponder answers from the (defended) top k: the claim of the

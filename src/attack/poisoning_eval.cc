@@ -29,6 +29,7 @@
 #include "eval/rates.h"
 #include "eval/roc.h"
 #include "smoothing/extractive_responder.h"
+#include "store/memory_store_impl.h"
 
 namespace bulwark::attack {
 namespace {
@@ -101,7 +102,7 @@ struct Deployment {
   std::shared_ptr<const SynonymTable> synonyms;
 
   TextMarker Marker() const {
-    const WatermarkScheme* scheme = &store->write_gate().watermark();
+    const WatermarkScheme* scheme = &store->impl().defenses->gate().watermark();
     return [scheme](std::string_view text) { return MarkText(text, *scheme, kWatermarkTarget).text; };
   }
 

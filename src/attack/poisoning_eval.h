@@ -1,5 +1,5 @@
-// The attack x defense experiment behind `bulwark eval poisoning` (MemSAD paper Tables 2-3) and
-// the adaptive-attacker experiment behind `bulwark eval adaptive` (Table 4 / Table 18).
+// The attack x defense experiment behind `bulwark-lab eval poisoning` (MemSAD paper Tables 2-3) and
+// the adaptive-attacker experiment behind `bulwark-lab eval adaptive` (Table 4 / Table 18).
 //
 // Per seed, one real store (lexical embedder, every write-time detector enabled, the watermark
 // included) in `work_dir`/poisoning-<seed>, one namespace "eval-<attack>" per attack, each set up

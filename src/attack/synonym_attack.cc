@@ -11,6 +11,7 @@
 
 #include "attack/attack.h"
 #include "detect/write_gate.h"
+#include "store/memory_store_impl.h"
 
 namespace bulwark::attack {
 namespace {
@@ -60,7 +61,7 @@ class Scorer {
   absl::StatusOr<Evaluation> Evaluate(const std::string& text) const {
     auto embedding = store_.embedder().Embed(text);
     if (!embedding.ok()) return embedding.status();
-    const GateReport report = store_.write_gate().Evaluate({name_space_, text, *embedding});
+    const GateReport report = store_.impl().defenses->gate().Evaluate({name_space_, text, *embedding});
     Evaluation ev;
     double worst = -std::numeric_limits<double>::infinity(), sum = 0;
     for (const std::string& name : options_.detectors) {

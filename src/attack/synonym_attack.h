@@ -5,7 +5,7 @@
 //   c* = argmin_{c' in Syn(c)} s(c'; H)   s.t.   rank(E(c'), M) <= k for every victim query.
 //
 // White-box: the attacker knows the thresholds and calls the store's own write gate
-// (MemoryStore::write_gate().Evaluate) to score candidates, and reads the stored embeddings
+// (the store's WriteDefenses gate) to score candidates, and reads the stored embeddings
 // (MemoryStore::Export) to check the top-k constraint, without searching (so it leaves no trace
 // in the query history H). Synonyms come from SynonymTable (WordNet same-sense groups). With the
 // lexical embedder's synonym canonicalization on, those substitutions leave the embedding

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "attack/attack.h"
+#include "storage/store_layout.h"
 
 namespace bulwark::attack {
 namespace {
@@ -59,7 +60,7 @@ absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(const std::filesyste
   if (!embedding.ok()) return embedding.status();
   const std::string blob(reinterpret_cast<const char*>(embedding->data()), embedding->size() * sizeof(float));
   sqlite3* raw = nullptr;
-  const std::string path = (store_dir / "bulwark.db").string();
+  const std::string path = StoreLayout(store_dir).database().string();
   if (sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
     Db closer(raw);
     return absl::InternalError("cannot open " + path);

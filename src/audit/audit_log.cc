@@ -19,6 +19,7 @@
 #include "audit/audit_chain.h"
 #include "core/strings.h"
 #include "storage/sqlite_util.h"
+#include "storage/store_layout.h"
 
 namespace bulwark {
 namespace {
@@ -434,7 +435,7 @@ AuditLog::AuditLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 AuditLog::~AuditLog() = default;
 
 std::filesystem::path AuditDatabaseFor(const std::filesystem::path& store_db) {
-  return store_db.parent_path() / kAuditDatabaseFile;
+  return StoreLayout::ForDatabase(store_db).audit_database();
 }
 
 absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::path& db_path,
@@ -473,7 +474,7 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::OpenForStore(const std::file
     return absl::NotFoundError(absl::StrCat("no store database at ", store_db.string()));
   }
   if (keyring_path.empty()) {
-    keyring_path = store_db.parent_path() / kDefaultKeyringFile;
+    keyring_path = StoreLayout::ForDatabase(store_db).keyring();
     if (!std::filesystem::exists(keyring_path, ec)) keyring_path.clear();
   }
   const std::filesystem::path path = AuditDatabaseFor(store_db);

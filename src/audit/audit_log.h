@@ -57,10 +57,7 @@ struct AuditQuery {
   int limit = 100;                      // 1 .. 10000, newest (highest seq) first
 };
 
-// The audit database of the store whose SQLite file is `store_db`: kAuditDatabaseFile beside it.
-inline constexpr char kAuditDatabaseFile[] = "audit.db";
-// The store's keyring file name, beside its database unless configured elsewhere.
-inline constexpr char kDefaultKeyringFile[] = "keyring.json";
+// The audit database of the store whose SQLite file is `store_db` (StoreLayout::audit_database).
 std::filesystem::path AuditDatabaseFor(const std::filesystem::path& store_db);
 
 class AuditLog {
@@ -81,7 +78,7 @@ class AuditLog {
   // The audit log of the store whose SQLite file is `store_db`: opens AuditDatabaseFor(store_db),
   // creating it if needed, and moves into it the records earlier versions kept in the store's own
   // file (table `audit`, dropped there afterwards). Signs with `keyring_path`, by default the
-  // store's keyring beside `store_db` (kDefaultKeyringFile) when there is one. NotFound if
+  // store's keyring beside `store_db` (StoreLayout::keyring) when there is one. NotFound if
   // `store_db` does not exist; other errors as Open.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<AuditLog>> OpenForStore(
       const std::filesystem::path& store_db, int flush_interval_ms = 50,

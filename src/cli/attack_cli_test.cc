@@ -1,4 +1,4 @@
-// `bulwark attack agentpoison`, driven in-process through cli::Run against a store in a temp dir:
+// `bulwark-lab attack agentpoison`, driven in-process through cli::Run against a store in a temp dir:
 // the attack log it writes is what `gate fit --triggered` reads, and the gate fitted on it rejects
 // a victim query carrying the optimized trigger that was not in the log; --write stores the poison
 // through the write path and it is then retrieved for the triggered query; bad input writes
@@ -8,7 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "cli/cli_test_util.h"
+#include "cli/lab_test_util.h"
 #include "testing/gate_fixture.h"
 
 namespace bulwark::cli {
@@ -44,7 +44,7 @@ const std::vector<AttackTopic>& AttackTopics() {
 
 class AttackCliTest : public ::testing::Test {
  protected:
-  CliResult Cli(const std::vector<std::string>& args) { return RunCli(dir_ / "store", args); }
+  CliResult Cli(const std::vector<std::string>& args) { return RunLabCli(dir_ / "store", args); }
   std::string Path(const std::string& name) const { return (dir_ / name).string(); }
   void WriteFile(const std::string& name, const std::vector<std::string>& lines) {
     std::ofstream f(dir_ / name);

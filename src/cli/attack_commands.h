@@ -1,4 +1,4 @@
-// `bulwark attack ...`: the red-team attacks (DESIGN 4.8) as a command an operator runs against
+// `bulwark-lab attack ...`: the red-team attacks (DESIGN 4.8) as a command an operator runs against
 // their own store, producing what the defenses are fitted on. Today one attack:
 //
 //   attack agentpoison --victim-queries FILE -o LOG [--benign-queries FILE] [--payload TEXT]
@@ -26,16 +26,16 @@
 
 namespace bulwark::cli {
 
-class AttackCommands {
+class AttackCommands : public CommandGroup {
  public:
   AttackCommands();
-  ~AttackCommands();
+  ~AttackCommands() override;
 
   // Adds `attack` and its subcommands to `app`. Call once, before app.parse().
-  void Register(CLI::App& app);
+  void Register(CLI::App& app) override;
   // Runs the parsed attack subcommand; nullopt if none was parsed. Exit code 0 or 1 (message on
   // env.err).
-  std::optional<int> Run(const CommandEnv& env);
+  std::optional<int> Run(const CommandEnv& env) override;
 
  private:
   struct Flags;

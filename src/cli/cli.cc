@@ -22,17 +22,16 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
-#include "audit/audit_log.h"
 #include "audit/audit_chain.h"
+#include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "bulwark/memory_store.h"
-#include "cli/attack_commands.h"
-#include "cli/eval_commands.h"
 #include "cli/gate_commands.h"
 #include "cli/jsonl_import.h"
 #include "cli/read_defense_commands.h"
 #include "provenance/keyring.h"
 #include "server/serve.h"
+#include "storage/store_layout.h"
 
 namespace bulwark::cli {
 namespace {
@@ -139,7 +138,7 @@ int CmdInit(const GlobalFlags& g, const std::string& embedder_json, bool no_syno
 }
 
 std::filesystem::path KeyringPath(const GlobalFlags& g) {
-  return g.keyring.empty() ? std::filesystem::path(g.store) / "keyring.json" : std::filesystem::path(g.keyring);
+  return g.keyring.empty() ? StoreLayout(g.store).keyring() : std::filesystem::path(g.keyring);
 }
 
 int CmdKeys(const GlobalFlags& g, const std::string& action, Io io) {
@@ -401,7 +400,7 @@ int CmdServe(const GlobalFlags& g, server::ServeOptions options, const std::stri
 
 // The principal registry of an existing store (it lives in the store's database file).
 absl::StatusOr<std::unique_ptr<PrincipalRegistry>> OpenRegistry(const GlobalFlags& g) {
-  const std::filesystem::path db = std::filesystem::path(g.store) / "bulwark.db";
+  const std::filesystem::path db = StoreLayout(g.store).database();
   std::error_code ec;
   if (!std::filesystem::exists(db, ec)) {
     return absl::NotFoundError(
@@ -595,7 +594,7 @@ int CmdAuditVerify(const GlobalFlags& g, AuditLog& log, Io io) {
 }
 
 int CmdAudit(const GlobalFlags& g, bool namespace_given, const AuditFlags& f, Io io) {
-  const std::filesystem::path db = std::filesystem::path(g.store) / "bulwark.db";
+  const std::filesystem::path db = StoreLayout(g.store).database();
   std::error_code ec;
   if (!std::filesystem::exists(db, ec)) {
     return Fail(io, absl::NotFoundError(absl::StrCat("no store in ", g.store)));
@@ -635,6 +634,11 @@ int CmdAudit(const GlobalFlags& g, bool namespace_given, const AuditFlags& f, Io
 }  // namespace
 
 int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  return RunWithGroups(argc, argv, out, err, {});
+}
+
+int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ostream& err,
+                  std::span<CommandGroup* const> groups) {
   // Log warnings (e.g. rejected rows) to the caller's error stream.
   auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(err);
   sink->set_pattern("%l: %v");
@@ -832,10 +836,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   audit->footer("Filter by namespace with the global -n/--namespace (all namespaces when not given).");
 
   read_defenses.Register(app);
-  AttackCommands attacks;
-  attacks.Register(app);
-  EvalCommands eval_commands;
-  eval_commands.Register(app);
+  for (CommandGroup* group : groups) group->Register(app);
 
   try {
     app.parse(argc, argv);
@@ -876,14 +877,12 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     return CmdPrincipals(g, principal_action, pf, io);
   }
   if (audit->parsed()) return CmdAudit(g, app.get_option("--namespace")->count() > 0, af, io);
-  const CommandEnv command_env{g.store, g.name_space, g.json, MakeOptions(g), out, err};
-  if (auto code = read_defenses.Run(command_env)) return *code;
-  if (auto code = attacks.Run(command_env)) return *code;
   const bool store_given = app.get_option("--store")->count() > 0;
   const bool err_is_terminal = (&err == &std::cerr) && isatty(STDERR_FILENO);
-  if (auto code = eval_commands.Run({store_given ? std::optional<std::string>(g.store) : std::nullopt, g.name_space,
-                                     MakeOptions(g), out, err, err_is_terminal})) {
-    return *code;
+  const CommandEnv command_env{g.store, g.name_space, g.json, MakeOptions(g), out, err, store_given, err_is_terminal};
+  if (auto code = read_defenses.Run(command_env)) return *code;
+  for (CommandGroup* group : groups) {
+    if (auto code = group->Run(command_env)) return *code;
   }
   return 2;
 }

@@ -1,11 +1,14 @@
-// What the subcommands that live outside cli.cc (read defenses, attacks) need from the global
-// flags, and how they report a failure.
+// What the subcommands that live outside cli.cc (read defenses, attacks, evaluations) need from
+// the global flags, how they report a failure, and the CommandGroup they implement.
 #pragma once
 
+#include <optional>
 #include <ostream>
 #include <string>
 
 #include <absl/status/status.h>
+
+#include <CLI/CLI.hpp>
 
 #include "bulwark/options.h"
 
@@ -18,6 +21,20 @@ struct CommandEnv {
   StoreOptions store_options;
   std::ostream& out;
   std::ostream& err;
+  bool store_given = false;      // --store (or $BULWARK_STORE) was given, not the default
+  bool err_is_terminal = false;  // progress bars only then
+};
+
+// A group of subcommands kept outside cli.cc. The binary registers each group before parsing
+// (Register adds its subcommands and flags to the app) and offers it the parsed command line
+// after (Run returns the exit code when one of its subcommands was parsed, nullopt otherwise).
+// `bulwark` runs the product's groups; `bulwark-lab` adds the attack and evaluation groups, so the
+// product binary links no red-team code (tools/).
+class CommandGroup {
+ public:
+  virtual ~CommandGroup() = default;
+  virtual void Register(CLI::App& app) = 0;
+  virtual std::optional<int> Run(const CommandEnv& env) = 0;
 };
 
 // Prints "error: <message>" on env.err; returns the failure exit code, 1.

@@ -1,4 +1,4 @@
-// `bulwark eval adaptive` (issue #6): the white-box synonym-substitution attacker of MemSAD
+// `bulwark-lab eval adaptive` (issue #6): the white-box synonym-substitution attacker of MemSAD
 // Sec. 6.4 (Table 4) against memsad and MemSAD+ (Table 18). For every seed and attack
 // (AgentPoison, AgentPoison against triggered calibration, MINJA, InjecMEM by default;
 // attack/poisoning_eval.h's protocol), each poison is

@@ -1,4 +1,4 @@
-// `bulwark eval poisoning` and `bulwark eval adaptive` through the CLI on tiny configurations:
+// `bulwark-lab eval poisoning` and `bulwark-lab eval adaptive` through the CLI on tiny configurations:
 // the JSON shape, and one property each (the triggered AgentPoison poison is always retrieved
 // without defenses, and triggered calibration flags at least what plain calibration flags; a
 // defense that flags every poison leaves none retrieved; the synonym attacker substitutes words
@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "attack/poisoning_eval.h"
-#include "cli/cli_test_util.h"
+#include "cli/lab_test_util.h"
 
 namespace bulwark::cli {
 namespace {
@@ -21,7 +21,7 @@ nlohmann::json ReadJson(const std::filesystem::path& path) {
 TEST(EvalAttackCliTest, PoisoningReportsTheAttackDefenseMatrix) {
   testing::TempDir dir;
   const auto json_path = dir.path() / "poisoning.json";
-  const CliResult r = RunCli(dir.path() / "unused", {"eval", "poisoning", "--seeds", "1", "--memories", "30",
+  const CliResult r = RunLabCli(dir.path() / "unused", {"eval", "poisoning", "--seeds", "1", "--memories", "30",
                                                      "--history", "15", "--reference", "10", "--topics", "1",
                                                      "--scenarios", "1", "--attacks", "agentpoison",
                                                      "agentpoison_triggered", "minja", "smsr_direct", "--json",
@@ -62,7 +62,7 @@ TEST(EvalAttackCliTest, PoisoningReportsTheAttackDefenseMatrix) {
 TEST(EvalAttackCliTest, AdaptiveReportsEvasionAndSubstitutions) {
   testing::TempDir dir;
   const auto json_path = dir.path() / "adaptive.json";
-  const CliResult r = RunCli(dir.path() / "unused",
+  const CliResult r = RunLabCli(dir.path() / "unused",
                              {"eval", "adaptive", "--seeds", "1", "--memories", "25", "--history", "15", "--reference",
                               "10", "--topics", "1", "--attacks", "minja", "--targets", "memsad",
                               "--max-substitutions", "4", "--no-synonyms", "--json", json_path.string()});
@@ -78,7 +78,7 @@ TEST(EvalAttackCliTest, AdaptiveReportsEvasionAndSubstitutions) {
 
 TEST(EvalAttackCliTest, RejectsAnUnknownAttack) {
   testing::TempDir dir;
-  const CliResult r = RunCli(dir.path() / "unused", {"eval", "poisoning", "--attacks", "nope"});
+  const CliResult r = RunLabCli(dir.path() / "unused", {"eval", "poisoning", "--attacks", "nope"});
   EXPECT_NE(r.code, 0);
 }
 

@@ -1,4 +1,4 @@
-// `bulwark eval ...` through the CLI, as a user runs it: the JSON shape, detection of an injected
+// `bulwark-lab eval ...` through the CLI, as a user runs it: the JSON shape, detection of an injected
 // instruction, and rates recomputed independently from the store the command wrote.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <set>
 
-#include "cli/cli_test_util.h"
+#include "cli/lab_test_util.h"
 #include "smoothing/certificate.h"
 
 namespace bulwark::cli {
@@ -69,7 +69,7 @@ TEST_F(EvalCliTest, DetectReportsEachDetectorAndCatchesInjectedInstructions) {
   const auto json_path = dir_ / "out" / "detect.json";
   const auto plots = dir_ / "plots";
   const auto store = dir_ / "store";
-  CliResult r = RunCli(store, {"eval", "detect", "--reference", reference.string(), "--benign",
+  CliResult r = RunLabCli(store, {"eval", "detect", "--reference", reference.string(), "--benign",
                                benign.string(), "--poison", poison.string(), "--queries", queries.string(),
                                "--json", json_path.string(), "--plots", plots.string()});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -107,7 +107,7 @@ TEST_F(EvalCliTest, DetectReportsEachDetectorAndCatchesInjectedInstructions) {
   }
 
   // The composite FPR, recomputed from the store the command wrote: quarantined benign entries.
-  CliResult list = RunCli(store, {"export", "--all-states"});
+  CliResult list = RunLabCli(store, {"export", "--all-states"});
   ASSERT_EQ(list.code, 0) << list.err;
   const std::set<std::string> benign_set(benign_texts.begin(), benign_texts.end());
   int quarantined_benign = 0, stored_benign = 0;
@@ -137,7 +137,7 @@ TEST_F(EvalCliTest, DetectWithTriggerCalibratesOnTriggeredQueries) {
       Write("queries.jsonl", {{{"query", "When is the dentist?"}}, {{"query", "Where is the offsite?"}}});
   const auto json_path = dir_ / "detect.json";
   CliResult r =
-      RunCli(dir_ / "store", {"eval", "detect", "--reference", reference.string(), "--benign",
+      RunLabCli(dir_ / "store", {"eval", "detect", "--reference", reference.string(), "--benign",
                               benign.string(), "--poison", poison.string(), "--queries", queries.string(),
                               "--trigger", "zx9 quorlex", "--json", json_path.string()});
   ASSERT_EQ(r.code, 0) << r.err;
@@ -153,11 +153,11 @@ TEST_F(EvalCliTest, DetectWithTriggerCalibratesOnTriggeredQueries) {
 TEST_F(EvalCliTest, DetectRejectsBadInputWithoutCrashing) {
   const auto good = Write("good.jsonl", Texts({"one memory", "two memories"}));
   const auto bad = Write("bad.jsonl", {{{"text", "x"}, {"victim_query", 7}}});
-  CliResult r = RunCli(dir_ / "store", {"eval", "detect", "--reference", good.string(), "--benign",
+  CliResult r = RunLabCli(dir_ / "store", {"eval", "detect", "--reference", good.string(), "--benign",
                                         good.string(), "--poison", bad.string(), "--queries", good.string()});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("victim_query"));
-  r = RunCli(dir_ / "store2", {"eval", "detect", "--reference", good.string()});
+  r = RunLabCli(dir_ / "store2", {"eval", "detect", "--reference", good.string()});
   EXPECT_EQ(r.code, 2);  // usage: required flags missing
 }
 
@@ -181,7 +181,7 @@ TEST_F(EvalCliTest, SmoothingRowsCompareWithTheCertificateAndAreDeterministic) {
   const std::vector<std::string> args = {"eval",     "smoothing", "--scenarios", scenarios,
                                          "--max-t",  "1",         "--seeds",     "2",
                                          "--trials", "2",         "--json",      json_path.string()};
-  CliResult r = RunCli(dir_ / "store", args);
+  CliResult r = RunLabCli(dir_ / "store", args);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| t "));
   const nlohmann::json out = ReadJson(json_path);
@@ -208,14 +208,14 @@ TEST_F(EvalCliTest, SmoothingRowsCompareWithTheCertificateAndAreDeterministic) {
   const auto again = dir_ / "again.json";
   std::vector<std::string> args2 = args;
   args2.back() = again.string();
-  ASSERT_EQ(RunCli(dir_ / "store2", args2).code, 0);
+  ASSERT_EQ(RunLabCli(dir_ / "store2", args2).code, 0);
   EXPECT_EQ(ReadJson(again)["rows"], rows);
 }
 
 TEST_F(EvalCliTest, GateReportsEachScoreAndEachModeLimitsRetrievalPoisoning) {
   const auto json_path = dir_ / "gate.json";
   const auto plots = dir_ / "plots";
-  CliResult r = RunCli(
+  CliResult r = RunLabCli(
       dir_ / "store",
       {"eval", "gate", "--benign-queries", Head("benign_queries.jsonl", 120, dir_ / "benign.jsonl"),
        "--victim-queries", Corpus("victim_queries.jsonl"), "--memories", Corpus("benign_memories.jsonl"),

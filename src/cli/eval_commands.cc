@@ -1,4 +1,4 @@
-// The `bulwark eval` group: common flags, progress, output, and the table of subcommands
+// The `bulwark-lab eval` group: common flags, progress, output, and the table of subcommands
 // (see eval_commands.h).
 #include "cli/eval_commands.h"
 
@@ -23,7 +23,7 @@ namespace {
 
 using EvalSubcommandFactory = std::unique_ptr<EvalSubcommand> (*)();
 
-// One line per subcommand, in the order `bulwark eval --help` lists them.
+// One line per subcommand, in the order `bulwark-lab eval --help` lists them.
 constexpr EvalSubcommandFactory kEvalSubcommands[] = {
     &MakeEvalDetectCommand,
     &MakeEvalSmoothingCommand,
@@ -114,6 +114,12 @@ void EvalCommands::Register(CLI::App& app) {
     command->AddFlags(sub);
     subcommands_.emplace_back(sub, std::move(command));
   }
+}
+
+std::optional<int> EvalCommands::Run(const CommandEnv& env) {
+  // Eval stores are temporary unless --store was given explicitly.
+  return Run(EvalEnv{env.store_given ? std::optional<std::string>(env.store) : std::nullopt, env.name_space,
+                     env.store_options, env.out, env.err, env.err_is_terminal});
 }
 
 std::optional<int> EvalCommands::Run(const EvalEnv& env) {

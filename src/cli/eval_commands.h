@@ -1,4 +1,4 @@
-// `bulwark eval <sub>`: the evaluation commands (issue #6, DESIGN 4.8). Each subcommand runs an
+// `bulwark-lab eval <sub>`: the evaluation commands (issue #6, DESIGN 4.8). Each subcommand runs an
 // experiment against real stores built in a temporary directory, prints a markdown table on
 // stdout, and accepts the common flags
 //
@@ -9,7 +9,7 @@
 //
 // and shows progress on stderr when stderr is a terminal.
 //
-// HOW TO ADD A SUBCOMMAND (e.g. `bulwark eval poisoning`):
+// HOW TO ADD A SUBCOMMAND (e.g. `bulwark-lab eval poisoning`):
 //   1. Create src/cli/eval_poisoning_command.cc defining
 //        std::unique_ptr<EvalSubcommand> MakeEvalPoisoningCommand();
 //      which returns a subclass of EvalSubcommand (name(), description(), AddFlags(), Run()).
@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "bulwark/options.h"
+#include "cli/command_env.h"
 
 namespace bulwark::cli {
 
@@ -114,7 +115,7 @@ class EvalContext {
 // is there, else in the source tree the binary was built from.
 std::string DefaultCorpusPath(const std::string& name);
 
-// One `bulwark eval` subcommand.
+// One `bulwark-lab eval` subcommand.
 class EvalSubcommand {
  public:
   virtual ~EvalSubcommand() = default;
@@ -128,11 +129,12 @@ class EvalSubcommand {
 
 // Registers `eval` and its subcommands with the app (cli.cc calls Register before parsing and
 // Run after).
-class EvalCommands {
+class EvalCommands : public CommandGroup {
  public:
   EvalCommands();
-  ~EvalCommands();
-  void Register(CLI::App& app);
+  ~EvalCommands() override;
+  void Register(CLI::App& app) override;
+  std::optional<int> Run(const CommandEnv& env) override;
   // Runs the eval subcommand that was parsed; nullopt if `eval` was not.
   std::optional<int> Run(const EvalEnv& env);
 

@@ -1,4 +1,4 @@
-// `bulwark eval detect --reference F --benign F --poison F --queries F [--trigger T]` (issue #6):
+// `bulwark-lab eval detect --reference F --benign F --poison F --queries F [--trigger T]` (issue #6):
 // the write-time detectors on user-supplied data, through the store's real write path.
 //
 // Protocol (the order matters, and is what a deployment sees):
@@ -245,7 +245,7 @@ class EvalDetectCommand : public EvalSubcommand {
 
     nlohmann::json plots = nlohmann::json::array();
     if (auto path = ctx.PlotPath("detect_roc")) {
-      if (auto s = eval::WriteRocSvg(*path, "bulwark eval detect: ROC per detector", curves); !s.ok()) {
+      if (auto s = eval::WriteRocSvg(*path, "bulwark-lab eval detect: ROC per detector", curves); !s.ok()) {
         return ctx.Fail(s);
       }
       plots.push_back(path->string());
@@ -270,7 +270,7 @@ class EvalDetectCommand : public EvalSubcommand {
                                  {"detectors", detectors},
                                  {"plots", plots}};
     const std::string markdown =
-        absl::StrCat("## bulwark eval detect: ", poison->entries.size(), " poison vs ", benign->size(),
+        absl::StrCat("## bulwark-lab eval detect: ", poison->entries.size(), " poison vs ", benign->size(),
                      " benign entries (", reference->size(), " reference, ", issued.size(), " queries",
                      trigger_.empty() ? "" : ", triggered calibration", ")\n\n", table.Render());
     return ctx.Finish(markdown, json);

@@ -1,4 +1,4 @@
-// `bulwark eval gate` (issue #6; QOE paper, DESIGN 4.6): how well the query OOD gate separates
+// `bulwark-lab eval gate` (issue #6; QOE paper, DESIGN 4.6): how well the query OOD gate separates
 // triggered queries from benign ones, and what each gate mode does to retrieval poisoning.
 //
 // Data: benign queries (data/corpora/benign_queries.jsonl) and victim queries
@@ -34,6 +34,7 @@
 #include <map>
 #include <random>
 
+#include "storage/store_layout.h"
 #include "attack/agentpoison_trigger.h"
 #include "bulwark/memory_store.h"
 #include "cli/eval_commands.h"
@@ -219,7 +220,7 @@ class EvalGateCommand : public EvalSubcommand {
       if (auto s = (*store)->Release(ns, e.id, kGatePrincipal); !s.ok()) return ctx.Fail(s);
       ++released;
     }
-    auto gates = GateStore::Open(dir / "bulwark.db");
+    auto gates = GateStore::Open(StoreLayout(dir).database());
     if (!gates.ok()) return ctx.Fail(gates.status());
     GateRegistry registry(gates->get(), Env::Default(), /*ttl_ms=*/0);
     DefendedRetriever retriever(store->get(), &registry, /*history=*/nullptr, /*llm=*/nullptr);
@@ -378,7 +379,7 @@ class EvalGateCommand : public EvalSubcommand {
     }
     nlohmann::json plots = nlohmann::json::array();
     if (auto path = ctx.PlotPath("gate_roc")) {
-      if (auto s = eval::WriteRocSvg(*path, "bulwark eval gate: held-out ROC per score (first seed)",
+      if (auto s = eval::WriteRocSvg(*path, "bulwark-lab eval gate: held-out ROC per score (first seed)",
                                      first_seed_curves);
           !s.ok()) {
         return ctx.Fail(s);
@@ -406,7 +407,7 @@ class EvalGateCommand : public EvalSubcommand {
                                  {"modes", modes_json},
                                  {"plots", plots}};
     const std::string markdown =
-        absl::StrCat("## bulwark eval gate: ", seeds, " seeds, held-out halves of ", benign.size(),
+        absl::StrCat("## bulwark-lab eval gate: ", seeds, " seeds, held-out halves of ", benign.size(),
                      " benign and ", victims.size(), " triggered victim queries (",
                      optimized ? absl::StrCat(triggers.size(), " optimized triggers, uniqueness weight ",
                                               eval::FormatNumber(uniqueness_weight_))

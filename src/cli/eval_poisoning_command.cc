@@ -1,4 +1,4 @@
-// `bulwark eval poisoning` (issue #6): the attack x defense matrix of MemSAD Tables 2-3 on a real
+// `bulwark-lab eval poisoning` (issue #6): the attack x defense matrix of MemSAD Tables 2-3 on a real
 // store. For every seed, attack/poisoning_eval.h's protocol: one store per seed in a temporary
 // directory (lexical embedder, every write-time detector enabled), a namespace per attack
 // calibrated on its query history and benign reference set and filled with benign memories from

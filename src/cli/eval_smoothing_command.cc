@@ -1,4 +1,4 @@
-// `bulwark eval smoothing` (issue #6; SMSR Component 2, DESIGN 4.6): the empirical attack success
+// `bulwark-lab eval smoothing` (issue #6; SMSR Component 2, DESIGN 4.6): the empirical attack success
 // rate of smoothed retrieval against its certificate.
 //
 // For every enterprise scenario (data/corpora/enterprise_scenarios.jsonl), every t = 1 .. --max-t
@@ -321,7 +321,7 @@ class EvalSmoothingCommand : public EvalSubcommand {
         {"rows", json_rows},
         {"rows_exceeding_certificate", exceeded}};
     const std::string markdown = absl::StrCat(
-        "## bulwark eval smoothing: ", scenarios->size(), " scenarios x ", seeds, " seeds x ", trials_,
+        "## bulwark-lab eval smoothing: ", scenarios->size(), " scenarios x ", seeds, " seeds x ", trials_,
         " trials per row; k=", k_, ", nruns=", nruns_, ", extractive responder\n\n", table.Render(),
         "\nexceeds cert: one-sided exact binomial test of ASR <= certificate rejected at family-wise 0.05 "
         "(Bonferroni over ",

@@ -12,6 +12,7 @@
 #include "cli/query_file.h"
 #include "detect/watermark_marker.h"
 #include "detect/write_gate.h"
+#include "store/memory_store_impl.h"
 
 namespace bulwark::cli {
 namespace {
@@ -106,7 +107,7 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
                  bool json, std::ostream& out, std::ostream& err) {
   std::string text = text_arg;
   if (text == "-") text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-  const WriteGate& gate = store.write_gate();
+  const WriteGate& gate = store.impl().defenses->gate();
   const double threshold = gate.config().watermark.z_threshold;
   if (action == "check") {
     const WatermarkScore s = gate.watermark().Score(text);

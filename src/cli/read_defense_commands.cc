@@ -19,14 +19,15 @@
 #include "llm/chat_client.h"
 #include "retrieval/defended_retriever.h"
 #include "smoothing/certificate.h"
+#include "storage/store_layout.h"
+#include "store/memory_store_impl.h"
 
 namespace bulwark::cli {
 namespace {
 
-constexpr char kDatabaseFile[] = "bulwark.db";
 
 std::filesystem::path DatabasePath(const CommandEnv& env) {
-  return std::filesystem::path(env.store) / kDatabaseFile;
+  return StoreLayout(env.store).database();
 }
 
 // A labelled set: JSONL {"query": "...", "label": "benign" | "triggered"} (or 0 / 1).
@@ -327,7 +328,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     benign = *std::move(embedded);
     source["benign"] = absl::StrCat("file ", f.benign_file);
   } else {
-    benign = (*store)->RecentQueries(env.name_space, static_cast<size_t>(f.from_history));
+    benign = (*store)->impl().defenses->RecentQueries(env.name_space, static_cast<size_t>(f.from_history));
     source["benign"] = absl::StrCat("recent history (", benign.size(), " queries)");
   }
   if (!f.triggered_file.empty()) {

@@ -25,18 +25,18 @@
 
 namespace bulwark::cli {
 
-class ReadDefenseCommands {
+class ReadDefenseCommands : public CommandGroup {
  public:
   ReadDefenseCommands();
-  ~ReadDefenseCommands();
+  ~ReadDefenseCommands() override;
 
   // Adds the subcommands to `app`. Call once, before app.parse().
-  void Register(CLI::App& app);
+  void Register(CLI::App& app) override;
   // Adds the gate and smoothing flags to the `search` subcommand.
   void AddSearchFlags(CLI::App* search);
   // Runs the subcommand that was parsed if it is one of these; nullopt if none of them was.
   // Returns the exit code: 0 success, 1 failure (message on err).
-  std::optional<int> Run(const CommandEnv& env);
+  std::optional<int> Run(const CommandEnv& env) override;
   // `search`: the defended read path with `options` (k, filter, include_quarantined) and the flags.
   int RunSearch(const CommandEnv& env, const std::string& query, const SearchOptions& options);
 

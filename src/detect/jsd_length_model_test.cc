@@ -104,7 +104,7 @@ double PairwiseAuroc(const std::vector<double>& positive, const std::vector<doub
   return wins / static_cast<double>(positive.size() * negative.size());
 }
 
-// On the evaluation corpora, the poisons of `bulwark eval detect` (victim query + "Note:" + goal)
+// On the evaluation corpora, the poisons of `bulwark-lab eval detect` (victim query + "Note:" + goal)
 // are longer than most benign memories, so raw JSD ranks them *below* benign text; the length
 // correction is what makes the score separate them.
 TEST(MemsadPlusDetectorTest, LengthCorrectionSeparatesPoisonsThatRawJsdRanksBelowBenign) {

@@ -1,4 +1,4 @@
-// Output of the `bulwark eval` commands: markdown tables for the terminal and the JSON file
+// Output of the `bulwark-lab eval` commands: markdown tables for the terminal and the JSON file
 // written with --json FILE. Numbers are formatted here so every command's tables look alike.
 #pragma once
 

@@ -1,4 +1,4 @@
-// ROC curves as a standalone SVG file (`bulwark eval ... --plots DIR`): axes from 0 to 1 (FPR
+// ROC curves as a standalone SVG file (`bulwark-lab eval ... --plots DIR`): axes from 0 to 1 (FPR
 // across, TPR up), the chance diagonal, one <polyline> per curve and a legend with each curve's
 // label and AUROC. No external library: the file is plain SVG 1.1 text.
 #pragma once

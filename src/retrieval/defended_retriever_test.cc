@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "store/memory_store_impl.h"
 #include "testing/gate_fixture.h"
 #include "testing/lexical_store.h"
 #include "testing/temp_dir.h"
@@ -139,11 +140,11 @@ TEST_F(DefendedRetrieverTest, RecordsOnlyQueriesTheGatePassed) {
   ASSERT_TRUE(Search(kTriggered).ok());
   ASSERT_TRUE(Search("what hotel did I book in Tokyo").ok());
   // The store's query history (MemSAD's H) got the two unflagged queries, not the triggered one.
-  const std::vector<std::vector<float>> recorded = store_->RecentQueries(kNs, 10);
+  const std::vector<std::vector<float>> recorded = store_->impl().defenses->RecentQueries(kNs, 10);
   ASSERT_EQ(recorded.size(), 2u);
   EXPECT_EQ(recorded[0], *store_->embedder().Embed(kBenign));
   EXPECT_EQ(recorded[1], *store_->embedder().Embed("what hotel did I book in Tokyo"));
-  EXPECT_EQ(store_->RecentQueries(kNs, 1).size(), 1u);
+  EXPECT_EQ(store_->impl().defenses->RecentQueries(kNs, 1).size(), 1u);
 }
 
 TEST_F(DefendedRetrieverTest, NeverReturnsHoneypotsNorSmoothsOverThem) {

@@ -19,11 +19,11 @@
 #include "gate/gate_registry.h"
 #include "llm/chat_client.h"
 #include "retrieval/defended_retriever.h"
+#include "storage/store_layout.h"
 
 namespace bulwark::server {
 namespace {
 
-constexpr char kDatabaseFile[] = "bulwark.db";
 
 int Fail(std::ostream& err, const absl::Status& status, std::string_view context) {
   err << "error: " << context << ": " << status.message() << "\n";
@@ -108,7 +108,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   }
 
   Env* env = options.store.env ? options.store.env : Env::Default();
-  const std::filesystem::path db_path = options.store_dir / kDatabaseFile;
+  const std::filesystem::path db_path = StoreLayout(options.store_dir).database();
   auto registry = PrincipalRegistry::Open(db_path, env);
   if (!registry.ok()) return Fail(err, registry.status(), "principal registry");
   auto has_admin = (*registry)->HasActiveAdmin();

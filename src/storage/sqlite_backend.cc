@@ -318,19 +318,27 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
   return row_ids;
 }
 
-absl::Status SqliteBackend::UpdateLocked(const Entry& entry, std::span<const HistoryEvent> scrubbed,
-                                         const HistoryEvent& event) {
+absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_updated_at_us,
+                                         std::span<const HistoryEvent> scrubbed, const HistoryEvent& event) {
   inserted_event_seqs_.clear();
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
   Statement st(db_,
                "UPDATE entries SET id=?1, namespace=?2, text=?3, metadata=?4, principal=?5, source=?6, "
                "kind=?7, state=?8, created_at_us=?9, updated_at_us=?10, embedding=?11, key_id=?12, "
-               "tag=?13, report=?14 WHERE id=?1 AND namespace=?2");
+               "tag=?13, report=?14 WHERE id=?1 AND namespace=?2 AND updated_at_us=?15");
   if (auto s = st.status(); !s.ok()) return s;
   BindEntry(st, entry);
+  st.Bind(15, expected_updated_at_us);
   if (auto s = st.Run("update entry"); !s.ok()) return s;
-  if (sqlite3_changes(db_) != 1) return absl::NotFoundError(absl::StrCat("no entry ", entry.id));
+  if (sqlite3_changes(db_) != 1) {
+    Statement exists(db_, "SELECT 1 FROM entries WHERE id = ? AND namespace = ?");
+    if (auto s = exists.status(); !s.ok()) return s;
+    exists.Bind(1, entry.id);
+    exists.Bind(2, entry.name_space);
+    if (exists.Step() != SQLITE_ROW) return absl::NotFoundError(absl::StrCat("no entry ", entry.id));
+    return absl::AbortedError(absl::StrCat("entry ", entry.id, " was changed by another writer since it was read"));
+  }
   if (!scrubbed.empty()) {
     Statement scrub(db_, "UPDATE history SET detail = ?, key_id = ?, tag = ? WHERE seq = ? AND entry_id = ? AND namespace = ?");
     if (auto s = scrub.status(); !s.ok()) return s;
@@ -349,15 +357,16 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, std::span<const His
   return txn.Commit();
 }
 
-absl::Status SqliteBackend::UpdateEntry(const Entry& entry, const HistoryEvent& event) {
+absl::Status SqliteBackend::UpdateEntry(const Entry& entry, int64_t expected_updated_at_us,
+                                        const HistoryEvent& event) {
   std::lock_guard<std::mutex> lock(mu_);
-  return UpdateLocked(entry, {}, event);
+  return UpdateLocked(entry, expected_updated_at_us, {}, event);
 }
 
-absl::Status SqliteBackend::PurgeEntry(const Entry& purged, std::span<const HistoryEvent> scrubbed,
-                                       const HistoryEvent& event) {
+absl::Status SqliteBackend::PurgeEntry(const Entry& purged, int64_t expected_updated_at_us,
+                                       std::span<const HistoryEvent> scrubbed, const HistoryEvent& event) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (auto s = UpdateLocked(purged, scrubbed, event); !s.ok()) return s;
+  if (auto s = UpdateLocked(purged, expected_updated_at_us, scrubbed, event); !s.ok()) return s;
   // Make sure the erased text does not linger in free pages or the WAL.
   if (auto s = Exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)"); !s.ok()) return s;
   return absl::OkStatus();

@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 
+#include "storage/defense_state_repository.h"
 #include "storage/storage_backend.h"
 
 struct sqlite3;
@@ -15,7 +16,7 @@ namespace bulwark {
 
 class Statement;
 
-class SqliteBackend final : public StorageBackend {
+class SqliteBackend final : public StorageBackend, public DefenseStateRepository {
  public:
   // Opens (creating if `create` and absent) the database at `path` and its schema.
   // NotFound if absent and !create; DataLoss if the file is not a Bulwark store or is corrupt;
@@ -28,8 +29,8 @@ class SqliteBackend final : public StorageBackend {
   absl::Status PutMeta(std::string_view key, std::string_view value) override;
   absl::StatusOr<std::vector<int64_t>> InsertEntries(std::span<const Entry> entries,
                                                      std::span<const HistoryEvent> events) override;
-  absl::Status UpdateEntry(const Entry& entry, const HistoryEvent& event) override;
-  absl::Status PurgeEntry(const Entry& purged, std::span<const HistoryEvent> scrubbed,
+  absl::Status UpdateEntry(const Entry& entry, int64_t expected_updated_at_us, const HistoryEvent& event) override;
+  absl::Status PurgeEntry(const Entry& purged, int64_t expected_updated_at_us, std::span<const HistoryEvent> scrubbed,
                           const HistoryEvent& event) override;
   absl::StatusOr<std::optional<StoredRow>> GetEntry(std::string_view name_space, std::string_view id) override;
   absl::StatusOr<std::vector<std::optional<StoredRow>>> GetRows(std::span<const int64_t> row_ids) override;
@@ -53,7 +54,8 @@ class SqliteBackend final : public StorageBackend {
 
  private:
   explicit SqliteBackend(sqlite3* db);
-  absl::Status UpdateLocked(const Entry& entry, std::span<const HistoryEvent> scrubbed, const HistoryEvent& event);
+  absl::Status UpdateLocked(const Entry& entry, int64_t expected_updated_at_us, std::span<const HistoryEvent> scrubbed,
+                            const HistoryEvent& event);
   // The statement cached in `slot`, prepared from `sql` on first use. Requires mu_.
   absl::StatusOr<Statement*> Cached(std::unique_ptr<Statement>& slot, std::string_view sql);
   // Runs the cached single-row SELECT in `slot` (prepared from `sql` on first use) with `bind`

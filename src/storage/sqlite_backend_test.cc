@@ -134,7 +134,7 @@ TEST_F(SqliteBackendTest, PurgeScrubsHistory) {
     ev.key_id = 3;
     ev.tag = std::string(32, 'T');
   }
-  ASSERT_TRUE(db->PurgeEntry(purged, scrubbed, {0, "A1", "default", "purge", "admin", 200, {}}).ok());
+  ASSERT_TRUE(db->PurgeEntry(purged, e.updated_at_us, scrubbed, {0, "A1", "default", "purge", "admin", 200, {}}).ok());
   auto history = db->History("default", "A1");
   ASSERT_TRUE(history.ok());
   ASSERT_EQ(history->size(), 2u);
@@ -152,7 +152,35 @@ TEST_F(SqliteBackendTest, PurgeScrubsHistory) {
 
 TEST_F(SqliteBackendTest, UpdateOfMissingEntryIsNotFound) {
   auto db = OpenDb();
-  EXPECT_EQ(db->UpdateEntry(MakeEntry("NOPE"), {}).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(db->UpdateEntry(MakeEntry("NOPE"), 123, {}).code(), absl::StatusCode::kNotFound);
+}
+
+// Compare-and-set: a change made against a version that is no longer stored (another writer, in
+// this process or another, changed the row since it was read) is refused and writes nothing.
+TEST_F(SqliteBackendTest, UpdateAndPurgeOfAChangedRowAreAborted) {
+  auto db = OpenDb();
+  Entry e = MakeEntry("A1", "default", "first");
+  ASSERT_TRUE(db->InsertEntries({&e, 1}, std::vector<HistoryEvent>{AddEvent(e)}).ok());
+  Entry second = e;
+  second.text = "second";
+  second.updated_at_us = 200;
+  ASSERT_TRUE(db->UpdateEntry(second, /*expected_updated_at_us=*/123, {0, "A1", "default", "update", "b", 200, {}}).ok());
+
+  Entry stale = e;  // made from the version read before `second` was written
+  stale.text = "stale";
+  stale.updated_at_us = 201;
+  EXPECT_EQ(db->UpdateEntry(stale, 123, {0, "A1", "default", "update", "c", 201, {}}).code(),
+            absl::StatusCode::kAborted);
+  Entry purged = e;
+  purged.text.clear();
+  purged.state = State::kPurged;
+  purged.updated_at_us = 202;
+  EXPECT_EQ(db->PurgeEntry(purged, 123, {}, {0, "A1", "default", "purge", "c", 202, {}}).code(),
+            absl::StatusCode::kAborted);
+  EXPECT_EQ((*db->GetEntry("default", "A1"))->entry.text, "second");
+  auto history = db->History("default", "A1");
+  ASSERT_TRUE(history.ok()) << history.status();
+  EXPECT_EQ(history->size(), 2u) << "the refused changes appended no event";
 }
 
 TEST_F(SqliteBackendTest, TamperedRowsDecodeWithErrorsInsteadOfFailing) {

@@ -1,4 +1,5 @@
-// StorageBackend: where entries and their history live durably. The embedded default is SQLite
+// StorageBackend: the repository of entries and their history (DESIGN 3, src/storage). Where
+// entries and their history live durably. The embedded default is SQLite
 // (sqlite_backend.h); a PostgreSQL backend can implement the same interface.
 //
 // A backend stores bytes; it does not trust them. Rows read back are decoded defensively: a row
@@ -51,13 +52,19 @@ class StorageBackend {
       std::span<const Entry> entries, std::span<const HistoryEvent> events) = 0;
 
   // Replaces the stored row of `entry` (matched by namespace and id) and appends `event`,
-  // atomically. NotFound if there is no such row.
-  [[nodiscard]] virtual absl::Status UpdateEntry(const Entry& entry, const HistoryEvent& event) = 0;
+  // atomically, if the stored row's updated_at_us is still `expected_updated_at_us` (the version
+  // the caller read: compare-and-set, so that two writers, in one process or in several, never
+  // overwrite each other's change unseen). Aborted if the row has another version; NotFound if
+  // there is no such row. A PostgreSQL implementation must make the check and the write one
+  // statement or one serializable transaction.
+  [[nodiscard]] virtual absl::Status UpdateEntry(const Entry& entry, int64_t expected_updated_at_us,
+                                                 const HistoryEvent& event) = 0;
 
   // Like UpdateEntry, and also replaces the detail, key id and tag of each earlier history event
   // of the entry with those of `scrubbed` (matched by seq; GDPR erasure: the text must not survive
   // anywhere in the store, and the scrubbed events carry new tags).
-  [[nodiscard]] virtual absl::Status PurgeEntry(const Entry& purged, std::span<const HistoryEvent> scrubbed,
+  [[nodiscard]] virtual absl::Status PurgeEntry(const Entry& purged, int64_t expected_updated_at_us,
+                                                std::span<const HistoryEvent> scrubbed,
                                                 const HistoryEvent& event) = 0;
 
   // The row of (namespace, id), or nullopt if there is none.
@@ -81,7 +88,11 @@ class StorageBackend {
   // What other writers changed: the seq of the newest history event (0 if none), and the events
   // after `seq` (seq, namespace and entry id only), oldest first. Every change to an entry appends
   // an event, so the events after the last one a process has seen name every entry that another
-  // process changed since.
+  // process changed since. Contract for every implementation: seq is assigned in commit order and
+  // an event with a lower seq is never committed after one with a higher seq has become visible
+  // (SQLite's single writer gives this; on PostgreSQL a plain sequence does not, because
+  // transactions commit out of the order they drew numbers in: use a per-namespace counter row
+  // updated in the writing transaction, or read only up to the oldest in-flight transaction).
   struct EventRef {
     int64_t seq = 0;
     std::string name_space;
@@ -108,19 +119,6 @@ class StorageBackend {
 
   [[nodiscard]] virtual absl::StatusOr<std::vector<StateCount>> CountByState() = 0;
 
-  // Write-gate state (DESIGN 4.5). Query history rows of a namespace: appends `rows` with
-  // sequence numbers first_sequence.., drops rows numbered below keep_from_sequence, and with
-  // `replace` first drops every row of the namespace; one transaction.
-  [[nodiscard]] virtual absl::Status SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
-                                                      std::span<const std::vector<float>> rows,
-                                                      uint64_t keep_from_sequence, bool replace) = 0;
-  // Every stored query, by namespace then sequence number.
-  [[nodiscard]] virtual absl::Status ScanQueryHistory(
-      const std::function<absl::Status(std::string_view, uint64_t, std::vector<float>)>& visit) = 0;
-  // The namespace's calibration (JSON text), replacing any earlier one.
-  [[nodiscard]] virtual absl::Status PutCalibration(std::string_view name_space, std::string_view calibration) = 0;
-  [[nodiscard]] virtual absl::Status ScanCalibrations(
-      const std::function<absl::Status(std::string_view, std::string_view)>& visit) = 0;
 };
 
 }  // namespace bulwark

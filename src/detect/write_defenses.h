@@ -1,0 +1,97 @@
+// WriteDefenses: the write-time defenses of a store (DESIGN 4.5) and their persistent state. It
+// is the "write gate" stage of the write pipeline (write/write_pipeline.h): it screens every new or
+// changed entry before it is signed, learns from the searches the read path reports (MemSAD's
+// rolling query history H), recalibrates as accepted writes arrive, and runs `bulwark calibrate`.
+// Its state lives in a DefenseStateRepository (src/storage); it knows nothing of entries' storage.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+#include <nlohmann/json.hpp>
+
+#include "bulwark/embedder.h"
+#include "bulwark/entry.h"
+#include "bulwark/env.h"
+#include "bulwark/memory_store.h"
+#include "detect/write_gate.h"
+#include "storage/defense_state_repository.h"
+
+namespace bulwark {
+
+class Keyring;
+
+// Who screened an entry when the gate quarantines it (the history event's actor).
+inline constexpr char kWriteGateActor[] = "bulwark:write-gate";
+
+class WriteDefenses {
+ public:
+  // `config`: the write-gate configuration (doc/write_gate.md; null: the defaults). The watermark
+  // key is derived from the keyring's first key. Restores the query histories and calibrations
+  // stored in `repository` (not owned; must outlive this object). `env` (not owned) stamps
+  // calibrations. InvalidArgument for a bad configuration; the repository's error otherwise.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<WriteDefenses>> Create(const nlohmann::json& config,
+                                                                             const Embedder& embedder,
+                                                                             const Keyring& keyring,
+                                                                             DefenseStateRepository* repository,
+                                                                             Env* env);
+  // Saves the query history rows not yet saved (logged on failure).
+  ~WriteDefenses();
+
+  // The write-gate stage: runs the detectors on an embedded, unsigned entry, stores the gate's
+  // report in entry->report and, if the gate flags an active entry, quarantines it (state and
+  // report["quarantine"]). Returns whether it was flagged. Thread-safe.
+  bool Screen(Entry* entry) const;
+
+  // After the acknowledgement point of an add: accepted entries feed the rolling recalibration
+  // (persisted when it changes), and the query history is saved every 64 new queries. Failures are
+  // logged, never reported: the write is already durable.
+  void OnCommitted(std::string_view name_space, std::span<const Entry> entries);
+
+  // A search's query embedding joins the namespace's rolling history H. Thread-safe.
+  void RecordQuery(std::string_view name_space, std::span<const float> embedding);
+  // Persists the query embeddings appended since the last save.
+  [[nodiscard]] absl::Status FlushQueryHistory();
+  // The newest `limit` query embeddings of the namespace's history, oldest first.
+  [[nodiscard]] std::vector<std::vector<float>> RecentQueries(std::string_view name_space, size_t limit) const;
+
+  // `bulwark calibrate` (MemoryStore::Calibrate's contract). `newest_active` supplies the newest
+  // `n` active entries of the namespace (text and embedding) when the request names no reference.
+  using ReferenceSource =
+      std::function<absl::StatusOr<std::vector<std::pair<std::string, std::vector<float>>>>(size_t n)>;
+  [[nodiscard]] absl::StatusOr<nlohmann::json> Calibrate(std::string_view name_space,
+                                                         const CalibrationRequest& request,
+                                                         size_t max_text_bytes,
+                                                         const ReferenceSource& newest_active);
+  // The namespace's calibration summary; null before calibration.
+  [[nodiscard]] nlohmann::json CalibrationSummary(std::string_view name_space) const;
+
+  const WriteGate& gate() const { return *gate_; }
+
+ private:
+  WriteDefenses(std::unique_ptr<WriteGate> gate, const Embedder& embedder, DefenseStateRepository* repository,
+                Env* env);
+  absl::Status Restore();
+  // Saves a namespace's unsaved query history rows; `replace` rewrites it whole. Requires
+  // history_save_mu_.
+  absl::Status SaveHistory(const std::string& name_space, bool replace);
+
+  std::unique_ptr<WriteGate> gate_;
+  const Embedder& embedder_;
+  DefenseStateRepository* repository_;
+  Env* env_;
+  std::mutex history_save_mu_;
+  absl::flat_hash_map<std::string, uint64_t> history_saved_;  // per namespace: saved through seq
+};
+
+}  // namespace bulwark

@@ -1,0 +1,43 @@
+// StoreLayout: the one place that names the files of a store directory. Every module that needs a
+// store file asks the layout instead of spelling the name itself, so a file can be renamed (or a
+// backend that keeps no files added) in one place.
+//
+//   <dir>/bulwark.db      entries, history, principals and keys, query-gate models, write-gate
+//                         state (SQLite; doc/store_format.md)
+//   <dir>/audit.db        the signed audit chain (SQLite; its own file so its group commits do not
+//                         evict the entries' page cache)
+//   <dir>/keyring.json    signing keys (mode 0600), unless configured elsewhere
+//   <dir>/gate.json       the write-gate configuration (optional; doc/write_gate.md)
+#pragma once
+
+#include <filesystem>
+
+namespace bulwark {
+
+class StoreLayout {
+ public:
+  // `keyring_override`: the keyring file when it does not live in the store directory (empty:
+  // <dir>/keyring.json).
+  explicit StoreLayout(std::filesystem::path dir, std::filesystem::path keyring_override = {});
+  // The layout of the store whose main database file is `database` (its directory).
+  static StoreLayout ForDatabase(const std::filesystem::path& database);
+
+  const std::filesystem::path& dir() const { return dir_; }
+  std::filesystem::path database() const { return dir_ / kDatabaseFile; }
+  std::filesystem::path audit_database() const { return dir_ / kAuditDatabaseFile; }
+  std::filesystem::path keyring() const;
+  std::filesystem::path write_gate_config() const { return dir_ / kWriteGateConfigFile; }
+  // True if the directory holds a store (its main database file exists).
+  bool StoreExists() const;
+
+  static constexpr char kDatabaseFile[] = "bulwark.db";
+  static constexpr char kAuditDatabaseFile[] = "audit.db";
+  static constexpr char kKeyringFile[] = "keyring.json";
+  static constexpr char kWriteGateConfigFile[] = "gate.json";
+
+ private:
+  std::filesystem::path dir_;
+  std::filesystem::path keyring_override_;
+};
+
+}  // namespace bulwark

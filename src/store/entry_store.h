@@ -1,0 +1,179 @@
+// EntryStore: the entries of a store, their signed append-only history, and the in-memory vector
+// and metadata indexes over them. It is the persist and index stages of the write path
+// (write/write_pipeline.h) and the verified-search stage of the read path; it knows nothing of the
+// write-time or read-time defenses that sit above it.
+//
+// Guarantees (the store's, DESIGN 4.1-4.2):
+//   * Commit and every state change are durable when they return OK (the backend's transaction);
+//     a batch commits all-or-nothing.
+//   * Every row it returns has passed its HMAC check, decodes, belongs to the namespace asked for
+//     and is not older than a version of itself this process has seen (rollback detection). Rows
+//     that fail are never returned; they are counted, logged and listed by Verify.
+//   * A change of one entry (update, delete, purge, quarantine, release, reject) reads the row and
+//     writes it back only if nobody changed it in between, in this process or another
+//     (compare-and-set on updated_at_us): a purged or deleted entry never comes back.
+// Thread-safe: searches run in parallel; changes are serialized with each other.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <shared_mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+#include <nlohmann/json.hpp>
+
+#include "bulwark/entry.h"
+#include "bulwark/env.h"
+#include "bulwark/memory_store.h"
+#include "bulwark/options.h"
+#include "storage/storage_backend.h"
+
+namespace bulwark {
+
+class Keyring;
+class Signer;
+class VectorIndex;
+class MetadataIndex;
+
+// The bit of `state` in a state mask (Export, StateChange::from_states).
+constexpr uint32_t StateBit(State s) { return 1u << static_cast<int>(s); }
+
+// A verified row read for a change: the entry and the version (updated_at_us) it was read at.
+struct RowForUpdate {
+  int64_t row_id = 0;
+  Entry entry;
+};
+
+class EntryStore {
+ public:
+  struct Options {
+    int dimension = 0;                 // the embedder's; every stored vector has it
+    int other_writers_check_ms = 100;  // StoreOptions::other_writers_check_ms
+    Env* env = nullptr;                // not null
+  };
+  // Takes the backend and the keyring; loads every indexable row into the in-memory indexes.
+  // InvalidArgument for a dimension the index cannot hold; the backend's error otherwise.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<EntryStore>> Open(std::unique_ptr<StorageBackend> backend,
+                                                                        std::unique_ptr<Keyring> keyring,
+                                                                        const Options& options);
+  ~EntryStore();
+
+  // Sign stage: sets key_id and tag of entries and events with the keyring's newest key.
+  void Sign(std::span<Entry> entries, std::span<HistoryEvent> events) const;
+
+  // Persist + index stages of an add: inserts signed entries and their events in one transaction,
+  // then indexes the entries. Returns their row ids. AlreadyExists if an id is taken.
+  [[nodiscard]] absl::StatusOr<std::vector<int64_t>> Commit(std::span<const Entry> entries,
+                                                            std::span<const HistoryEvent> events);
+
+  // The verified row of (namespace, id), for a change. NotFound if absent; DataLoss if it fails
+  // verification; InvalidArgument for a malformed namespace or id.
+  [[nodiscard]] absl::StatusOr<RowForUpdate> ReadForUpdate(std::string_view name_space, std::string_view id);
+  // Persist + index stages of an update: writes the signed `entry` and `event` if the row still has
+  // the version `read` was read at, then re-indexes it. Aborted if another writer changed the row
+  // since (read it again and retry); NotFound if it is gone.
+  [[nodiscard]] absl::Status CommitUpdate(const RowForUpdate& read, const Entry& entry, const HistoryEvent& event);
+
+  // A state change: applies to entries whose state is in `from_states`, sets `to_state`, and
+  // records `event` in the history with `detail` plus {"from_state"}. Purge also erases text,
+  // metadata, embedding and report from the entry and the detail of every earlier event.
+  struct StateChange {
+    std::string event;     // history event name
+    uint32_t from_states;  // bit set of states the change applies to
+    State to_state;
+    nlohmann::json detail;
+  };
+  // FailedPrecondition if the entry is in another state; NotFound/DataLoss as ReadForUpdate.
+  [[nodiscard]] absl::Status Transition(std::string_view name_space, std::string_view id, std::string_view actor,
+                                        const StateChange& change);
+
+  // Verified search over a namespace with an embedded query (MemoryStore::Search's contract).
+  [[nodiscard]] absl::StatusOr<SearchResult> Search(std::string_view name_space, const std::vector<float>& query,
+                                                    const SearchOptions& options);
+  [[nodiscard]] absl::StatusOr<Entry> Get(std::string_view name_space, std::string_view id);
+  [[nodiscard]] absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space, std::string_view id);
+  // Calls `visit` with every verified entry of the namespace whose state is in `state_mask`, oldest
+  // first; honeypots are never visited. Returns how many rows failed verification.
+  [[nodiscard]] absl::StatusOr<int64_t> Export(std::string_view name_space, uint32_t state_mask,
+                                               const std::function<absl::Status(const Entry&)>& visit);
+  [[nodiscard]] absl::StatusOr<VerifyReport> Verify();
+  // Entry counts per namespace and the keyring's state.
+  [[nodiscard]] absl::StatusOr<StoreStats> Stats(const EmbedderFingerprint& embedder);
+  [[nodiscard]] absl::StatusOr<uint32_t> RotateSigningKey();
+
+  StorageBackend& backend() { return *backend_; }
+  const Keyring& keyring() const { return *keyring_; }
+  int64_t signature_failures() const { return signature_failures_.load(); }
+
+ private:
+  struct NamespaceIndex;  // vectors and metadata of one namespace
+  EntryStore(std::unique_ptr<StorageBackend> backend, std::unique_ptr<Keyring> keyring, const Options& options);
+
+  absl::Status LoadIndexes();
+  NamespaceIndex* IndexFor(const std::string& name_space);  // requires mu_ held exclusively
+  // Adds a row to its namespace's index, logging instead of failing. Requires mu_ (unique).
+  void IndexRow(int64_t row_id, const Entry& entry);
+  // Drops a row from its namespace's index (if indexed). Requires mu_ (unique).
+  void UnindexRow(const std::string& name_space, int64_t row_id);
+  // Checks a row read back from storage: decoded, in `name_space`, right embedding size, valid
+  // tag, not rolled back. Requires mu_ (shared).
+  absl::Status CheckRow(const StoredRow& row, std::string_view name_space) const;
+  absl::StatusOr<StoredRow> LoadVerified(std::string_view name_space, std::string_view id);
+  // One attempt of Transition on a row read at its current version. Requires mu_ (unique).
+  absl::Status ApplyTransition(const RowForUpdate& read, std::string_view actor, const StateChange& change);
+  void ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space, std::string_view reason);
+  void ReportBadEvent(int64_t seq, std::string_view reason);
+  // Brings the index up to date with entries other processes changed (Options::
+  // other_writers_check_ms); a no-op until the next check is due.
+  absl::Status CatchUpWithOtherWriters();
+  // Reads the events after seen_event_seq_ and re-indexes the entries other writers changed.
+  // Requires mu_ (unique).
+  absl::Status CatchUpLocked();
+  // Re-reads the entry and re-indexes it as LoadIndexes would (or drops it). Requires mu_ (unique).
+  absl::Status ReindexEntry(const std::string& name_space, const std::string& id);
+  // Notes the events this process's last write appended, so catching up skips them. Requires mu_.
+  void NoteOwnEvents();
+  // Rollback detection: the row has reached at least this version (updated_at_us). Requires mu_
+  // (unique). A row later read back older than the newest version noted was rolled back.
+  void NoteVersion(int64_t row_id, int64_t updated_at_us);
+  bool RolledBack(const StoredRow& row) const;  // requires mu_
+  // True if the row belongs in the index: not deleted or purged, decodes, has the embedder's
+  // dimension and a valid namespace; a row that does not is reported (ReportBadRow).
+  bool Indexable(const StoredRow& row);
+
+  const Options options_;
+  std::unique_ptr<StorageBackend> backend_;
+  std::unique_ptr<Keyring> keyring_;
+  std::unique_ptr<Signer> signer_;
+
+  // Guards the indexes, the keyring (a rotation invalidates its keys) and the bookkeeping below,
+  // and orders changes.
+  mutable std::shared_mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<NamespaceIndex>> indexes_;  // by namespace
+  // Catching up with other writers: every history event up to seen_event_seq_ is reflected in the
+  // index, and so are own_event_seqs_ (this process's events after it). Guarded by mu_.
+  int64_t seen_event_seq_ = 0;
+  // By row id, the newest updated_at_us this process has seen the row reach: from the row at open,
+  // the newest event of its history, and every write since (its own and, caught up, others').
+  // Guarded by mu_.
+  absl::flat_hash_map<int64_t, int64_t> row_versions_;
+  absl::flat_hash_set<int64_t> own_event_seqs_;
+  std::atomic<int64_t> next_catch_up_us_{0};
+  mutable std::mutex bad_mu_;
+  absl::flat_hash_set<int64_t> bad_rows_;    // rows that failed verification (guarded by bad_mu_)
+  absl::flat_hash_set<int64_t> bad_events_;  // history events (by seq) that did (guarded by bad_mu_)
+  std::atomic<int64_t> signature_failures_{0};
+};
+
+}  // namespace bulwark

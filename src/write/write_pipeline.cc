@@ -1,0 +1,183 @@
+#include "write/write_pipeline.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+#include <thread>
+#include <utility>
+
+#include <absl/strings/str_cat.h>
+
+#include "core/ids.h"
+#include "core/parallel_for.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "core/text_validation.h"
+#include "detect/write_defenses.h"
+#include "store/entry_store.h"
+
+namespace bulwark {
+namespace {
+
+constexpr size_t kMaxPrincipalBytes = 256;
+constexpr int kMaxUpdateAttempts = 16;  // re-reads when another writer changed the entry meanwhile
+
+absl::Status ValidatePrincipal(std::string_view principal) {
+  if (principal.empty() || principal.size() > kMaxPrincipalBytes || !IsValidUtf8(principal)) {
+    return absl::InvalidArgumentError("principal must be 1 to 256 bytes of UTF-8");
+  }
+  return absl::OkStatus();
+}
+
+// Prefixes a status message with "entry N: " so batch errors name the culprit.
+absl::Status AtEntry(size_t index, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat("entry ", index, ": ", status.message()));
+}
+
+}  // namespace
+
+WritePipeline::WritePipeline(const Limits& limits, const Embedder& embedder, WriteDefenses& defenses,
+                             EntryStore& entries, IdGenerator& ids, Env& env)
+    : limits_(limits), embedder_(embedder), defenses_(defenses), entries_(entries), ids_(ids), env_(env) {}
+
+absl::StatusOr<std::vector<Entry>> WritePipeline::Add(std::string_view name_space, std::span<const NewEntry> entries,
+                                                      std::string_view principal, const ProgressFn& progress) {
+  BULWARK_RETURN_IF_ERROR(Validate(name_space, entries, principal));
+  BULWARK_ASSIGN_OR_RETURN(std::vector<Entry> built, EmbedScreenAndSign(name_space, entries, principal, progress));
+  std::vector<HistoryEvent> events = AddEvents(built);
+  BULWARK_RETURN_IF_ERROR(entries_.Commit(built, events).status());  // persist + index
+  defenses_.OnCommitted(name_space, built);  // after the acknowledgement point: never fails the write
+  return built;
+}
+
+absl::Status WritePipeline::Validate(std::string_view name_space, std::span<const NewEntry> entries,
+                                     std::string_view principal) const {
+  BULWARK_RETURN_IF_ERROR(ValidateNamespace(name_space));
+  BULWARK_RETURN_IF_ERROR(ValidatePrincipal(principal));
+  if (entries.empty()) return absl::InvalidArgumentError("batch is empty");
+  if (entries.size() > limits_.max_batch_entries) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("batch has ", entries.size(), " entries; the limit is ", limits_.max_batch_entries));
+  }
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (auto s = ValidateText(entries[i].text, limits_.max_text_bytes); !s.ok()) return AtEntry(i, s);
+    if (auto s = ValidateMetadata(entries[i].metadata, limits_.max_metadata_bytes); !s.ok()) return AtEntry(i, s);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Entry>> WritePipeline::EmbedScreenAndSign(std::string_view name_space,
+                                                                     std::span<const NewEntry> entries,
+                                                                     std::string_view principal,
+                                                                     const ProgressFn& progress) {
+  std::vector<Entry> built(entries.size());
+  const int64_t now = env_.NowMicros();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    Entry& e = built[i];
+    e.id = ids_.Next();
+    e.name_space = std::string(name_space);
+    e.text = entries[i].text;
+    e.metadata = entries[i].metadata;
+    e.principal = std::string(principal);
+    e.source = entries[i].source;
+    e.kind = entries[i].kind;
+    e.created_at_us = e.updated_at_us = now;
+  }
+  // Small batches stay on the caller's thread; large imports use every core.
+  const size_t threads = entries.size() >= 1024 ? std::max(1u, std::thread::hardware_concurrency()) : 1;
+  const size_t dim = static_cast<size_t>(embedder_.dimension());
+  std::atomic<size_t> embedded{0};
+  std::mutex progress_mu;
+  BULWARK_RETURN_IF_ERROR(ParallelFor(built.size(), threads, [&](size_t begin, size_t end) -> absl::Status {
+    constexpr size_t kChunk = 256;  // progress granularity
+    std::vector<std::string> texts;
+    for (size_t chunk = begin; chunk < end; chunk += kChunk) {
+      const size_t count = std::min(kChunk, end - chunk);
+      texts.clear();
+      for (size_t i = chunk; i < chunk + count; ++i) texts.push_back(built[i].text);
+      BULWARK_ASSIGN_OR_RETURN(std::vector<std::vector<float>> vectors, embedder_.EmbedBatch(texts));
+      if (vectors.size() != count) return absl::InternalError("embedder returned the wrong count");
+      for (size_t j = 0; j < count; ++j) {
+        Entry& e = built[chunk + j];
+        if (vectors[j].size() != dim) {
+          return AtEntry(chunk + j, absl::InternalError("embedder returned a vector of the wrong dimension"));
+        }
+        e.embedding = std::move(vectors[j]);
+        defenses_.Screen(&e);  // before signing: the report and the state are signed fields
+      }
+      entries_.Sign(std::span<Entry>(built).subspan(chunk, count), {});
+      const size_t done = embedded.fetch_add(count) + count;
+      if (progress) {
+        std::lock_guard<std::mutex> progress_lock(progress_mu);
+        progress(done, built.size());
+      }
+    }
+    return absl::OkStatus();
+  }));
+  return built;
+}
+
+std::vector<HistoryEvent> WritePipeline::AddEvents(std::span<const Entry> built) const {
+  std::vector<HistoryEvent> events;
+  events.reserve(built.size());
+  for (const Entry& e : built) {
+    events.push_back({0, e.id, e.name_space, "add", e.principal, e.created_at_us,
+                      {{"text", e.text},
+                       {"metadata", e.metadata},
+                       {"source", ToString(e.source)},
+                       {"state", ToString(e.state)}}});
+    if (e.state == State::kQuarantined) {  // flagged by the write gate: kept, never retrieved
+      events.push_back({0, e.id, e.name_space, "quarantine", kWriteGateActor, e.created_at_us,
+                        {{"reasons", e.report["quarantine"]["reasons"]}, {"from_state", "new"}}});
+    }
+  }
+  entries_.Sign({}, events);
+  return events;
+}
+
+absl::StatusOr<Entry> WritePipeline::Update(std::string_view name_space, std::string_view id,
+                                            const EntryUpdate& update, std::string_view actor) {
+  // validate
+  BULWARK_RETURN_IF_ERROR(ValidatePrincipal(actor));
+  if (!update.text && !update.metadata) return absl::InvalidArgumentError("update changes nothing");
+  if (update.text) BULWARK_RETURN_IF_ERROR(ValidateText(*update.text, limits_.max_text_bytes));
+  if (update.metadata) BULWARK_RETURN_IF_ERROR(ValidateMetadata(*update.metadata, limits_.max_metadata_bytes));
+  // embed
+  std::optional<std::vector<float>> embedding;
+  if (update.text) {
+    BULWARK_ASSIGN_OR_RETURN(embedding, embedder_.Embed(*update.text));
+  }
+  for (int attempt = 1;; ++attempt) {
+    BULWARK_ASSIGN_OR_RETURN(const RowForUpdate read, entries_.ReadForUpdate(name_space, id));
+    Entry entry = read.entry;
+    if (entry.state != State::kActive && entry.state != State::kQuarantined) {
+      return absl::FailedPreconditionError(absl::StrCat("entry ", entry.id, " is ", ToAbsl(ToString(entry.state))));
+    }
+    if (update.text) entry.text = *update.text;
+    if (update.metadata) entry.metadata = *update.metadata;
+    if (embedding) entry.embedding = *embedding;
+    entry.updated_at_us = std::max(env_.NowMicros(), entry.updated_at_us + 1);
+    const State before = entry.state;
+    if (update.text) {
+      // write gate: a text update is a write and passes the gate again. A flagged update of an
+      // active entry quarantines it; a quarantined entry stays quarantined until an operator
+      // releases it.
+      const nlohmann::json quarantine = entry.report.value("quarantine", nlohmann::json());
+      defenses_.Screen(&entry);
+      if (before == State::kQuarantined && !quarantine.is_null() && !entry.report.contains("quarantine")) {
+        entry.report["quarantine"] = quarantine;
+      }
+    }
+    HistoryEvent ev{0, entry.id, entry.name_space, "update", std::string(actor), entry.updated_at_us,
+                    {{"text", entry.text}, {"metadata", entry.metadata}, {"state", ToString(entry.state)}}};
+    if (before != entry.state) {
+      ev.detail["quarantined_by"] = {{"actor", kWriteGateActor}, {"reasons", entry.report["quarantine"]["reasons"]}};
+    }
+    entries_.Sign(std::span<Entry>(&entry, 1), std::span<HistoryEvent>(&ev, 1));  // sign
+    const absl::Status committed = entries_.CommitUpdate(read, entry, ev);        // persist + index
+    if (committed.ok()) return entry;
+    if (!absl::IsAborted(committed) || attempt == kMaxUpdateAttempts) return committed;
+  }
+}
+
+}  // namespace bulwark

@@ -1,0 +1,73 @@
+// WritePipeline: the write path of a store, the write-side twin of DefendedRetriever
+// (retrieval/defended_retriever.h). Every add and every update runs these stages, in this order
+// (DESIGN 3):
+//
+//   validate -> embed -> write gate (WriteDefenses::Screen) -> sign -> persist -> index
+//                                 \-> flagged: quarantined (kept, signed, reviewable, never lost)
+//
+// then, after the acknowledgement point, tells the defenses what was accepted (rolling
+// recalibration). Persist and index are EntryStore's; validation, embedding and screening happen
+// before anything is written, so bad input changes nothing.
+#pragma once
+
+#include <functional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include <absl/status/statusor.h>
+
+#include "bulwark/embedder.h"
+#include "bulwark/entry.h"
+#include "bulwark/memory_store.h"
+#include "bulwark/options.h"
+
+namespace bulwark {
+
+class EntryStore;
+class IdGenerator;
+class WriteDefenses;
+
+class WritePipeline {
+ public:
+  struct Limits {
+    size_t max_text_bytes = 16 * 1024;
+    size_t max_metadata_bytes = 16 * 1024;
+    size_t max_batch_entries = 100'000;
+  };
+  // Nothing is owned; everything must outlive the pipeline.
+  WritePipeline(const Limits& limits, const Embedder& embedder, WriteDefenses& defenses, EntryStore& entries,
+                IdGenerator& ids, Env& env);
+
+  // Adds the entries written by `principal` in one transaction, or none (MemoryStore::AddBatch's
+  // contract). InvalidArgument names the first bad entry by its index ("entry 3: text is empty").
+  using ProgressFn = std::function<void(size_t done, size_t total)>;
+  [[nodiscard]] absl::StatusOr<std::vector<Entry>> Add(std::string_view name_space, std::span<const NewEntry> entries,
+                                                       std::string_view principal, const ProgressFn& progress);
+
+  // Changes text and/or metadata of an active or quarantined entry (MemoryStore::Update's
+  // contract): validated, re-embedded, screened again, re-signed and written back only over the
+  // version it read (retried when another writer changed the entry in between).
+  [[nodiscard]] absl::StatusOr<Entry> Update(std::string_view name_space, std::string_view id,
+                                             const EntryUpdate& update, std::string_view actor);
+
+ private:
+  // validate: namespace, principal, batch size, and every entry's text and metadata.
+  absl::Status Validate(std::string_view name_space, std::span<const NewEntry> entries,
+                        std::string_view principal) const;
+  // Builds the entries (ids and timestamps in input order), then embeds, screens and signs them,
+  // in parallel slices for large batches.
+  absl::StatusOr<std::vector<Entry>> EmbedScreenAndSign(std::string_view name_space, std::span<const NewEntry> entries,
+                                                        std::string_view principal, const ProgressFn& progress);
+  // The history events of new entries: "add", and "quarantine" for those the gate flagged; signed.
+  std::vector<HistoryEvent> AddEvents(std::span<const Entry> built) const;
+
+  const Limits limits_;
+  const Embedder& embedder_;
+  WriteDefenses& defenses_;
+  EntryStore& entries_;
+  IdGenerator& ids_;
+  Env& env_;
+};
+
+}  // namespace bulwark
