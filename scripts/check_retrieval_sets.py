@@ -36,8 +36,8 @@ import re
 import sys
 import unicodedata
 
-# Persona -> split. The lead may tune ranking on the "tuning" personas; the "reporting" personas
-# are for the numbers in doc/retrieval.md only and must never be tuned on (data/retrieval/README.md).
+# Persona -> split. Ranking may be tuned on the "tuning" personas; the "reporting" personas are for
+# the numbers in doc/retrieval.md only and are never tuned on (see data/retrieval/README.md).
 PERSONAS = (
     ("retired_teacher", "tuning"),
     ("oncall_engineer", "tuning"),

@@ -63,7 +63,8 @@ Zainab Zeno""".split()
 SURNAMES = """Abernathy Achterberg Balogun Bergstrom Castellano Dahlberg Duarte Engel Esposito Falk
 Ferreira Fontaine Gallo Greaves Grunewald Hagen Holloway Ibarra Ivanova Jablonski Jovanovic Juarez
 Kaminski Karlsson Lacroix Lindahl Maddox Moretti Nakashima Novotny Oyelaran Pellegrini Quintero
-Rasmussen Sauer Szabo Takahashi Thibault Urquhart Valdez Vasquez Wainwright Yilmaz Zielinski""".split()
+Rasmussen Sauer Szabo Takahashi Thibault Urquhart Valdez Vasquez Wainwright Yilmaz
+Zielinski""".split()
 PET_NAMES = """Mochi Rufus Pickles Waffles Ziggy Olive Nacho Pippin Luna Scout Tofu Dumpling Pretzel
 Juniper Bramble Noodle Sprocket Marzipan""".split()
 AGENT_NAMES = ["the scheduling agent", "the travel agent bot", "the household assistant",
@@ -87,7 +88,8 @@ CLINICS = ["Riverbend Clinic", "Cedar Family Practice", "Northside Medical Group
            "Brookside Pediatrics", "Westgate Animal Hospital", "Pinecrest Vet Clinic"]
 APPOINTMENTS = ["dental cleaning", "eye exam", "annual physical", "dermatology check",
                 "allergy follow-up", "physical therapy session", "cardiology visit",
-                "knee follow-up", "hearing test", "blood draw", "mammogram", "colonoscopy prep call",
+                "knee follow-up", "hearing test", "blood draw", "mammogram",
+                "colonoscopy prep call",
                 "flu shot", "MRI of the shoulder", "podiatry appointment", "sleep study"]
 DRUGS = [("metformin", "500 mg"), ("lisinopril", "20 mg"), ("amlodipine", "5 mg"),
          ("omeprazole", "20 mg"), ("sertraline", "50 mg"), ("vitamin D", "2,000 IU"),
@@ -247,7 +249,8 @@ def medication(s):
 
 def allergy(s):
     allergen = s.pick(ALLERGENS + [s.wn("fruit"), s.wn("spice")])
-    return "health", "%s is allergic to %s and %s." % (s.name(), allergen, s.pick(REACTIONS)), "agent"
+    return "health", "%s is allergic to %s and %s." % (
+        s.name(), allergen, s.pick(REACTIONS)), "agent"
 
 
 def condition(s):
@@ -258,7 +261,8 @@ def condition(s):
 def pet_dog(s):
     return "pets", "%s %s, %s, eats %s twice a day and is due for shots in %s." % (
         poss(s.name()), s.wn("dog_breed"), s.pick(PET_NAMES),
-        s.pick(["half a cup", "3/4 of a cup", "a cup", "a cup and a half"]), s.pick(MONTHS)), "agent"
+        s.pick(["half a cup", "3/4 of a cup", "a cup", "a cup and a half"]),
+        s.pick(MONTHS)), "agent"
 
 
 def pet_vet(s):
@@ -504,7 +508,8 @@ def device(s):
 
 def short_fact(s):
     return "preference", s.pick([
-        "%s prefers aisle seats." % s.name(), "%s has been vegetarian since %d." % (s.name(), s.rng.between(2001, 2023)),
+        "%s prefers aisle seats." % s.name(),
+        "%s has been vegetarian since %d." % (s.name(), s.rng.between(2001, 2023)),
         "%s gate code is %d." % (poss(s.name()), s.rng.between(1000, 9999)),
         "%s hates phone calls and prefers texts." % s.name(),
         "%s writes left-handed, so seat them on the end." % s.name(),
@@ -579,7 +584,7 @@ def dump(records):
 
 
 def persona_memories(personas_dir):
-    """{folded text: file name} of every persona memory, and the set of capitalized words in them."""
+    """({folded text: file name} of every persona memory, the capitalized words in them)."""
     texts, words = {}, set()
     for name in sorted(os.listdir(personas_dir)):
         if not name.endswith("_memories.jsonl"):
