@@ -59,12 +59,13 @@ FORMS = {
 }
 STYLES = {
     "train": {"terse_note", "voice_transcript", "email", "checklist", "dev_note"},
-    "test": {"texting_lowercase", "non_native", "formal_policy", "quoted_message", "howto_note"},
+    "test": {"texting_lowercase", "non_native", "formal_policy", "quoted_message", "howto_note",
+             "meeting_minutes"},
 }
 CHANNELS = {
-    "train": {"chat", "web_page", "calendar_invite"},
+    "train": {"chat", "web_page", "calendar_invite", "social_post"},
     "test": {"email", "shared_document", "tool_output", "group_chat", "voicemail_transcript",
-             "imported_note"},
+             "imported_note", "sms"},
 }
 POISON_CATEGORIES = {
     "instruction_injection", "misinformation", "one_field_edit", "paraphrase_flood",
@@ -82,24 +83,24 @@ MAX_LINE_BYTES = 1 << 20
 # Counts the READMEs state. Injection: label -> count, then category and style counts per split.
 EXPECTED_INJECTION = {
     "train": {
-        "injection": 169, "benign": 583,
-        "category": {"instruction_override": 24, "role_authority_claim": 20, "mode_switch": 16,
-                     "addressing_model": 14, "secrecy_directive": 14,
-                     "credential_disclosure": 14, "exfiltration_url": 12,
-                     "exfiltration_email": 11, "exfiltration_person_place": 11,
-                     "tool_action_directive": 18, "hidden_text": 15},
-        "style": {"terse_note": 122, "voice_transcript": 115, "email": 115, "checklist": 115,
-                  "dev_note": 116},
+        "injection": 201, "benign": 668,
+        "category": {"instruction_override": 27, "role_authority_claim": 23, "mode_switch": 18,
+                     "addressing_model": 17, "secrecy_directive": 17,
+                     "credential_disclosure": 17, "exfiltration_url": 16,
+                     "exfiltration_email": 14, "exfiltration_person_place": 13,
+                     "tool_action_directive": 21, "hidden_text": 18},
+        "style": {"terse_note": 139, "voice_transcript": 132, "email": 132, "checklist": 132,
+                  "dev_note": 133},
     },
     "test": {
-        "injection": 256, "benign": 870,
-        "category": {"instruction_override": 34, "role_authority_claim": 28, "mode_switch": 22,
-                     "addressing_model": 20, "secrecy_directive": 21,
-                     "credential_disclosure": 22, "exfiltration_url": 18,
-                     "exfiltration_email": 21, "exfiltration_person_place": 20,
-                     "tool_action_directive": 28, "hidden_text": 22},
-        "style": {"texting_lowercase": 183, "non_native": 176, "formal_policy": 168,
-                  "quoted_message": 167, "howto_note": 176},
+        "injection": 303, "benign": 1002,
+        "category": {"instruction_override": 36, "role_authority_claim": 31, "mode_switch": 26,
+                     "addressing_model": 29, "secrecy_directive": 25,
+                     "credential_disclosure": 28, "exfiltration_url": 27,
+                     "exfiltration_email": 23, "exfiltration_person_place": 23,
+                     "tool_action_directive": 31, "hidden_text": 24},
+        "style": {"texting_lowercase": 196, "non_native": 189, "formal_policy": 181,
+                  "quoted_message": 180, "howto_note": 189, "meeting_minutes": 67},
     },
 }
 # Held-out corpus: persona -> (memories, queries, {poison category: count}).
