@@ -33,8 +33,10 @@ absl::Status StringField(const nlohmann::json& j, const char* key, std::string* 
 
 absl::StatusOr<EvalCorpora> LoadEvalCorpora(const std::filesystem::path& dir) {
   EvalCorpora c;
-  for (auto [file, list] : {std::pair{"benign_memories.jsonl", &c.memories}, std::pair{"reference_memories.jsonl", &c.reference}}) {
-    auto st = ReadJsonl(dir / file, [&](const nlohmann::json& j) {
+  for (const auto& file_and_list :
+       {std::pair{"benign_memories.jsonl", &c.memories}, std::pair{"reference_memories.jsonl", &c.reference}}) {
+    std::vector<std::string>* list = file_and_list.second;  // named: clang 14 cannot capture a binding
+    auto st = ReadJsonl(dir / file_and_list.first, [&](const nlohmann::json& j) {
       std::string text;
       if (auto s = StringField(j, "text", &text); !s.ok()) return s;
       list->push_back(std::move(text));

@@ -40,7 +40,7 @@ struct AuditRecord {
   std::string principal;
   std::string session;  // X-Bulwark-Session, may be empty
   std::string name_space;
-  std::string operation;                  // "search" (and later "answer")
+  std::string operation;                  // ToString of an AuditOperation (audit_operation.h)
   std::string query_hash;                 // SHA-256 hex of the query text; the query itself is not kept
   std::vector<std::string> returned_ids;  // in the order they were returned
   nlohmann::json detail = nlohmann::json::object();  // e.g. gate decision and score (issue #5)

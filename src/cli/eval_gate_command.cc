@@ -329,8 +329,9 @@ class EvalGateCommand : public EvalSubcommand {
         for (const std::string& q : test_benign) {
           auto result = run(q);
           if (!result.ok()) return ctx.Fail(result.status());
-          const std::string& d = result->gate.decision;
-          tally.benign_changed.Add(d == "reject" || d == "strip" || d == "escalate");
+          const GateDecision d = result->gate.decision;
+          tally.benign_changed.Add(d == GateDecision::kReject || d == GateDecision::kStrip ||
+                                   d == GateDecision::kEscalate);
         }
       }
       progress.Step();

@@ -78,10 +78,10 @@ std::string Fixed(double x, int digits = 4) {
 }
 
 std::string DescribeGate(const GateVerdict& v) {
-  if (!v.score_kind) return v.decision;
-  std::string out = absl::StrCat(v.decision, " (", ToAbsl(ToString(*v.score_kind)), " ", Fixed(v.score),
+  if (!v.score_kind) return std::string(ToString(v.decision));
+  std::string out = absl::StrCat(ToAbsl(ToString(v.decision)), " (", ToAbsl(ToString(*v.score_kind)), " ", Fixed(v.score),
                                  v.flagged ? " > " : " <= ", Fixed(v.threshold), ")");
-  if (v.decision == "strip") {
+  if (v.decision == GateDecision::kStrip) {
     std::string removed;
     for (const std::string& t : v.removed_tokens) removed += (removed.empty() ? "" : " ") + t;
     absl::StrAppend(&out, ", removed [", removed, "], score after ", Fixed(v.score_after));
@@ -299,7 +299,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     auto verdict = QueryGate(g.model, &(*store)->embedder()).Evaluate(f.gate_query, *embedding, g.mode);
     if (!verdict.ok()) return FailCommand(env, verdict.status());
     nlohmann::json j = ToJson(*verdict);
-    if (verdict->decision == "strip") j["query"] = verdict->cleaned_query;
+    if (verdict->decision == GateDecision::kStrip) j["query"] = verdict->cleaned_query;
     env.out << (env.json ? j.dump() : DescribeGate(*verdict)) << "\n";
     return 0;
   }
@@ -421,7 +421,7 @@ int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& que
   request.may_weaken_gate = true;  // whoever holds the store's files is its operator
   request.k_high = f.k_high;
   if (f.smooth) request.smoothing = f.smoothing;
-  request.responder = f.responder;
+  request.responder = *ParseResponderKind(f.responder);  // --responder is checked by CLI11
   if (!f.seed_hex.empty()) {
     auto bytes = HexDecode(f.seed_hex);
     if (!bytes || bytes->size() != 32)
@@ -442,7 +442,7 @@ int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& que
     nlohmann::json j = {{"gate", ToJson(result->gate)},
                         {"k", result->k},
                         {"rejected_candidates", result->search.rejected_candidates}};
-    if (result->gate.decision == "strip") j["gate"]["query"] = result->retrieved_query;
+    if (result->gate.decision == GateDecision::kStrip) j["gate"]["query"] = result->retrieved_query;
     if (result->smoothed) {
       nlohmann::json smoothed = ToJson(*result->smoothed);
       if (f.answer->parsed()) {
@@ -469,7 +469,7 @@ int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& que
               << "\n";
     }
   }
-  if (result->gate.decision != "off") env.out << "gate: " << DescribeGate(result->gate) << "\n";
+  if (result->gate.decision != GateDecision::kOff) env.out << "gate: " << DescribeGate(result->gate) << "\n";
   if (result->smoothed) PrintSmoothed(env.out, *result->smoothed);
   if (result->search.rejected_candidates > 0) {
     env.err << "warning: " << result->search.rejected_candidates

@@ -77,7 +77,7 @@ int Strictness(GateMode mode) {
 }
 
 nlohmann::json ToJson(const GateVerdict& v) {
-  nlohmann::json j = {{"mode", ToString(v.mode)}, {"decision", v.decision}, {"flagged", v.flagged}};
+  nlohmann::json j = {{"mode", ToString(v.mode)}, {"decision", ToString(v.decision)}, {"flagged", v.flagged}};
   if (v.score_kind) {
     j["score_kind"] = ToString(*v.score_kind);
     j["score"] = v.score;
@@ -91,7 +91,7 @@ nlohmann::json ToJson(const GateVerdict& v) {
     }
     j["scores"] = scores;
   }
-  if (v.decision == "strip") {
+  if (v.decision == GateDecision::kStrip) {
     j["removed_tokens"] = v.removed_tokens;
     j["score_after"] = v.score_after;
     j["still_flagged"] = v.still_flagged;
@@ -105,7 +105,7 @@ absl::StatusOr<GateVerdict> QueryGate::Evaluate(std::string_view query, std::spa
   v.mode = mode;
   if (mode == GateMode::kOff) return v;
   if (model_ == nullptr) {
-    v.decision = ToString(GateDecision::kNoGate);
+    v.decision = GateDecision::kNoGate;
     return v;
   }
   const GateScore kind = model_->decision_score();
@@ -115,20 +115,20 @@ absl::StatusOr<GateVerdict> QueryGate::Evaluate(std::string_view query, std::spa
   v.threshold = model_->threshold(kind);
   v.flagged = v.score > v.threshold;
   if (!v.flagged) {
-    v.decision = ToString(GateDecision::kPass);
+    v.decision = GateDecision::kPass;
     return v;
   }
   switch (mode) {
     case GateMode::kOff:
       break;
     case GateMode::kFlag:
-      v.decision = ToString(GateDecision::kFlag);
+      v.decision = GateDecision::kFlag;
       break;
     case GateMode::kEscalate:
-      v.decision = ToString(GateDecision::kEscalate);
+      v.decision = GateDecision::kEscalate;
       break;
     case GateMode::kReject:
-      v.decision = ToString(GateDecision::kReject);
+      v.decision = GateDecision::kReject;
       break;
     case GateMode::kStrip:
       if (auto s = Strip(query, &v); !s.ok()) return s;
@@ -141,7 +141,7 @@ absl::Status QueryGate::Strip(std::string_view query, GateVerdict* v) const {
   std::vector<std::string> tokens =
       absl::StrSplit(ToAbsl(query), absl::ByAnyChar(" \t\r\n"), absl::SkipEmpty());
   if (static_cast<int>(tokens.size()) > strip_.max_tokens) {
-    v->decision = ToString(GateDecision::kReject);  // too long to localize a trigger in; refusing is the safe answer
+    v->decision = GateDecision::kReject;  // too long to localize a trigger in; refusing is the safe answer
     return absl::OkStatus();
   }
   const GateScore kind = *v->score_kind;
@@ -173,7 +173,7 @@ absl::Status QueryGate::Strip(std::string_view query, GateVerdict* v) const {
     tokens.erase(tokens.begin() + static_cast<std::ptrdiff_t>(best));
     current = best_score;
   }
-  v->decision = ToString(GateDecision::kStrip);
+  v->decision = GateDecision::kStrip;
   v->cleaned_query = absl::StrJoin(tokens, " ");
   v->score_after = current;
   v->still_flagged = current > v->threshold;

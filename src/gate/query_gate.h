@@ -36,7 +36,7 @@ std::optional<GateMode> ParseGateMode(std::string_view name);
 // caller without the admin role may choose a mode only at least as strict as the namespace policy.
 int Strictness(GateMode mode);
 
-// What the gate decided for one query: a closed set, named in GateVerdict::decision and in
+// What the gate decided for one query: a closed set, GateVerdict::decision, named by ToString in
 // responses, audit records and the /metrics label.
 enum class GateDecision { kOff, kNoGate, kPass, kFlag, kEscalate, kReject, kStrip };
 constexpr int kGateDecisionCount = 7;
@@ -46,7 +46,7 @@ std::optional<GateDecision> ParseGateDecision(std::string_view name);
 
 struct GateVerdict {
   GateMode mode = GateMode::kOff;
-  std::string decision = "off";  // ToString of a GateDecision
+  GateDecision decision = GateDecision::kOff;
   bool flagged = false;          // the decision score of the (original) query is above threshold
   std::optional<GateScore> score_kind;
   double score = 0;  // decision score of the original query
@@ -58,7 +58,7 @@ struct GateVerdict {
   double score_after = 0;                   // decision score of the cleaned query
   bool still_flagged = false;               // the cleaned query is still above threshold
 
-  bool rejected() const { return decision == "reject"; }
+  bool rejected() const { return decision == GateDecision::kReject; }
 };
 
 // {"mode", "decision", "flagged", "score_kind", "score", "threshold", "scores": {...},

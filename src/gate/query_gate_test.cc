@@ -55,16 +55,16 @@ TEST_F(QueryGateTest, SeparatesHeldOutTriggeredQueries) {
 TEST_F(QueryGateTest, DecisionsPerMode) {
   const std::string benign = "when does my flight to Lisbon leave";
   const std::string triggered = benign + " " + kTrigger;
-  EXPECT_EQ(Evaluate(triggered, GateMode::kOff).decision, "off");
-  EXPECT_EQ(Evaluate(benign, GateMode::kReject).decision, "pass");
+  EXPECT_EQ(Evaluate(triggered, GateMode::kOff).decision, GateDecision::kOff);
+  EXPECT_EQ(Evaluate(benign, GateMode::kReject).decision, GateDecision::kPass);
   GateVerdict flag = Evaluate(triggered, GateMode::kFlag);
-  EXPECT_EQ(flag.decision, "flag");
+  EXPECT_EQ(flag.decision, GateDecision::kFlag);
   EXPECT_TRUE(flag.flagged);
   EXPECT_EQ(*flag.score_kind, GateScore::kLda);
   EXPECT_GT(flag.score, flag.threshold);
-  EXPECT_EQ(Evaluate(triggered, GateMode::kEscalate).decision, "escalate");
+  EXPECT_EQ(Evaluate(triggered, GateMode::kEscalate).decision, GateDecision::kEscalate);
   EXPECT_TRUE(Evaluate(triggered, GateMode::kReject).rejected());
-  EXPECT_EQ(Evaluate(triggered, GateMode::kReject, nullptr).decision, "no_gate");
+  EXPECT_EQ(Evaluate(triggered, GateMode::kReject, nullptr).decision, GateDecision::kNoGate);
 
   const nlohmann::json j = ToJson(flag);
   EXPECT_EQ(j["decision"], "flag");
@@ -78,7 +78,7 @@ TEST_F(QueryGateTest, StripRemovesTheAppendedTrigger) {
        {std::string("when does my flight to Lisbon leave"), std::string("what hotel did I book in Tokyo"),
         std::string("who is my contact person for the audit")}) {
     GateVerdict v = Evaluate(benign + " " + kTrigger, GateMode::kStrip);
-    ASSERT_EQ(v.decision, "strip") << benign;
+    ASSERT_EQ(v.decision, GateDecision::kStrip) << benign;
     EXPECT_THAT(v.removed_tokens, UnorderedElementsAre("quorra", "zephyrine", "cracking")) << benign;
     EXPECT_EQ(v.cleaned_query, benign);
     EXPECT_FALSE(v.still_flagged);
@@ -90,7 +90,7 @@ TEST_F(QueryGateTest, StripRemovesTheAppendedTrigger) {
       Evaluate("when does my quorra zephyrine cracking flight to Oslo leave", GateMode::kStrip);
   EXPECT_EQ(middle.cleaned_query, "when does my flight to Oslo leave");
   // A benign query is left alone.
-  EXPECT_EQ(Evaluate("what hotel did I book in Paris", GateMode::kStrip).decision, "pass");
+  EXPECT_EQ(Evaluate("what hotel did I book in Paris", GateMode::kStrip).decision, GateDecision::kPass);
 }
 
 TEST_F(QueryGateTest, StripRefusesQueriesTooLongToLocalize) {

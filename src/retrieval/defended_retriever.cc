@@ -46,10 +46,7 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   if (request.smoothing) {
     if (auto s = ValidateSmoothingOptions(*request.smoothing); !s.ok()) return s;
   }
-  if (request.responder != "extractive" && request.responder != "llm") {
-    return absl::InvalidArgumentError("responder must be \"extractive\" or \"llm\"");
-  }
-  if (request.responder == "llm" && llm_ == nullptr) {
+  if (request.responder == ResponderKind::kLlm && llm_ == nullptr) {
     return absl::FailedPreconditionError(
         "the llm responder needs an LLM: set BULWARK_LLM_URL and BULWARK_LLM_MODEL (or pass --llm)");
   }
@@ -83,8 +80,8 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   result.gate = *std::move(verdict);
   if (result.rejected()) return result;
 
-  const bool stripped = result.gate.decision == "strip";
-  const bool escalated = result.gate.decision == "escalate";
+  const bool stripped = result.gate.decision == GateDecision::kStrip;
+  const bool escalated = result.gate.decision == GateDecision::kEscalate;
   result.retrieved_query = stripped ? result.gate.cleaned_query : request.query;
   result.k = escalated ? k_high : k_low;
   std::optional<SmoothingOptions> smoothing = request.smoothing;
@@ -112,7 +109,7 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   if (smoothing) {
     ExtractiveResponder extractive;
     std::unique_ptr<Responder> llm_responder;
-    if (request.responder == "llm") llm_responder = std::make_unique<LlmResponder>(llm_);
+    if (request.responder == ResponderKind::kLlm) llm_responder = std::make_unique<LlmResponder>(llm_);
     const Responder* responder = llm_responder ? llm_responder.get() : &extractive;
     EmbeddingEquivalence by_embedding(&embedder);
     LlmEquivalence by_llm(llm_);

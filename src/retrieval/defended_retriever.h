@@ -26,6 +26,7 @@
 #include "gate/gate_registry.h"
 #include "gate/query_gate.h"
 #include "llm/chat_client.h"
+#include "smoothing/responder.h"
 #include "smoothing/smoother.h"
 
 namespace bulwark {
@@ -43,7 +44,7 @@ struct DefendedSearchRequest {
   int k_high = 0;
   // Smoothing; also switched on (with these options, or the defaults) when the gate escalates.
   std::optional<SmoothingOptions> smoothing;
-  std::string responder = "extractive";  // "extractive" | "llm"
+  ResponderKind responder = ResponderKind::kExtractive;
   // The subsets' seed; by default a fresh one from the Env's CSPRNG. Callers must not let an
   // untrusted client choose it (it could search for seeds that favour its entries).
   std::optional<SeededCsprng::Seed> seed;

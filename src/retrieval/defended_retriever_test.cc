@@ -66,11 +66,11 @@ class DefendedRetrieverTest : public ::testing::Test {
 TEST_F(DefendedRetrieverTest, WithoutAGateSearchesAsUsual) {
   auto result = Search(kTriggered);
   ASSERT_TRUE(result.ok()) << result.status();
-  EXPECT_EQ(result->gate.decision, "off");
+  EXPECT_EQ(result->gate.decision, GateDecision::kOff);
   EXPECT_EQ(result->search.hits.size(), 3u);
   auto asked = Search(kTriggered, GateMode::kReject);
   ASSERT_TRUE(asked.ok());
-  EXPECT_EQ(asked->gate.decision, "no_gate");
+  EXPECT_EQ(asked->gate.decision, GateDecision::kNoGate);
   EXPECT_FALSE(asked->rejected());
   const nlohmann::json detail = DefenseDetail(*asked);
   EXPECT_EQ(detail["gate"]["decision"], "no_gate");
@@ -86,7 +86,7 @@ TEST_F(DefendedRetrieverTest, RejectPolicyRefusesTriggeredQueriesOnly) {
   EXPECT_GT(triggered->gate.score, triggered->gate.threshold);
   auto benign = Search(kBenign);
   ASSERT_TRUE(benign.ok());
-  EXPECT_EQ(benign->gate.decision, "pass");
+  EXPECT_EQ(benign->gate.decision, GateDecision::kPass);
   EXPECT_EQ(benign->search.hits.size(), 3u);
 }
 
@@ -100,7 +100,7 @@ TEST_F(DefendedRetrieverTest, ReadersCannotWeakenThePolicy) {
   admin.may_weaken_gate = true;
   auto flagged = retriever_->Search(admin);
   ASSERT_TRUE(flagged.ok());
-  EXPECT_EQ(flagged->gate.decision, "flag");
+  EXPECT_EQ(flagged->gate.decision, GateDecision::kFlag);
   EXPECT_EQ(flagged->search.hits.size(), 5u);
 }
 
@@ -108,7 +108,7 @@ TEST_F(DefendedRetrieverTest, EscalateRaisesKAndSmooths) {
   FitGate(GateMode::kEscalate);
   auto escalated = Search(kTriggered, std::nullopt, 4);
   ASSERT_TRUE(escalated.ok()) << escalated.status();
-  EXPECT_EQ(escalated->gate.decision, "escalate");
+  EXPECT_EQ(escalated->gate.decision, GateDecision::kEscalate);
   EXPECT_EQ(escalated->k, 8);
   EXPECT_EQ(escalated->search.hits.size(), 8u);
   ASSERT_TRUE(escalated->smoothed.has_value());
@@ -124,7 +124,7 @@ TEST_F(DefendedRetrieverTest, StripRetrievesWithTheCleanedQuery) {
   FitGate(GateMode::kStrip);
   auto stripped = Search(kTriggered);
   ASSERT_TRUE(stripped.ok()) << stripped.status();
-  EXPECT_EQ(stripped->gate.decision, "strip");
+  EXPECT_EQ(stripped->gate.decision, GateDecision::kStrip);
   EXPECT_EQ(stripped->retrieved_query, kBenign);
   auto benign = Search(kBenign);
   ASSERT_TRUE(benign.ok());
@@ -178,12 +178,10 @@ TEST_F(DefendedRetrieverTest, RejectsBadRequests) {
   DefendedSearchRequest request;
   request.name_space = kNs;
   request.query = kBenign;
-  request.responder = "llm";
+  request.responder = ResponderKind::kLlm;
   request.smoothing = SmoothingOptions{};
   EXPECT_EQ(retriever_->Search(request).status().code(), absl::StatusCode::kFailedPrecondition);
-  request.responder = "oracle";
-  EXPECT_EQ(retriever_->Search(request).status().code(), absl::StatusCode::kInvalidArgument);
-  request.responder = "extractive";
+  request.responder = ResponderKind::kExtractive;
   request.k_high = 2;
   request.search.k = 5;
   EXPECT_EQ(retriever_->Search(request).status().code(), absl::StatusCode::kInvalidArgument);

@@ -65,7 +65,7 @@ absl::StatusOr<Reply> Add(ServiceContext& ctx, const Call& call) {
   }
   ctx.metrics->Count(EventCounter::kEntriesAdded, static_cast<int64_t>(added->size()));
   if (quarantined > 0) ctx.metrics->Count(EventCounter::kEntriesQuarantined, quarantined);
-  RecordAudit(ctx, call, *ns, "add", std::move(ids));
+  RecordAudit(ctx, call, *ns, AuditOperation::kAdd, std::move(ids));
   Reply reply;
   reply.status = 201;
   reply.body = request->batch ? nlohmann::json{{"entries", std::move(entries)}}
@@ -94,7 +94,7 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
   for (const SearchHit& hit : result->search.hits) ids.push_back(hit.entry.id);
   nlohmann::json detail = DefenseDetail(*result);
   detail["include_quarantined"] = request->options.include_quarantined;
-  RecordAudit(ctx, call, *ns, "search", std::move(ids), Sha256Hex(request->query), std::move(detail));
+  RecordAudit(ctx, call, *ns, AuditOperation::kSearch, std::move(ids), Sha256Hex(request->query), std::move(detail));
   if (result->rejected()) return QueryRejected(result->gate);
   Reply reply;
   reply.text = SearchResponseJson(*result);
@@ -119,7 +119,7 @@ absl::StatusOr<Reply> Get(ServiceContext& ctx, const Call& call) {
   if (!ns.ok()) return ns.status();
   auto entry = LoadVisibleEntry(ctx, *ns, id);
   if (!entry.ok()) return entry.status();
-  RecordAudit(ctx, call, *ns, "get", {entry->id});
+  RecordAudit(ctx, call, *ns, AuditOperation::kGet, {entry->id});
   Reply reply;
   reply.body = {{"entry", EntryJson(*entry)}};
   return reply;
@@ -134,7 +134,7 @@ absl::StatusOr<Reply> History(ServiceContext& ctx, const Call& call) {
   if (!events.ok()) return EntryStatus(events.status());
   nlohmann::json out = nlohmann::json::array();
   for (const HistoryEvent& ev : *events) out.push_back(ToJson(ev));
-  RecordAudit(ctx, call, *ns, "history", {std::string(id)});
+  RecordAudit(ctx, call, *ns, AuditOperation::kHistory, {std::string(id)});
   Reply reply;
   reply.body = {{"id", id}, {"events", std::move(out)}};
   return reply;
@@ -152,7 +152,7 @@ absl::StatusOr<Reply> Update(ServiceContext& ctx, const Call& call) {
   if (auto entry = LoadVisibleEntry(ctx, *ns, id); !entry.ok()) return entry.status();
   auto updated = ctx.backends.store->Update(*ns, id, request->update, call.caller->principal.name);
   if (!updated.ok()) return EntryStatus(updated.status());
-  RecordAudit(ctx, call, *ns, "update", {updated->id});
+  RecordAudit(ctx, call, *ns, AuditOperation::kUpdate, {updated->id});
   Reply reply;
   reply.body = {{"entry", EntryJson(*updated)}};
   return reply;
@@ -180,7 +180,7 @@ absl::StatusOr<Reply> Remove(ServiceContext& ctx, const Call& call, bool purge) 
   const std::string& actor = call.caller->principal.name;
   absl::Status status = purge ? store.Purge(*ns, id, actor) : store.Delete(*ns, id, actor);
   if (!status.ok()) return EntryStatus(status);
-  RecordAudit(ctx, call, *ns, purge ? "purge" : "delete", {std::string(id)});
+  RecordAudit(ctx, call, *ns, purge ? AuditOperation::kPurge : AuditOperation::kDelete, {std::string(id)});
   Reply reply;
   reply.body = {{"id", id}, {"state", purge ? "purged" : "deleted"}};
   return reply;
@@ -196,7 +196,7 @@ nlohmann::json EntryJson(const Entry& entry) {
 
 nlohmann::json GateJson(const DefendedSearchResult& result) {
   nlohmann::json gate = ToJson(result.gate);
-  if (result.gate.decision == "strip") gate["query"] = result.retrieved_query;
+  if (result.gate.decision == GateDecision::kStrip) gate["query"] = result.retrieved_query;
   return gate;
 }
 
@@ -291,7 +291,7 @@ absl::Status QueryRejected(const GateVerdict& verdict) {
 }
 
 void RecordAudit(ServiceContext& ctx, const Call& call, std::string_view name_space,
-                 std::string_view operation, std::vector<std::string> returned_ids, std::string query_hash,
+                 AuditOperation operation, std::vector<std::string> returned_ids, std::string query_hash,
                  nlohmann::json detail) {
   if (ctx.backends.audit == nullptr) return;
   AuditRecord record;
@@ -299,7 +299,7 @@ void RecordAudit(ServiceContext& ctx, const Call& call, std::string_view name_sp
   record.principal = call.caller->principal.name;
   record.session = call.caller->session;
   record.name_space = std::string(name_space);
-  record.operation = std::string(operation);
+  record.operation = std::string(ToString(operation));
   record.query_hash = std::move(query_hash);
   record.returned_ids = std::move(returned_ids);
   record.detail = std::move(detail);

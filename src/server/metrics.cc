@@ -84,11 +84,9 @@ void Metrics::Count(EventCounter counter, int64_t n) {
   events_[static_cast<int>(counter)] += n;
 }
 
-void Metrics::CountGateDecision(std::string_view decision) {
-  const std::optional<GateDecision> known = ParseGateDecision(decision);
-  if (!known) return;
+void Metrics::CountGateDecision(GateDecision decision) {
   std::lock_guard<std::mutex> lock(mu_);
-  ++gate_decisions_[static_cast<int>(*known)];
+  ++gate_decisions_[static_cast<int>(decision)];
 }
 
 int64_t Metrics::gate_decisions(GateDecision decision) const {

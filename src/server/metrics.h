@@ -61,8 +61,8 @@ class Metrics {
   void ObserveRequest(std::string_view route, std::string_view method, int status, double seconds);
   void CountReject(RejectReason reason);
   void Count(EventCounter counter, int64_t n = 1);
-  // Counts a query gate decision by its name; a name outside the closed set is not counted.
-  void CountGateDecision(std::string_view decision);
+  // Counts a query gate decision.
+  void CountGateDecision(GateDecision decision);
 
   int64_t requests_total() const;
   int64_t rejects(RejectReason reason) const;

@@ -63,17 +63,15 @@ TEST(MetricsTest, LabelValuesAreEscaped) {
 
 TEST(MetricsTest, GateDecisionsFromTheClosedSetOnly) {
   Metrics m;
-  m.CountGateDecision("reject");
-  m.CountGateDecision("reject");
-  m.CountGateDecision("pass");
-  m.CountGateDecision("alice's namespace");  // not a decision: never becomes a label
+  m.CountGateDecision(GateDecision::kReject);
+  m.CountGateDecision(GateDecision::kReject);
+  m.CountGateDecision(GateDecision::kPass);
   EXPECT_EQ(m.gate_decisions(GateDecision::kReject), 2);
   EXPECT_EQ(m.gate_decisions(GateDecision::kPass), 1);
   const std::string text = m.Render({});
   EXPECT_THAT(text, HasSubstr("# TYPE bulwark_query_gate_decisions_total counter\n"));
   EXPECT_THAT(text, HasSubstr("bulwark_query_gate_decisions_total{decision=\"reject\"} 2\n"));
   EXPECT_THAT(text, HasSubstr("bulwark_query_gate_decisions_total{decision=\"no_gate\"} 0\n"));
-  EXPECT_THAT(text, Not(HasSubstr("alice")));
   for (int i = 0; i < kGateDecisionCount; ++i) {
     EXPECT_EQ(ParseGateDecision(ToString(static_cast<GateDecision>(i))), static_cast<GateDecision>(i));
   }

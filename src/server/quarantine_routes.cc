@@ -52,22 +52,22 @@ absl::StatusOr<Reply> Act(ServiceContext& ctx, const Call& call, Action action) 
   MemoryStore& store = *ctx.backends.store;
   const std::string& actor = call.caller->principal.name;
   absl::Status status;
-  std::string_view operation;
+  AuditOperation operation = AuditOperation::kQuarantine;
   switch (action) {
     case Action::kRelease:
       status = store.Release(*ns, id, actor);
-      operation = "release";
+      operation = AuditOperation::kRelease;
       break;
     case Action::kReject:
       status = store.Reject(*ns, id, actor);
-      operation = "reject";
+      operation = AuditOperation::kReject;
       break;
     case Action::kQuarantine:
       status = store.Quarantine(
           *ns, id, actor,
           nlohmann::json::array(
               {{{"detector", "operator"}, {"reason", request->reason.value_or("manual quarantine")}}}));
-      operation = "quarantine";
+      operation = AuditOperation::kQuarantine;
       break;
   }
   if (!status.ok()) return status.code() == absl::StatusCode::kNotFound ? EntryNotFound() : status;

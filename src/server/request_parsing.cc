@@ -168,10 +168,9 @@ absl::Status ParseReadDefenses(const json& object, const RequestLimits& limits, 
     auto responder = OptionalString(*smoothing, "responder", where);
     if (!responder.ok()) return responder.status();
     if (responder->has_value()) {
-      if (**responder != "extractive" && **responder != "llm") {
-        return Invalid("invalid_argument", "field \"smoothing.responder\" must be \"extractive\" or \"llm\"");
-      }
-      out->responder = **responder;
+      const std::optional<ResponderKind> kind = ParseResponderKind(**responder);
+      if (!kind) return Invalid("invalid_argument", "field \"smoothing.responder\" must be \"extractive\" or \"llm\"");
+      out->responder = *kind;
     }
   } else if (!smoothing->is_boolean()) {
     return WrongType("", "smoothing", "true, false or an object");

@@ -25,6 +25,7 @@
 #include "bulwark/memory_store.h"
 #include "bulwark/options.h"
 #include "gate/query_gate.h"
+#include "smoothing/responder.h"
 #include "smoothing/smoother.h"
 
 namespace bulwark::server {
@@ -62,7 +63,7 @@ struct ReadDefenseFields {
   std::optional<GateMode> gate_mode;
   int k_high = 0;  // 0: the default (2k)
   std::optional<SmoothingOptions> smoothing;
-  std::string responder = "extractive";
+  ResponderKind responder = ResponderKind::kExtractive;
 };
 
 // POST /v1/memories/search: {"namespace", "query", "k"?, "filter"?, "include_quarantined"?,

@@ -112,13 +112,13 @@ TEST(ParseSearchRequestTest, ReadDefenseFields) {
   EXPECT_EQ(r->defenses.smoothing->m, 20);
   EXPECT_EQ(r->defenses.smoothing->k, 5);
   EXPECT_EQ(r->defenses.smoothing->nruns, 5);
-  EXPECT_EQ(r->defenses.responder, "extractive");
+  EXPECT_EQ(r->defenses.responder, ResponderKind::kExtractive);
   r = ParseSearchRequest(R"({"query":"q","smoothing":{"m":11,"k":3,"nruns":7,"responder":"llm"}})", kLimits);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->defenses.smoothing->m, 11);
   EXPECT_EQ(r->defenses.smoothing->k, 3);
   EXPECT_EQ(r->defenses.smoothing->nruns, 7);
-  EXPECT_EQ(r->defenses.responder, "llm");
+  EXPECT_EQ(r->defenses.responder, ResponderKind::kLlm);
   r = ParseSearchRequest(R"({"query":"q","smoothing":false})", kLimits);
   ASSERT_TRUE(r.ok());
   EXPECT_FALSE(r->defenses.smoothing.has_value());

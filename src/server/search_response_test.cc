@@ -23,7 +23,7 @@ std::string Reference(const DefendedSearchResult& result) {
                          {"withheld_candidates", result.search.rejected_candidates},
                          {"k", result.k},
                          {"gate", ToJson(result.gate)}};
-  if (result.gate.decision == "strip") body["gate"]["query"] = result.retrieved_query;
+  if (result.gate.decision == GateDecision::kStrip) body["gate"]["query"] = result.retrieved_query;
   if (result.smoothed) body["smoothed"] = ToJson(*result.smoothed);
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -51,7 +51,7 @@ TEST(SearchResponseJsonTest, MatchesTheNlohmannObjectByteForByte) {
   DefendedSearchResult result;
   result.k = 5;
   result.gate.mode = GateMode::kReject;
-  result.gate.decision = "pass";
+  result.gate.decision = GateDecision::kPass;
   result.gate.score_kind = GateScore::kLda;
   result.gate.score = -0.41;
   result.gate.threshold = -0.06;
@@ -61,7 +61,7 @@ TEST(SearchResponseJsonTest, MatchesTheNlohmannObjectByteForByte) {
   result.search.rejected_candidates = 2;
   EXPECT_EQ(SearchResponseJson(result), Reference(result));
 
-  result.gate.decision = "strip";
+  result.gate.decision = GateDecision::kStrip;
   result.gate.cleaned_query = "where \"is\" it";
   result.gate.removed_tokens = {"ignore", "previous"};
   result.retrieved_query = "where \"is\" it";

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
+#include "audit/audit_operation.h"
 #include "auth/principal_registry.h"
 #include "bulwark/env.h"
 #include "bulwark/memory_store.h"
@@ -109,7 +110,7 @@ DefendedSearchRequest MakeDefendedRequest(const Call& call, std::string name_spa
 absl::Status QueryRejected(const GateVerdict& verdict);
 // Appends an audit record for `call` (time, principal, session, namespace, operation, ids).
 void RecordAudit(ServiceContext& context, const Call& call, std::string_view name_space,
-                 std::string_view operation, std::vector<std::string> returned_ids,
+                 AuditOperation operation, std::vector<std::string> returned_ids,
                  std::string query_hash = "", nlohmann::json detail = nlohmann::json::object());
 
 }  // namespace bulwark::server

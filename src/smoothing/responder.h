@@ -3,6 +3,7 @@
 // LlmResponder (an OpenAI-compatible chat model).
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -12,6 +13,16 @@
 #include "bulwark/memory_store.h"
 
 namespace bulwark {
+
+// Which responder answers each smoothing run: the closed set a request may name.
+enum class ResponderKind { kExtractive, kLlm };
+constexpr std::string_view ToString(ResponderKind kind) { return kind == ResponderKind::kLlm ? "llm" : "extractive"; }
+// "extractive" or "llm"; nullopt for anything else.
+constexpr std::optional<ResponderKind> ParseResponderKind(std::string_view name) {
+  if (name == "extractive") return ResponderKind::kExtractive;
+  if (name == "llm") return ResponderKind::kLlm;
+  return std::nullopt;
+}
 
 class Responder {
  public:

@@ -1,0 +1,42 @@
+// AuditOperation: what an audit record says a caller did, a closed set. Records store its name
+// (ToString), which is part of the signed chain (doc/store_format.md), so names never change;
+// new operations are appended.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+namespace bulwark {
+
+enum class AuditOperation {
+  kAdd,
+  kSearch,
+  kAnswer,
+  kGet,
+  kHistory,
+  kUpdate,
+  kDelete,
+  kPurge,
+  kQuarantine,
+  kRelease,
+  kReject,
+};
+
+constexpr std::string_view ToString(AuditOperation op) {
+  switch (op) {
+    case AuditOperation::kAdd: return "add";
+    case AuditOperation::kSearch: return "search";
+    case AuditOperation::kAnswer: return "answer";
+    case AuditOperation::kGet: return "get";
+    case AuditOperation::kHistory: return "history";
+    case AuditOperation::kUpdate: return "update";
+    case AuditOperation::kDelete: return "delete";
+    case AuditOperation::kPurge: return "purge";
+    case AuditOperation::kQuarantine: return "quarantine";
+    case AuditOperation::kRelease: return "release";
+    case AuditOperation::kReject: return "reject";
+  }
+  return "unknown";
+}
+
+}  // namespace bulwark
