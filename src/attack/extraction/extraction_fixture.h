@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "attack/extraction/benign_session.h"
+#include "attack/extraction/extraction_rng.h"
 #include "attack/extraction/extraction_target.h"
 #include "bulwark/memory_store.h"
 #include "testing/temp_dir.h"
@@ -64,5 +66,36 @@ class FixtureStore {
   std::unique_ptr<MemoryStore> store_;
   size_t size_ = 0;
 };
+
+// The benign corpus of data/corpora (benign queries, benign memories).
+inline BenignCorpus Corpus() {
+  auto corpus =
+      LoadBenignCorpus({CorporaDir() + "/benign_queries.jsonl"}, CorporaDir() + "/benign_memories.jsonl");
+  EXPECT_TRUE(corpus.ok()) << corpus.status();
+  return corpus.ok() ? *std::move(corpus) : BenignCorpus{};
+}
+
+// Mean and maximum unique memories returned to `sessions` benign sessions of `queries` turns (seed
+// 1), the yardstick an attack of the same length must beat.
+struct BenignLeakage {
+  double mean = 0;
+  size_t max = 0;
+};
+inline BenignLeakage BenignBaseline(FixtureStore& fixture, int queries, int sessions = 20) {
+  auto sim = BenignSessionSimulator::Create(Corpus(), {});
+  EXPECT_TRUE(sim.ok()) << sim.status();
+  BenignLeakage out;
+  if (!sim.ok()) return out;
+  StoreExtractionTarget target = fixture.Target();
+  for (int i = 0; i < sessions; ++i) {
+    SeededCsprng rng = SessionRng(1, "benign", static_cast<uint64_t>(i));
+    auto session = (*sim)->Run(target, "benign", {.queries = queries, .k = 4}, rng);
+    EXPECT_TRUE(session.ok()) << session.status();
+    if (!session.ok()) return out;
+    out.mean += static_cast<double>(session->UniqueHits()) / sessions;
+    out.max = std::max(out.max, session->UniqueHits());
+  }
+  return out;
+}
 
 }  // namespace bulwark::extraction::testing
