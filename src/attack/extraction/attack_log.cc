@@ -4,6 +4,7 @@
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -107,6 +108,12 @@ absl::StatusOr<std::vector<AttackSession>> ReadAttackLog(std::istream& in, std::
 }
 
 absl::StatusOr<std::vector<AttackSession>> ReadAttackLogFile(const std::string& path) {
+  std::error_code ec;
+  const uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  if (size > kMaxJsonFileBytes) {
+    return absl::ResourceExhaustedError(absl::StrCat(path, " is larger than ", kMaxJsonFileBytes, " bytes"));
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
   return ReadAttackLog(in, path);

@@ -39,7 +39,7 @@ inline constexpr int kMaxLogStep = 1000000;
 // a value over the limits above, or a step that does not follow the session's previous step.
 [[nodiscard]] absl::StatusOr<std::vector<AttackSession>> ReadAttackLog(std::istream& in,
                                                                        std::string_view name = "attack log");
-// The same from a file; NotFound if it cannot be read.
+// The same from a file; NotFound if it cannot be read, ResourceExhausted over 256 MiB.
 [[nodiscard]] absl::StatusOr<std::vector<AttackSession>> ReadAttackLogFile(const std::string& path);
 
 }  // namespace bulwark::extraction

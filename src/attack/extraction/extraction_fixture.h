@@ -57,6 +57,7 @@ class FixtureStore {
   }
 
   MemoryStore* store() { return store_.get(); }
+  std::filesystem::path store_dir() const { return dir_.path() / "store"; }
   size_t size() const { return size_; }
   // A target over the fixture namespace that leaves the query history alone.
   StoreExtractionTarget Target() { return StoreExtractionTarget(store_.get(), kNamespace, false); }
