@@ -4,6 +4,7 @@
 // through the write path and it is then retrieved for the triggered query; bad input writes
 // neither the log nor the store.
 #include <fstream>
+#include <set>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -192,6 +193,64 @@ TEST_F(AttackCliTest, BadInputWritesNeitherTheLogNorTheStore) {
   EXPECT_EQ(ok.json()["topics"].size(), 1u);
   EXPECT_EQ(ReadLog("attack.jsonl").size(), 2u);
   EXPECT_EQ(EntryCount(), entries) << "no --write, nothing stored";
+}
+
+}  // namespace
+}  // namespace bulwark::cli
+
+namespace bulwark::cli {
+namespace {
+
+// `attack extraction` runs every attack against the local store through its search and writes one log
+// line per query (hits as entry ids, not their text); on bad input it writes no log.
+TEST_F(AttackCliTest, ExtractionWritesOneLogLinePerQueryOfEverySession) {
+  std::vector<std::string> benign;
+  for (const std::string& q : testing::BenignQueries(0, 40)) benign.push_back(nlohmann::json{{"query", q}}.dump());
+  WriteFile("benign.jsonl", benign);
+  CliResult r = Cli({"-n", "travel", "--json", "attack", "extraction", "--attack", "all", "--rounds", "6",
+                     "--sessions", "2", "-k", "3", "--benign-queries", Path("benign.jsonl"), "-o",
+                     Path("extraction.jsonl")});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const nlohmann::json summary = r.json();
+  const std::vector<nlohmann::json> log = ReadLog("extraction.jsonl");
+  size_t queries = 0;
+  std::set<std::string> attacks;
+  for (const nlohmann::json& s : summary["sessions"]) {
+    queries += s["queries"].get<size_t>();
+    attacks.insert(s["attack"].get<std::string>());
+  }
+  EXPECT_EQ(log.size(), queries);
+  EXPECT_EQ(attacks, (std::set<std::string>{"benign", "dgea", "ikea", "mextra_cosine", "mextra_edit",
+                                            "mextra_general", "rag_thief"}));
+  for (const nlohmann::json& line : log) {
+    ASSERT_TRUE(line.contains("query") && line.contains("hits")) << line;
+    EXPECT_LE(line["hits"].size(), 3u);
+    for (const nlohmann::json& hit : line["hits"]) {
+      EXPECT_EQ(hit.get<std::string>().size(), 26u) << "hits are logged as entry ids, never as memory text";
+    }
+  }
+  // Deterministic for a seed.
+  ASSERT_EQ(Cli({"-n", "travel", "attack", "extraction", "--attack", "dgea", "--rounds", "6", "-o",
+                 Path("a.jsonl")})
+                .code,
+            0);
+  ASSERT_EQ(Cli({"-n", "travel", "attack", "extraction", "--attack", "dgea", "--rounds", "6", "-o",
+                 Path("b.jsonl")})
+                .code,
+            0);
+  EXPECT_EQ(ReadLog("a.jsonl"), ReadLog("b.jsonl"));
+}
+
+TEST_F(AttackCliTest, ExtractionWithBadInputWritesNoLog) {
+  // benign sessions need query files; checked before any query is sent.
+  CliResult r = Cli({"-n", "travel", "attack", "extraction", "--attack", "benign", "-o", Path("x.jsonl")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("error:"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "x.jsonl"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "x.jsonl.tmp"));
+  r = Cli({"-n", "travel", "attack", "extraction", "--attack", "dgea", "--llm", "{not json", "-o", Path("x.jsonl")});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "x.jsonl"));
 }
 
 }  // namespace

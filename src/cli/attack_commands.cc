@@ -116,10 +116,12 @@ void AttackCommands::Register(CLI::App& app) {
   f.agentpoison->add_option("--seed", f.options.seed, "the run is deterministic for a seed")->capture_default_str();
   f.agentpoison->add_flag("--write", f.write,
                           "also store the poison passages in the namespace (signed; the write gate applies)");
+  extraction_.Register(attack);
 }
 
 std::optional<int> AttackCommands::Run(const CommandEnv& env) {
   Flags& f = *flags_;
+  if (auto code = extraction_.Run(env)) return code;
   if (!f.agentpoison->parsed()) return std::nullopt;
 
   auto topics = ReadVictims(f.victims_file, f.payload);

@@ -23,6 +23,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/command_env.h"
+#include "cli/extraction_attack_command.h"
 
 namespace bulwark::cli {
 
@@ -40,6 +41,7 @@ class AttackCommands : public CommandGroup {
  private:
   struct Flags;
   std::unique_ptr<Flags> flags_;
+  ExtractionAttackCommand extraction_;
 };
 
 }  // namespace bulwark::cli
