@@ -82,7 +82,7 @@ int FitToDescriptorLimit(int connections) {
 }  // namespace
 
 struct ConnectionLoop::Connection {
-  enum class Phase { kReading, kDispatched, kWriting, kLingering, kClosed };
+  using Phase = ConnectionLoop::Phase;
   Connection(int socket, const FramingLimits& limits) : fd(socket), framer(limits) {}
 
   int fd;
@@ -96,10 +96,18 @@ struct ConnectionLoop::Connection {
   bool request_started = false;  // a byte of the current request has arrived
   bool peer_closed = false;      // the client shut down its side while its request was served
   int served = 0;
-  size_t drained = 0;               // bytes discarded while lingering
-  Clock::time_point waiting_since;  // start of the current wait for a request (eviction order)
-  Clock::time_point deadline;       // of the current phase; none while dispatched
+  size_t drained = 0;                      // bytes discarded while lingering
+  Clock::time_point deadline;              // of the current phase; none while dispatched
+  std::list<Connection*>* list = nullptr;  // waiting_ or lingering_, per phase
+  std::list<Connection*>::iterator position;
 };
+
+void ConnectionLoop::SetPhase(Connection& c, Phase phase) {
+  if (c.list != nullptr) c.list->erase(c.position);
+  c.phase = phase;
+  c.list = c.phase == Phase::kReading ? &waiting_ : c.phase == Phase::kLingering ? &lingering_ : nullptr;
+  if (c.list != nullptr) c.position = c.list->insert(c.list->end(), &c);
+}
 
 ConnectionLoop::ConnectionLoop(const ConnectionLoopOptions& options, ConnectionLoopCallbacks callbacks)
     : options_(options), callbacks_(std::move(callbacks)) {}
@@ -206,17 +214,17 @@ void ConnectionLoop::HandleEvent(const epoll_event& event) {
     return TakeCompletions();
   }
   Connection& c = *static_cast<Connection*>(event.data.ptr);
-  if (c.phase == Connection::Phase::kClosed) return;  // closed earlier in this batch
-  if (c.phase == Connection::Phase::kDispatched) {    // its worker owns the socket until it answers
+  if (c.phase == Phase::kClosed) return;  // closed earlier in this batch
+  if (c.phase == Phase::kDispatched) {    // its worker owns the socket until it answers
     if (event.events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) c.peer_closed = true;
     return;
   }
   if (event.events & EPOLLERR) return Close(c);
   if ((event.events & EPOLLOUT) && c.out_sent < c.out.size()) Write(c);
   if (!(event.events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP))) return;
-  if (c.phase == Connection::Phase::kReading) {
+  if (c.phase == Phase::kReading) {
     ReadAndFrame(c);
-  } else if (c.phase == Connection::Phase::kLingering) {
+  } else if (c.phase == Phase::kLingering) {
     Drain(c);
   }
 }
@@ -256,8 +264,8 @@ void ConnectionLoop::Admit(int fd) {
   }
   connections_.emplace(&c, std::move(owned));
   stats_.open.fetch_add(1);
-  c.waiting_since = Clock::now();
-  c.deadline = c.waiting_since + options_.idle_timeout;
+  SetPhase(c, Phase::kReading);
+  c.deadline = Clock::now() + options_.idle_timeout;
   ReadAndFrame(c);  // edge-triggered: the request may already be here
 }
 
@@ -275,7 +283,7 @@ void ConnectionLoop::ShedAtAccept(int fd) {
 void ConnectionLoop::ReadAndFrame(Connection& c) {
   if (!c.in.empty() && Frame(c)) return;  // a pipelined request, already buffered
   char buffer[kReadChunk];
-  while (c.phase == Connection::Phase::kReading) {
+  while (c.phase == Phase::kReading) {
     const ssize_t n = ::recv(c.fd, buffer, sizeof(buffer), 0);
     if (n > 0) {
       if (!c.request_started) {
@@ -313,7 +321,7 @@ bool ConnectionLoop::Frame(Connection& c) {
     c.out.append("HTTP/1.1 100 Continue\r\n\r\n");
     Write(c);
   }
-  return c.phase != Connection::Phase::kReading;
+  return c.phase != Phase::kReading;
 }
 
 void ConnectionLoop::Dispatch(Connection& c) {
@@ -326,7 +334,6 @@ void ConnectionLoop::Dispatch(Connection& c) {
   const std::string method = request.method;
   // An interim answer still unsent goes first: the worker then leaves all sending to the loop.
   const bool worker_sends = c.out_sent == c.out.size();
-  c.phase = Connection::Phase::kDispatched;
   const bool queued = pool_->TrySubmit(
       [this, connection = &c, fd = c.fd, worker_sends, request = std::move(request)]() mutable {
         WireAnswer answer = callbacks_.serve(request);
@@ -342,9 +349,8 @@ void ConnectionLoop::Dispatch(Connection& c) {
         if (wake) [[maybe_unused]]
           ssize_t n = ::write(wake_fd_, &one, sizeof(one));
       });
-  if (queued) return;
+  if (queued) return SetPhase(c, Phase::kDispatched);
   stats_.shed_total.fetch_add(1);
-  c.phase = Connection::Phase::kReading;
   Refuse(c, Refusal{503, "overloaded", "the server is overloaded; retry later", method});
 }
 
@@ -361,7 +367,7 @@ void ConnectionLoop::TakeCompletions() {
     c.out_sent = 0;
     c.out.append(d.unsent);
     c.close_after_write = d.close || c.peer_closed;
-    c.phase = Connection::Phase::kWriting;
+    SetPhase(c, Phase::kWriting);
     c.deadline = now + options_.write_timeout;
     Write(c);
   }
@@ -374,16 +380,15 @@ void ConnectionLoop::Write(Connection& c) {
   if (c.out_sent < c.out.size()) return;  // the next EPOLLOUT edge resumes
   c.out.clear();
   c.out_sent = 0;
-  if (c.phase != Connection::Phase::kWriting) return;  // an interim 100 Continue
+  if (c.phase != Phase::kWriting) return;  // an interim 100 Continue
   if (c.close_after_write) return StartLinger(c);
   AfterAnswer(c);
 }
 
 void ConnectionLoop::AfterAnswer(Connection& c) {
-  c.phase = Connection::Phase::kReading;
-  c.waiting_since = Clock::now();
+  SetPhase(c, Phase::kReading);
   c.request_started = !c.in.empty();
-  c.deadline = c.waiting_since + (c.request_started ? options_.request_timeout : options_.idle_timeout);
+  c.deadline = Clock::now() + (c.request_started ? options_.request_timeout : options_.idle_timeout);
   ReadAndFrame(c);  // edge-triggered: what arrived while the request was served raised no new event
 }
 
@@ -393,14 +398,14 @@ void ConnectionLoop::Refuse(Connection& c, Refusal refusal) {
   c.out.append(callbacks_.refuse(refusal));
   c.in.clear();
   c.close_after_write = true;
-  c.phase = Connection::Phase::kWriting;
+  SetPhase(c, Phase::kWriting);
   c.deadline = Clock::now() + options_.write_timeout;
   Write(c);
 }
 
 void ConnectionLoop::StartLinger(Connection& c) {
   ::shutdown(c.fd, SHUT_WR);
-  c.phase = Connection::Phase::kLingering;
+  SetPhase(c, Phase::kLingering);
   c.deadline = Clock::now() + kLingerTime;
   c.in = std::string();
   Drain(c);
@@ -421,7 +426,7 @@ void ConnectionLoop::Drain(Connection& c) {
 void ConnectionLoop::Close(Connection& c) {
   ::close(c.fd);  // also leaves the epoll set
   c.fd = -1;
-  c.phase = Connection::Phase::kClosed;
+  SetPhase(c, Phase::kClosed);
   auto it = connections_.find(&c);
   closed_.push_back(std::move(it->second));  // events later in this batch may still name it
   connections_.erase(it);
@@ -429,20 +434,12 @@ void ConnectionLoop::Close(Connection& c) {
 }
 
 bool ConnectionLoop::EvictOldestWaiting() {
-  Connection* victim = nullptr;
-  for (auto& [unused, c] : connections_) {
-    if (c->phase == Connection::Phase::kLingering) {
-      victim = c.get();
-      break;
-    }
-    if (c->phase == Connection::Phase::kReading &&
-        (victim == nullptr || c->waiting_since < victim->waiting_since)) {
-      victim = c.get();
-    }
-  }
+  Connection* victim = !lingering_.empty() ? lingering_.front()
+                       : !waiting_.empty() ? waiting_.front()
+                                           : nullptr;
   if (victim == nullptr) return false;
   stats_.evicted_total.fetch_add(1);
-  if (victim->phase == Connection::Phase::kReading && victim->request_started) {
+  if (victim->phase == Phase::kReading && victim->request_started) {
     SendSome(victim->fd, callbacks_.refuse(Refusal{503, "overloaded", "the server is overloaded; retry later",
                                                    victim->framer.request().method}));
   }
@@ -458,19 +455,19 @@ void ConnectionLoop::Sweep(Clock::time_point now) {
   }
   std::vector<Connection*> expired;
   for (auto& [unused, c] : connections_) {
-    if (c->phase != Connection::Phase::kDispatched && now >= c->deadline) expired.push_back(c.get());
+    if (c->phase != Phase::kDispatched && now >= c->deadline) expired.push_back(c.get());
   }
   for (Connection* c : expired) {
-    if (c->phase == Connection::Phase::kReading && c->request_started) {
+    if (c->phase == Phase::kReading && c->request_started) {
       stats_.timed_out_total.fetch_add(1);
       Refuse(*c, Refusal{408, "request_timeout",
                          absl::StrCat("the request did not arrive within ", Seconds(options_.request_timeout),
                                       " s"),
                          c->framer.request().method});
-    } else if (c->phase == Connection::Phase::kWriting) {
+    } else if (c->phase == Phase::kWriting) {
       stats_.timed_out_total.fetch_add(1);
       Close(*c);
-    } else if (c->phase != Connection::Phase::kClosed) {
+    } else if (c->phase != Phase::kClosed) {
       Close(*c);  // idle past its keep-alive time, or done lingering
     }
   }

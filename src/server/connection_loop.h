@@ -14,9 +14,10 @@
 // worker queue, a 4xx for a malformed request and a 408 for a missed deadline are written without
 // blocking, then the connection is half-closed and its remaining input discarded for at most
 // kLingerTime (so the client reads the answer instead of a reset) without holding any thread.
-// When max_connections are open, a new connection takes the slot of the one that has been waiting
-// longest for its request (idle or slow: an attacker's connections are the old ones); only when
-// every slot is busy with a handler is the new connection answered 503 and closed at once.
+// When max_connections are open, a new connection takes the slot of a lingering one or else of the
+// one that has been waiting longest for its request (idle or slow: an attacker's connections are
+// the old ones; found in O(1) from a list kept in arrival order); only when every slot is busy with
+// a handler is the new connection answered 503 and closed at once.
 //
 // Why not Boost.Beast, libmicrohttpd or h2o: the router and handlers speak httplib::Request /
 // Response, which an own loop can fill directly; the limits that matter here (total deadlines,
@@ -35,6 +36,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -113,6 +115,9 @@ class ConnectionLoop {
 
  private:
   struct Connection;
+  // A connection reads a request (or waits for one), is served by a worker, writes an answer, and
+  // after a refusal or `Connection: close` lingers: half-closed, discarding input, until closed.
+  enum class Phase { kReading, kDispatched, kWriting, kLingering, kClosed };
   using Clock = std::chrono::steady_clock;
   static constexpr std::chrono::milliseconds kLingerTime{1000};
   static constexpr size_t kLingerBytes = 8 << 20;
@@ -133,6 +138,8 @@ class ConnectionLoop {
   void StartLinger(Connection& c);
   void Drain(Connection& c);
   void Close(Connection& c);
+  // Moves `c` to `phase`, keeping waiting_ and lingering_ in order of arrival there.
+  void SetPhase(Connection& c, Phase phase);
   bool EvictOldestWaiting();
   void Sweep(Clock::time_point now);
   void ShedAtAccept(int fd);
@@ -149,6 +156,8 @@ class ConnectionLoop {
   std::atomic<bool> stopping_{false};
   std::unordered_map<Connection*, std::unique_ptr<Connection>> connections_;  // loop thread only
   std::vector<std::unique_ptr<Connection>> closed_;                           // freed after each epoll batch
+  std::list<Connection*> waiting_;    // reading a request or idle, longest-waiting first
+  std::list<Connection*> lingering_;  // answered and closing, oldest first
   std::unique_ptr<WorkerPool> pool_;
 
   // A worker's result, handed back to the loop.
