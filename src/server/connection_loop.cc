@@ -201,6 +201,8 @@ absl::Status ConnectionLoop::Run() {
   ::epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, listen_fd_, nullptr);
   pool_->Shutdown();  // the requests the workers hold are finished; their answers are sent by them
   for (auto& [unused, c] : connections_) ::close(c->fd);
+  waiting_.clear();
+  lingering_.clear();
   connections_.clear();
   stats_.open.store(0);
   return absl::OkStatus();
