@@ -760,12 +760,12 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   serve->add_option("--port", so.port, "listen port; 0 picks a free one")
       ->capture_default_str()
       ->check(CLI::Range(0, 65535));
-  serve->add_option("--threads", so.threads, "worker threads (one keep-alive connection each)")
+  serve->add_option("--threads", so.threads, "worker threads (each runs one complete request at a time)")
       ->capture_default_str()
       ->check(CLI::Range(1, 1024));
   serve
       ->add_option("--max-queue", so.max_queued_connections,
-                   "connections waiting for a worker before new ones get 503")
+                   "complete requests waiting for a worker before new ones get 503")
       ->capture_default_str()
       ->check(CLI::Range(0, 100000));
   serve->add_option("--max-body-bytes", so.max_body_bytes, "largest request body; larger ones get 413")

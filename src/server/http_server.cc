@@ -1,18 +1,16 @@
-// The HTTP server: httplib wiring and the single request path (see http_server.h).
+// The HTTP server: the connection loop's callbacks and the single request path (see http_server.h).
 #include "server/http_server.h"
 
-#include <sys/socket.h>
+#include <absl/strings/str_cat.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cmath>
 #include <exception>
 #include <optional>
 
-#include <absl/strings/str_cat.h>
-#include <spdlog/spdlog.h>
-
 #include "server/api_status.h"
-#include "server/socket_stream.h"
+#include "server/response_writer.h"
 
 namespace bulwark::server {
 namespace {
@@ -33,11 +31,21 @@ void SetContent(httplib::Response& response, std::string body, const std::string
 void WriteJson(httplib::Response& response, int status, const nlohmann::json& body) {
   response.status = status;
   // `replace`: a message that quotes invalid UTF-8 from a request must not make dump() throw.
-  SetContent(response, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), "application/json");
+  SetContent(response, body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+             "application/json");
 }
 
 void WriteStatus(httplib::Response& response, const absl::Status& status) {
   WriteJson(response, HttpStatusOf(status.code()), ErrorBody(status));
+}
+
+// The metrics label of a request method: the methods the API knows, else "other" (a client picks
+// the method token, and a label must come from a closed set: metrics.h).
+std::string_view MethodLabel(std::string_view method) {
+  for (std::string_view known : {"GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "HEAD"}) {
+    if (method == known) return known;
+  }
+  return method.empty() ? "unknown" : "other";
 }
 
 // The reject reason a refused request counts under, by its HTTP status; nullopt for others.
@@ -88,71 +96,18 @@ absl::Status CheckOptions(const ServerOptions& o, const ServiceBackends& b) {
   if (o.credential_cache_ms < 0 || o.credential_cache_ms > 60'000) {
     return absl::InvalidArgumentError("credential_cache_ms must be between 0 and 60000");
   }
-  if (o.keep_alive_max_requests < 1 || o.keep_alive_timeout_s < 1 || o.read_timeout_s < 1 ||
-      o.write_timeout_s < 1) {
-    return absl::InvalidArgumentError("keep-alive and timeout settings must be positive");
+  if (o.keep_alive_max_requests < 1 || o.keep_alive_timeout_s < 1 || o.request_timeout_s < 1 ||
+      o.write_timeout_s < 1 || o.keep_alive_timeout_s > 3600 || o.request_timeout_s > 3600 ||
+      o.write_timeout_s > 3600) {
+    return absl::InvalidArgumentError("keep-alive and timeout settings must be between 1 and 3600 s");
+  }
+  if (o.max_connections < 1 || o.max_connections > 1'000'000) {
+    return absl::InvalidArgumentError("max_connections must be between 1 and 1000000");
   }
   return absl::OkStatus();
 }
 
 }  // namespace
-
-namespace {
-
-// The stream of the connection this thread serves, for the error handler (431 vs 400).
-thread_local const BudgetedSocketStream* t_current_stream = nullptr;
-// Set when a request was refused before it was read completely (unparsable, too large, shed): the
-// connection's byte stream can no longer be trusted, so it is closed after the answer.
-thread_local bool t_close_after_answer = false;
-
-}  // namespace
-
-// httplib::Server with two changes: connections are served through BudgetedSocketStream (bounded
-// bytes per request, prompt exit on Stop), and the listen backlog can be widened (httplib's is 5).
-class HttpServer::HttplibServer : public httplib::Server {
- public:
-  HttplibServer(size_t header_budget, size_t body_budget)
-      : header_budget_(header_budget), body_budget_(body_budget) {}
-
-  void SetBacklog(int backlog) {
-    const socket_t sock = svr_sock_;
-    if (sock != INVALID_SOCKET) ::listen(sock, backlog);  // Linux: listen() again resizes the queue
-  }
-
- private:
-  // Replaces httplib's keep-alive loop; each request is parsed and routed by httplib as usual.
-  bool process_and_close_socket(socket_t sock) override {
-    using std::chrono::microseconds;
-    using std::chrono::seconds;
-    BudgetedSocketStream stream(sock, seconds(read_timeout_sec_) + microseconds(read_timeout_usec_),
-                                seconds(write_timeout_sec_) + microseconds(write_timeout_usec_));
-    t_current_stream = &stream;
-    t_close_after_answer = false;
-    bool ok = false;
-    for (size_t left = keep_alive_max_count_; left > 0; --left) {
-      if (!WaitForRequest(sock, seconds(keep_alive_timeout_sec_),
-                          [this] { return svr_sock_ != INVALID_SOCKET; })) {
-        break;
-      }
-      stream.StartRequest(header_budget_, body_budget_);
-      bool closed = false;
-      ok = process_request(stream, /*close_connection=*/left == 1, closed, nullptr);
-      ok = stream.Flush() && ok;  // the answer leaves in one send (socket_stream.h)
-      if (!ok || closed || t_close_after_answer) break;
-    }
-    t_current_stream = nullptr;
-    if (t_close_after_answer) {
-      LingeringClose(sock, std::chrono::seconds(1), 8u << 20);
-    } else {
-      ::shutdown(sock, SHUT_RDWR);
-      ::close(sock);
-    }
-    return ok;
-  }
-
-  const size_t header_budget_;
-  const size_t body_budget_;
-};
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerOptions& options,
                                                                const ServiceBackends& backends) {
@@ -165,8 +120,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerOptio
 HttpServer::HttpServer(const ServerOptions& options, const ServiceBackends& backends)
     : options_(options),
       limiter_(options.rate_per_second, options.burst),
-      credentials_(static_cast<int64_t>(options.credential_cache_ms) * 1000),
-      http_(std::make_unique<HttplibServer>(options.max_header_bytes, options.max_body_bytes)) {
+      credentials_(static_cast<int64_t>(options.credential_cache_ms) * 1000) {
   context_.backends = backends;
   if (context_.backends.env == nullptr) context_.backends.env = Env::Default();
   if (context_.backends.retriever == nullptr) {
@@ -189,102 +143,95 @@ void HttpServer::InstallRoutes() {
   AddAdminRoutes(context_, &routes_);
   AddHealthRoutes(context_, &routes_);
   for (const RouteSpec& route : routes_) table_.Add(route.method, route.pattern);
-
-  auto dispatch = [this](const httplib::Request& request, httplib::Response& response) {
-    Dispatch(request, response);
-  };
-  // One catch-all per method: routing, 404 and 405 are ours (router.h), in JSON.
-  http_->Get(".*", dispatch);
-  http_->Post(".*", dispatch);
-  http_->Put(".*", dispatch);
-  http_->Patch(".*", dispatch);
-  http_->Delete(".*", dispatch);
-  http_->Options(".*", dispatch);
-
-  // Shed connections are answered before their body is read (connection_queue.h).
-  http_->set_pre_routing_handler([this](const httplib::Request& request, httplib::Response& response) {
-    if (!ConnectionQueue::ServingShedConnection()) return httplib::Server::HandlerResponse::Unhandled;
-    t_close_after_answer = true;  // its body, if any, is never read
-    response.set_header("Connection", "close");
-    response.set_header("Retry-After", "1");
-    WriteJson(response, 503, ErrorBody("overloaded", "the server is overloaded; retry later"));
-    metrics_.CountReject(RejectReason::kOverloaded);
-    metrics_.ObserveRequest("shed", request.method, 503, 0);
-    return httplib::Server::HandlerResponse::Handled;
-  });
-  // Errors httplib produces itself (413 body too large, 400 unparsable request line, ...) arrive
-  // with an empty body: give them the JSON error shape. Our own errors already have a body.
-  http_->set_error_handler(httplib::Server::HandlerWithResponse(
-      [this](const httplib::Request& request, httplib::Response& response) {
-        if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
-        t_close_after_answer = true;
-        response.set_header("Connection", "close");
-        if (t_current_stream != nullptr && t_current_stream->budget_exceeded() &&
-            t_current_stream->in_headers()) {
-          WriteJson(response, 431,
-                    ErrorBody("headers_too_large",
-                              absl::StrCat("request headers exceed ", options_.max_header_bytes, " bytes")));
-        } else if (response.status == 413) {
-          WriteJson(response, 413,
-                    ErrorBody("payload_too_large",
-                              absl::StrCat("request body exceeds ", options_.max_body_bytes, " bytes")));
-        } else if (response.status == 414) {
-          WriteJson(response, 414, ErrorBody("uri_too_long", "the request target is too long"));
-        } else if (response.status == 404) {
-          WriteJson(response, 404, ErrorBody("no_route", "no such route (see doc/api.md)"));
-        } else {
-          WriteJson(response, response.status, ErrorBody("bad_request", "malformed HTTP request"));
-        }
-        if (auto reason = RejectReasonOf(response.status)) metrics_.CountReject(*reason);
-        metrics_.ObserveRequest("unmatched", request.method, response.status, 0);
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  http_->set_exception_handler([](const httplib::Request&, httplib::Response& response, std::exception_ptr) {
-    WriteJson(response, 500, ErrorBody("internal", "internal error"));
-  });
 }
 
 absl::StatusOr<int> HttpServer::Bind() {
+  if (loop_ != nullptr) return absl::FailedPreconditionError("already bound");
   const ServerOptions& o = options_;
-  http_->new_task_queue = [this] {
-    return new ConnectionQueue(options_.threads, options_.max_queued_connections, &queue_stats_);
-  };
-  http_->set_payload_max_length(o.max_body_bytes);
-  http_->set_keep_alive_max_count(static_cast<size_t>(o.keep_alive_max_requests));
-  http_->set_keep_alive_timeout(o.keep_alive_timeout_s);
-  http_->set_read_timeout(o.read_timeout_s, 0);
-  http_->set_write_timeout(o.write_timeout_s, 0);
-  http_->set_tcp_nodelay(true);
-  int port = o.port;
-  if (port == 0) {
-    port = http_->bind_to_any_port(o.host);
-    if (port <= 0) return absl::UnavailableError(absl::StrCat("cannot listen on ", o.host, " (any port)"));
-  } else if (!http_->bind_to_port(o.host, port)) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", o.host, ":", port, " (address in use?)"));
-  }
-  http_->SetBacklog(o.listen_backlog);
-  bound_ = true;
-  return port;
+  ConnectionLoopOptions loop_options;
+  loop_options.host = o.host;
+  loop_options.port = o.port;
+  loop_options.listen_backlog = o.listen_backlog;
+  loop_options.max_connections = o.max_connections;
+  loop_options.threads = o.threads;
+  loop_options.max_queued = o.max_queued_connections;
+  loop_options.keep_alive_max_requests = o.keep_alive_max_requests;
+  loop_options.idle_timeout = std::chrono::seconds(o.keep_alive_timeout_s);
+  loop_options.request_timeout = std::chrono::seconds(o.request_timeout_s);
+  loop_options.write_timeout = std::chrono::seconds(o.write_timeout_s);
+  loop_options.framing.max_head_bytes = o.max_header_bytes;
+  loop_options.framing.max_request_line_bytes = std::min<size_t>(8 << 10, o.max_header_bytes);
+  loop_options.framing.max_body_bytes = o.max_body_bytes;
+  ConnectionLoopCallbacks callbacks;
+  callbacks.serve = [this](FramedRequest& request) { return ServeRequest(request); };
+  callbacks.refuse = [this](const Refusal& refusal) { return RefuseRequest(refusal); };
+  auto loop = ConnectionLoop::Create(loop_options, std::move(callbacks));
+  if (!loop.ok()) return loop.status();
+  loop_ = *std::move(loop);
+  return loop_->port();
 }
 
 absl::Status HttpServer::Serve() {
-  if (!bound_) return absl::FailedPreconditionError("Bind() first");
-  http_->listen_after_bind();
-  return absl::OkStatus();
+  if (loop_ == nullptr) return absl::FailedPreconditionError("Bind() first");
+  return loop_->Run();
 }
 
 void HttpServer::Stop() {
-  if (http_) http_->stop();
+  if (loop_ != nullptr) loop_->Stop();
+}
+
+WireAnswer HttpServer::ServeRequest(FramedRequest& framed) {
+  httplib::Request request;
+  request.method = std::move(framed.method);
+  request.version = framed.version_minor == 0 ? "HTTP/1.0" : "HTTP/1.1";
+  request.target = std::move(framed.target);
+  const size_t mark = request.target.find('?');
+  request.path = httplib::detail::decode_url(request.target.substr(0, mark), false);
+  for (auto& [name, value] : framed.headers) request.headers.emplace(std::move(name), std::move(value));
+  request.body = std::move(framed.body);
+  httplib::Response response;
+  Dispatch(request, response);
+  const bool close = !framed.keep_alive;
+  return WireAnswer{WriteResponse(response, ResponseFraming{request.method == "HEAD", close,
+                                                            !close && framed.version_minor == 0}),
+                    close};
+}
+
+std::string HttpServer::RefuseRequest(const Refusal& refusal) {
+  httplib::Response response;
+  WriteJson(response, refusal.status, ErrorBody(refusal.code, refusal.message));
+  response.set_header("Cache-Control", "no-store");
+  response.set_header("X-Content-Type-Options", "nosniff");
+  if (refusal.status == 503) {
+    response.set_header("Retry-After", "1");
+    metrics_.CountReject(RejectReason::kOverloaded);
+  } else if (auto reason = RejectReasonOf(refusal.status)) {
+    metrics_.CountReject(*reason);
+  }
+  metrics_.ObserveRequest(refusal.status == 503 ? "shed" : "unmatched", MethodLabel(refusal.method),
+                          refusal.status, 0);
+  return WriteResponse(response, ResponseFraming{refusal.method == "HEAD", /*close=*/true, false});
 }
 
 std::vector<Sample> HttpServer::Gauges() const {
+  static const ConnectionStats kNone;
+  const ConnectionStats& c = loop_ ? loop_->stats() : kNone;
   return {
-      {"bulwark_connections_active", "Connections being served by a worker.", "gauge",
-       static_cast<double>(queue_stats_.active.load())},
-      {"bulwark_connections_queued", "Accepted connections waiting for a worker.", "gauge",
-       static_cast<double>(queue_stats_.queued.load())},
-      {"bulwark_connections_shed_total", "Connections answered 503 because the queue was full.", "counter",
-       static_cast<double>(queue_stats_.shed_total.load())},
+      {"bulwark_connections_open", "Open client connections.", "gauge", static_cast<double>(c.open.load())},
+      {"bulwark_connections_active", "Requests being served by a worker.", "gauge",
+       static_cast<double>(loop_ ? loop_->workers_active() : 0)},
+      {"bulwark_connections_queued", "Complete requests waiting for a worker.", "gauge",
+       static_cast<double>(loop_ ? loop_->requests_queued() : 0)},
+      {"bulwark_connections_shed_total",
+       "Requests or connections answered 503 because the workers were full.", "counter",
+       static_cast<double>(c.shed_total.load())},
+      {"bulwark_connections_timed_out_total",
+       "Connections closed because a request or answer missed its deadline.", "counter",
+       static_cast<double>(c.timed_out_total.load())},
+      {"bulwark_connections_evicted_total", "Waiting connections closed to make room for a new one.",
+       "counter", static_cast<double>(c.evicted_total.load())},
+      {"bulwark_requests_malformed_total", "Requests refused for their framing or size before any handler.",
+       "counter", static_cast<double>(c.refused_total.load())},
       {"bulwark_signature_failures_total", "Stored rows that failed signature verification (this process).",
        "counter", static_cast<double>(context_.backends.store->signature_failures())},
       {"bulwark_rate_limiter_keys", "API keys with a partly used token bucket.", "gauge",
@@ -309,7 +256,7 @@ void HttpServer::Dispatch(const httplib::Request& request, httplib::Response& re
   response.set_header("Cache-Control", "no-store");
   response.set_header("X-Content-Type-Options", "nosniff");
   if (auto reason = RejectReasonOf(response.status)) metrics_.CountReject(*reason);
-  metrics_.ObserveRequest(route, request.method, response.status,
+  metrics_.ObserveRequest(route, MethodLabel(request.method), response.status,
                           std::chrono::duration<double>(Clock::now() - start).count());
 }
 

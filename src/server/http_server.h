@@ -1,12 +1,15 @@
-// HttpServer: Bulwark's HTTP/1.1 JSON service (doc/api.md) on cpp-httplib. It owns the listening
-// socket, a bounded worker pool (connection_queue.h), the route table, the per-key rate limiter and
-// the metrics; the store, principal registry and audit log are the caller's.
+// HttpServer: Bulwark's HTTP/1.1 JSON service (doc/api.md). It owns the connection layer
+// (connection_loop.h: one epoll thread for every connection, strict RFC 9112 framing in
+// request_framing.h, a bounded worker pool), the route table, the per-key rate limiter and the
+// metrics; the store, principal registry and audit log are the caller's. Requests and answers are
+// httplib::Request / httplib::Response values, so handlers and the router do not see the wire.
 //
-// Every request goes through one path (Dispatch): shed if overloaded (503) -> route (404/405) ->
-// authenticate (401) -> rate limit (429) -> handler -> JSON answer. Errors are absl::Status values
-// mapped to HTTP in api_status.h; no exception escapes a handler. Bodies above max_body_bytes are
-// refused with 413 and header sections above max_header_bytes with 431, before any handler runs;
-// each request reads at most their sum from the socket (socket_stream.h).
+// A request reaches a handler only once it has arrived completely, within request_timeout_s of its
+// first byte. Malformed or ambiguous framing is refused (400, 413, 414, 417, 431, 501, 505) with
+// the connection closed; when every worker is busy and max_queued_connections requests wait, new
+// requests are answered 503 at once. Every complete request then goes through one path (Dispatch):
+// route (404/405) -> authenticate (401) -> rate limit (429) -> handler -> JSON answer. Errors are
+// absl::Status values mapped to HTTP in api_status.h; no exception escapes a handler.
 //
 //   auto server = HttpServer::Create(options, backends);
 //   auto port = (*server)->Bind();          // the listening port (chosen when options.port == 0)
@@ -15,14 +18,14 @@
 //   (*server)->Stop();  t.join();
 #pragma once
 
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
 #include <atomic>
 #include <memory>
 #include <string>
 
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
-
-#include "server/connection_queue.h"
+#include "server/connection_loop.h"
 #include "server/credential_cache.h"
 #include "server/metrics.h"
 #include "server/rate_limiter.h"
@@ -33,17 +36,19 @@ namespace bulwark::server {
 struct ServerOptions {
   std::string host = "127.0.0.1";       // listen address; loopback by default
   int port = 8420;                      // 0 picks a free port (Bind returns it)
-  int threads = 32;                     // workers; each serves one keep-alive connection at a time; 1 .. 1024
-  int max_queued_connections = 64;      // accepted connections waiting for a worker; more are shed (503)
+  int threads = 32;                     // workers; each runs one request's handler at a time; 1 .. 1024
+  int max_queued_connections = 64;      // complete requests waiting for a worker; more are shed (503)
+  int max_connections = 1024;           // open connections; at the limit the longest-waiting one is
+                                        // closed for a new one; 1 .. 1,000,000 (and RLIMIT_NOFILE)
   size_t max_body_bytes = 1 << 20;      // larger bodies get 413; 1 KiB .. 64 MiB
   size_t max_header_bytes = 64 << 10;   // request line + headers; more gets 431 and a closed connection
   RequestLimits limits;                 // k, batch size, JSON depth, list limits
   double rate_per_second = 50;          // per API key; <= 0 disables rate limiting
   double burst = 100;                   // token bucket capacity, >= 1
   int keep_alive_max_requests = 10000;  // requests per connection before the server closes it
-  int keep_alive_timeout_s = 5;         // idle time before a keep-alive connection is closed
-  int read_timeout_s = 5;               // per read of a request
-  int write_timeout_s = 5;              // per write of a response
+  int keep_alive_timeout_s = 5;         // idle time before a connection's next request starts
+  int request_timeout_s = 10;           // total time from a request's first byte to its last (408)
+  int write_timeout_s = 5;              // total time to send one answer
   int listen_backlog = 1024;            // kernel queue of not-yet-accepted connections
   // How long an authenticated API key is remembered (credential_cache.h). Revocations through the
   // API apply at once; offline ones (`bulwark principals revoke`) within this time. 0 disables.
@@ -69,12 +74,16 @@ class HttpServer {
   void Stop();
 
   const Metrics& metrics() const { return metrics_; }
-  const ConnectionQueueStats& queue_stats() const { return queue_stats_; }
+  // The connection layer's counters; null before Bind.
+  const ConnectionStats* connection_stats() const { return loop_ ? &loop_->stats() : nullptr; }
 
  private:
-  class HttplibServer;
   HttpServer(const ServerOptions& options, const ServiceBackends& backends);
   void InstallRoutes();
+  // The connection loop's callbacks: a complete request's answer (on a worker), and the answer to
+  // a request refused before any handler (on the loop thread).
+  WireAnswer ServeRequest(FramedRequest& framed);
+  std::string RefuseRequest(const Refusal& refusal);
   // The single request path; fills `response`. Never throws.
   void Dispatch(const httplib::Request& request, httplib::Response& response);
   void Answer(const httplib::Request& request, httplib::Response& response, std::string* route_label);
@@ -85,12 +94,10 @@ class HttpServer {
   Metrics metrics_;
   RateLimiter limiter_;
   CredentialCache credentials_;
-  ConnectionQueueStats queue_stats_;
   RouteTable table_;
-  std::vector<RouteSpec> routes_;  // parallel to table_
+  std::vector<RouteSpec> routes_;                         // parallel to table_
   std::unique_ptr<DefendedRetriever> default_retriever_;  // when the backends bring none
-  std::unique_ptr<HttplibServer> http_;
-  std::atomic<bool> bound_{false};
+  std::unique_ptr<ConnectionLoop> loop_;                  // created by Bind
 };
 
 }  // namespace bulwark::server
