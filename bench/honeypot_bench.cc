@@ -1,0 +1,90 @@
+// MemPot session monitor cost per search (issue #13 point 3: <= 2 us per search). Each iteration
+// is one SessionMonitor::Observe of a k_obs = 4 observation for a (namespace, principal, session)
+// key, both SPRT levels on, over a table already holding `keys` sessions of 64 principals.
+//
+//   BM_ObserveCount/keys           Eq. 17 (the paper's default estimator)
+//   BM_ObserveCalibrated/keys      the calibrated count LLR (a table lookup)
+//   BM_ObserveGlobalSimilarity     Eq. 19 with K_g = 4
+//   BM_ObserveNewKey               every search from a new session (insertion cost, 2^20 cap)
+//   BM_IsBlocked                   the pre-retrieval check
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "honeypot/session_monitor.h"
+
+namespace bulwark::honeypot {
+namespace {
+
+struct Fixture {
+  std::unique_ptr<SessionMonitor> monitor;
+  std::vector<std::string> principals, sessions;
+  std::vector<RetrievedRow> rows = {{0.41f, false}, {0.38f, true}, {0.33f, false}, {0.30f, false}};
+  std::vector<float> pot_scores = {0.38f, 0.21f, 0.2f, 0.1f};
+  std::vector<float> memory_scores = {0.41f, 0.33f, 0.3f, 0.28f};
+
+  Fixture(int keys, LlrOptions llr) {
+    MonitorOptions options;
+    options.llr = llr;
+    monitor = *SessionMonitor::Create(options);
+    for (int p = 0; p < 64; ++p) principals.push_back("principal-" + std::to_string(p));
+    for (int s = 0; s < keys; ++s) sessions.push_back("session-" + std::to_string(s) + "-0123456789abcdef");
+    for (int s = 0; s < keys; ++s) monitor->Observe(Key(s), obs(), s);
+  }
+  SessionKey Key(int s) const {
+    return {"default", principals[static_cast<size_t>(s) % 64], sessions[static_cast<size_t>(s)]};
+  }
+  Observation obs() const { return Observation{rows, pot_scores, memory_scores}; }
+};
+
+void RunObserve(benchmark::State& state, LlrOptions llr) {
+  Fixture f(static_cast<int>(state.range(0)), llr);
+  const int keys = static_cast<int>(state.range(0));
+  int s = 0;
+  int64_t now = 1'000'000;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(f.monitor->Observe(f.Key(s), f.obs(), ++now));
+    if (++s == keys) s = 0;
+  }
+}
+
+void BM_ObserveCount(benchmark::State& state) { RunObserve(state, {}); }
+BENCHMARK(BM_ObserveCount)->Arg(1000)->Arg(100000);
+
+void BM_ObserveCalibrated(benchmark::State& state) {
+  RunObserve(state,
+             {.kind = LlrEstimatorKind::kCountCalibrated, .calibration = {{-0.1, 3.0, 4.0, 5.0, 6.0}}});
+}
+BENCHMARK(BM_ObserveCalibrated)->Arg(1000)->Arg(100000);
+
+void BM_ObserveGlobalSimilarity(benchmark::State& state) {
+  RunObserve(state, {.kind = LlrEstimatorKind::kGlobalSimilarity});
+}
+BENCHMARK(BM_ObserveGlobalSimilarity)->Arg(1000);
+
+void BM_ObserveNewKey(benchmark::State& state) {
+  Fixture f(0, {});
+  int64_t i = 0;
+  std::string session;
+  for (auto _ : state) {
+    session = "fresh-" + std::to_string(i);
+    benchmark::DoNotOptimize(f.monitor->Observe({"default", f.principals[i % 64], session}, f.obs(), ++i));
+  }
+}
+BENCHMARK(BM_ObserveNewKey)->Iterations(500000);
+
+void BM_IsBlocked(benchmark::State& state) {
+  Fixture f(1000, {});
+  int s = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(f.monitor->IsBlocked(f.Key(s)));
+    if (++s == 1000) s = 0;
+  }
+}
+BENCHMARK(BM_IsBlocked);
+
+}  // namespace
+}  // namespace bulwark::honeypot
+
+BENCHMARK_MAIN();
