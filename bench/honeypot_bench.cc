@@ -7,11 +7,18 @@
 //   BM_ObserveGlobalSimilarity     Eq. 19 with K_g = 4
 //   BM_ObserveNewKey               every search from a new session (insertion cost, 2^20 cap)
 //   BM_IsBlocked                   the pre-retrieval check
+//   BM_Fit10k                      `honeypots fit` on 10,000 memories (the 1,400 shipped benign
+//                                  memories replicated with a distinct suffix each), 350 benign and
+//                                  49 attack queries, ratio 3 % (300 pots), default options, one
+//                                  thread; the resources (WordNet LM, vocabulary) load outside the
+//                                  timing. Target <= 60 s.
 #include <benchmark/benchmark.h>
 
 #include <string>
 #include <vector>
 
+#include "honeypot/fit_test_data.h"
+#include "honeypot/honeypot_fit.h"
 #include "honeypot/session_monitor.h"
 
 namespace bulwark::honeypot {
@@ -83,6 +90,44 @@ void BM_IsBlocked(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_IsBlocked);
+
+void BM_Fit10k(benchmark::State& state) {
+  const std::string dir(WordNetCanonicalizer::kDefaultDir);
+  auto embedder = *CreateEmbedder({{"kind", "lexical"}});
+  std::shared_ptr<const BigramLm> lm = *BigramLm::TrainOnWordNet(dir);
+  auto wordnet = *WordNetCanonicalizer::Shared(dir);
+  auto lexical =
+      *LexicalRealizer::Create(*embedder, lm, LexicalRealizer::DefaultVocabulary(*lm, wordnet.get()));
+  LexicalPotRealizer realizer(*lexical);
+  const std::string corpora = std::string(BULWARK_SOURCE_DIR) + "/data/corpora/";
+  const auto base = testing::ReadJsonlField(corpora + "benign_memories.jsonl", "text", 1400);
+  const auto benign = testing::ReadJsonlField(corpora + "benign_queries.jsonl", "query", 350);
+  const auto attack = testing::ExtractionAttackQueries();
+  const std::vector<std::string> tags = {"home",   "work",  "travel", "family",
+                                         "health", "money", "school", "garden"};
+  std::vector<FitMemory> memories;
+  for (int i = 0; i < 10000; ++i) {
+    std::string text = base[static_cast<size_t>(i) % base.size()];
+    if (i >= static_cast<int>(base.size()))
+      text += " (" + tags[static_cast<size_t>(i) % tags.size()] + " note " + std::to_string(i) + ")";
+    memories.push_back({"m" + std::to_string(i), text, *embedder->Embed(text)});
+  }
+  FitOptions options;
+  nlohmann::json last;
+  for (auto _ : state) {
+    auto r = FitHoneypots(memories, attack, benign, *embedder, realizer, options);
+    if (!r.ok()) {
+      state.SkipWithError(std::string(r.status().message()).c_str());
+      return;
+    }
+    last = r->timings;
+    state.counters["pots"] = static_cast<double>(r->pots.size());
+    state.counters["indexed_auroc"] = r->metrics["indexed"]["auroc"].get<double>();
+    state.counters["gap_p50"] = r->metrics["indexed"]["inversion_gap"]["p50"].get<double>();
+  }
+  for (const auto& [k, v] : last.items()) state.counters[k] = v.get<double>();
+}
+BENCHMARK(BM_Fit10k)->Iterations(1)->Unit(benchmark::kSecond);
 
 }  // namespace
 }  // namespace bulwark::honeypot
