@@ -99,7 +99,7 @@ absl::StatusOr<std::unique_ptr<LexicalRealizer>> LexicalRealizer::Create(const E
   return r;
 }
 
-absl::StatusOr<std::vector<int>> LexicalRealizer::MatchingPursuit(Context& ctx) const {
+absl::StatusOr<std::vector<int>> LexicalRealizer::MatchingPursuit(const Context& ctx) const {
   std::vector<int> bag;
   std::vector<bool> used(ctx.pool.size(), false);
   std::string text;
@@ -201,9 +201,9 @@ std::vector<std::vector<std::string_view>> LexicalRealizer::OrderByLm(const std:
   return out;
 }
 
-absl::Status LexicalRealizer::ScoreCandidate(Context& ctx, const std::vector<std::string_view>& words,
-                                             RealizedPot* out) const {
-  out->text = JoinSentence(words);
+absl::Status LexicalRealizer::ScoreCandidate(const Context& ctx, const std::vector<std::string_view>& words,
+                                             std::string text, RealizedPot* out) const {
+  out->text = std::move(text);
   absl::StatusOr<std::vector<float>> e = embedder_.Embed(out->text);
   if (!e.ok()) return e.status();
   out->embedding = *std::move(e);
@@ -226,8 +226,9 @@ absl::Status LexicalRealizer::ScoreCandidate(Context& ctx, const std::vector<std
   return absl::OkStatus();
 }
 
-absl::StatusOr<RealizedPot> LexicalRealizer::Realize(std::span<const float> target, const PotTextGate& gate,
-                                                     std::string_view safety_content) const {
+absl::StatusOr<LexicalRealizer::Context> LexicalRealizer::MakeContext(std::span<const float> target,
+                                                                      const PotTextGate& gate,
+                                                                      std::string_view safety_content) const {
   if (static_cast<Eigen::Index>(target.size()) != embeddings_.cols()) {
     return absl::InvalidArgumentError("realiser: the target's dimension differs from the embedder's");
   }
@@ -247,10 +248,46 @@ absl::StatusOr<RealizedPot> LexicalRealizer::Realize(std::span<const float> targ
   if (memories.rows() > 0 && memories.cols() == embeddings_.cols()) {
     const std::vector<int> near = TopIndices(memories * ctx.target, options_.privacy_neighbours);
     ctx.near_memories.resize(static_cast<Eigen::Index>(near.size()), memories.cols());
-    for (size_t i = 0; i < near.size(); ++i)
+    for (size_t i = 0; i < near.size(); ++i) {
       ctx.near_memories.row(static_cast<Eigen::Index>(i)) = memories.row(near[i]);
+    }
   }
-  absl::StatusOr<std::vector<int>> bag = MatchingPursuit(ctx);
+  return ctx;
+}
+
+absl::StatusOr<std::vector<std::string>> LexicalRealizer::KeyWords(std::span<const float> target,
+                                                                   const PotTextGate& gate,
+                                                                   std::string_view safety_content) const {
+  absl::StatusOr<Context> ctx = MakeContext(target, gate, safety_content);
+  if (!ctx.ok()) return ctx.status();
+  absl::StatusOr<std::vector<int>> bag = MatchingPursuit(*ctx);
+  if (!bag.ok()) return bag.status();
+  std::vector<std::string> words;
+  for (int w : *bag) words.push_back(words_[static_cast<size_t>(w)]);
+  return words;
+}
+
+absl::StatusOr<RealizedPot> LexicalRealizer::Evaluate(std::string_view text, std::span<const float> target,
+                                                      const PotTextGate& gate,
+                                                      std::string_view safety_content) const {
+  absl::StatusOr<Context> ctx = MakeContext(target, gate, safety_content);
+  if (!ctx.ok()) return ctx.status();
+  const std::vector<std::string> tokens = BigramLm::Tokenize(text);
+  const std::vector<std::string_view> words(tokens.begin(), tokens.end());
+  RealizedPot pot;
+  if (absl::Status s = ScoreCandidate(*ctx, words, std::string(text), &pot); !s.ok()) return s;
+  const GateResult g = gate.Check(pot.text, pot.embedding);
+  pot.privacy_max = g.privacy_max;
+  pot.passed = g.passed;
+  pot.rejection = g.reason;
+  return pot;
+}
+
+absl::StatusOr<RealizedPot> LexicalRealizer::Realize(std::span<const float> target, const PotTextGate& gate,
+                                                     std::string_view safety_content) const {
+  absl::StatusOr<Context> ctx = MakeContext(target, gate, safety_content);
+  if (!ctx.ok()) return ctx.status();
+  absl::StatusOr<std::vector<int>> bag = MatchingPursuit(*ctx);
   if (!bag.ok()) return bag.status();
   RealizedPot best;
   if (bag->empty()) {
@@ -260,7 +297,7 @@ absl::StatusOr<RealizedPot> LexicalRealizer::Realize(std::span<const float> targ
   std::vector<RealizedPot> candidates;
   for (const auto& words : OrderByLm(*bag)) {
     RealizedPot c;
-    if (absl::Status s = ScoreCandidate(ctx, words, &c); !s.ok()) return s;
+    if (absl::Status s = ScoreCandidate(*ctx, words, JoinSentence(words), &c); !s.ok()) return s;
     candidates.push_back(std::move(c));
   }
   std::stable_sort(candidates.begin(), candidates.end(),

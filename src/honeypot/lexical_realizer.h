@@ -84,6 +84,18 @@ class LexicalRealizer {
   [[nodiscard]] absl::StatusOr<RealizedPot> Realize(std::span<const float> target, const PotTextGate& gate,
                                                     std::string_view safety_content = "") const;
 
+  // The matching-pursuit bag for `target` (steps 1-2): the words a rewriting LLM should use, in
+  // the order they were chosen. Same errors as Realize.
+  [[nodiscard]] absl::StatusOr<std::vector<std::string>> KeyWords(std::span<const float> target,
+                                                                  const PotTextGate& gate,
+                                                                  std::string_view safety_content = "") const;
+
+  // Scores a given text exactly as Realize scores its own candidates (R of step 4) and runs the
+  // gates; `passed` and `rejection` report the gates. Same errors as Realize.
+  [[nodiscard]] absl::StatusOr<RealizedPot> Evaluate(std::string_view text, std::span<const float> target,
+                                                     const PotTextGate& gate,
+                                                     std::string_view safety_content = "") const;
+
   size_t vocabulary_size() const { return words_.size(); }
   const LexicalRealizerOptions& options() const { return options_; }
 
@@ -92,10 +104,12 @@ class LexicalRealizer {
   LexicalRealizer(const Embedder& embedder, std::shared_ptr<const BigramLm> lm,
                   const LexicalRealizerOptions& options)
       : embedder_(embedder), lm_(std::move(lm)), options_(options) {}
-  absl::StatusOr<std::vector<int>> MatchingPursuit(Context& ctx) const;
+  absl::StatusOr<Context> MakeContext(std::span<const float> target, const PotTextGate& gate,
+                                      std::string_view safety_content) const;
+  absl::StatusOr<std::vector<int>> MatchingPursuit(const Context& ctx) const;
   std::vector<std::vector<std::string_view>> OrderByLm(const std::vector<int>& bag) const;
-  absl::Status ScoreCandidate(Context& ctx, const std::vector<std::string_view>& words,
-                              RealizedPot* out) const;
+  absl::Status ScoreCandidate(const Context& ctx, const std::vector<std::string_view>& words,
+                              std::string text, RealizedPot* out) const;
 
   const Embedder& embedder_;
   std::shared_ptr<const BigramLm> lm_;

@@ -32,7 +32,7 @@ struct PotOptimizerOptions {
   int groups_per_step = 64;        // mini-batch size in groups; 1 .. 4096
   double diversity_weight = 0.1;   // lambda_div (the paper's beta in Eq. 10), >= 0
   double learning_rate = 1e-2;     // > 0
-  int steps = 300;                 // 0 .. 100000
+  int steps = 600;                 // 0 .. 100000
   Method method = Method::kAdam;
   int record_every = 10;  // one loss-curve point per this many steps, >= 1
   uint64_t seed = 0;
