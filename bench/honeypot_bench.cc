@@ -11,9 +11,14 @@
 //                                  memories replicated with a distinct suffix each), 350 benign and
 //                                  49 attack queries, ratio 3 % (300 pots), default options, one
 //                                  thread; the resources (WordNet LM, vocabulary) load outside the
-//                                  timing. Target <= 60 s.
+//                                  timing. Target <= 60 s. Environment knobs (for experiments):
+//                                  HONEYPOT_BENCH_MEMORIES=N (default 10000), HONEYPOT_BENCH_STEPS=S
+//                                  (optimizer steps), HONEYPOT_BENCH_DUMP=1 (pot texts to stderr).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -106,13 +111,16 @@ void BM_Fit10k(benchmark::State& state) {
   const std::vector<std::string> tags = {"home",   "work",  "travel", "family",
                                          "health", "money", "school", "garden"};
   std::vector<FitMemory> memories;
-  for (int i = 0; i < 10000; ++i) {
+  const char* n_env = std::getenv("HONEYPOT_BENCH_MEMORIES");
+  const int n = n_env != nullptr ? std::clamp(std::atoi(n_env), 2, 1000000) : 10000;
+  for (int i = 0; i < n; ++i) {
     std::string text = base[static_cast<size_t>(i) % base.size()];
     if (i >= static_cast<int>(base.size()))
       text += " (" + tags[static_cast<size_t>(i) % tags.size()] + " note " + std::to_string(i) + ")";
     memories.push_back({"m" + std::to_string(i), text, *embedder->Embed(text)});
   }
   FitOptions options;
+  if (const char* s = std::getenv("HONEYPOT_BENCH_STEPS")) options.optimizer.steps = std::atoi(s);
   nlohmann::json last;
   for (auto _ : state) {
     auto r = FitHoneypots(memories, attack, benign, *embedder, realizer, options);
@@ -121,9 +129,20 @@ void BM_Fit10k(benchmark::State& state) {
       return;
     }
     last = r->timings;
+    if (std::getenv("HONEYPOT_BENCH_DUMP") != nullptr) {
+      for (const FittedPot& p : r->pots)
+        std::fprintf(stderr, "%.4f %.4f %s\n", p.target_cos, p.privacy_max, p.text.c_str());
+    }
     state.counters["pots"] = static_cast<double>(r->pots.size());
     state.counters["indexed_auroc"] = r->metrics["indexed"]["auroc"].get<double>();
     state.counters["gap_p50"] = r->metrics["indexed"]["inversion_gap"]["p50"].get<double>();
+    state.counters["train_auroc"] = r->metrics["training"]["auroc"].get<double>();
+    state.counters["train_steps"] = r->metrics["training"]["steps"].get<double>();
+    state.counters["final_loss"] = r->metrics["training"]["final_loss"].get<double>();
+    state.counters["benign_pot_rate"] = r->metrics["indexed"]["benign_pot_rate"].get<double>();
+    state.counters["attack_mean_pots"] = r->metrics["indexed"]["attack_mean_pots"].get<double>();
+    state.counters["privacy_max"] = r->metrics["indexed"]["privacy_max"].get<double>();
+    state.counters["privacy_bound"] = r->metrics["privacy_bound"].get<double>();
   }
   for (const auto& [k, v] : last.items()) state.counters[k] = v.get<double>();
 }
