@@ -140,6 +140,8 @@ void BM_Fit10k(benchmark::State& state) {
     state.counters["train_steps"] = r->metrics["training"]["steps"].get<double>();
     state.counters["final_loss"] = r->metrics["training"]["final_loss"].get<double>();
     state.counters["benign_pot_rate"] = r->metrics["indexed"]["benign_pot_rate"].get<double>();
+    state.counters["train_benign_pot_rate"] = r->metrics["training"]["benign_pot_rate"].get<double>();
+    state.counters["vocabulary"] = static_cast<double>(lexical->vocabulary_size());
     state.counters["attack_mean_pots"] = r->metrics["indexed"]["attack_mean_pots"].get<double>();
     state.counters["privacy_max"] = r->metrics["indexed"]["privacy_max"].get<double>();
     state.counters["privacy_bound"] = r->metrics["privacy_bound"].get<double>();
