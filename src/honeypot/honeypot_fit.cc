@@ -84,6 +84,36 @@ absl::Status RealizeAll(const PotTrainingResult& trained, const PotTextGate& gat
   return absl::OkStatus();
 }
 
+// Step 5, the run and training parts of FitResult::metrics.
+void RunMetrics(const FitOptions& o, int batch, Eigen::Index memories, Eigen::Index covered, int pots,
+                double bound, const PotTrainingResult& trained, const BalancedKMeansResult& clusters,
+                nlohmann::json rejected, FitResult* result) {
+  nlohmann::json& m = result->metrics;
+  m["seed"] = o.seed;
+  m["stack"] = o.stack;
+  m["batch"] = batch;
+  m["ratio"] = o.ratio;
+  m["memories"] = memories;
+  m["covered_memories"] = covered;
+  m["pots_trained"] = pots;
+  m["pots_kept"] = result->pots.size();
+  m["rejected"] = std::move(rejected);
+  m["privacy_bound"] = bound;
+  m["index_vector"] = o.index_vector == IndexVector::kRealized ? "realized" : "optimized";
+  m["training"] = {{"loss_curve", trained.loss_curve},
+                   {"initial_loss", trained.initial_loss.total},
+                   {"final_loss", trained.final_loss.total},
+                   {"final_nce", trained.final_loss.nce},
+                   {"final_diversity", trained.final_loss.diversity},
+                   {"initial_auroc", trained.initial_auroc},
+                   {"auroc", trained.final_auroc},
+                   {"attack_mean_pots", trained.attack_mean_pots},
+                   {"benign_mean_pots", trained.benign_mean_pots},
+                   {"benign_pot_rate", trained.benign_pot_rate},
+                   {"steps", trained.steps},
+                   {"kmeans_iterations", clusters.iterations_run}};
+}
+
 // Step 5: metrics of the pots as indexed (previous + new), and the calibrated count LLR.
 absl::Status IndexedMetrics(const RowMatrixXf& attack, const RowMatrixXf& benign, const RowMatrixXf& memories,
                             const PreviousFit& previous, const FitOptions& o, FitResult* result) {
@@ -187,30 +217,8 @@ absl::StatusOr<FitResult> FitHoneypots(const std::vector<FitMemory>& memories,
   if (result.pots.empty()) return absl::FailedPreconditionError("honeypot fit: no pot text passed the gates");
 
   // 5. Metrics.
-  nlohmann::json& m = result.metrics;
-  m["seed"] = o.seed;
-  m["stack"] = o.stack;
-  m["batch"] = batch;
-  m["ratio"] = o.ratio;
-  m["memories"] = all.rows();
-  m["covered_memories"] = covered.rows();
-  m["pots_trained"] = pots;
-  m["pots_kept"] = result.pots.size();
-  m["rejected"] = rejected;
-  m["privacy_bound"] = *bound;
-  m["index_vector"] = o.index_vector == IndexVector::kRealized ? "realized" : "optimized";
-  m["training"] = {{"loss_curve", trained->loss_curve},
-                   {"initial_loss", trained->initial_loss.total},
-                   {"final_loss", trained->final_loss.total},
-                   {"final_nce", trained->final_loss.nce},
-                   {"final_diversity", trained->final_loss.diversity},
-                   {"initial_auroc", trained->initial_auroc},
-                   {"auroc", trained->final_auroc},
-                   {"attack_mean_pots", trained->attack_mean_pots},
-                   {"benign_mean_pots", trained->benign_mean_pots},
-                   {"benign_pot_rate", trained->benign_pot_rate},
-                   {"steps", trained->steps},
-                   {"kmeans_iterations", clusters->iterations_run}};
+  RunMetrics(o, batch, all.rows(), covered.rows(), pots, *bound, *trained, *clusters, std::move(rejected),
+             &result);
   if (absl::Status s = IndexedMetrics(*attack, *benign, all, previous, o, &result); !s.ok()) return s;
   result.timings["total_s"] = Seconds(start);
   return result;
