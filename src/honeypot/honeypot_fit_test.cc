@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "honeypot/fit_test_data.h"
+#include "honeypot/pot_score.h"
+#include "honeypot/session_monitor.h"
 
 namespace bulwark::honeypot {
 namespace {
@@ -94,6 +96,52 @@ TEST_F(HoneypotFitTest, FitsGatedPotsThatAttackQueriesRetrieve) {
   std::string all_texts;
   for (const FittedPot& p : r->pots) all_texts += p.text + "\n";
   RecordProperty("pots", all_texts);
+}
+
+// In-sample wiring check: the fitted pots and calibration drive the session monitor.
+TEST_F(HoneypotFitTest, FittedPotsDriveTheMonitor) {
+  const auto mems = First(300);
+  auto r = FitHoneypots(mems, attack_, benign_, *embedder_, *realizer_, Options());
+  ASSERT_TRUE(r.ok()) << r.status();
+  std::vector<std::vector<float>> mem_rows, pot_rows;
+  for (const auto& m : mems) mem_rows.push_back(m.embedding);
+  for (const auto& p : r->pots) pot_rows.push_back(p.vector);
+  const RowMatrixXf memories = ToMatrix(mem_rows), pots = ToMatrix(pot_rows);
+  auto counts = [&](const std::vector<std::string>& texts) {
+    std::vector<std::vector<float>> q;
+    for (const auto& t : texts) q.push_back(*embedder_->Embed(t));
+    const RowMatrixXf m = ToMatrix(q);
+    return HardPotScores(m, TopKScores(m, memories, 4), pots, 4).pots_in_top_k;
+  };
+  auto monitor = SessionMonitor::Create(
+      {.llr = {.kind = LlrEstimatorKind::kCountCalibrated, .calibration = r->calibration}});
+  ASSERT_TRUE(monitor.ok()) << monitor.status();
+  auto observe = [&](std::string_view principal, int n) {
+    std::vector<RetrievedRow> rows(4);
+    for (int i = 0; i < 4; ++i) rows[static_cast<size_t>(i)].is_pot = i < n;
+    return (*monitor)->Observe({"ns", principal, "s"}, Observation{rows, {}, {}}, 0);
+  };
+  // An attacker replaying the attack log is blocked within 3 searches.
+  const std::vector<int> attack_counts = counts(attack_);
+  int blocked_at = 0;
+  for (int t = 0; t < 8 && blocked_at == 0; ++t) {
+    if (observe("attacker", attack_counts[static_cast<size_t>(t)]).blocked) blocked_at = t + 1;
+  }
+  EXPECT_GE(blocked_at, 1);
+  EXPECT_LE(blocked_at, 3);
+  // Benign sessions of 8 searches each are (almost) never blocked.
+  const std::vector<int> benign_counts = counts(benign_);
+  int blocked = 0, sessions = 0;
+  for (size_t start = 0; start + 8 <= benign_counts.size(); start += 8, ++sessions) {
+    const std::string principal = "user" + std::to_string(sessions);
+    bool b = false;
+    for (size_t t = start; t < start + 8; ++t) b = observe(principal, benign_counts[t]).blocked || b;
+    blocked += b ? 1 : 0;
+  }
+  EXPECT_LE(blocked, sessions / 10) << blocked << " of " << sessions << " benign sessions blocked";
+  RecordProperty("benign_sessions_blocked", blocked);
+  RecordProperty("benign_sessions", sessions);
+  RecordProperty("attacker_blocked_at", blocked_at);
 }
 
 TEST_F(HoneypotFitTest, DeterministicForASeed) {
