@@ -10,6 +10,7 @@ class ValidationDetector final : public WriteDetector {
  public:
   explicit ValidationDetector(std::unique_ptr<ValidationRules> rules) : rules_(std::move(rules)) {}
   std::string_view name() const override { return "validation"; }
+  bool screens_metadata() const override { return true; }
 
   DetectorVerdict Evaluate(const WriteCandidate& c, const NamespaceState&) const override {
     DetectorVerdict v{.by = this, .threshold = 0, .calibrated = true};

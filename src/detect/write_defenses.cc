@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "core/text_validation.h"
+#include "detect/metadata_text.h"
 #include "provenance/keyring.h"
 #include "provenance/signer.h"
 
@@ -83,11 +84,20 @@ bool WriteDefenses::Screen(Entry* e) const {
   const GateReport report = gate_->Evaluate({e->name_space, e->text, e->embedding});
   e->report = nlohmann::json::object();
   e->report["gate"] = report.ToJson();
-  if (report.flagged && e->state == State::kActive) {
-    e->state = State::kQuarantined;
-    e->report["quarantine"] = {{"reasons", report.reasons()}, {"by", kWriteGateActor}};
+  std::vector<std::string> reasons = report.reasons();
+  bool flagged = report.flagged;
+  if (const std::string metadata = MetadataText(e->metadata); !metadata.empty()) {
+    const GateReport screened = gate_->EvaluateMetadata(e->name_space, metadata);
+    e->report["gate"]["metadata"] = screened.ToJson();
+    for (const std::string& reason : screened.reasons()) reasons.push_back("metadata: " + reason);
+    flagged = flagged || screened.flagged;
   }
-  return report.flagged;
+  e->report["gate"]["flagged"] = flagged;
+  if (flagged && e->state == State::kActive) {
+    e->state = State::kQuarantined;
+    e->report["quarantine"] = {{"reasons", std::move(reasons)}, {"by", kWriteGateActor}};
+  }
+  return flagged;
 }
 
 void WriteDefenses::OnCommitted(std::string_view name_space, std::span<const Entry> entries) {

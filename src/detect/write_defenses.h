@@ -48,9 +48,11 @@ class WriteDefenses {
   // Saves the query history rows not yet saved (logged on failure).
   ~WriteDefenses();
 
-  // The write-gate stage: runs the detectors on an embedded, unsigned entry, stores the gate's
-  // report in entry->report and, if the gate flags an active entry, quarantines it (state and
-  // report["quarantine"]). Returns whether it was flagged. Thread-safe.
+  // The write-gate stage: runs the detectors on an embedded, unsigned entry's text, and those that
+  // judge what text says (validation) also on its string metadata values (metadata_text.h), which
+  // readers and responders see too; stores the gate's report in entry->report and, if either is
+  // flagged on an active entry, quarantines it (state and report["quarantine"], metadata reasons
+  // prefixed "metadata: "). Returns whether it was flagged. Thread-safe.
   bool Screen(Entry* entry) const;
 
   // After the acknowledgement point of an add: accepted entries feed the rolling recalibration

@@ -70,6 +70,11 @@ class WriteDetector {
   virtual std::string Reason(const DetectorVerdict& verdict) const = 0;
   // Detector-specific numbers of a verdict this detector made, as a JSON object.
   virtual nlohmann::json Detail(const DetectorVerdict& verdict) const = 0;
+  // True for a detector that judges text by what it says (injected instructions, hidden text), so
+  // that it also screens an entry's string metadata values, which readers and responders see too.
+  // Detectors of the text's statistics against queries or a writer's mark (memsad, watermark, ...)
+  // apply to the text only. The candidate's embedding is empty when metadata is screened.
+  virtual bool screens_metadata() const { return false; }
 };
 
 }  // namespace bulwark

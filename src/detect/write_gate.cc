@@ -88,6 +88,19 @@ GateReport WriteGate::Evaluate(const WriteCandidate& candidate) const {
   return report;
 }
 
+GateReport WriteGate::EvaluateMetadata(std::string_view name_space, std::string_view text) const {
+  GateReport report;
+  const DefenseState::Snapshot ns = state_.Lookup(name_space);
+  const NamespaceState state{ns.history, ns.calibration.get()};
+  const WriteCandidate candidate{name_space, text, {}};
+  for (const auto& d : detectors_) {
+    if (!d->screens_metadata()) continue;
+    report.verdicts.push_back(d->Evaluate(candidate, state));
+    report.flagged = report.flagged || report.verdicts.back().flagged;
+  }
+  return report;
+}
+
 void WriteGate::RecordQuery(std::string_view name_space, std::span<const float> embedding) {
   state_.History(name_space).Append(embedding);
 }

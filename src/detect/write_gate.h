@@ -51,6 +51,9 @@ class WriteGate {
   // flagged, except what a detector with more than 4 matches needs; the report's text is built
   // by GateReport::ToJson.
   GateReport Evaluate(const WriteCandidate& candidate) const;
+  // Runs the detectors that screen metadata (WriteDetector::screens_metadata) over `text`, the
+  // string values of an entry's metadata (metadata_text.h). Thread-safe.
+  GateReport EvaluateMetadata(std::string_view name_space, std::string_view text) const;
 
   // Appends a search's query embedding to the namespace's rolling history H. Thread-safe.
   void RecordQuery(std::string_view name_space, std::span<const float> embedding);

@@ -158,10 +158,10 @@ absl::StatusOr<Entry> WritePipeline::Update(std::string_view name_space, std::st
     if (embedding) entry.embedding = *embedding;
     entry.updated_at_us = std::max(env_.NowMicros(), entry.updated_at_us + 1);
     const State before = entry.state;
-    if (update.text) {
-      // write gate: a text update is a write and passes the gate again. A flagged update of an
-      // active entry quarantines it; a quarantined entry stays quarantined until an operator
-      // releases it.
+    {
+      // write gate: every update is a write and passes the gate again (metadata is screened too).
+      // A flagged update of an active entry quarantines it; a quarantined entry stays quarantined
+      // until an operator releases it.
       const nlohmann::json quarantine = entry.report.value("quarantine", nlohmann::json());
       defenses_.Screen(&entry);
       if (before == State::kQuarantined && !quarantine.is_null() && !entry.report.contains("quarantine")) {
