@@ -242,7 +242,7 @@ absl::Status TensorToFloat(const SafetensorsTensor& tensor, std::span<float> out
   const char* p = tensor.bytes.data();
   switch (tensor.dtype) {
     case SafetensorsDtype::kF32:
-      std::memcpy(out.data(), p, out.size() * sizeof(float));
+      if (!out.empty()) std::memcpy(out.data(), p, out.size() * sizeof(float));  // data() may be null
       return absl::OkStatus();
     case SafetensorsDtype::kF16:
       for (size_t i = 0; i < out.size(); ++i) out[i] = HalfToFloat(LoadLittleEndian<uint16_t>(p + 2 * i));

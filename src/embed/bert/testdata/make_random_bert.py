@@ -2,6 +2,7 @@
 """Writes a small random BERT sentence-transformers model and NumPy reference embeddings.
 
     make_random_bert.py OUT_DIR [--dtype F32|F16|BF16] [--prefix] [--seed N] [--max-seq-length N]
+                        [--hidden 32 --layers 2 --heads 4 --intermediate 64 --max-pos 40]
 
 OUT_DIR receives model.safetensors (written by hand: no torch or safetensors package is needed),
 config.json, vocab.txt, sentence_bert_config.json, tokenizer_config.json, 1_Pooling/config.json
@@ -233,13 +234,20 @@ TEXTS = [
 
 
 def main():
+    global HIDDEN, LAYERS, HEADS, INTERMEDIATE, MAX_POS
     parser = argparse.ArgumentParser()
     parser.add_argument("out_dir")
     parser.add_argument("--dtype", default="F32", choices=["F32", "F16", "BF16"])
     parser.add_argument("--prefix", action="store_true", help='name tensors "bert.embeddings..."')
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--max-seq-length", type=int, default=32)
+    parser.add_argument("--hidden", type=int, default=HIDDEN)
+    parser.add_argument("--layers", type=int, default=LAYERS)
+    parser.add_argument("--heads", type=int, default=HEADS)
+    parser.add_argument("--intermediate", type=int, default=INTERMEDIATE)
+    parser.add_argument("--max-pos", type=int, default=MAX_POS)
     args = parser.parse_args()
+    HIDDEN, LAYERS, HEADS, INTERMEDIATE, MAX_POS = args.hidden, args.layers, args.heads, args.intermediate, args.max_pos
     os.makedirs(os.path.join(args.out_dir, "1_Pooling"), exist_ok=True)
     rng = np.random.default_rng(args.seed)
     tokens = vocabulary()
