@@ -7,6 +7,8 @@
 #include <unsupported/Eigen/SpecialFunctions>
 #include <utility>
 
+#include "embed/bert/linear.h"
+
 namespace bulwark::bert {
 
 BertModel::BertModel(BertConfig config, BertWeights weights)
@@ -25,9 +27,8 @@ void BertModel::LayerNorm(const RowVector& gamma, const RowVector& beta, RowMatr
 void BertModel::Layer(const BertLayerWeights& layer, RowMatrix* x) const {
   const Eigen::Index n = x->rows(), h = config_.hidden_size, d = config_.head_size();
   // Self-attention: one product for Q, K and V, then softmax(Q_h K_h^T / sqrt(d)) V_h per head.
-  RowMatrix qkv(n, 3 * h);
-  qkv.noalias() = *x * layer.qkv_weight.transpose();
-  qkv.rowwise() += layer.qkv_bias;
+  RowMatrix qkv;
+  Linear(*x, layer.qkv_weight, layer.qkv_bias, &qkv);
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   RowMatrix context(n, h), scores(n, n);
   for (int head = 0; head < config_.num_attention_heads; ++head) {
@@ -38,20 +39,17 @@ void BertModel::Layer(const BertLayerWeights& layer, RowMatrix* x) const {
     scores.array().colwise() /= scores.rowwise().sum().array();
     context.middleCols(head * d, d).noalias() = scores * qkv.middleCols(2 * h + head * d, d);
   }
-  RowMatrix attention(n, h);
-  attention.noalias() = context * layer.attention_output_weight.transpose();
-  attention.rowwise() += layer.attention_output_bias;
+  RowMatrix attention;
+  Linear(context, layer.attention_output_weight, layer.attention_output_bias, &attention);
   *x += attention;
   LayerNorm(layer.attention_norm_gamma, layer.attention_norm_beta, x);
 
   // Feed-forward with exact GELU.
-  RowMatrix inner(n, config_.intermediate_size);
-  inner.noalias() = *x * layer.intermediate_weight.transpose();
-  inner.rowwise() += layer.intermediate_bias;
+  RowMatrix inner;
+  Linear(*x, layer.intermediate_weight, layer.intermediate_bias, &inner);
   inner.array() = 0.5f * inner.array() * (1.0f + (inner.array() * static_cast<float>(M_SQRT1_2)).erf());
-  RowMatrix output(n, h);
-  output.noalias() = inner * layer.output_weight.transpose();
-  output.rowwise() += layer.output_bias;
+  RowMatrix output;
+  Linear(inner, layer.output_weight, layer.output_bias, &output);
   *x += output;
   LayerNorm(layer.output_norm_gamma, layer.output_norm_beta, x);
 }

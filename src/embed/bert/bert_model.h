@@ -10,7 +10,9 @@
 // A text is run alone, unpadded, so its attention mask is all ones and the mean pooling over
 // unmasked tokens is a plain mean: the same numbers as a padded batch with a mask.
 //
-// Matrix products use Eigen (single-threaded per text; BertEmbedder runs texts in parallel).
+// The dense layers use Linear (linear.h: a hand AVX2+FMA kernel when the CPU has it, else Eigen);
+// attention and normalisation use Eigen. One text runs on one thread; BertEmbedder runs texts in
+// parallel.
 #pragma once
 
 #include <absl/status/statusor.h>
