@@ -111,6 +111,11 @@ absl::StatusOr<SentenceSettings> ParseSentenceSettings(std::string_view sentence
       if (!it->is_boolean()) return Bad("tokenizer_config.json", "\"do_lower_case\" must be true or false");
       settings.do_lower_case = it->get<bool>();
     }
+    if (auto it = object->find("tokenize_chinese_chars");
+        it != object->end() && it->is_boolean() && !it->get<bool>()) {
+      return absl::FailedPreconditionError(
+          "bert: tokenizer_config.json: \"tokenize_chinese_chars\": false is not supported");
+    }
     if (auto it = object->find("strip_accents"); it != object->end() && !it->is_null()) {
       if (!it->is_boolean() || it->get<bool>() != settings.do_lower_case) {
         return absl::FailedPreconditionError(

@@ -43,7 +43,8 @@ struct SentenceSettings {
 // Folds in the optional sentence-transformers files, each given as its text (empty = absent):
 //   sentence_bert_config.json  {"max_seq_length": n, ...}: 2..max_position_embeddings
 //   tokenizer_config.json      {"do_lower_case": bool, ...}; a "strip_accents" that is not null
-//                              must equal do_lower_case (the only combination implemented)
+//                              must equal do_lower_case, and "tokenize_chinese_chars" must not be
+//                              false (the only combinations implemented)
 //   1_Pooling/config.json      must select mean pooling ("pooling_mode_mean_tokens": true and no
 //                              other pooling_mode_* true)
 // Errors: InvalidArgument naming the file and field; FailedPrecondition for a pooling mode or

@@ -107,6 +107,7 @@ TEST(SentenceSettingsTest, RefusesBadOrUnsupportedSettings) {
   EXPECT_EQ(code("", R"({"do_lower_case": "yes"})", ""), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(code("", R"({"do_lower_case": true, "strip_accents": false})", ""),
             absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(code("", R"({"tokenize_chinese_chars": false})", ""), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(code("", "", R"({"pooling_mode_cls_token": true})"), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(code("", "", R"({"pooling_mode_mean_tokens": true, "pooling_mode_max_tokens": true})"),
             absl::StatusCode::kFailedPrecondition);

@@ -19,6 +19,10 @@
 //    bounded by the truncation point, not the text length.
 //
 // Unicode properties come from ICU (Debian libicu-dev).
+//
+// One deliberate difference from Hugging Face: special tokens written in the text ("[SEP]",
+// "[CLS]", "[MASK]") are not matched as special tokens but tokenized as text ("[", "sep", "]"), so
+// a stored memory cannot inject them into the encoder's input.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>

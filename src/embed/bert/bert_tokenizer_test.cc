@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -110,6 +111,14 @@ TEST(BertTokenizerTest, DropsControlCharactersAndInvalidUtf8) {
   EXPECT_THAT(tokenizer.Words("zero\xE2\x80\x8Bwidth"), ElementsAre("zerowidth"));  // U+200B is Cf
   EXPECT_THAT(tokenizer.Words("bad\xFF\xC3utf8"), ElementsAre("badutf8"));
   EXPECT_THAT(tokenizer.Words("rep\xEF\xBF\xBDlaced"), ElementsAre("replaced"));  // U+FFFD itself
+}
+
+TEST(BertTokenizerTest, SpecialTokensInTheTextAreJustText) {
+  const BertTokenizer tokenizer = Uncased();
+  EXPECT_THAT(tokenizer.Words("the [SEP] fox"), ElementsAre("the", "[", "sep", "]", "fox"));
+  const std::vector<int32_t> ids = tokenizer.Encode("[CLS][SEP]", 16);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), tokenizer.cls_id()), 1);
+  EXPECT_EQ(std::count(ids.begin(), ids.end(), tokenizer.sep_id()), 1);
 }
 
 TEST(BertTokenizerTest, EncodeAddsClsSepAndTruncates) {
