@@ -16,7 +16,7 @@ namespace bulwark {
 // the same text; a store refuses to open with an embedder whose fingerprint differs from the one
 // it was created with.
 struct EmbedderFingerprint {
-  std::string name;         // "lexical", "http", ...
+  std::string name;         // "lexical", "http", "bert"
   int dimension = 0;
   std::string config_hash;  // hex digest of everything that changes the vectors
   std::string ToString() const;  // "lexical/384/ab12..."
@@ -45,7 +45,9 @@ class Embedder {
 //   {"kind": "lexical"}                               (WordNet synonyms on when the data exists)
 //   {"kind": "lexical", "synonyms": false}
 //   {"kind": "http", "url": "http://127.0.0.1:8080", "model": "m", "dimension": 384}
-// Errors: InvalidArgument for an unknown kind or a bad field.
+//   {"kind": "bert", "path": "/models/all-MiniLM-L6-v2"}   (a local sentence-transformers directory)
+// Errors: InvalidArgument for an unknown kind or a bad field; the bert kind also fails to load a
+// missing, corrupt or unsupported model (BertEmbedder::Load lists the codes).
 [[nodiscard]] absl::StatusOr<std::unique_ptr<Embedder>> CreateEmbedder(const nlohmann::json& config);
 
 }  // namespace bulwark

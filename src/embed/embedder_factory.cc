@@ -3,6 +3,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "bulwark/embedder.h"
+#include "embed/bert/bert_embedder.h"
 #include "embed/http_embedder.h"
 #include "embed/lexical_embedder.h"
 
@@ -14,7 +15,7 @@ absl::StatusOr<std::unique_ptr<Embedder>> CreateEmbedder(const nlohmann::json& c
   }
   auto kind = config.find("kind");
   if (kind == config.end() || !kind->is_string()) {
-    return absl::InvalidArgumentError("embedder config needs a string \"kind\" (lexical, http)");
+    return absl::InvalidArgumentError("embedder config needs a string \"kind\" (lexical, http, bert)");
   }
   const std::string& name = kind->get_ref<const std::string&>();
   if (name == "lexical") {
@@ -27,8 +28,13 @@ absl::StatusOr<std::unique_ptr<Embedder>> CreateEmbedder(const nlohmann::json& c
     if (!http.ok()) return http.status();
     return std::unique_ptr<Embedder>(*std::move(http));
   }
+  if (name == "bert") {
+    absl::StatusOr<std::unique_ptr<BertEmbedder>> bert = BertEmbedder::FromConfig(config);
+    if (!bert.ok()) return bert.status();
+    return std::unique_ptr<Embedder>(*std::move(bert));
+  }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown embedder kind \"", name, "\" (known: lexical, http)"));
+      absl::StrCat("unknown embedder kind \"", name, "\" (known: lexical, http, bert)"));
 }
 
 }  // namespace bulwark
