@@ -152,7 +152,8 @@ class MemoryStore {
   [[nodiscard]] absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space,
                                                                   std::string_view id);
 
-  // Replaces text and/or metadata of an active or quarantined entry (re-embedded and re-signed).
+  // Replaces text and/or metadata of an active or quarantined entry (re-embedded and re-signed);
+  // `actor` becomes its principal, the one before is kept in the update's history event.
   [[nodiscard]] absl::StatusOr<Entry> Update(std::string_view name_space, std::string_view id,
                                              const EntryUpdate& update, std::string_view actor);
   // Soft delete: the entry stays in storage and history, and is never retrieved again.

@@ -169,6 +169,11 @@ class AuditLog::Impl {
     return dropped_;
   }
 
+  absl::Status WriteHealth() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_error_;
+  }
+
   absl::StatusOr<std::vector<AuditRecord>> Query(const AuditQuery& query) {
     if (query.limit < 1 || query.limit > kMaxQueryLimit) {
       return absl::InvalidArgumentError(absl::StrCat("limit must be 1 to ", kMaxQueryLimit));
@@ -495,6 +500,7 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::OpenForStore(const std::file
 void AuditLog::Append(AuditRecord record) { impl_->Append(std::move(record)); }
 absl::Status AuditLog::Flush() { return impl_->Flush(); }
 uint64_t AuditLog::DroppedCount() { return impl_->DroppedCount(); }
+absl::Status AuditLog::WriteHealth() { return impl_->WriteHealth(); }
 absl::StatusOr<std::vector<AuditRecord>> AuditLog::Query(const AuditQuery& query) {
   return impl_->Query(query);
 }

@@ -100,6 +100,11 @@ class AuditLog {
   [[nodiscard]] absl::StatusOr<std::vector<AuditRecord>> Query(const AuditQuery& query);
   // Records dropped since Open because the queue stayed full, or lost at close (for /metrics).
   uint64_t DroppedCount();
+  // Whether records are being written now: OK unless the writer's latest attempt failed (then that
+  // attempt's error, e.g. Unavailable for a locked or failing disk; records stay queued and are
+  // retried every interval, and the next successful write makes this OK again). Never blocks on a
+  // write. The service refuses requests while this is not OK (doc/api.md, "Audit fails closed").
+  [[nodiscard]] absl::Status WriteHealth();
   // Checks every written record's place in the signed chain (audit_chain.h) with the keyring as it
   // is on disk now. FailedPrecondition for a log opened without a keyring; the keyring's Load
   // errors; Unavailable if the log cannot be read. Records still queued are not checked.

@@ -299,6 +299,23 @@ TEST_F(AuditLogTest, FailedWriteIsReportedByFlushAndRetried) {
   EXPECT_THAT(Sessions(Find(*log, {})), ElementsAre("retried"));
 }
 
+// WriteHealth (what the service fails closed on): OK before any write, the failed attempt's error
+// while the file is locked, OK again after the next successful write.
+TEST_F(AuditLogTest, WriteHealthFollowsTheLatestWriteAttempt) {
+  auto log = OpenLog(/*flush_interval_ms=*/10);
+  ASSERT_NE(log, nullptr);
+  EXPECT_TRUE(log->WriteHealth().ok());
+  auto blocker = std::make_unique<RawDb>(db_path_);
+  ASSERT_TRUE(blocker->Exec("BEGIN IMMEDIATE"));
+  log->Append(MakeRecord("alice", "locked", "alpha", {"A1"}));
+  EXPECT_FALSE(log->Flush().ok());
+  EXPECT_EQ(log->WriteHealth().code(), absl::StatusCode::kUnavailable) << log->WriteHealth();
+  ASSERT_TRUE(blocker->Exec("COMMIT"));
+  blocker.reset();
+  ASSERT_TRUE(log->Flush().ok());
+  EXPECT_TRUE(log->WriteHealth().ok()) << log->WriteHealth();
+}
+
 TEST_F(AuditLogTest, InvalidUtf8IsStoredReplacedNotThrown) {
   auto log = OpenLog();
   ASSERT_NE(log, nullptr);

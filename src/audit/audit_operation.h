@@ -20,6 +20,14 @@ enum class AuditOperation {
   kQuarantine,
   kRelease,
   kReject,
+  // Administration and refusals (issue #18 point 8).
+  kCreatePrincipal,
+  kRevokePrincipal,
+  kCreateKey,
+  kRevokeKey,
+  kRotateSigningKey,
+  kVerify,
+  kRefused,  // a request answered 401 or 403
 };
 
 constexpr std::string_view ToString(AuditOperation op) {
@@ -35,6 +43,13 @@ constexpr std::string_view ToString(AuditOperation op) {
     case AuditOperation::kQuarantine: return "quarantine";
     case AuditOperation::kRelease: return "release";
     case AuditOperation::kReject: return "reject";
+    case AuditOperation::kCreatePrincipal: return "create_principal";
+    case AuditOperation::kRevokePrincipal: return "revoke_principal";
+    case AuditOperation::kCreateKey: return "create_key";
+    case AuditOperation::kRevokeKey: return "revoke_key";
+    case AuditOperation::kRotateSigningKey: return "rotate_signing_key";
+    case AuditOperation::kVerify: return "verify";
+    case AuditOperation::kRefused: return "refused";
   }
   return "unknown";
 }

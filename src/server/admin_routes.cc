@@ -21,6 +21,9 @@
 namespace bulwark::server {
 namespace {
 
+// The audit namespace of actions across the whole service (principals, keys, signing keys, verify).
+constexpr std::string_view kServiceWide = "*";
+
 nlohmann::json PrincipalJson(const Principal& p) {
   return {{"name", p.name},
           {"role", ToString(p.role)},
@@ -73,12 +76,20 @@ absl::StatusOr<Reply> CreatePrincipal(ServiceContext& ctx, const Call& call) {
   Reply reply;
   reply.status = 201;
   reply.body = {{"principal", PrincipalJson(*created)}};
+  nlohmann::json detail = {{"name", created->name},
+                           {"role", ToString(created->role)},
+                           {"namespaces", created->namespaces}};
   if (request->create_key) {
     auto key = registry.CreateKey(created->name);
-    if (!key.ok()) return key.status();
+    if (!key.ok()) {
+      RecordAudit(ctx, call, kServiceWide, AuditOperation::kCreatePrincipal, {}, "", std::move(detail));
+      return key.status();
+    }
     reply.body["api_key"] = *key;
     reply.body["key_id"] = KeyIdOf(*key);
+    detail["created_key_id"] = KeyIdOf(*key);
   }
+  RecordAudit(ctx, call, kServiceWide, AuditOperation::kCreatePrincipal, {}, "", std::move(detail));
   return reply;
 }
 
@@ -101,6 +112,7 @@ absl::StatusOr<Reply> RevokePrincipal(ServiceContext& ctx, const Call& call) {
   }
   if (auto s = ctx.backends.registry->RevokePrincipal(name); !s.ok()) return s;
   ctx.credentials->Clear();  // effective for the very next request
+  RecordAudit(ctx, call, kServiceWide, AuditOperation::kRevokePrincipal, {}, "", {{"name", name}});
   Reply reply;
   reply.body = {{"name", name}, {"revoked", true}};
   return reply;
@@ -124,6 +136,8 @@ absl::StatusOr<Reply> CreateKey(ServiceContext& ctx, const Call& call) {
   if (auto s = NoBody(call); !s.ok()) return s;
   auto key = ctx.backends.registry->CreateKey(call.Param("name"));
   if (!key.ok()) return key.status();
+  RecordAudit(ctx, call, kServiceWide, AuditOperation::kCreateKey, {}, "",
+              {{"name", call.Param("name")}, {"created_key_id", KeyIdOf(*key)}});
   Reply reply;
   reply.status = 201;
   reply.body = {{"principal", call.Param("name")}, {"key_id", KeyIdOf(*key)}, {"api_key", *key}};
@@ -140,6 +154,7 @@ absl::StatusOr<Reply> RevokeKey(ServiceContext& ctx, const Call& call) {
   }
   if (auto s = ctx.backends.registry->RevokeKey(key_id); !s.ok()) return s;
   ctx.credentials->Clear();  // effective for the very next request
+  RecordAudit(ctx, call, kServiceWide, AuditOperation::kRevokeKey, {}, "", {{"revoked_key_id", key_id}});
   Reply reply;
   reply.body = {{"key_id", key_id}, {"revoked", true}};
   return reply;
@@ -150,6 +165,7 @@ absl::StatusOr<Reply> RotateSigningKey(ServiceContext& ctx, const Call& call) {
   if (auto s = NoBody(call); !s.ok()) return s;
   auto id = ctx.backends.store->RotateSigningKey();
   if (!id.ok()) return id.status();
+  RecordAudit(ctx, call, kServiceWide, AuditOperation::kRotateSigningKey, {}, "", {{"signing_key_id", *id}});
   Reply reply;
   reply.body = {{"key_id", *id}};
   return reply;
@@ -162,6 +178,8 @@ absl::StatusOr<Reply> Verify(ServiceContext& ctx, const Call& call) {
   if (!report.ok()) return report.status();
   Reply reply;
   reply.body = ToJson(*report);
+  // Recorded before the audit flush below, so the chain check covers this very record.
+  RecordAudit(ctx, call, kServiceWide, AuditOperation::kVerify, {}, "", {{"store_ok", report->ok()}});
   if (ctx.backends.audit != nullptr) {
     // The audit log's signed chain too, including the records of requests answered just before.
     if (auto s = ctx.backends.audit->Flush(); !s.ok()) return s;
@@ -217,9 +235,9 @@ void AddAdminRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
   routes->push_back({"POST", "/v1/admin/keys/{key_id}/revoke", Access::kAuthenticated, admin(RevokeKey)});
   routes->push_back(
       {"POST", "/v1/admin/signing-keys/rotate", Access::kAuthenticated, admin(RotateSigningKey)});
-  routes->push_back({"POST", "/v1/admin/verify", Access::kAuthenticated, admin(Verify)});
-  routes->push_back(
-      {"GET", "/v1/audit", Access::kAuthenticated, [&ctx](const Call& call) { return Audit(ctx, call); }});
+  routes->push_back({"POST", "/v1/admin/verify", Access::kAuthenticated, admin(Verify), /*needs_audit=*/false});
+  routes->push_back({"GET", "/v1/audit", Access::kAuthenticated,
+                     [&ctx](const Call& call) { return Audit(ctx, call); }, /*needs_audit=*/false});
 }
 
 }  // namespace bulwark::server

@@ -1,7 +1,8 @@
 // Liveness and metrics:
 //
 //   GET /healthz   public; {"status": "ok"} while the server answers
-//   GET /metrics   admin role; Prometheus text (metrics.h). Its labels never name a namespace.
+//   GET /metrics   service admin (admin role + "*" grant); Prometheus text (metrics.h). Its labels
+//                  never name a namespace, so a namespace-scoped admin gets 403.
 #include "server/service.h"
 
 namespace bulwark::server {
@@ -15,7 +16,9 @@ absl::StatusOr<Reply> Healthz(const Call& call) {
 }
 
 absl::StatusOr<Reply> MetricsText(ServiceContext& ctx, const Call& call) {
-  if (auto s = RequireAdmin(*call.caller); !s.ok()) return s;
+  // The series are service-wide (no label names a namespace), so they would tell an admin scoped
+  // to some namespaces about the others' traffic: only a service admin reads them (issue #18 9).
+  if (auto s = RequireServiceAdmin(*call.caller); !s.ok()) return s;
   if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
   Reply reply;
   reply.text = ctx.metrics->Render(ctx.gauges ? ctx.gauges() : std::vector<Sample>{});
@@ -26,9 +29,9 @@ absl::StatusOr<Reply> MetricsText(ServiceContext& ctx, const Call& call) {
 }  // namespace
 
 void AddHealthRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
-  routes->push_back({"GET", "/healthz", Access::kPublic, Healthz});
+  routes->push_back({"GET", "/healthz", Access::kPublic, Healthz, /*needs_audit=*/false});
   routes->push_back({"GET", "/metrics", Access::kAuthenticated,
-                     [&ctx](const Call& call) { return MetricsText(ctx, call); }});
+                     [&ctx](const Call& call) { return MetricsText(ctx, call); }, /*needs_audit=*/false});
 }
 
 }  // namespace bulwark::server

@@ -4,12 +4,14 @@
 #include <absl/strings/str_cat.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <exception>
 #include <optional>
 
 #include "server/api_status.h"
+#include "server/request_guards.h"
 #include "server/response_writer.h"
 
 namespace bulwark::server {
@@ -65,6 +67,19 @@ std::optional<RejectReason> RejectReasonOf(int status) {
     default:
       return std::nullopt;
   }
+}
+
+// The key id a refused request presented, for its audit record: KeyIdOf of a well-formed key,
+// "" for none, "malformed" for anything else (an attacker's header is not copied into the log).
+std::string PresentedKeyId(const httplib::Request& request) {
+  auto key = ApiKeyOf(request);
+  if (!key.ok()) return "malformed";
+  if (key->empty()) return "";
+  std::string id = KeyIdOf(*key);
+  const bool well_formed = id.size() == 16 && std::all_of(id.begin(), id.end(), [](char c) {
+                             return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+                           });
+  return well_formed ? id : "malformed";
 }
 
 absl::Status CheckOptions(const ServerOptions& o, const ServiceBackends& b) {
@@ -238,6 +253,9 @@ std::vector<Sample> HttpServer::Gauges() const {
        static_cast<double>(limiter_.tracked_keys())},
       {"bulwark_audit_dropped_total", "Audit records dropped because the audit queue stayed full.", "counter",
        context_.backends.audit ? static_cast<double>(context_.backends.audit->DroppedCount()) : 0.0},
+      {"bulwark_audit_write_failing",
+       "1 while the audit log's latest write failed (requests are refused with 503 audit_unavailable).",
+       "gauge", context_.backends.audit && !context_.backends.audit->WriteHealth().ok() ? 1.0 : 0.0},
   };
 }
 
@@ -260,6 +278,37 @@ void HttpServer::Dispatch(const httplib::Request& request, httplib::Response& re
                           std::chrono::duration<double>(Clock::now() - start).count());
 }
 
+void HttpServer::RecordRefusal(const httplib::Request& request, std::string_view route, const Caller* caller,
+                               const absl::Status& status) {
+  const int http_status = HttpStatusOf(status.code());
+  if ((http_status != 401 && http_status != 403) || context_.backends.audit == nullptr) return;
+  AuditRecord record;
+  record.at_us = context_.backends.env->NowMicros();
+  record.principal = caller != nullptr ? caller->principal.name : "";
+  record.session = caller != nullptr ? caller->session : "";
+  record.operation = std::string(ToString(AuditOperation::kRefused));
+  record.detail = {{"key_id", caller != nullptr ? caller->key_id : PresentedKeyId(request)},
+                   {"method", MethodLabel(request.method)},
+                   {"route", route},
+                   {"status", http_status},
+                   {"code", ApiCodeOf(status)}};
+  context_.backends.audit->Append(std::move(record));
+}
+
+bool HttpServer::RefusedByHeaders(const httplib::Request& request, httplib::Response& response) const {
+  if (options_.insecure_dev) {
+    if (absl::Status origin = CheckLocalOrigin(request); !origin.ok()) {
+      WriteStatus(response, origin);
+      return true;
+    }
+  }
+  if (absl::Status json = CheckJsonBody(request); !json.ok()) {
+    WriteJson(response, 415, ErrorBody(json));
+    return true;
+  }
+  return false;
+}
+
 void HttpServer::Answer(const httplib::Request& request, httplib::Response& response,
                         std::string* route_label) {
   RouteMatch match = table_.Find(request.method, request.path);
@@ -275,6 +324,7 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
   }
   const RouteSpec& route = routes_[match.index];
   *route_label = route.pattern;
+  if (RefusedByHeaders(request, response)) return;
 
   std::optional<Caller> caller;
   if (route.access == Access::kAuthenticated) {
@@ -284,6 +334,7 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
       if (authenticated.status().code() == absl::StatusCode::kUnauthenticated) {
         response.set_header("WWW-Authenticate", "Bearer realm=\"bulwark\"");
       }
+      RecordRefusal(request, route.pattern, nullptr, authenticated.status());
       WriteStatus(response, authenticated.status());
       return;
     }
@@ -306,12 +357,23 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
   if (size_t mark = request.target.find('?'); mark != std::string::npos) {
     httplib::detail::parse_query_text(request.target.substr(mark + 1), query);
   }
+  if (route.needs_audit && context_.backends.audit != nullptr) {
+    if (absl::Status audit = context_.backends.audit->WriteHealth(); !audit.ok()) {
+      // Fail closed (issue #18 point 8): nothing is served that the audit log could not record.
+      WriteStatus(response, ApiError(absl::StatusCode::kUnavailable, "audit_unavailable",
+                                     "the audit log cannot write records now; requests are refused until "
+                                     "it can (an operator sees why in GET /v1/audit or /metrics)"));
+      response.set_header("Retry-After", "1");
+      return;
+    }
+  }
   const Call call{request, match.params, query, caller ? &*caller : nullptr};
   absl::StatusOr<Reply> reply = route.handler(call);
   if (!reply.ok()) {
     if (HttpStatusOf(reply.status().code()) == 500) {
       spdlog::error("{} {}: {}", request.method, route.pattern, reply.status().ToString());
     }
+    RecordRefusal(request, route.pattern, caller ? &*caller : nullptr, reply.status());
     WriteStatus(response, reply.status());
     return;
   }

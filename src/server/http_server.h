@@ -87,6 +87,13 @@ class HttpServer {
   // The single request path; fills `response`. Never throws.
   void Dispatch(const httplib::Request& request, httplib::Response& response);
   void Answer(const httplib::Request& request, httplib::Response& response, std::string* route_label);
+  // Answers a request refused for its headers before authentication (request_guards.h): under
+  // --insecure-dev a foreign Host/Origin (403), and a body not declared JSON (415). True if so.
+  bool RefusedByHeaders(const httplib::Request& request, httplib::Response& response) const;
+  // Appends a "refused" audit record when `status` answers 401 or 403 (issue #18 point 8): the
+  // principal (if authenticated), the key id presented, method, route and error code.
+  void RecordRefusal(const httplib::Request& request, std::string_view route, const Caller* caller,
+                     const absl::Status& status);
   std::vector<Sample> Gauges() const;
 
   ServerOptions options_;

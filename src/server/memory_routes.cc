@@ -5,7 +5,7 @@
 //                                                (query gate, smoothing; + audit record)
 //   GET    /v1/memories/{id}            reader   one entry
 //   GET    /v1/memories/{id}/history    reader   its append-only history
-//   PATCH  /v1/memories/{id}            writer   change text and/or metadata
+//   PATCH  /v1/memories/{id}            writer   change text and/or metadata (own entries; admin: any)
 //   DELETE /v1/memories/{id}            writer   soft delete
 //   POST   /v1/memories/{id}/purge      admin    GDPR erasure
 //
@@ -35,6 +35,19 @@ absl::Status EntryStatus(const absl::Status& status) {
   return status.code() == absl::StatusCode::kNotFound ? EntryNotFound() : status;
 }
 
+// Issue #18 point 4: an update is made only by a principal who could create the entry as it
+// stands -- an admin, or its current principal (the last writer) when the entry's source is not
+// "system" (which only admins may create). PermissionDenied otherwise; the caller can read the
+// entry, so the refusal reveals nothing new.
+absl::Status MayRewrite(const Caller& caller, const Entry& entry) {
+  if (caller.principal.IsAdmin()) return absl::OkStatus();
+  if (entry.source == Source::kSystem) return Forbidden("only an admin may change a \"system\" entry");
+  if (entry.principal != caller.principal.name) {
+    return Forbidden("only the entry's principal (its last writer) or an admin may change it");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Reply> Add(ServiceContext& ctx, const Call& call) {
   if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
   auto request = ParseAddRequest(call.http.body, ctx.limits);
@@ -60,7 +73,7 @@ absl::StatusOr<Reply> Add(ServiceContext& ctx, const Call& call) {
   int64_t quarantined = 0;
   for (const Entry& e : *added) {
     ids.push_back(e.id);
-    entries.push_back(EntryJson(e));
+    entries.push_back(EntryJson(e, ReportViewFor(caller)));
     if (e.state == State::kQuarantined) ++quarantined;
   }
   ctx.metrics->Count(EventCounter::kEntriesAdded, static_cast<int64_t>(added->size()));
@@ -97,7 +110,7 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
   RecordAudit(ctx, call, *ns, AuditOperation::kSearch, std::move(ids), Sha256Hex(request->query), std::move(detail));
   if (result->rejected()) return QueryRejected(result->gate);
   Reply reply;
-  reply.text = SearchResponseJson(*result);
+  reply.text = SearchResponseJson(*result, ReportViewFor(*call.caller));
   reply.content_type = "application/json";
   return reply;
 }
@@ -121,7 +134,7 @@ absl::StatusOr<Reply> Get(ServiceContext& ctx, const Call& call) {
   if (!entry.ok()) return entry.status();
   RecordAudit(ctx, call, *ns, AuditOperation::kGet, {entry->id});
   Reply reply;
-  reply.body = {{"entry", EntryJson(*entry)}};
+  reply.body = {{"entry", EntryJson(*entry, ReportViewFor(*call.caller))}};
   return reply;
 }
 
@@ -149,12 +162,14 @@ absl::StatusOr<Reply> Update(ServiceContext& ctx, const Call& call) {
   auto ns = ResolveNamespace(request->name_space, call.query);
   if (!ns.ok()) return ns.status();
   if (auto s = Authorize(*call.caller, *ns, Need::kWrite, EntryNotFound()); !s.ok()) return s;
-  if (auto entry = LoadVisibleEntry(ctx, *ns, id); !entry.ok()) return entry.status();
+  auto entry = LoadVisibleEntry(ctx, *ns, id);
+  if (!entry.ok()) return entry.status();
+  if (auto s = MayRewrite(*call.caller, *entry); !s.ok()) return s;
   auto updated = ctx.backends.store->Update(*ns, id, request->update, call.caller->principal.name);
   if (!updated.ok()) return EntryStatus(updated.status());
   RecordAudit(ctx, call, *ns, AuditOperation::kUpdate, {updated->id});
   Reply reply;
-  reply.body = {{"entry", EntryJson(*updated)}};
+  reply.body = {{"entry", EntryJson(*updated, ReportViewFor(*call.caller))}};
   return reply;
 }
 
@@ -188,9 +203,14 @@ absl::StatusOr<Reply> Remove(ServiceContext& ctx, const Call& call, bool purge) 
 
 }  // namespace
 
-nlohmann::json EntryJson(const Entry& entry) {
+ReportView ReportViewFor(const Caller& caller) {
+  return caller.principal.IsAdmin() ? ReportView::kFull : ReportView::kHidden;
+}
+
+nlohmann::json EntryJson(const Entry& entry, ReportView view) {
   nlohmann::json j = ToJson(entry);
   j["tag"] = HexEncode(entry.tag);
+  if (view == ReportView::kHidden) j.erase("report");
   return j;
 }
 
@@ -200,7 +220,7 @@ nlohmann::json GateJson(const DefendedSearchResult& result) {
   return gate;
 }
 
-void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> score) {
+void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> score, ReportView view) {
   // EntryJson's members in nlohmann's (sorted) order, with "score" in its place.
   w.BeginObject();
   w.Key("created_at_us");
@@ -217,7 +237,7 @@ void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> scor
   w.String(entry.name_space);
   w.Key("principal");
   w.String(entry.principal);
-  if (!entry.report.empty()) {
+  if (view == ReportView::kFull && !entry.report.empty()) {
     w.Key("report");
     w.Json(entry.report);
   }
@@ -238,7 +258,7 @@ void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> scor
   w.EndObject();
 }
 
-std::string SearchResponseJson(const DefendedSearchResult& result) {
+std::string SearchResponseJson(const DefendedSearchResult& result, ReportView view) {
   std::string out;
   out.reserve(512 + 640 * result.search.hits.size());
   JsonWriter w(&out);
@@ -247,7 +267,7 @@ std::string SearchResponseJson(const DefendedSearchResult& result) {
   w.Json(GateJson(result));
   w.Key("hits");
   w.BeginArray();
-  for (const SearchHit& hit : result.search.hits) WriteEntryJson(w, hit.entry, hit.score);
+  for (const SearchHit& hit : result.search.hits) WriteEntryJson(w, hit.entry, hit.score, view);
   w.EndArray();
   w.Key("k");
   w.Int(result.k);
@@ -303,6 +323,8 @@ void RecordAudit(ServiceContext& ctx, const Call& call, std::string_view name_sp
   record.query_hash = std::move(query_hash);
   record.returned_ids = std::move(returned_ids);
   record.detail = std::move(detail);
+  if (!record.detail.is_object()) record.detail = {{"detail", std::move(record.detail)}};
+  record.detail["key_id"] = call.caller->key_id;  // which credential, not only which principal
   ctx.backends.audit->Append(std::move(record));
 }
 

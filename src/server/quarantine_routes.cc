@@ -27,7 +27,7 @@ absl::StatusOr<Reply> List(ServiceContext& ctx, const Call& call) {
   if (!entries.ok()) return entries.status();
   nlohmann::json out = nlohmann::json::array();
   for (const Entry& e : *entries) {
-    if (e.kind != Kind::kHoneypot) out.push_back(EntryJson(e));
+    if (e.kind != Kind::kHoneypot) out.push_back(EntryJson(e, ReportView::kFull));
   }
   Reply reply;
   reply.body = {{"entries", std::move(out)}};
@@ -86,7 +86,7 @@ absl::StatusOr<Reply> Act(ServiceContext& ctx, const Call& call, Action action) 
   auto entry = store.Get(*ns, id);
   if (!entry.ok()) return entry.status();
   Reply reply;
-  reply.body = {{"entry", EntryJson(*entry)}};
+  reply.body = {{"entry", EntryJson(*entry, ReportView::kFull)}};
   return reply;
 }
 

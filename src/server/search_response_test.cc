@@ -15,7 +15,7 @@ namespace {
 std::string Reference(const DefendedSearchResult& result) {
   nlohmann::json hits = nlohmann::json::array();
   for (const SearchHit& hit : result.search.hits) {
-    nlohmann::json j = EntryJson(hit.entry);
+    nlohmann::json j = EntryJson(hit.entry, ReportView::kFull);
     j["score"] = hit.score;
     hits.push_back(std::move(j));
   }
@@ -59,13 +59,13 @@ TEST(SearchResponseJsonTest, MatchesTheNlohmannObjectByteForByte) {
   const float scores[] = {0.9f, 0.5f, 1.0f, 0.0f, -0.3333333f};
   for (int i = 0; i < 5; ++i) result.search.hits.push_back({MakeEntry(i), scores[i]});
   result.search.rejected_candidates = 2;
-  EXPECT_EQ(SearchResponseJson(result), Reference(result));
+  EXPECT_EQ(SearchResponseJson(result, ReportView::kFull), Reference(result));
 
   result.gate.decision = GateDecision::kStrip;
   result.gate.cleaned_query = "where \"is\" it";
   result.gate.removed_tokens = {"ignore", "previous"};
   result.retrieved_query = "where \"is\" it";
-  EXPECT_EQ(SearchResponseJson(result), Reference(result));
+  EXPECT_EQ(SearchResponseJson(result, ReportView::kFull), Reference(result));
 
   SmoothedAnswer smoothed;
   smoothed.abstained = false;
@@ -75,14 +75,30 @@ TEST(SearchResponseJsonTest, MatchesTheNlohmannObjectByteForByte) {
   smoothed.judge = "embedding";
   smoothed.seed_hex = "00ff";
   result.smoothed = smoothed;
-  EXPECT_EQ(SearchResponseJson(result), Reference(result));
+  EXPECT_EQ(SearchResponseJson(result, ReportView::kFull), Reference(result));
+}
+
+// Issue #18 point 7: a hit's write-gate report reaches admins only; the hidden view is the full
+// one minus "report", byte for byte.
+TEST(SearchResponseJsonTest, HiddenViewDropsOnlyTheReport) {
+  DefendedSearchResult result;
+  result.k = 5;
+  for (int i = 0; i < 5; ++i) result.search.hits.push_back({MakeEntry(i), 0.5f});
+  ASSERT_TRUE(result.search.hits[2].entry.report.contains("scores"));
+  nlohmann::json full = nlohmann::json::parse(SearchResponseJson(result, ReportView::kFull));
+  nlohmann::json hidden = nlohmann::json::parse(SearchResponseJson(result, ReportView::kHidden));
+  ASSERT_TRUE(full["hits"][2].contains("report"));
+  for (auto& hit : full["hits"]) hit.erase("report");
+  EXPECT_EQ(hidden, full);
+  EXPECT_FALSE(EntryJson(result.search.hits[2].entry, ReportView::kHidden).contains("report"));
+  EXPECT_TRUE(EntryJson(result.search.hits[2].entry, ReportView::kFull).contains("report"));
 }
 
 TEST(SearchResponseJsonTest, EmptyResult) {
   DefendedSearchResult result;
   result.k = 3;
-  EXPECT_EQ(SearchResponseJson(result), Reference(result));
-  EXPECT_TRUE(nlohmann::json::parse(SearchResponseJson(result))["hits"].empty());
+  EXPECT_EQ(SearchResponseJson(result, ReportView::kFull), Reference(result));
+  EXPECT_TRUE(nlohmann::json::parse(SearchResponseJson(result, ReportView::kFull))["hits"].empty());
 }
 
 }  // namespace

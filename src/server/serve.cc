@@ -3,6 +3,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -86,6 +87,9 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
 
   const StopSignalMask mask;
   std::signal(SIGPIPE, SIG_IGN);
+  // Everything the service creates -- the store directory, its SQLite files and their -wal/-shm
+  // companions, audit.db -- is for this user alone: 0700 directories, 0600 files (issue #18 9).
+  ::umask(077);
 
   // The store: open it, or create it on first start.
   bool fresh = false;

@@ -79,6 +79,10 @@ struct RouteSpec {
   std::string pattern;  // RouteTable template, also the metrics `route` label
   Access access = Access::kAuthenticated;
   Handler handler;
+  // Refused with 503 "audit_unavailable" while the audit log cannot write (doc/api.md, "Audit fails
+  // closed"). False only for the routes an operator needs to see and repair that state: /metrics,
+  // /v1/audit and /v1/admin/verify (each reports the audit failure itself), and /healthz.
+  bool needs_audit = true;
 };
 
 // Route files: each appends its routes. `context` must outlive the routes.
@@ -89,15 +93,25 @@ void AddHealthRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddAnswerRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 
 // Shared by the route files.
-nlohmann::json EntryJson(const Entry& entry);  // ToJson(entry) plus the hex signature "tag"
+
+// How much of an entry's write-gate `report` (detector scores, thresholds, matched rules) an answer
+// carries (issue #18 point 7). Only admins see it: to anyone else it is an oracle for tuning a
+// poison until it passes. Readers and writers see the decision alone, which `state` already says
+// ("active": stored; "quarantined": held for review).
+enum class ReportView { kHidden, kFull };
+ReportView ReportViewFor(const Caller& caller);  // kFull for the admin role, else kHidden
+
+// ToJson(entry) plus the hex signature "tag"; without "report" unless `view` is kFull.
+nlohmann::json EntryJson(const Entry& entry, ReportView view);
 // The query gate's verdict for an answer: ToJson(gate), plus the cleaned "query" the search used
 // when the gate stripped it (the audit log never gets it).
 nlohmann::json GateJson(const DefendedSearchResult& result);
-// EntryJson(entry), plus "score" when given, written straight to `w` (the search answer's hits).
-void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> score);
+// EntryJson(entry, view), plus "score" when given, written straight to `w` (the search answer's hits).
+void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> score, ReportView view);
 // The body of a search answer: {"gate", "hits" (entries with "score"), "k", "smoothed" (if
 // smoothed), "withheld_candidates"}, written without building a nlohmann tree (json_writer.h).
-std::string SearchResponseJson(const DefendedSearchResult& result);
+// Hits carry their report only for ReportView::kFull.
+std::string SearchResponseJson(const DefendedSearchResult& result, ReportView view);
 // The entry `id` of `name_space` as the caller may see it: NotFound (EntryNotFound) for a missing
 // entry, one in another namespace, or a honeypot; InvalidArgument for a malformed id.
 [[nodiscard]] absl::StatusOr<Entry> LoadVisibleEntry(ServiceContext& context, std::string_view name_space,
@@ -108,7 +122,8 @@ DefendedSearchRequest MakeDefendedRequest(const Call& call, std::string name_spa
                                           SearchOptions options, const ReadDefenseFields& defenses);
 // The canned refusal of a query the gate rejected: 403 {"code": "query_rejected", ...}.
 absl::Status QueryRejected(const GateVerdict& verdict);
-// Appends an audit record for `call` (time, principal, session, namespace, operation, ids).
+// Appends an audit record for `call` (time, principal, session, namespace, operation, ids); its
+// detail gains "key_id", the caller's API key id. Service-wide actions use namespace "*".
 void RecordAudit(ServiceContext& context, const Call& call, std::string_view name_space,
                  AuditOperation operation, std::vector<std::string> returned_ids,
                  std::string query_hash = "", nlohmann::json detail = nlohmann::json::object());

@@ -229,6 +229,28 @@ TEST_F(MemoryStoreTest, UpdateReembedsResignsAndRecordsHistory) {
   EXPECT_EQ(store_->Update("default", e.id, {}, "alice").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Issue #18 point 4: the signed principal is the last writer; the one before is in the signed
+// update event, and the re-signed entry verifies.
+TEST_F(MemoryStoreTest, UpdateMakesTheUpdaterThePrincipalAndKeepsTheAuthorInHistory) {
+  Entry e = MustAdd("default", "the office wifi password is on the fridge");
+  ASSERT_EQ(e.principal, "alice");
+  auto updated = store_->Update("default", e.id, {.text = std::string("the wifi password changed")}, "bob");
+  ASSERT_TRUE(updated.ok()) << updated.status();
+  EXPECT_EQ(updated->principal, "bob");
+  EXPECT_EQ(store_->Get("default", e.id)->principal, "bob");
+  auto history = store_->History("default", e.id);
+  ASSERT_TRUE(history.ok()) << history.status();
+  ASSERT_EQ(history->size(), 2u);
+  EXPECT_EQ((*history)[0].actor, "alice");
+  EXPECT_EQ((*history)[1].actor, "bob");
+  EXPECT_EQ((*history)[1].detail["previous_principal"], "alice");
+  auto again = store_->Update("default", e.id, {.metadata = nlohmann::json{{"k", 1}}}, "bob");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_FALSE(store_->History("default", e.id)->back().detail.contains("previous_principal"))
+      << "only a change of principal is noted";
+  EXPECT_TRUE(store_->Verify()->ok());
+}
+
 TEST_F(MemoryStoreTest, MetadataFilterAndK) {
   for (int i = 0; i < 20; ++i) {
     MustAdd("default", "note about travel plans number " + std::to_string(i),

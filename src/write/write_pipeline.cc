@@ -157,6 +157,10 @@ absl::StatusOr<Entry> WritePipeline::Update(std::string_view name_space, std::st
     if (update.metadata) entry.metadata = *update.metadata;
     if (embedding) entry.embedding = *embedding;
     entry.updated_at_us = std::max(env_.NowMicros(), entry.updated_at_us + 1);
+    // The signed `principal` is the last writer (issue #18 point 4): an entry never keeps a
+    // provenance its current text did not come from. The author before is in the signed history.
+    const std::string previous_principal = entry.principal;
+    entry.principal = std::string(actor);
     const State before = entry.state;
     {
       // write gate: every update is a write and passes the gate again (metadata is screened too).
@@ -170,6 +174,7 @@ absl::StatusOr<Entry> WritePipeline::Update(std::string_view name_space, std::st
     }
     HistoryEvent ev{0, entry.id, entry.name_space, "update", std::string(actor), entry.updated_at_us,
                     {{"text", entry.text}, {"metadata", entry.metadata}, {"state", ToString(entry.state)}}};
+    if (previous_principal != entry.principal) ev.detail["previous_principal"] = previous_principal;
     if (before != entry.state) {
       ev.detail["quarantined_by"] = {{"actor", kWriteGateActor}, {"reasons", entry.report["quarantine"]["reasons"]}};
     }

@@ -47,7 +47,9 @@ class WritePipeline {
 
   // Changes text and/or metadata of an active or quarantined entry (MemoryStore::Update's
   // contract): validated, re-embedded, screened again, re-signed and written back only over the
-  // version it read (retried when another writer changed the entry in between).
+  // version it read (retried when another writer changed the entry in between). `actor` becomes
+  // the entry's signed principal (the last writer); the update event's detail keeps the one before
+  // as "previous_principal" when it changes.
   [[nodiscard]] absl::StatusOr<Entry> Update(std::string_view name_space, std::string_view id,
                                              const EntryUpdate& update, std::string_view actor);
 
