@@ -108,15 +108,9 @@ absl::StatusOr<std::vector<AttackSession>> ReadAttackLog(std::istream& in, std::
 }
 
 absl::StatusOr<std::vector<AttackSession>> ReadAttackLogFile(const std::string& path) {
-  std::error_code ec;
-  const uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  if (size > kMaxJsonFileBytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(path, " is larger than ", kMaxJsonFileBytes, " bytes"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  return ReadAttackLog(in, path);
+  absl::StatusOr<std::ifstream> in = OpenJsonFile(path);
+  if (!in.ok()) return in.status();
+  return ReadAttackLog(*in, path);
 }
 
 }  // namespace bulwark::extraction

@@ -38,8 +38,7 @@ absl::Status ForEachJsonLine(std::istream& in, std::string_view name,
   }
 }
 
-absl::Status ForEachJsonLineInFile(const std::string& path,
-                                   const std::function<absl::Status(int, const nlohmann::json&)>& visit) {
+absl::StatusOr<std::ifstream> OpenJsonFile(const std::string& path) {
   std::error_code ec;
   const uintmax_t size = std::filesystem::file_size(path, ec);
   if (ec) return absl::NotFoundError(absl::StrCat("cannot read ", path));
@@ -48,7 +47,14 @@ absl::Status ForEachJsonLineInFile(const std::string& path,
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot open ", path));
-  return ForEachJsonLine(in, path, visit);
+  return in;
+}
+
+absl::Status ForEachJsonLineInFile(const std::string& path,
+                                   const std::function<absl::Status(int, const nlohmann::json&)>& visit) {
+  absl::StatusOr<std::ifstream> in = OpenJsonFile(path);
+  if (!in.ok()) return in.status();
+  return ForEachJsonLine(*in, path, visit);
 }
 
 }  // namespace bulwark::extraction

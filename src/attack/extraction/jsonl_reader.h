@@ -3,8 +3,10 @@
 #pragma once
 
 #include <absl/status/status.h>
+#include <absl/status/statusor.h>
 
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <istream>
 #include <nlohmann/json.hpp>
@@ -22,6 +24,10 @@ inline constexpr uintmax_t kMaxJsonFileBytes = 256u << 20;
 [[nodiscard]] absl::Status ForEachJsonLine(
     std::istream& in, std::string_view name,
     const std::function<absl::Status(int, const nlohmann::json&)>& visit);
+
+// Opens `path` for reading after checking its size: NotFound if it cannot be read,
+// ResourceExhausted if it is larger than kMaxJsonFileBytes.
+[[nodiscard]] absl::StatusOr<std::ifstream> OpenJsonFile(const std::string& path);
 
 // The same over a file. NotFound if it cannot be opened; ResourceExhausted if it is larger than
 // kMaxJsonFileBytes.
