@@ -4,7 +4,6 @@
 // entry before another writer purged it wrote the full text back ("the history says purged, the
 // row is active with its full text"). The invariants checked hold for any interleaving, so the
 // test also catches the next way of losing a change.
-#include <algorithm>
 #include <atomic>
 #include <random>
 #include <string>
@@ -17,6 +16,7 @@
 #include "bulwark/memory_store.h"
 #include "store/entry_store.h"
 #include "store/memory_store_impl.h"
+#include "testing/change_invariants.h"
 #include "testing/lexical_store.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -105,39 +105,7 @@ TEST(ConcurrentChangesTest, MixedChangesFromTwoStoresAndFourThreadsLoseNothing) 
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(unexpected.load(), 0);
 
-  for (const std::string& id : ids) {
-    auto row = a->Get(kNs, id);
-    ASSERT_THAT(row, IsOk()) << id;
-    auto history = a->History(kNs, id);
-    ASSERT_THAT(history, IsOk());
-    ASSERT_FALSE(history->empty());
-    // History in order: seq and time only grow.
-    for (size_t i = 1; i < history->size(); ++i) {
-      EXPECT_GT((*history)[i].seq, (*history)[i - 1].seq);
-      EXPECT_GE((*history)[i].at_us, (*history)[i - 1].at_us) << id;
-    }
-    const HistoryEvent& last = history->back();
-    EXPECT_EQ(row->updated_at_us, last.at_us) << id << ": the row is the version its last event wrote";
-    const bool purged = std::any_of(history->begin(), history->end(),
-                                    [](const HistoryEvent& e) { return e.event == "purge"; });
-    if (purged) {
-      EXPECT_EQ(row->state, State::kPurged) << id << ": a purged entry never comes back";
-      EXPECT_EQ(row->text, "") << id;
-      EXPECT_EQ(last.event, "purge") << id << ": nothing follows a purge";
-    }
-    const bool deleted = std::any_of(history->begin(), history->end(), [](const HistoryEvent& e) {
-      return e.event == "delete" || e.event == "reject";
-    });
-    if (deleted && !purged) {
-      EXPECT_EQ(row->state, State::kDeleted) << id;
-    }
-    if (last.event == "update" || last.event == "release") {
-      EXPECT_TRUE(row->state == State::kActive || row->state == State::kQuarantined) << id;
-    }
-    if (last.event == "quarantine") {
-      EXPECT_EQ(row->state, State::kQuarantined) << id;
-    }
-  }
+  for (const std::string& id : ids) testing::ExpectChangeInvariants(*a, kNs, id);
   auto verify = a->Verify();
   ASSERT_THAT(verify, IsOk());
   EXPECT_TRUE(verify->ok());
