@@ -28,6 +28,7 @@
 #include "bulwark/memory_store.h"
 #include "cli/gate_commands.h"
 #include "cli/jsonl_import.h"
+#include "cli/honeypot_commands.h"
 #include "cli/read_defense_commands.h"
 #include "provenance/keyring.h"
 #include "server/serve.h"
@@ -836,6 +837,8 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   audit->footer("Filter by namespace with the global -n/--namespace (all namespaces when not given).");
 
   read_defenses.Register(app);
+  HoneypotCommands honeypots;
+  honeypots.Register(app);
   for (CommandGroup* group : groups) group->Register(app);
 
   try {
@@ -881,6 +884,7 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   const bool err_is_terminal = (&err == &std::cerr) && isatty(STDERR_FILENO);
   const CommandEnv command_env{g.store, g.name_space, g.json, MakeOptions(g), out, err, store_given, err_is_terminal};
   if (auto code = read_defenses.Run(command_env)) return *code;
+  if (auto code = honeypots.Run(command_env)) return *code;
   for (CommandGroup* group : groups) {
     if (auto code = group->Run(command_env)) return *code;
   }
