@@ -796,6 +796,10 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   serve->add_option("--llm", serve_llm,
                     R"(LLM of the llm responder and judge as JSON {"url", "model", "api_key_env", ...}; )"
                     "default from $BULWARK_LLM_URL, $BULWARK_LLM_MODEL, $BULWARK_LLM_API_KEY");
+  serve->add_option("--honeypot-mode", serve_options.honeypot_mode,
+                    "honeypot monitor: off | monitor (record blocks) | block (refuse blocked sessions)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"off", "monitor", "block"}));
   serve->add_option("--max-nruns", so.limits.max_smoothing_runs, "largest smoothing nruns")
       ->capture_default_str()
       ->check(CLI::Range(1, 101));
