@@ -11,6 +11,8 @@
 #include "cli/cli_test_util.h"
 #include "embed/wordnet_canonicalizer.h"
 #include "honeypot/fit_test_data.h"
+#include "honeypot/session_monitor.h"
+#include "storage/sqlite_honeypot_repository.h"
 #include "store/memory_store_impl.h"
 
 namespace bulwark::cli {
@@ -179,6 +181,32 @@ TEST_F(HoneypotCliTest, BadInputChangesNothing) {
   EXPECT_EQ(empty_ns.code, 1);
   EXPECT_TRUE(StoredPots().empty());
   EXPECT_TRUE(InNs({"honeypots", "show"}).json()["runs"].empty());
+}
+
+TEST_F(HoneypotCliTest, SessionsListAndUnblockTheStoredBlocks) {
+  {
+    auto repo = SqliteHoneypotRepository::Open(dir_ / "store" / "bulwark.db");
+    ASSERT_TRUE(repo.ok()) << repo.status();
+    honeypot::KeyState state;
+    state.sprt = {.statistic = 2.2, .rounds = 3, .rounds_since_reset = 3, .decided_round = 3, .h1 = true};
+    state.pot_hits = 11;
+    state.last_seen_us = state.decided_at_us = 1000;
+    HoneypotBlock block{"travel", "", honeypot::EncodeKeyState(state)};
+    honeypot::AppendKeyBytes({"travel", "mallory", ""}, honeypot::KeyLevel::kPrincipal, &block.key);
+    ASSERT_TRUE((*repo)->PutBlock(block).ok());
+  }
+  CliResult list = InNs({"sessions", "list"});
+  ASSERT_EQ(list.code, 0) << list.err;
+  ASSERT_EQ(list.json().size(), 1u) << list.out;
+  EXPECT_EQ(list.json()[0]["principal"], "mallory");
+  EXPECT_EQ(list.json()[0]["pot_hits"], 11);
+  EXPECT_TRUE(Cli({"--json", "-n", "other", "sessions", "list"}).json().empty());
+
+  CliResult wrong = InNs({"sessions", "unblock", "--principal", "mallory", "--session", "s1"});
+  EXPECT_EQ(wrong.code, 1);  // only the principal level is blocked
+  CliResult unblock = InNs({"sessions", "unblock", "--principal", "mallory"});
+  ASSERT_EQ(unblock.code, 0) << unblock.err;
+  EXPECT_TRUE(InNs({"sessions", "list"}).json().empty());
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "honeypot/bigram_lm.h"
 #include "honeypot/honeypot_fit.h"
 #include "honeypot/lexical_realizer.h"
+#include "retrieval/honeypot_guard.h"
 #include "storage/sqlite_honeypot_repository.h"
 #include "storage/store_layout.h"
 #include "store/memory_store_impl.h"
@@ -278,6 +279,39 @@ int RunRemove(const CommandEnv& env) {
   return 0;
 }
 
+// `sessions list|unblock` over the stored blocks. A running server keeps its own copy of the
+// monitor: an unblock made here takes effect there at its next start (or use the admin route).
+int RunSessions(const CommandEnv& env, bool unblock, const std::string& principal,
+                const std::string& session) {
+  auto opened = OpenAll(env);
+  if (!opened.ok()) return FailCommand(env, opened.status());
+  auto guard = HoneypotGuard::Create({}, opened->store->impl().entries.get(), opened->repo.get(), nullptr);
+  if (!guard.ok()) return FailCommand(env, guard.status());
+  if (unblock) {
+    if (auto s = (*guard)->Unblock(env.name_space, principal, session); !s.ok()) return FailCommand(env, s);
+    env.out << (env.json ? nlohmann::json{{"unblocked", true}}.dump() : std::string("unblocked")) << "\n";
+    return 0;
+  }
+  auto blocked = (*guard)->Blocked(env.name_space);
+  if (!blocked.ok()) return FailCommand(env, blocked.status());
+  nlohmann::json out = nlohmann::json::array();
+  for (const BlockedKey& b : *blocked) {
+    out.push_back({{"namespace", b.name_space},
+                   {"principal", b.principal},
+                   {"session", b.session},
+                   {"rounds", b.state.sprt.rounds},
+                   {"pot_hits", b.state.pot_hits},
+                   {"decided_at_us", b.state.decided_at_us}});
+    if (!env.json) {
+      env.out << b.name_space << "  " << b.principal << "  "
+              << (b.session.empty() ? "(principal)" : b.session) << "  after " << b.state.sprt.decided_round
+              << " searches, " << b.state.pot_hits << " pot hits\n";
+    }
+  }
+  if (env.json) env.out << out.dump() << "\n";
+  return 0;
+}
+
 }  // namespace
 
 struct HoneypotCommands::Flags {
@@ -286,6 +320,9 @@ struct HoneypotCommands::Flags {
   CLI::App* list = nullptr;
   CLI::App* remove = nullptr;
   HoneypotFitFlags fit_flags;
+  CLI::App* sessions_list = nullptr;
+  CLI::App* sessions_unblock = nullptr;
+  std::string principal, session;
 };
 
 HoneypotCommands::HoneypotCommands() : flags_(std::make_unique<Flags>()) {}
@@ -312,6 +349,13 @@ void HoneypotCommands::Register(CLI::App& app) {
   f.show = group->add_subcommand("show", "the namespace's current fit runs and their metrics");
   f.list = group->add_subcommand("list", "the namespace's honeypots (id and text)");
   f.remove = group->add_subcommand("remove", "delete every honeypot of the namespace and retire its runs");
+
+  CLI::App* sessions = app.add_subcommand("sessions", "sessions and principals the honeypot monitor blocked");
+  sessions->require_subcommand(1);
+  f.sessions_list = sessions->add_subcommand("list", "the stored blocks of the namespace (-n)");
+  f.sessions_unblock = sessions->add_subcommand("unblock", "clear one block (no --session: the principal's)");
+  f.sessions_unblock->add_option("--principal", f.principal, "the blocked principal")->required();
+  f.sessions_unblock->add_option("--session", f.session, "the blocked session id");
 }
 
 std::optional<int> HoneypotCommands::Run(const CommandEnv& env) {
@@ -320,6 +364,8 @@ std::optional<int> HoneypotCommands::Run(const CommandEnv& env) {
   if (f.show->parsed()) return RunShow(env);
   if (f.list->parsed()) return RunList(env);
   if (f.remove->parsed()) return RunRemove(env);
+  if (f.sessions_list->parsed()) return RunSessions(env, false, "", "");
+  if (f.sessions_unblock->parsed()) return RunSessions(env, true, f.principal, f.session);
   return std::nullopt;
 }
 

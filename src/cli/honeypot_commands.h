@@ -8,6 +8,9 @@
 //   honeypots show                   the namespace's current runs and their metrics
 //   honeypots list                   its pots (id, batch, text): admin only, as the CLI is
 //   honeypots remove                 deletes every pot of the namespace and retires its runs
+//   sessions list                    the blocks the monitor stored for the namespace
+//   sessions unblock --principal P [--session S]   clears one (a running server: at its restart,
+//                                    or at once through POST /v1/admin/sessions/unblock)
 //
 // An attack log is read for its "query" fields (JSONL as `bulwark-lab attack extraction` writes
 // it; plain lines also count as queries), so the product binary links no attack code.
