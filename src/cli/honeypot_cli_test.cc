@@ -12,6 +12,7 @@
 #include "embed/wordnet_canonicalizer.h"
 #include "honeypot/fit_test_data.h"
 #include "honeypot/session_monitor.h"
+#include "retrieval/honeypot_guard.h"
 #include "storage/sqlite_honeypot_repository.h"
 #include "store/memory_store_impl.h"
 
@@ -201,6 +202,23 @@ TEST_F(HoneypotCliTest, SessionsListAndUnblockTheStoredBlocks) {
   EXPECT_EQ(list.json()[0]["principal"], "mallory");
   EXPECT_EQ(list.json()[0]["pot_hits"], 11);
   EXPECT_TRUE(Cli({"--json", "-n", "other", "sessions", "list"}).json().empty());
+
+  CliResult mode = InNs({"honeypots", "mode", "block", "--k-obs", "3"});
+  ASSERT_EQ(mode.code, 0) << mode.err;
+  EXPECT_NE(InNs({"honeypots", "mode", "panic"}).code, 0);
+  {
+    auto store = MemoryStore::Open(dir_ / "store", StoreOptions{});
+    ASSERT_TRUE(store.ok()) << store.status();
+    auto repo = SqliteHoneypotRepository::Open(dir_ / "store" / "bulwark.db");
+    ASSERT_TRUE(repo.ok()) << repo.status();
+    auto guard = HoneypotGuard::Create({}, (*store)->impl().entries.get(), repo->get(), nullptr);
+    ASSERT_TRUE(guard.ok()) << guard.status();
+    EXPECT_EQ((*guard)->Mode("travel"), HoneypotMode::kBlock);
+    EXPECT_EQ((*guard)->KObs("travel"), 3);
+    EXPECT_EQ((*guard)->Mode("other"), HoneypotMode::kMonitor);  // the default
+    // The stored principal block is enforced in block mode.
+    EXPECT_FALSE((*guard)->CheckAllowed({"travel", "mallory", ""}).ok());
+  }
 
   CliResult wrong = InNs({"sessions", "unblock", "--principal", "mallory", "--session", "s1"});
   EXPECT_EQ(wrong.code, 1);  // only the principal level is blocked

@@ -312,6 +312,22 @@ int RunSessions(const CommandEnv& env, bool unblock, const std::string& principa
   return 0;
 }
 
+// `honeypots mode MODE [--k-obs N]`: the namespace's stored monitor setting.
+int RunMode(const CommandEnv& env, const std::string& mode, int k_obs) {
+  auto parsed = ParseHoneypotMode(mode);
+  if (!parsed.ok()) return FailCommand(env, parsed.status());
+  auto opened = OpenAll(env);
+  if (!opened.ok()) return FailCommand(env, opened.status());
+  if (auto s = opened->repo->PutSetting({env.name_space, mode, k_obs}); !s.ok()) return FailCommand(env, s);
+  if (env.json) {
+    env.out << nlohmann::json{{"namespace", env.name_space}, {"mode", mode}, {"k_obs", k_obs}}.dump() << "\n";
+  } else {
+    env.out << "honeypot monitor of " << env.name_space << ": " << mode << ", k_obs " << k_obs
+            << " (a running server applies it at its next start)\n";
+  }
+  return 0;
+}
+
 }  // namespace
 
 struct HoneypotCommands::Flags {
@@ -323,6 +339,9 @@ struct HoneypotCommands::Flags {
   CLI::App* sessions_list = nullptr;
   CLI::App* sessions_unblock = nullptr;
   std::string principal, session;
+  CLI::App* mode = nullptr;
+  std::string mode_name;
+  int k_obs = 4;
 };
 
 HoneypotCommands::HoneypotCommands() : flags_(std::make_unique<Flags>()) {}
@@ -349,6 +368,14 @@ void HoneypotCommands::Register(CLI::App& app) {
   f.show = group->add_subcommand("show", "the namespace's current fit runs and their metrics");
   f.list = group->add_subcommand("list", "the namespace's honeypots (id and text)");
   f.remove = group->add_subcommand("remove", "delete every honeypot of the namespace and retire its runs");
+  f.mode =
+      group->add_subcommand("mode", "store the namespace's monitor mode (off | monitor | block) and k_obs");
+  f.mode->add_option("mode", f.mode_name, "off | monitor | block")
+      ->required()
+      ->check(CLI::IsMember({"off", "monitor", "block"}));
+  f.mode->add_option("--k-obs", f.k_obs, "rows of the observation")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
 
   CLI::App* sessions = app.add_subcommand("sessions", "sessions and principals the honeypot monitor blocked");
   sessions->require_subcommand(1);
@@ -364,6 +391,7 @@ std::optional<int> HoneypotCommands::Run(const CommandEnv& env) {
   if (f.show->parsed()) return RunShow(env);
   if (f.list->parsed()) return RunList(env);
   if (f.remove->parsed()) return RunRemove(env);
+  if (f.mode->parsed()) return RunMode(env, f.mode_name, f.k_obs);
   if (f.sessions_list->parsed()) return RunSessions(env, false, "", "");
   if (f.sessions_unblock->parsed()) return RunSessions(env, true, f.principal, f.session);
   return std::nullopt;

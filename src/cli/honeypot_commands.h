@@ -8,6 +8,8 @@
 //   honeypots show                   the namespace's current runs and their metrics
 //   honeypots list                   its pots (id, batch, text): admin only, as the CLI is
 //   honeypots remove                 deletes every pot of the namespace and retires its runs
+//   honeypots mode off|monitor|block [--k-obs N]   the namespace's stored monitor setting (a running
+//                                    server applies it at its next start)
 //   sessions list                    the blocks the monitor stored for the namespace
 //   sessions unblock --principal P [--session S]   clears one (a running server: at its restart,
 //                                    or at once through POST /v1/admin/sessions/unblock)

@@ -90,6 +90,7 @@ absl::StatusOr<std::unique_ptr<HoneypotGuard>> HoneypotGuard::Create(const Honey
   std::unique_ptr<HoneypotGuard> guard(
       new HoneypotGuard(options, std::move(monitor), entries, repository, env ? env : Env::Default()));
   BULWARK_RETURN_IF_ERROR(guard->LoadBlocks());
+  BULWARK_RETURN_IF_ERROR(guard->LoadSettings());
   return guard;
 }
 
@@ -115,6 +116,25 @@ absl::Status HoneypotGuard::LoadBlocks() {
   return absl::OkStatus();
 }
 
+absl::Status HoneypotGuard::LoadSettings() {
+  if (repository_ == nullptr) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
+  return repository_->ScanSettings([&](const HoneypotSetting& setting) -> absl::Status {
+    auto mode = ParseHoneypotMode(setting.mode);
+    if (!mode.ok())
+      return absl::DataLossError(absl::StrCat("stored honeypot setting: ", mode.status().message()));
+    modes_[setting.name_space] = *mode;
+    k_obs_[setting.name_space] = setting.k_obs;
+    return absl::OkStatus();
+  });
+}
+
+int HoneypotGuard::KObs(std::string_view name_space) const {
+  absl::MutexLock lock(&mu_);
+  auto it = k_obs_.find(std::string(name_space));
+  return it == k_obs_.end() ? options_.k_obs : it->second;
+}
+
 void HoneypotGuard::SetMode(std::string_view name_space, HoneypotMode mode) {
   absl::MutexLock lock(&mu_);
   modes_[std::string(name_space)] = mode;
@@ -137,7 +157,7 @@ absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Observe(const SessionKey
   honeypot::MonitorVerdict verdict;
   if (Mode(key.ns) == HoneypotMode::kOff) return verdict;
   BULWARK_ASSIGN_OR_RETURN(std::vector<EntryStore::ObservedRow> rows,
-                           entries_->Observe(key.ns, query, options_.k_obs));
+                           entries_->Observe(key.ns, query, KObs(key.ns)));
   std::vector<honeypot::RetrievedRow> top;
   top.reserve(rows.size());
   for (const EntryStore::ObservedRow& r : rows) top.push_back({r.score, r.is_pot});

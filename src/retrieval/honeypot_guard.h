@@ -53,13 +53,16 @@ struct BlockedKey {
 class HoneypotGuard {
  public:
   // `entries` is required; `repository` may be null (blocks are then not persisted). Loads every
-  // persisted block into the monitor. InvalidArgument for bad options; DataLoss for a damaged
-  // stored block; the repository's errors.
+  // persisted block into the monitor and every namespace's stored setting. InvalidArgument for bad options;
+  // DataLoss for a damaged stored block; the repository's errors.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HoneypotGuard>> Create(
       const HoneypotGuardOptions& options, EntryStore* entries, HoneypotRepository* repository, Env* env);
 
+  // The namespace's mode and k_obs for this process (stored settings are loaded at Create; a
+  // namespace without one has the options' defaults). SetMode changes only this process.
   void SetMode(std::string_view name_space, HoneypotMode mode);
   HoneypotMode Mode(std::string_view name_space) const;
+  int KObs(std::string_view name_space) const;
 
   // Before retrieval: PermissionDenied("session_blocked") if the namespace is in block mode and a
   // level of `key` is blocked; OK otherwise.
@@ -85,6 +88,7 @@ class HoneypotGuard {
   HoneypotGuard(const HoneypotGuardOptions& options, std::unique_ptr<honeypot::SessionMonitor> monitor,
                 EntryStore* entries, HoneypotRepository* repository, Env* env);
   absl::Status LoadBlocks();
+  absl::Status LoadSettings();
   absl::Status PersistBlock(const honeypot::SessionKey& key, honeypot::KeyLevel level);
 
   const HoneypotGuardOptions options_;
@@ -94,6 +98,7 @@ class HoneypotGuard {
   Env* env_;
   mutable absl::Mutex mu_;
   absl::flat_hash_map<std::string, HoneypotMode> modes_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, int> k_obs_ ABSL_GUARDED_BY(mu_);
   mutable std::atomic<int64_t> observations_{0}, blocks_{0}, refusals_{0};
 };
 

@@ -39,6 +39,13 @@ struct HoneypotBlock {
   std::string state;
 };
 
+// The monitor settings of one namespace (HoneypotGuard): its mode and observation size.
+struct HoneypotSetting {
+  std::string name_space;
+  std::string mode;  // "off" | "monitor" | "block" (the guard validates it)
+  int k_obs = 4;
+};
+
 class HoneypotRepository {
  public:
   // Limits on what a repository accepts and hands back (stored bytes are untrusted).
@@ -57,6 +64,13 @@ class HoneypotRepository {
       std::string_view name_space, const std::function<absl::Status(const HoneypotRun&)>& visit) = 0;
   // Marks every current run of the namespace removed at `at_us`; returns how many.
   [[nodiscard]] virtual absl::StatusOr<int64_t> RemoveRuns(std::string_view name_space, int64_t at_us) = 0;
+
+  // Inserts or replaces the namespace's setting. InvalidArgument for k_obs outside [1, 64] or a
+  // mode longer than 16 bytes.
+  [[nodiscard]] virtual absl::Status PutSetting(const HoneypotSetting& setting) = 0;
+  // Every setting, by namespace. DataLoss for a stored row out of range.
+  [[nodiscard]] virtual absl::Status ScanSettings(
+      const std::function<absl::Status(const HoneypotSetting&)>& visit) = 0;
 
   // Inserts or replaces the block of `block.key`. InvalidArgument over the limits.
   [[nodiscard]] virtual absl::Status PutBlock(const HoneypotBlock& block) = 0;

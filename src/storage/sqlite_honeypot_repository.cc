@@ -25,6 +25,11 @@ CREATE TABLE IF NOT EXISTS honeypot_blocks(
   namespace TEXT NOT NULL,
   state     BLOB NOT NULL
 );
+CREATE TABLE IF NOT EXISTS honeypot_settings(
+  namespace TEXT PRIMARY KEY,
+  mode      TEXT NOT NULL,
+  k_obs     INTEGER NOT NULL
+);
 )sql";
 
 absl::Status CheckRunSizes(const HoneypotRun& run) {
@@ -41,6 +46,15 @@ absl::Status CheckBlockSizes(const HoneypotBlock& block) {
   if (block.key.empty() || block.key.size() > R::kMaxKeyBytes || block.state.size() > R::kMaxStateBytes ||
       block.name_space.size() > R::kMaxKeyBytes) {
     return absl::InvalidArgumentError("honeypot block key or state is empty or too large");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSetting(const HoneypotSetting& setting) {
+  if (setting.k_obs < 1 || setting.k_obs > 64 || setting.mode.size() > 16 ||
+      setting.name_space.size() > HoneypotRepository::kMaxKeyBytes) {
+    return absl::InvalidArgumentError(
+        "honeypot setting: k_obs must be 1 to 64 and the mode at most 16 bytes");
   }
   return absl::OkStatus();
 }
@@ -101,6 +115,33 @@ absl::StatusOr<int64_t> SqliteHoneypotRepository::RemoveRuns(std::string_view na
   st.Bind(2, name_space);
   if (auto s = st.Run("retire honeypot runs"); !s.ok()) return s;
   return static_cast<int64_t>(sqlite3_changes(db_));
+}
+
+absl::Status SqliteHoneypotRepository::PutSetting(const HoneypotSetting& setting) {
+  if (auto s = CheckSetting(setting); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, "INSERT OR REPLACE INTO honeypot_settings(namespace, mode, k_obs) VALUES(?,?,?)");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, setting.name_space);
+  st.Bind(2, setting.mode);
+  st.Bind(3, static_cast<int64_t>(setting.k_obs));
+  return st.Run("save honeypot setting");
+}
+
+absl::Status SqliteHoneypotRepository::ScanSettings(
+    const std::function<absl::Status(const HoneypotSetting&)>& visit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, "SELECT namespace, mode, k_obs FROM honeypot_settings ORDER BY namespace");
+  if (auto s = st.status(); !s.ok()) return s;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    const int64_t k_obs = st.Int(2);
+    if (k_obs < 1 || k_obs > 64) return absl::DataLossError("a stored honeypot setting is out of range");
+    HoneypotSetting setting{st.Text(0), st.Text(1), static_cast<int>(k_obs)};
+    if (!CheckSetting(setting).ok()) return absl::DataLossError("a stored honeypot setting is out of range");
+    if (auto s = visit(setting); !s.ok()) return s;
+  }
+  return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "read honeypot settings");
 }
 
 absl::Status SqliteHoneypotRepository::PutBlock(const HoneypotBlock& block) {

@@ -1,6 +1,6 @@
 // SqliteHoneypotRepository: HoneypotRepository in the store's main database file (bulwark.db),
-// through its own connection, in two tables it creates if absent (honeypot_runs, honeypot_blocks;
-// doc/store_format.md). Creating them is the whole upgrade: a store made before them opens
+// through its own connection, in two tables it creates if absent (honeypot_runs, honeypot_blocks,
+// honeypot_settings; doc/store_format.md). Creating them is the whole upgrade: a store made before them opens
 // unchanged and the schema version is not bumped.
 #pragma once
 
@@ -26,6 +26,8 @@ class SqliteHoneypotRepository final : public HoneypotRepository {
   absl::Status ScanRuns(std::string_view name_space,
                         const std::function<absl::Status(const HoneypotRun&)>& visit) override;
   absl::StatusOr<int64_t> RemoveRuns(std::string_view name_space, int64_t at_us) override;
+  absl::Status PutSetting(const HoneypotSetting& setting) override;
+  absl::Status ScanSettings(const std::function<absl::Status(const HoneypotSetting&)>& visit) override;
   absl::Status PutBlock(const HoneypotBlock& block) override;
   absl::Status DeleteBlock(std::string_view key) override;
   absl::Status ScanBlocks(const std::function<absl::Status(const HoneypotBlock&)>& visit) override;

@@ -102,6 +102,26 @@ TEST_F(SqliteHoneypotRepositoryTest, BlocksRoundTripAndSurviveReopen) {
   EXPECT_THAT(repo->DeleteBlock("k2"), StatusIs(absl::StatusCode::kNotFound));
 }
 
+TEST_F(SqliteHoneypotRepositoryTest, SettingsRoundTripAndAreBounded) {
+  auto repo = OpenRepo();
+  ASSERT_NE(repo, nullptr);
+  ASSERT_THAT(repo->PutSetting({"b", "block", 3}), IsOk());
+  ASSERT_THAT(repo->PutSetting({"a", "monitor", 4}), IsOk());
+  ASSERT_THAT(repo->PutSetting({"b", "off", 5}), IsOk());  // replaces
+  EXPECT_THAT(repo->PutSetting({"c", "block", 0}), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(repo->PutSetting({"c", "block", 65}), StatusIs(absl::StatusCode::kInvalidArgument));
+  std::vector<HoneypotSetting> settings;
+  ASSERT_THAT(repo->ScanSettings([&](const HoneypotSetting& s) {
+    settings.push_back(s);
+    return absl::OkStatus();
+  }),
+              IsOk());
+  ASSERT_EQ(settings.size(), 2u);
+  EXPECT_EQ(settings[0].name_space, "a");
+  EXPECT_EQ(settings[1].mode, "off");
+  EXPECT_EQ(settings[1].k_obs, 5);
+}
+
 TEST_F(SqliteHoneypotRepositoryTest, RefusesOversizedInputAndChangesNothing) {
   auto repo = OpenRepo();
   ASSERT_NE(repo, nullptr);
@@ -121,7 +141,8 @@ TEST_F(SqliteHoneypotRepositoryTest, RefusesOversizedInputAndChangesNothing) {
 }
 
 TEST_F(SqliteHoneypotRepositoryTest, MissingFileIsNotFoundAndTheStoreStillOpens) {
-  EXPECT_THAT(SqliteHoneypotRepository::Open(dir_ / "nope.db").status(), StatusIs(absl::StatusCode::kNotFound));
+  EXPECT_THAT(SqliteHoneypotRepository::Open(dir_ / "nope.db").status(),
+              StatusIs(absl::StatusCode::kNotFound));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "nope.db"));
   ASSERT_NE(OpenRepo(), nullptr);  // adds the tables to an existing store
   auto backend = SqliteBackend::Open(path_, /*create=*/false);
