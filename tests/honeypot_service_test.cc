@@ -141,6 +141,7 @@ TEST_F(HoneypotServiceTest, PotsAreInvisibleAndAnExtractorIsBlockedAcrossRestart
     }
   }
   ASSERT_GE(refused_at, 1) << "the extractor was never blocked";
+  RecordProperty("attack_searches_before_refusal", refused_at);
   EXPECT_EQ(Post("/v1/memories/search", mallory, {{"namespace", "travel"}, {"query", benign_[0]}}, "fresh")
                 .error_code(),
             "session_blocked");  // the principal-level test: a new session id does not help
