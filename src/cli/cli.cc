@@ -28,6 +28,7 @@
 #include "bulwark/memory_store.h"
 #include "cli/gate_commands.h"
 #include "cli/jsonl_import.h"
+#include "cli/honeypot_commands.h"
 #include "cli/read_defense_commands.h"
 #include "provenance/keyring.h"
 #include "server/serve.h"
@@ -795,6 +796,10 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   serve->add_option("--llm", serve_llm,
                     R"(LLM of the llm responder and judge as JSON {"url", "model", "api_key_env", ...}; )"
                     "default from $BULWARK_LLM_URL, $BULWARK_LLM_MODEL, $BULWARK_LLM_API_KEY");
+  serve->add_option("--honeypot-mode", serve_options.honeypot_mode,
+                    "honeypot monitor: off | monitor (record blocks) | block (refuse blocked sessions)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"off", "monitor", "block"}));
   serve->add_option("--max-nruns", so.limits.max_smoothing_runs, "largest smoothing nruns")
       ->capture_default_str()
       ->check(CLI::Range(1, 101));
@@ -836,6 +841,8 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   audit->footer("Filter by namespace with the global -n/--namespace (all namespaces when not given).");
 
   read_defenses.Register(app);
+  HoneypotCommands honeypots;
+  honeypots.Register(app);
   for (CommandGroup* group : groups) group->Register(app);
 
   try {
@@ -881,6 +888,7 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   const bool err_is_terminal = (&err == &std::cerr) && isatty(STDERR_FILENO);
   const CommandEnv command_env{g.store, g.name_space, g.json, MakeOptions(g), out, err, store_given, err_is_terminal};
   if (auto code = read_defenses.Run(command_env)) return *code;
+  if (auto code = honeypots.Run(command_env)) return *code;
   for (CommandGroup* group : groups) {
     if (auto code = group->Run(command_env)) return *code;
   }

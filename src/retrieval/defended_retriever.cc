@@ -51,6 +51,11 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
         "the llm responder needs an LLM: set BULWARK_LLM_URL and BULWARK_LLM_MODEL (or pass --llm)");
   }
 
+  const honeypot::SessionKey caller{request.name_space, request.principal, request.session};
+  if (guard_ != nullptr && !request.principal.empty()) {
+    if (auto s = guard_->CheckAllowed(caller); !s.ok()) return s;  // before any retrieval work
+  }
+
   // The gate of the namespace and the mode to apply.
   std::shared_ptr<const StoredGate> gate;
   if (gates_ != nullptr) {
@@ -104,6 +109,13 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
     result.search.hits.assign(pool.begin(), pool.begin() + returned);
   } else {
     result.search.hits.assign(std::make_move_iterator(pool.begin()), std::make_move_iterator(pool.begin() + returned));
+  }
+
+  if (guard_ != nullptr && !request.principal.empty()) {
+    // The observation never changes what this search returns; a failure is logged, not raised.
+    if (auto v = guard_->Observe(caller, *embedding); !v.ok()) {
+      spdlog::warn("honeypot monitor: {}", ToStd(v.status().message()));
+    }
   }
 
   if (smoothing) {

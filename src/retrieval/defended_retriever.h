@@ -26,6 +26,7 @@
 #include "gate/gate_registry.h"
 #include "gate/query_gate.h"
 #include "llm/chat_client.h"
+#include "retrieval/honeypot_guard.h"
 #include "smoothing/responder.h"
 #include "smoothing/smoother.h"
 
@@ -48,6 +49,10 @@ struct DefendedSearchRequest {
   // The subsets' seed; by default a fresh one from the Env's CSPRNG. Callers must not let an
   // untrusted client choose it (it could search for seeds that favour its entries).
   std::optional<SeededCsprng::Seed> seed;
+  // Who searches, for the honeypot monitor (HoneypotGuard): the principal's name and the
+  // X-Bulwark-Session (may be empty). With no principal the guard is not consulted.
+  std::string principal;
+  std::string session;
 };
 
 struct DefendedSearchResult {
@@ -72,19 +77,26 @@ class DefendedRetriever {
   // Runs the read path above. A query the gate rejects is not an error: the result says so
   // (rejected()) and has no hits, so the caller can audit it before refusing. Errors:
   //   InvalidArgument     bad query, k, k_high or smoothing options; unknown responder
-  //   PermissionDenied    a gate mode weaker than the namespace policy without may_weaken_gate
+  //   PermissionDenied    a gate mode weaker than the namespace policy without may_weaken_gate;
+  //                       "session_blocked" for a caller the honeypot monitor blocked (block mode)
   //   FailedPrecondition  responder "llm" without an LLM; a gate fitted under another embedder
   //   DataLoss            a damaged stored gate
   //   and the errors of Search, the embedder, the responder and the judge.
   [[nodiscard]] absl::StatusOr<DefendedSearchResult> Search(const DefendedSearchRequest& request);
 
   bool has_llm() const { return llm_ != nullptr; }
+  // The MemPot guard (null: none). Set before serving; not owned, must outlive the retriever.
+  // With a guard, a blocked caller gets PermissionDenied("session_blocked") before any retrieval,
+  // and every search's observation feeds the monitor after retrieval (results are unchanged).
+  void SetHoneypotGuard(HoneypotGuard* guard) { guard_ = guard; }
+  HoneypotGuard* honeypot_guard() const { return guard_; }
 
  private:
   MemoryStore* store_;
   GateRegistry* gates_;
   const ChatClient* llm_;
   Env* env_;
+  HoneypotGuard* guard_ = nullptr;
 };
 
 }  // namespace bulwark

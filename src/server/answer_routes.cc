@@ -26,7 +26,7 @@ absl::StatusOr<Reply> Answer(ServiceContext& ctx, const Call& call) {
   options.metadata_filter = request->filter;
   auto result = ctx.backends.retriever->Search(
       MakeDefendedRequest(call, *ns, request->question, std::move(options), request->defenses));
-  if (!result.ok()) return result.status();
+  if (!result.ok()) return ReadPathStatus(result.status());
   ctx.metrics->CountGateDecision(result->gate.decision);
 
   // "Which memories fed this answer": every entry of every run, in order of first appearance.

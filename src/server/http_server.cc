@@ -156,6 +156,7 @@ void HttpServer::InstallRoutes() {
   AddAnswerRoutes(context_, &routes_);
   AddQuarantineRoutes(context_, &routes_);
   AddAdminRoutes(context_, &routes_);
+  AddSessionRoutes(context_, &routes_);
   AddHealthRoutes(context_, &routes_);
   for (const RouteSpec& route : routes_) table_.Add(route.method, route.pattern);
 }
@@ -231,7 +232,7 @@ std::string HttpServer::RefuseRequest(const Refusal& refusal) {
 std::vector<Sample> HttpServer::Gauges() const {
   static const ConnectionStats kNone;
   const ConnectionStats& c = loop_ ? loop_->stats() : kNone;
-  return {
+  std::vector<Sample> samples = {
       {"bulwark_connections_open", "Open client connections.", "gauge", static_cast<double>(c.open.load())},
       {"bulwark_connections_active", "Requests being served by a worker.", "gauge",
        static_cast<double>(loop_ ? loop_->workers_active() : 0)},
@@ -257,6 +258,16 @@ std::vector<Sample> HttpServer::Gauges() const {
        "1 while the audit log's latest write failed (requests are refused with 503 audit_unavailable).",
        "gauge", context_.backends.audit && !context_.backends.audit->WriteHealth().ok() ? 1.0 : 0.0},
   };
+  // The honeypot monitor's counters, without namespace labels (a label would reveal namespaces).
+  if (const HoneypotGuard* guard = context_.backends.retriever->honeypot_guard(); guard != nullptr) {
+    samples.push_back({"bulwark_honeypot_observations_total", "Searches whose observation fed the honeypot monitor.",
+                       "counter", static_cast<double>(guard->observations())});
+    samples.push_back({"bulwark_honeypot_blocks_total", "Sessions or principals the honeypot monitor blocked.",
+                       "counter", static_cast<double>(guard->blocks())});
+    samples.push_back({"bulwark_honeypot_refusals_total", "Searches and answers refused as session_blocked.",
+                       "counter", static_cast<double>(guard->refusals())});
+  }
+  return samples;
 }
 
 void HttpServer::Dispatch(const httplib::Request& request, httplib::Response& response) {

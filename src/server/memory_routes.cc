@@ -96,7 +96,7 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
   if (auto s = Authorize(*call.caller, *ns, need, NamespaceNotFound()); !s.ok()) return s;
   auto result = ctx.backends.retriever->Search(
       MakeDefendedRequest(call, *ns, request->query, request->options, request->defenses));
-  if (!result.ok()) return result.status();
+  if (!result.ok()) return ReadPathStatus(result.status());
 
   ctx.metrics->CountGateDecision(result->gate.decision);
   if (result->search.rejected_candidates > 0) {
@@ -300,6 +300,8 @@ DefendedSearchRequest MakeDefendedRequest(const Call& call, std::string name_spa
   request.k_high = defenses.k_high;
   request.smoothing = defenses.smoothing;
   request.responder = defenses.responder;
+  request.principal = call.caller->principal.name;  // the honeypot monitor's key
+  request.session = call.caller->session;
   return request;  // the seed is always fresh: a client must not pick the subsets
 }
 

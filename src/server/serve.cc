@@ -20,7 +20,9 @@
 #include "gate/gate_registry.h"
 #include "llm/chat_client.h"
 #include "retrieval/defended_retriever.h"
+#include "storage/sqlite_honeypot_repository.h"
 #include "storage/store_layout.h"
+#include "store/memory_store_impl.h"
 
 namespace bulwark::server {
 namespace {
@@ -158,6 +160,18 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
     spdlog::info("llm responder and judge: {} at {}", llm->options().model, llm->options().endpoint.url);
   }
   DefendedRetriever retriever(store->get(), &gate_registry, llm.get(), env);
+
+  // The honeypot monitor (MemPot): its blocks live in the store's database and survive restarts.
+  auto honeypot_mode = ParseHoneypotMode(options.honeypot_mode);
+  if (!honeypot_mode.ok()) return Fail(err, honeypot_mode.status(), "honeypots");
+  auto honeypot_repository = SqliteHoneypotRepository::Open(db_path);
+  if (!honeypot_repository.ok()) return Fail(err, honeypot_repository.status(), "honeypots");
+  HoneypotGuardOptions guard_options;
+  guard_options.default_mode = *honeypot_mode;
+  auto guard =
+      HoneypotGuard::Create(guard_options, (*store)->impl().entries.get(), honeypot_repository->get(), env);
+  if (!guard.ok()) return Fail(err, guard.status(), "honeypots");
+  retriever.SetHoneypotGuard(guard->get());
 
   ServiceBackends backends{store->get(), registry->get(), audit->get(), env, &retriever};
   auto server = HttpServer::Create(so, backends);

@@ -25,6 +25,8 @@ struct ServeOptions {
   // from $BULWARK_LLM_URL / $BULWARK_LLM_MODEL / $BULWARK_LLM_API_KEY when the URL is set, else
   // none (extractive responder, embedding equivalence).
   nlohmann::json llm;
+  // The honeypot monitor's mode for every namespace (HoneypotGuard): off | monitor | block.
+  std::string honeypot_mode = "monitor";
 };
 
 // Runs the service; returns the process exit code: 0 after a clean stop, 1 if the store, the

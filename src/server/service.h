@@ -91,6 +91,7 @@ void AddQuarantineRoutes(ServiceContext& context, std::vector<RouteSpec>* routes
 void AddAdminRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddHealthRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddAnswerRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
+void AddSessionRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 
 // Shared by the route files.
 
@@ -120,6 +121,9 @@ std::string SearchResponseJson(const DefendedSearchResult& result, ReportView vi
 // it may weaken the namespace's gate policy (admins may).
 DefendedSearchRequest MakeDefendedRequest(const Call& call, std::string name_space, std::string query,
                                           SearchOptions options, const ReadDefenseFields& defenses);
+// A read path error as the API answers it: the honeypot guard's refusal becomes the generic
+// 403 {"code": "session_blocked", "message": "this session is blocked"}; others are unchanged.
+absl::Status ReadPathStatus(const absl::Status& status);
 // The canned refusal of a query the gate rejected: 403 {"code": "query_rejected", ...}.
 absl::Status QueryRejected(const GateVerdict& verdict);
 // Appends an audit record for `call` (time, principal, session, namespace, operation, ids); its

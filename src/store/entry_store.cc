@@ -393,6 +393,35 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
   return result;
 }
 
+absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::string_view name_space,
+                                                                          const std::vector<float>& query,
+                                                                          int k_obs) {
+  if (query.size() != static_cast<size_t>(options_.dimension)) {
+    return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
+  }
+  if (k_obs < 1 || k_obs > 64) return absl::InvalidArgumentError("k_obs must be between 1 and 64");
+  std::vector<ObservedRow> observed;
+  std::shared_lock lock(mu_);
+  auto it = indexes_.find(ToAbsl(name_space));
+  if (it == indexes_.end()) return observed;
+  const IndexFilter filter{StateBit(State::kActive),
+                           (1u << static_cast<int>(Kind::kMemory)) | (1u << static_cast<int>(Kind::kHoneypot))};
+  BULWARK_ASSIGN_OR_RETURN(std::vector<IndexHit> hits, it->second->vectors->Search(query, k_obs, filter));
+  std::vector<int64_t> row_ids;
+  for (const IndexHit& hit : hits) row_ids.push_back(hit.row_id);
+  BULWARK_ASSIGN_OR_RETURN(std::vector<std::optional<StoredRow>> rows, backend_->GetRows(row_ids));
+  for (size_t i = 0; i < hits.size() && i < rows.size(); ++i) {
+    if (!rows[i].has_value()) continue;
+    if (auto s = CheckRow(*rows[i], name_space); !s.ok()) {
+      ReportBadRow(hits[i].row_id, rows[i]->entry.id, name_space, ToStd(s.message()));
+      continue;
+    }
+    if (rows[i]->entry.state != State::kActive) continue;
+    observed.push_back({hits[i].score, rows[i]->entry.kind == Kind::kHoneypot});
+  }
+  return observed;
+}
+
 absl::StatusOr<StoredRow> EntryStore::LoadVerified(std::string_view name_space, std::string_view id) {
   if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
   if (!IsValidEntryId(id)) return absl::InvalidArgumentError(absl::StrCat("'", ToAbsl(id), "' is not a valid entry id"));
@@ -454,6 +483,24 @@ absl::StatusOr<int64_t> EntryStore::Export(std::string_view name_space, uint32_t
     if (row.entry.kind == Kind::kHoneypot || !((state_mask >> static_cast<int>(row.entry.state)) & 1u)) {
       return absl::OkStatus();
     }
+    return visit(row.entry);
+  });
+  if (!scanned.ok()) return scanned;
+  return skipped;
+}
+
+absl::StatusOr<int64_t> EntryStore::ExportHoneypots(std::string_view name_space,
+                                                     const std::function<absl::Status(const Entry&)>& visit) {
+  if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
+  std::shared_lock lock(mu_);
+  int64_t skipped = 0;
+  absl::Status scanned = backend_->ScanEntries(name_space, [&](const StoredRow& row) {
+    if (auto s = CheckRow(row, name_space); !s.ok()) {
+      ReportBadRow(row.row_id, row.entry.id, name_space, ToStd(s.message()));
+      ++skipped;
+      return absl::OkStatus();
+    }
+    if (row.entry.kind != Kind::kHoneypot || row.entry.state != State::kActive) return absl::OkStatus();
     return visit(row.entry);
   });
   if (!scanned.ok()) return scanned;

@@ -101,12 +101,29 @@ class EntryStore {
   // Verified search over a namespace with an embedded query (MemoryStore::Search's contract).
   [[nodiscard]] absl::StatusOr<SearchResult> Search(std::string_view name_space, const std::vector<float>& query,
                                                     const SearchOptions& options);
+  // One row of a honeypot observation: its cosine to the query and whether it is a honeypot.
+  struct ObservedRow {
+    float score = 0;
+    bool is_pot = false;
+  };
+  // The MemPot observation of one search (DESIGN 3: "index top-m over memories + honeypots
+  // (verified only) -> observation"): the first `k_obs` rows, best first, of the unfiltered ranking
+  // over the namespace's active memories and honeypots, independent of the request's k and filter.
+  // A row that fails verification is skipped and reported, so a forged pot never counts. Only the
+  // session monitor sees it; nothing of it reaches a caller. InvalidArgument for a query of the
+  // wrong dimension or k_obs outside [1, 64]; the backend's errors.
+  [[nodiscard]] absl::StatusOr<std::vector<ObservedRow>> Observe(std::string_view name_space,
+                                                                 const std::vector<float>& query, int k_obs);
   [[nodiscard]] absl::StatusOr<Entry> Get(std::string_view name_space, std::string_view id);
   [[nodiscard]] absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space, std::string_view id);
   // Calls `visit` with every verified entry of the namespace whose state is in `state_mask`, oldest
   // first; honeypots are never visited. Returns how many rows failed verification.
   [[nodiscard]] absl::StatusOr<int64_t> Export(std::string_view name_space, uint32_t state_mask,
                                                const std::function<absl::Status(const Entry&)>& visit);
+  // Calls `visit` with every verified active honeypot of the namespace, oldest first (the admin
+  // path of `bulwark honeypots`; Export never shows them). Returns how many rows failed verification.
+  [[nodiscard]] absl::StatusOr<int64_t> ExportHoneypots(std::string_view name_space,
+                                                        const std::function<absl::Status(const Entry&)>& visit);
   [[nodiscard]] absl::StatusOr<VerifyReport> Verify();
   // Entry counts per namespace and the keyring's state.
   [[nodiscard]] absl::StatusOr<StoreStats> Stats(const EmbedderFingerprint& embedder);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -48,6 +49,43 @@ absl::StatusOr<std::vector<Entry>> WritePipeline::Add(std::string_view name_spac
   BULWARK_RETURN_IF_ERROR(entries_.Commit(built, events).status());  // persist + index
   defenses_.OnCommitted(name_space, built);  // after the acknowledgement point: never fails the write
   return built;
+}
+
+absl::StatusOr<std::vector<Entry>> WritePipeline::AddSystemEntries(std::string_view name_space,
+                                                                   std::span<const SystemEntry> entries, Kind kind,
+                                                                   std::string_view principal) {
+  BULWARK_RETURN_IF_ERROR(ValidateNamespace(name_space));
+  BULWARK_RETURN_IF_ERROR(ValidatePrincipal(principal));
+  if (!principal.starts_with("bulwark:")) {
+    return absl::InvalidArgumentError("a system principal starts with \"bulwark:\"");
+  }
+  if (entries.empty()) return absl::InvalidArgumentError("batch is empty");
+  if (entries.size() > limits_.max_batch_entries) return absl::InvalidArgumentError("batch is too large");
+  const size_t dim = static_cast<size_t>(embedder_.dimension());
+  std::vector<Entry> built(entries.size());
+  const int64_t now = env_.NowMicros();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const SystemEntry& in = entries[i];
+    if (auto s = ValidateText(in.text, limits_.max_text_bytes); !s.ok()) return AtEntry(i, s);
+    if (auto s = ValidateMetadata(in.metadata, limits_.max_metadata_bytes); !s.ok()) return AtEntry(i, s);
+    if (in.embedding.size() != dim || !std::ranges::all_of(in.embedding, [](float x) { return std::isfinite(x); })) {
+      return AtEntry(i, absl::InvalidArgumentError(absl::StrCat("embedding must be ", dim, " finite numbers")));
+    }
+    Entry& e = built[i];
+    e.id = ids_.Next();
+    e.name_space = std::string(name_space);
+    e.text = in.text;
+    e.metadata = in.metadata;
+    e.principal = std::string(principal);
+    e.source = Source::kSystem;
+    e.kind = kind;
+    e.embedding = in.embedding;
+    e.created_at_us = e.updated_at_us = now;
+  }
+  entries_.Sign(built, {});  // no Screen(): the write gate does not judge the store's own entries
+  std::vector<HistoryEvent> events = AddEvents(built);
+  BULWARK_RETURN_IF_ERROR(entries_.Commit(built, events).status());
+  return built;  // no OnCommitted(): system entries never move the calibration
 }
 
 absl::Status WritePipeline::Validate(std::string_view name_space, std::span<const NewEntry> entries,

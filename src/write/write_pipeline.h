@@ -11,11 +11,13 @@
 #pragma once
 
 #include <functional>
+#include <string>
 #include <span>
 #include <string_view>
 #include <vector>
 
 #include <absl/status/statusor.h>
+#include <nlohmann/json.hpp>
 
 #include "bulwark/embedder.h"
 #include "bulwark/entry.h"
@@ -44,6 +46,24 @@ class WritePipeline {
   using ProgressFn = std::function<void(size_t done, size_t total)>;
   [[nodiscard]] absl::StatusOr<std::vector<Entry>> Add(std::string_view name_space, std::span<const NewEntry> entries,
                                                        std::string_view principal, const ProgressFn& progress);
+
+  // A privileged entry the store writes for itself (MemPot honeypots, DESIGN 4.7): its text and
+  // the vector to index (which need not be E(text): the fit may index the optimised vector).
+  struct SystemEntry {
+    std::string text;
+    nlohmann::json metadata = nlohmann::json::object();
+    std::vector<float> embedding;
+  };
+  // The privileged system write: entries of `kind` with source = system, written by `principal`
+  // (which must start with "bulwark:", e.g. "bulwark:honeypots"), signed and persisted in one
+  // transaction with their "add" events. Bypasses the write gate (system entries are not
+  // screened) and never feeds the rolling calibration (they are not the namespace's writes).
+  // Reachable only from the store's admin paths (`bulwark honeypots fit`): no HTTP route calls it.
+  // Errors: InvalidArgument for a bad namespace, principal, text or metadata, an embedding of the
+  // wrong dimension or not finite, an empty batch; the store's errors. Nothing is written on error.
+  [[nodiscard]] absl::StatusOr<std::vector<Entry>> AddSystemEntries(std::string_view name_space,
+                                                                    std::span<const SystemEntry> entries, Kind kind,
+                                                                    std::string_view principal);
 
   // Changes text and/or metadata of an active or quarantined entry (MemoryStore::Update's
   // contract): validated, re-embedded, screened again, re-signed and written back only over the

@@ -1,0 +1,93 @@
+// The honeypot monitor's added cost per search on the read path (issue #13 point 3): the same
+// DefendedRetriever search over a real store (lexical embedder, N memories and 3 % pots written
+// through the privileged system path), without a guard and with a guard in monitor mode (the
+// observation: one extra top-k_obs index search over memories + pots, k_obs verified row reads,
+// and the SPRT update). Both in one run, alternating queries from one fixed set.
+//
+//   build/bench/honeypot_guard_bench [--benchmark_min_time=1]
+#include <benchmark/benchmark.h>
+
+#include <map>
+
+#include "bulwark/memory_store.h"
+#include "retrieval/defended_retriever.h"
+#include "retrieval/honeypot_guard.h"
+#include "store/memory_store_impl.h"
+#include "testing/temp_dir.h"
+
+namespace bulwark {
+namespace {
+
+struct Fixture {
+  testing::TempDir dir;
+  std::unique_ptr<MemoryStore> store;
+  std::unique_ptr<HoneypotGuard> guard;
+  std::vector<std::string> queries;
+};
+
+std::string Text(int i) {
+  static const char* kWords[] = {"flight",  "Lisbon", "dinner", "meeting", "invoice", "garden",
+                                 "doctor",  "train",  "budget", "report",  "family",  "coffee",
+                                 "project", "ticket", "hotel",  "music"};
+  std::string t = "note " + std::to_string(i) + ":";
+  for (int j = 0; j < 12; ++j) t += std::string(" ") + kWords[(i * 7 + j * 13 + j * j) % 16];
+  return t;
+}
+
+Fixture& Get(int memories) {
+  static std::map<int, std::unique_ptr<Fixture>> fixtures;
+  auto& f = fixtures[memories];
+  if (f) return *f;
+  f = std::make_unique<Fixture>();
+  StoreOptions options;
+  options.embedder_config = {{"kind", "lexical"}, {"synonyms", false}};
+  f->store = *MemoryStore::Create(f->dir.path(), options);
+  std::vector<NewEntry> entries;
+  for (int i = 0; i < memories; ++i) entries.push_back({.text = Text(i)});
+  if (!f->store->AddBatch("bench", entries, "bench").ok()) std::abort();
+  std::vector<WritePipeline::SystemEntry> pots;
+  for (int i = 0; i < std::max(1, memories * 3 / 100); ++i) {
+    const std::string text = "lantern orchard " + std::to_string(i) + " " + Text(i * 31 + 5);
+    pots.push_back({text, nlohmann::json::object(), *f->store->embedder().Embed(text)});
+  }
+  if (!f->store->impl()
+           .pipeline->AddSystemEntries("bench", pots, Kind::kHoneypot, "bulwark:honeypots")
+           .ok()) {
+    std::abort();
+  }
+  f->guard = *HoneypotGuard::Create({}, f->store->impl().entries.get(), nullptr, Env::Default());
+  for (int i = 0; i < 64; ++i) f->queries.push_back("when is the " + Text(i * 5 + 1).substr(8, 40));
+  return *f;
+}
+
+void BM_DefendedSearch(benchmark::State& state) {
+  Fixture& f = Get(static_cast<int>(state.range(0)));
+  const bool with_guard = state.range(1) != 0;
+  DefendedRetriever retriever(f.store.get(), nullptr, nullptr);
+  if (with_guard) retriever.SetHoneypotGuard(f.guard.get());
+  DefendedSearchRequest request;
+  request.name_space = "bench";
+  request.search.k = 5;
+  request.search.record_query = false;
+  request.principal = "reader";
+  request.session = "s1";
+  size_t i = 0;
+  for (auto _ : state) {
+    request.query = f.queries[i++ & 63];
+    auto result = retriever.Search(request);
+    if (!result.ok()) state.SkipWithError("search failed");
+    benchmark::DoNotOptimize(result);
+  }
+  state.SetLabel(with_guard ? "monitor" : "no guard");
+}
+BENCHMARK(BM_DefendedSearch)
+    ->Args({1000, 0})
+    ->Args({1000, 1})
+    ->Args({10000, 0})
+    ->Args({10000, 1})
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace bulwark
+
+BENCHMARK_MAIN();

@@ -1,0 +1,179 @@
+// MemPot honeypots through a real `bulwark serve` process on 127.0.0.1 (issue #13 points 1-3): pots
+// fitted with `bulwark honeypots fit` while the server runs never show in search results (byte-
+// identical to the results without pots, with filters and a large k) nor through get/history (a
+// pot id answers exactly like a missing id); in block mode an extracting reader is refused with the
+// generic 403 session_blocked before retrieval, on a new session id too, while a benign reader is
+// not; the block survives a restart; the admin routes list and clear it; /metrics counts it with no
+// namespace label.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "honeypot/fit_test_data.h"
+#include "service_harness.h"
+#include "testing/temp_dir.h"
+
+namespace bulwark {
+namespace {
+
+using nlohmann::json;
+using testing::Answer;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::ServerProcess;
+
+class HoneypotServiceTest : public ::testing::Test {
+ protected:
+  void Start(std::vector<std::string> args = {"--honeypot-mode", "block"}) {
+    server_ = ServerProcess::Start(store(), std::move(args));
+    ASSERT_NE(server_, nullptr) << "server did not start";
+    if (server_->admin_key()) admin_ = *server_->admin_key();
+    client_ = server_->Client();
+  }
+  void Restart() {
+    server_->Signal(SIGTERM);
+    ASSERT_EQ(server_->Wait(std::chrono::seconds(20)), 0);
+    Start();
+  }
+  std::filesystem::path store() const { return dir_ / "store"; }
+  Answer Post(const std::string& path, const std::string& key, const json& body,
+              const std::string& session = "") {
+    httplib::Headers headers = {{"Authorization", "Bearer " + key}};
+    if (!session.empty()) headers.emplace("X-Bulwark-Session", session);
+    auto r = client_->Post(path.c_str(), headers, body.dump(), "application/json");
+    Answer a;
+    if (r) a = {r->status, r->body, r->headers};
+    return a;
+  }
+  Answer Get(const std::string& path, const std::string& key) {
+    return testing::Send(*client_, "GET", path, key);
+  }
+  std::string Reader(const std::string& name) {
+    Answer a = Post("/v1/admin/principals", admin_,
+                    {{"name", name}, {"role", "reader"}, {"namespaces", {"travel"}}});
+    EXPECT_EQ(a.status, 201) << a.body;
+    return a.json().value("api_key", "");
+  }
+  void AddMemories() {
+    const std::string corpora = std::string(BULWARK_SOURCE_DIR) + "/data/corpora/";
+    json entries = json::array();
+    int i = 0;
+    for (const std::string& t :
+         honeypot::testing::ReadJsonlField(corpora + "benign_memories.jsonl", "text", 300)) {
+      entries.push_back({{"text", t}, {"metadata", {{"parity", i++ % 2 ? "odd" : "even"}}}});
+    }
+    Answer a = Post("/v1/memories", admin_, {{"namespace", "travel"}, {"entries", entries}});
+    ASSERT_EQ(a.status, 201) << a.body;
+    benign_ = honeypot::testing::ReadJsonlField(corpora + "benign_queries.jsonl", "query", 200);
+  }
+  void FitPots() {
+    std::ofstream attack(dir_ / "attack.jsonl"), benign(dir_ / "benign.jsonl");
+    for (const std::string& q : honeypot::testing::ExtractionAttackQueries())
+      attack << json{{"query", q}}.dump() << "\n";
+    for (const std::string& q : benign_) benign << json{{"query", q}}.dump() << "\n";
+    attack.close();
+    benign.close();
+    auto [code, out] = testing::RunCli(store(), {"--json", "-n", "travel", "honeypots", "fit", "--attack-log",
+                                                 (dir_ / "attack.jsonl").string(), "--benign-queries",
+                                                 (dir_ / "benign.jsonl").string(), "--seed", "3"});
+    ASSERT_EQ(code, 0) << out;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the server catches up (100 ms)
+  }
+  // Every search a benign reader could send, with filters and a large k; the bodies concatenated.
+  std::string Searches(const std::string& key) {
+    std::string all;
+    for (size_t i = 0; i < 8; ++i) {
+      for (const json& extra : {json{{"k", 100}}, json{{"k", 7}, {"filter", {{"parity", "odd"}}}}}) {
+        json body = {{"namespace", "travel"}, {"query", benign_[i]}};
+        body.update(extra);
+        Answer a = Post("/v1/memories/search", key, body, "benign-session");
+        EXPECT_EQ(a.status, 200) << a.body;
+        json j = a.json();
+        if (j.is_object()) j.erase("gate");  // the gate's score is the same; drop nothing else
+        all += j.dump() + "\n";
+      }
+    }
+    return all;
+  }
+
+  testing::TempDir dir_;
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<httplib::Client> client_;
+  std::string admin_;
+  std::vector<std::string> benign_;
+};
+
+TEST_F(HoneypotServiceTest, PotsAreInvisibleAndAnExtractorIsBlockedAcrossRestarts) {
+  if (!std::filesystem::exists("/usr/share/wordnet")) GTEST_SKIP() << "wordnet-base is not installed";
+  Start();
+  AddMemories();
+  const std::string alice = Reader("alice"), mallory = Reader("mallory");
+  const std::string before = Searches(alice);
+  FitPots();
+  EXPECT_EQ(Searches(alice), before);  // pots on vs off: identical hits
+
+  // A pot id answers exactly like an id that does not exist.
+  auto [code, pots] = testing::RunCli(store(), {"--json", "-n", "travel", "honeypots", "list"});
+  ASSERT_EQ(code, 0) << pots;
+  const std::string pot_id = json::parse(pots)[0]["id"];
+  const std::string missing_id = std::string(pot_id.size() - 1, '0') + "1";
+  for (const std::string& suffix : {std::string(""), std::string("/history")}) {
+    Answer pot = Get("/v1/memories/" + pot_id + suffix + "?namespace=travel", alice);
+    Answer none = Get("/v1/memories/" + missing_id + suffix + "?namespace=travel", alice);
+    EXPECT_EQ(pot.status, 404) << pot.body;
+    EXPECT_EQ(pot.body, none.body);
+  }
+
+  // The extractor: blocked within a bounded number of attack searches, then refused everywhere.
+  const std::vector<std::string> attacks = honeypot::testing::ExtractionAttackQueries();
+  int refused_at = -1;
+  for (int i = 0; i < 30 && refused_at < 0; ++i) {
+    Answer a = Post("/v1/memories/search", mallory,
+                    {{"namespace", "travel"}, {"query", attacks[i % attacks.size()]}, {"k", 5}}, "s1");
+    if (a.status == 403) {
+      EXPECT_EQ(a.error_code(), "session_blocked") << a.body;
+      EXPECT_THAT(a.body, Not(HasSubstr("honeypot")));
+      refused_at = i;
+    } else {
+      ASSERT_EQ(a.status, 200) << a.body;
+    }
+  }
+  ASSERT_GE(refused_at, 1) << "the extractor was never blocked";
+  RecordProperty("attack_searches_before_refusal", refused_at);
+  EXPECT_EQ(Post("/v1/memories/search", mallory, {{"namespace", "travel"}, {"query", benign_[0]}}, "fresh")
+                .error_code(),
+            "session_blocked");  // the principal-level test: a new session id does not help
+  EXPECT_EQ(
+      Post("/v1/answer", mallory, {{"namespace", "travel"}, {"question", benign_[0]}}, "s1").error_code(),
+      "session_blocked");
+  EXPECT_EQ(Searches(alice), before);  // the benign reader is unaffected
+
+  Restart();
+  EXPECT_EQ(Post("/v1/memories/search", mallory, {{"namespace", "travel"}, {"query", benign_[1]}}, "s1")
+                .error_code(),
+            "session_blocked");
+  Answer blocked = Get("/v1/admin/sessions/blocked", admin_);
+  ASSERT_EQ(blocked.status, 200) << blocked.body;
+  EXPECT_EQ(blocked.json()["blocked"].size(), 2u) << blocked.body;
+  EXPECT_EQ(Get("/v1/admin/sessions/blocked", alice).status, 403);
+  Answer metrics = Get("/metrics", admin_);
+  EXPECT_THAT(metrics.body, HasSubstr("bulwark_honeypot_refusals_total "));
+  EXPECT_THAT(metrics.body, Not(HasSubstr("bulwark_honeypot_blocks_total{")));
+
+  for (const json& key : {json{{"namespace", "travel"}, {"principal", "mallory"}, {"session", "s1"}},
+                          json{{"namespace", "travel"}, {"principal", "mallory"}}}) {
+    Answer a = Post("/v1/admin/sessions/unblock", admin_, key);
+    EXPECT_EQ(a.status, 200) << a.body;
+  }
+  EXPECT_EQ(
+      Post("/v1/admin/sessions/unblock", admin_, {{"namespace", "travel"}, {"principal", "mallory"}}).status,
+      404);
+  EXPECT_EQ(
+      Post("/v1/memories/search", mallory, {{"namespace", "travel"}, {"query", benign_[2]}}, "s1").status,
+      200);
+}
+
+}  // namespace
+}  // namespace bulwark
