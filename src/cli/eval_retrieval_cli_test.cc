@@ -84,6 +84,23 @@ TEST_F(EvalRetrievalCliTest, StoreSizeCountsTheMemories) {
   EXPECT_EQ(nlohmann::json::parse(f)["store"]["entries"], 5);
 }
 
+TEST_F(EvalRetrievalCliTest, Bm25RankingFindsTheLexicalQueries) {
+  const auto json_path = dir_ / "bm25.json";
+  CliResult r = Eval({"--ranking", "bm25", "--json", json_path.string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("ranking bm25"));
+  std::ifstream f(json_path);
+  const nlohmann::json out = nlohmann::json::parse(f);
+  EXPECT_EQ(out["ranking"], "bm25");
+  EXPECT_DOUBLE_EQ(out["groups"]["lexical"]["recall_at_1"].get<double>(), 1.0);
+  // "automobile" is in no entry: BM25 returns nothing for it.
+  EXPECT_TRUE(out["queries"][2]["top"].empty());
+
+  CliResult bad = Eval({"--ranking", "cosine"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("cosine"));
+}
+
 TEST_F(EvalRetrievalCliTest, RefusesBadInputWithAClearError) {
   CliResult too_small = Eval({"--distractors", distractors_.string(), "--store-size", "2"});
   EXPECT_EQ(too_small.code, 1);
@@ -110,7 +127,6 @@ TEST_F(EvalRetrievalCliTest, RefusesBadInputWithAClearError) {
   CliResult broken = Eval({});
   EXPECT_EQ(broken.code, 1);
   EXPECT_THAT(broken.err, HasSubstr("line 1: \"relevant\""));
-
 }
 
 }  // namespace

@@ -61,6 +61,12 @@ class EvalRetrievalCommand final : public EvalSubcommand {
         ->check(CLI::Range(1, 100));
     sub->add_option("--embedder", embedder_json_,
                     R"(embedder configuration JSON (default {"kind":"lexical"}))");
+    sub->add_option(
+           "--ranking", ranking_,
+           "vector (MemoryStore::Search), bm25 (in-memory BM25 over the lexical embedder's tokens) or rrf "
+           "(reciprocal-rank fusion of both, k = 60)")
+        ->check(CLI::IsMember({"vector", "bm25", "rrf"}))
+        ->capture_default_str();
     sub->add_option("--resamples", config_.bootstrap.resamples, "bootstrap resamples")
         ->check(CLI::Range(1, 100'000))
         ->capture_default_str();
@@ -86,6 +92,13 @@ class EvalRetrievalCommand final : public EvalSubcommand {
     }
     auto store = MemoryStore::Create(dir, *options);
     if (!store.ok()) return ctx.Fail(store.status());
+    config_.ranking = eval::ParseRanking(ranking_).value_or(eval::Ranking::kVector);
+    if (config_.ranking != eval::Ranking::kVector) {
+      auto tokenizer = Tokenizer(*options);
+      if (!tokenizer.ok()) return ctx.Fail(tokenizer.status());
+      tokenizer_ = *std::move(tokenizer);
+      config_.tokenizer = tokenizer_.get();
+    }
     config_.name_space = ctx.env().name_space;
     config_.bootstrap.seed = ctx.flags().seed;
     config_.depth =
@@ -101,6 +114,7 @@ class EvalRetrievalCommand final : public EvalSubcommand {
                       {"recall_ks", config_.recall_ks},
                       {"ndcg_k", config_.ndcg_k},
                       {"depth", config_.depth},
+                      {"ranking", ranking_},
                       {"resamples", config_.bootstrap.resamples},
                       {"seed", ctx.flags().seed}};
     return ctx.Finish(eval::ToMarkdown(*result), json);
@@ -146,7 +160,17 @@ class EvalRetrievalCommand final : public EvalSubcommand {
     return options;
   }
 
-  std::string memories_file_, labels_file_, distractors_file_, embedder_json_;
+  // BM25's tokenizer: the store's embedder configuration when it is lexical, else the default
+  // lexical embedder (WordNet synonyms when the data is installed).
+  static absl::StatusOr<std::unique_ptr<LexicalEmbedder>> Tokenizer(const StoreOptions& options) {
+    const nlohmann::json& config = options.embedder_config;
+    if (config.is_object() && config.value("kind", "") == "lexical")
+      return LexicalEmbedder::FromConfig(config);
+    return LexicalEmbedder::FromConfig({{"kind", "lexical"}});
+  }
+
+  std::string memories_file_, labels_file_, distractors_file_, embedder_json_, ranking_ = "vector";
+  std::unique_ptr<LexicalEmbedder> tokenizer_;
   std::optional<size_t> distractor_count_, store_size_;
   eval::RetrievalEvalConfig config_;
 };

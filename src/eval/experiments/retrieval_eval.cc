@@ -11,7 +11,9 @@
 #include <sstream>
 
 #include "core/status_macros.h"
+#include "eval/experiments/rank_fusion.h"
 #include "eval/report.h"
+#include "index/bm25_index.h"
 
 namespace bulwark::eval {
 namespace {
@@ -73,6 +75,12 @@ absl::Status ValidateConfig(const RetrievalEvalConfig& config) {
           absl::StrCat("recall k ", k, " is not in 1 .. depth (", config.depth, ")"));
     }
   }
+  if (config.ranking != Ranking::kVector && config.tokenizer == nullptr) {
+    return absl::InvalidArgumentError("the bm25 and rrf rankings need a tokenizer");
+  }
+  if (config.fusion_depth < config.depth || config.fusion_depth > 1000) {
+    return absl::InvalidArgumentError("fusion depth must be in depth .. 1000");
+  }
   return absl::OkStatus();
 }
 
@@ -98,43 +106,104 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Writes all entries in one batch. Returns the text of every written entry by its id.
-absl::StatusOr<absl::flat_hash_map<std::string, std::string>> Build(
-    MemoryStore& store, std::span<const NewEntry> memories, std::span<const NewEntry> distractors,
-    std::span<const LabelledQuery> queries, const RetrievalEvalConfig& config, RetrievalEvalResult& result) {
+// The written entries: texts by position (memories, then distractors), positions by entry id, and
+// the BM25 index over positions when the ranking needs it.
+struct BuiltStore {
+  std::vector<std::string> texts;
+  absl::flat_hash_map<std::string, int64_t> position_by_id;
+  std::optional<Bm25Index> bm25;
+};
+
+// Writes all entries in one batch, then builds the BM25 index if the ranking needs it.
+absl::StatusOr<BuiltStore> Build(MemoryStore& store, std::span<const NewEntry> memories,
+                                 std::span<const NewEntry> distractors,
+                                 std::span<const LabelledQuery> queries, const RetrievalEvalConfig& config,
+                                 RetrievalEvalResult& result) {
   std::vector<NewEntry> all(memories.begin(), memories.end());
   all.insert(all.end(), distractors.begin(), distractors.end());
-  const auto start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   BULWARK_ASSIGN_OR_RETURN(std::vector<Entry> written,
                            store.AddBatch(config.name_space, all, config.principal));
   result.build_seconds = SecondsSince(start);
   absl::flat_hash_set<std::string_view> relevant;
   for (const LabelledQuery& q : queries) relevant.insert(q.relevant.begin(), q.relevant.end());
-  absl::flat_hash_map<std::string, std::string> text_by_id;
+  BuiltStore built;
   for (size_t i = 0; i < written.size() && i < all.size(); ++i) {
     if (written[i].state != State::kActive) {
       ++result.quarantined;
       if (relevant.contains(all[i].text)) ++result.quarantined_relevant;
     }
-    text_by_id[written[i].id] = all[i].text;
+    built.position_by_id[written[i].id] = static_cast<int64_t>(i);
+    built.texts.push_back(all[i].text);
   }
   result.memories = memories.size();
   result.distractors = distractors.size();
   result.embedder = store.embedder().Fingerprint().ToString();
-  return text_by_id;
+  result.ranking = config.ranking;
+  if (config.ranking != Ranking::kVector) {
+    start = std::chrono::steady_clock::now();
+    built.bm25.emplace();
+    for (size_t i = 0; i < built.texts.size(); ++i) {
+      if (written[i].state != State::kActive) continue;  // as Search: quarantined entries are never retrieved
+      BULWARK_RETURN_IF_ERROR(
+          built.bm25->Add(static_cast<int64_t>(i), config.tokenizer->Tokens(built.texts[i])));
+    }
+    result.bm25_build_seconds = SecondsSince(start);
+  }
+  return built;
 }
 
-absl::StatusOr<QueryOutcome> RunQuery(MemoryStore& store, const LabelledQuery& label,
-                                      const absl::flat_hash_map<std::string, std::string>& text_by_id,
-                                      const RetrievalEvalConfig& config) {
+// Positions of the top `depth` entries by MemoryStore::Search.
+absl::StatusOr<std::vector<int64_t>> VectorRanking(MemoryStore& store, const std::string& query, int depth,
+                                                   const BuiltStore& built,
+                                                   const RetrievalEvalConfig& config) {
   SearchOptions options;
-  options.k = config.depth;
+  options.k = depth;
   options.record_query = false;
-  BULWARK_ASSIGN_OR_RETURN(SearchResult found, store.Search(config.name_space, label.query, options));
+  BULWARK_ASSIGN_OR_RETURN(SearchResult found, store.Search(config.name_space, query, options));
+  std::vector<int64_t> ranking;
+  for (const SearchHit& hit : found.hits) {
+    const auto it = built.position_by_id.find(hit.entry.id);
+    if (it == built.position_by_id.end()) {
+      return absl::InternalError(
+          absl::StrCat("search returned entry ", hit.entry.id, " that the eval did not write"));
+    }
+    ranking.push_back(it->second);
+  }
+  return ranking;
+}
+
+std::vector<int64_t> Bm25Ranking(const std::string& query, int depth, const BuiltStore& built,
+                                 const RetrievalEvalConfig& config) {
+  std::vector<int64_t> ranking;
+  for (const Bm25Hit& hit : built.bm25->Search(config.tokenizer->Tokens(query), depth))
+    ranking.push_back(hit.id);
+  return ranking;
+}
+
+absl::StatusOr<QueryOutcome> RunQuery(MemoryStore& store, const LabelledQuery& label, const BuiltStore& built,
+                                      const RetrievalEvalConfig& config) {
+  std::vector<int64_t> ranking;
+  switch (config.ranking) {
+    case Ranking::kVector: {
+      BULWARK_ASSIGN_OR_RETURN(ranking, VectorRanking(store, label.query, config.depth, built, config));
+      break;
+    }
+    case Ranking::kBm25:
+      ranking = Bm25Ranking(label.query, config.depth, built, config);
+      break;
+    case Ranking::kRrf: {
+      std::vector<std::vector<int64_t>> lists(2);
+      BULWARK_ASSIGN_OR_RETURN(lists[0],
+                               VectorRanking(store, label.query, config.fusion_depth, built, config));
+      lists[1] = Bm25Ranking(label.query, config.fusion_depth, built, config);
+      ranking = ReciprocalRankFusion(lists, config.rrf_k, config.depth);
+      break;
+    }
+  }
   QueryOutcome outcome{.label = label, .ranks = {.relevant_count = static_cast<int>(label.relevant.size())}};
-  for (size_t i = 0; i < found.hits.size(); ++i) {
-    const auto it = text_by_id.find(found.hits[i].entry.id);
-    const std::string& text = it != text_by_id.end() ? it->second : found.hits[i].entry.text;
+  for (size_t i = 0; i < ranking.size(); ++i) {
+    const std::string& text = built.texts[static_cast<size_t>(ranking[i])];
     outcome.top.push_back(text);
     if (std::find(label.relevant.begin(), label.relevant.end(), text) != label.relevant.end()) {
       outcome.ranks.relevant_ranks.push_back(static_cast<int>(i) + 1);
@@ -181,6 +250,25 @@ std::vector<std::string> SummaryCells(const std::string& name, const RetrievalSu
 
 }  // namespace
 
+std::string_view ToString(Ranking ranking) {
+  switch (ranking) {
+    case Ranking::kVector:
+      return "vector";
+    case Ranking::kBm25:
+      return "bm25";
+    case Ranking::kRrf:
+      return "rrf";
+  }
+  return "vector";
+}
+
+std::optional<Ranking> ParseRanking(std::string_view name) {
+  for (Ranking r : {Ranking::kVector, Ranking::kBm25, Ranking::kRrf}) {
+    if (name == ToString(r)) return r;
+  }
+  return std::nullopt;
+}
+
 absl::StatusOr<std::vector<LabelledQuery>> ParseRetrievalLabels(std::istream& in, const LabelLimits& limits) {
   std::vector<LabelledQuery> queries;
   std::string line;
@@ -211,10 +299,10 @@ absl::StatusOr<RetrievalEvalResult> RunRetrievalEval(MemoryStore& store, std::sp
   BULWARK_RETURN_IF_ERROR(ValidateConfig(config));
   BULWARK_RETURN_IF_ERROR(CheckLabels(memories, queries));
   RetrievalEvalResult result;
-  BULWARK_ASSIGN_OR_RETURN(auto text_by_id, Build(store, memories, distractors, queries, config, result));
+  BULWARK_ASSIGN_OR_RETURN(BuiltStore built, Build(store, memories, distractors, queries, config, result));
   const auto start = std::chrono::steady_clock::now();
   for (size_t i = 0; i < queries.size(); ++i) {
-    BULWARK_ASSIGN_OR_RETURN(QueryOutcome outcome, RunQuery(store, queries[i], text_by_id, config));
+    BULWARK_ASSIGN_OR_RETURN(QueryOutcome outcome, RunQuery(store, queries[i], built, config));
     result.queries.push_back(std::move(outcome));
     if (progress) progress(i + 1, queries.size());
   }
@@ -244,7 +332,11 @@ Json ToJson(const RetrievalEvalResult& result) {
             {"quarantined", result.quarantined},
             {"quarantined_relevant", result.quarantined_relevant},
             {"embedder", result.embedder}}},
-          {"timing", {{"build_seconds", result.build_seconds}, {"query_seconds", result.query_seconds}}},
+          {"ranking", ToString(result.ranking)},
+          {"timing",
+           {{"build_seconds", result.build_seconds},
+            {"bm25_build_seconds", result.bm25_build_seconds},
+            {"query_seconds", result.query_seconds}}},
           {"queries", queries}};
 }
 
@@ -260,9 +352,9 @@ std::string ToMarkdown(const RetrievalEvalResult& result) {
   md << "Retrieval: " << result.memories + result.distractors << " entries (" << result.memories
      << " memories + " << result.distractors << " distractors, " << result.quarantined
      << " quarantined by the write gate, " << result.quarantined_relevant
-     << " of them labelled relevant), embedder " << result.embedder << "; build "
-     << FormatNumber(result.build_seconds, 2) << " s, " << result.queries.size() << " queries "
-     << FormatNumber(result.query_seconds, 2) << " s\n"
+     << " of them labelled relevant), embedder " << result.embedder << ", ranking "
+     << ToString(result.ranking) << "; build " << FormatNumber(result.build_seconds, 2) << " s, "
+     << result.queries.size() << " queries " << FormatNumber(result.query_seconds, 2) << " s\n"
      << "recall@k: any relevant memory in the top k; 95 % percentile bootstrap intervals over queries\n\n"
      << table.Render();
   return md.str();

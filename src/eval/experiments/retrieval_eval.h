@@ -18,12 +18,15 @@
 #include <functional>
 #include <istream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "bulwark/entry.h"
 #include "bulwark/memory_store.h"
+#include "embed/lexical_embedder.h"
 #include "eval/bootstrap.h"
 #include "eval/retrieval_metrics.h"
 
@@ -49,6 +52,13 @@ struct LabelLimits {
 [[nodiscard]] absl::StatusOr<std::vector<LabelledQuery>> ParseRetrievalLabels(std::istream& in,
                                                                               const LabelLimits& limits = {});
 
+// How the queries' rankings are made. kVector: MemoryStore::Search (the product's ranking).
+// kBm25: an in-memory BM25 index (index/bm25_index.h) over the same entries, tokenized by the
+// lexical embedder. kRrf: reciprocal-rank fusion (rank_fusion.h) of the top fusion_depth of both.
+enum class Ranking { kVector, kBm25, kRrf };
+std::string_view ToString(Ranking ranking);
+std::optional<Ranking> ParseRanking(std::string_view name);  // "vector", "bm25", "rrf"
+
 struct RetrievalEvalConfig {
   std::string name_space = "retrieval-eval";
   std::string principal = "eval:retrieval";
@@ -56,6 +66,11 @@ struct RetrievalEvalConfig {
   int ndcg_k = 10;                      // 1 .. depth
   int depth = 10;                       // results per search (MRR is truncated here); 1 .. 1000
   BootstrapOptions bootstrap;
+  Ranking ranking = Ranking::kVector;
+  // Tokenizer of the BM25 index (kBm25, kRrf; required then, not owned): LexicalEmbedder::Tokens.
+  const LexicalEmbedder* tokenizer = nullptr;
+  int fusion_depth = 100;  // kRrf: candidates taken from each ranking; depth .. 1000
+  double rrf_k = 60;       // kRrf: k of Cormack et al. 2009
 };
 
 // What happened to one query.
@@ -77,7 +92,9 @@ struct RetrievalEvalResult {
   size_t quarantined_relevant = 0;  // of which texts some query labels relevant
   std::string embedder;             // the store's embedder fingerprint
   double build_seconds = 0;         // AddBatch of all entries (embedding, gate, signing, storage)
-  double query_seconds = 0;         // all searches
+  double bm25_build_seconds = 0;    // tokenizing and indexing for BM25 (kBm25, kRrf)
+  Ranking ranking = Ranking::kVector;
+  double query_seconds = 0;  // all searches
   std::vector<QueryOutcome> queries;
   RetrievalSummary overall;
   std::vector<GroupSummary> groups;  // by group name
@@ -85,7 +102,8 @@ struct RetrievalEvalResult {
 
 // Writes `memories` then `distractors` (one AddBatch) into `store`'s config.name_space, then runs
 // every query. `progress`, if set, is called with (queries done, total). Errors:
-//   InvalidArgument  a bad config, no queries, no memories, or a relevant text that is not the
+//   InvalidArgument  a bad config (also: kBm25/kRrf without a tokenizer), no queries, no memories, or a
+//   relevant text that is not the
 //                    text of any of `memories` (named with its query);
 //   any error of AddBatch or Search, unchanged.
 [[nodiscard]] absl::StatusOr<RetrievalEvalResult> RunRetrievalEval(

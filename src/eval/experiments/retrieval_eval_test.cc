@@ -133,6 +133,46 @@ TEST_F(RetrievalEvalTest, RefusesLabelsThatNameNoMemoryBeforeWriting) {
   for (const NamespaceStats& ns : stats->namespaces) EXPECT_EQ(ns.active, 0) << ns.name_space;
 }
 
+TEST_F(RetrievalEvalTest, Bm25AndFusionRankTheSameEntries) {
+  const auto memories =
+      Entries({"My passport expires in June 2031.", "The cat eats salmon kibble twice a day.",
+               "Dentist appointment with Dr. Lee on May 3."});
+  const auto distractors =
+      Entries({"Pascal's dentist appointment is on June 9.", "Ines feeds her cat tuna kibble."});
+  const std::vector<LabelledQuery> queries = {
+      {.query = "salmon kibble", .relevant = {memories[1].text}},
+      {.query = "zebra", .relevant = {memories[2].text}},
+  };
+  LexicalEmbedder tokenizer(nullptr);
+  RetrievalEvalConfig config;
+  config.tokenizer = &tokenizer;
+  config.ranking = Ranking::kBm25;
+  auto bm25 = RunRetrievalEval(*store_, memories, distractors, queries, config);
+  ASSERT_THAT(bm25, IsOk());
+  // "salmon" is in one entry only: rank 1; "kibble" also matches Ines' entry: rank 2, nothing else.
+  EXPECT_EQ(bm25->queries[0].ranks.relevant_ranks, std::vector<int>{1});
+  EXPECT_EQ(bm25->queries[0].top.size(), 2u);
+  EXPECT_TRUE(bm25->queries[1].top.empty());  // no term matches: BM25 returns nothing
+  EXPECT_EQ(ToJson(*bm25)["ranking"], "bm25");
+
+  auto other = bulwark::testing::CreateLexicalStore(dir_.path() / "rrf");
+  ASSERT_NE(other, nullptr);
+  config.ranking = Ranking::kRrf;
+  auto rrf = RunRetrievalEval(*other, memories, distractors, queries, config);
+  ASSERT_THAT(rrf, IsOk());
+  EXPECT_EQ(rrf->queries[0].ranks.relevant_ranks, std::vector<int>{1});  // first in both rankings
+  EXPECT_EQ(rrf->queries[0].top.size(), 5u);  // the vector ranking contributes every entry
+
+  config.tokenizer = nullptr;
+  EXPECT_THAT(RunRetrievalEval(*other, memories, distractors, queries, config),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("need a tokenizer")));
+}
+
+TEST(Ranking, NamesRoundTrip) {
+  for (Ranking r : {Ranking::kVector, Ranking::kBm25, Ranking::kRrf}) EXPECT_EQ(ParseRanking(ToString(r)), r);
+  EXPECT_EQ(ParseRanking("cosine"), std::nullopt);
+}
+
 TEST_F(RetrievalEvalTest, RefusesBadConfig) {
   const auto memories = Entries({"My passport expires in June 2031."});
   const std::vector<LabelledQuery> queries = {{.query = "passport?", .relevant = {memories[0].text}}};
