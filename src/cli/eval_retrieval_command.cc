@@ -4,7 +4,9 @@
 // --memories file and the first N lines of the --distractors file, runs every query of the
 // --labels file through MemoryStore::Search (record_query = false), and prints recall@k, MRR and
 // nDCG@10 with bootstrap 95 % intervals, overall and per label group
-// (eval/experiments/retrieval_eval.h). data/retrieval/README.md describes the labelled sets.
+// (eval/experiments/retrieval_eval.h). --ranking bm25|rrf ranks with an in-memory BM25 index, or
+// fuses it with the store's ranking, in the evaluation only (doc/retrieval.md).
+// data/retrieval/README.md describes the labelled sets.
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>

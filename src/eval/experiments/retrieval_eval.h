@@ -102,9 +102,9 @@ struct RetrievalEvalResult {
 
 // Writes `memories` then `distractors` (one AddBatch) into `store`'s config.name_space, then runs
 // every query. `progress`, if set, is called with (queries done, total). Errors:
-//   InvalidArgument  a bad config (also: kBm25/kRrf without a tokenizer), no queries, no memories, or a
-//   relevant text that is not the
-//                    text of any of `memories` (named with its query);
+//   InvalidArgument  a bad config (also: kBm25/kRrf without a tokenizer), no queries, no
+//                    memories, or a relevant text that is not the text of any of `memories`
+//                    (named with its query); nothing is written then;
 //   any error of AddBatch or Search, unchanged.
 [[nodiscard]] absl::StatusOr<RetrievalEvalResult> RunRetrievalEval(
     MemoryStore& store, std::span<const NewEntry> memories, std::span<const NewEntry> distractors,
@@ -112,7 +112,9 @@ struct RetrievalEvalResult {
     const std::function<void(size_t, size_t)>& progress = {});
 
 // {"overall": {"queries", "recall_at_1", "recall_at_1_ci": [lo, hi], ..., "mrr", "mrr_ci",
-//  "ndcg_at_10", "ndcg_at_10_ci"}, "groups": {name: same}, "store": {...}, "timing": {...},
+//  "ndcg_at_10", "ndcg_at_10_ci"}, "groups": {name: same}, "ranking": "vector|bm25|rrf",
+//  "store": {"memories", "distractors", "entries", "quarantined", "quarantined_relevant",
+//  "embedder"}, "timing": {"build_seconds", "bm25_build_seconds", "query_seconds"},
 //  "queries": [{"query", "group", "relevant", "ranks", "top"}]} ("top": the first 3 texts).
 nlohmann::json ToJson(const RetrievalEvalResult& result);
 // The store line and one markdown table: the overall row, then one row per group.
