@@ -18,6 +18,7 @@ std::unique_ptr<EvalSubcommand> MakeEvalSmoothingCommand();
 std::unique_ptr<EvalSubcommand> MakeEvalGateCommand();
 std::unique_ptr<EvalSubcommand> MakeEvalPoisoningCommand();
 std::unique_ptr<EvalSubcommand> MakeEvalAdaptiveCommand();
+std::unique_ptr<EvalSubcommand> MakeEvalRetrievalCommand();
 
 namespace {
 
@@ -30,6 +31,7 @@ constexpr EvalSubcommandFactory kEvalSubcommands[] = {
     &MakeEvalGateCommand,
     &MakeEvalPoisoningCommand,
     &MakeEvalAdaptiveCommand,
+    &MakeEvalRetrievalCommand,
 };
 
 }  // namespace
