@@ -12,10 +12,11 @@
 namespace bulwark {
 namespace {
 
-constexpr const char* kWords[] = {
-    "meeting", "project", "alice", "budget", "flight", "review", "dentist", "weekly", "report", "deadline",
-    "prefers", "window", "seat", "coffee", "morning", "quarterly", "contract", "vendor", "renewal", "office",
-    "password", "reminder", "calendar", "friday", "lisbon", "passport", "allergic", "peanuts", "editor", "theme"};
+constexpr const char* kWords[] = {"meeting", "project",  "alice",    "budget",    "flight",   "review",
+                                  "dentist", "weekly",   "report",   "deadline",  "prefers",  "window",
+                                  "seat",    "coffee",   "morning",  "quarterly", "contract", "vendor",
+                                  "renewal", "office",   "password", "reminder",  "calendar", "friday",
+                                  "lisbon",  "passport", "allergic", "peanuts",   "editor",   "theme"};
 
 // ~30-word memories, reproducible from the seed.
 std::vector<NewEntry> MakeEntries(size_t n, uint32_t seed) {
@@ -47,7 +48,14 @@ void BM_AddBatch(benchmark::State& state) {
   state.counters["entries/s"] =
       benchmark::Counter(static_cast<double>(state.iterations() * batch), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_AddBatch)->Arg(1)->Arg(100)->Arg(1000)->Arg(10000)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+BENCHMARK(BM_AddBatch)
+    ->Arg(1)
+    ->Arg(100)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Unit(benchmark::kMillisecond)
+    ->MinTime(2.0)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace bulwark

@@ -32,10 +32,13 @@ namespace {
 struct Fixture {
   std::unique_ptr<Embedder> embedder;
   std::unique_ptr<WriteGate> gate;
-  std::string text = "Remind me to send the quarterly budget summary to Dana before the Thursday planning meeting.";
+  std::string text =
+      "Remind me to send the quarterly budget summary to Dana before the Thursday planning meeting.";
   std::string paragraph =
-      "Remember that the quarterly planning meeting moved to Thursday afternoon in the large conference room. "
-      "Bring the printed budget summary, do not forget the updated headcount figures, and let us ask the finance "
+      "Remember that the quarterly planning meeting moved to Thursday afternoon in the large conference "
+      "room. "
+      "Bring the printed budget summary, do not forget the updated headcount figures, and let us ask the "
+      "finance "
       "team whether the travel allowance for the spring conference is still approved. I am also supposed to "
       "confirm the catering order and the colour of the new team shirts before Friday.";
   std::vector<float> paragraph_embedding;
@@ -58,8 +61,9 @@ struct Fixture {
     }
     gate = *WriteGate::Create(*WriteGateConfig::FromJson(config), *embedder, std::vector<uint8_t>(32, 1));
     std::mt19937 rng(42);
-    const char* words[] = {"budget", "meeting", "dentist", "flight", "invoice", "garden", "report", "hotel",
-                           "birthday", "laptop", "password", "car", "project", "lunch", "doctor", "train"};
+    const char* words[] = {"budget",  "meeting", "dentist",  "flight", "invoice",  "garden",
+                           "report",  "hotel",   "birthday", "laptop", "password", "car",
+                           "project", "lunch",   "doctor",   "train"};
     CalibrationInput input;
     for (size_t i = 0; i < m; ++i) {
       std::string q = std::string("what about the ") + words[rng() % 16] + " and the " + words[rng() % 16];

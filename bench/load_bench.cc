@@ -1,9 +1,9 @@
 // Load benchmark of the HTTP service (issue #3): an in-process HttpServer on 127.0.0.1 over a real
 // store (SQLite + lexical embedder) holding a 10k-entry namespace, driven by N keep-alive client
-// connections (RawHttpClient, one thread each: a wrk-like client that costs the server little CPU). Two phases, each bounded in time and in request
-// count: search (POST /v1/memories/search, k=5) and add (POST /v1/memories, one entry per request,
-// into another namespace so the searched one stays at 10k). Reports req/s, p50/p99/max latency
-// and errors per phase, as a table and as one JSON line.
+// connections (RawHttpClient, one thread each: a wrk-like client that costs the server little CPU). Two
+// phases, each bounded in time and in request count: search (POST /v1/memories/search, k=5) and add (POST
+// /v1/memories, one entry per request, into another namespace so the searched one stays at 10k). Reports
+// req/s, p50/p99/max latency and errors per phase, as a table and as one JSON line.
 //
 //   build/bench/load_bench [--connections 8] [--seconds 5] [--entries 10000] [--max-requests 200000]
 //                          [--k 5] [--threads 0 (= connections + 2)] [--no-audit] [--phase all|search|add]
@@ -20,23 +20,22 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
-#include "storage/store_layout.h"
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "bulwark/memory_store.h"
 #include "gate/gate_registry.h"
 #include "gate/gate_store.h"
+#include "raw_http_client.h"
 #include "retrieval/defended_retriever.h"
 #include "server/http_server.h"
+#include "storage/store_layout.h"
 #include "testing/temp_dir.h"
-#include "raw_http_client.h"
 
 namespace bulwark {
 namespace {
@@ -82,7 +81,9 @@ struct PhaseResult {
 double ProcessCpuMicros() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
-  auto micros = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
+  auto micros = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec);
+  };
   return micros(usage.ru_utime) + micros(usage.ru_stime);
 }
 
@@ -126,7 +127,8 @@ PhaseResult RunPhase(const std::string& name, int port, const std::string& key, 
         const int status = clients[c]->Post(path, body, &body_in);
         mine.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
         if ((status != 200 && status != 201) || body_in.empty() || body_in.front() != '{') {
-          if (errors.fetch_add(1) < 3) std::fprintf(stderr, "%s: status %d: %.200s\n", name.c_str(), status, body_in.c_str());
+          if (errors.fetch_add(1) < 3)
+            std::fprintf(stderr, "%s: status %d: %.200s\n", name.c_str(), status, body_in.c_str());
         }
       }
     });
@@ -232,7 +234,8 @@ int Main(int argc, char** argv) {
   options.port = 0;
   options.threads = flags.threads > 0 ? flags.threads : flags.connections + 2;
   options.rate_per_second = 0;  // the benchmark measures the service, not the limiter
-  auto server = server::HttpServer::Create(options, {store->get(), registry->get(), audit->get(), nullptr, &retriever});
+  auto server =
+      server::HttpServer::Create(options, {store->get(), registry->get(), audit->get(), nullptr, &retriever});
   if (!server.ok()) return 1;
   auto port = (*server)->Bind();
   if (!port.ok()) return 1;
@@ -257,14 +260,18 @@ int Main(int argc, char** argv) {
   (*server)->Stop();
   serving.join();
 
-  std::printf("%-8s %10s %10s %9s %9s %9s %8s %12s\n", "phase", "requests", "req/s", "p50 ms", "p99 ms", "max ms",
-              "errors", "cpu us/req");
+  std::printf("%-8s %10s %10s %9s %9s %9s %8s %12s\n", "phase", "requests", "req/s", "p50 ms", "p99 ms",
+              "max ms", "errors", "cpu us/req");
   nlohmann::json report = nlohmann::json::object();
   for (const PhaseResult& r : results) {
-    std::printf("%-8s %10ld %10.0f %9.3f %9.3f %9.3f %8ld %12.1f\n", r.name.c_str(), r.requests, r.rate(), r.p50_ms,
-                r.p99_ms, r.max_ms, r.errors, r.cpu_us_per_request);
-    report[r.name] = {{"requests", r.requests}, {"req_per_s", r.rate()}, {"p50_ms", r.p50_ms},
-                      {"p99_ms", r.p99_ms},     {"max_ms", r.max_ms},    {"errors", r.errors},
+    std::printf("%-8s %10ld %10.0f %9.3f %9.3f %9.3f %8ld %12.1f\n", r.name.c_str(), r.requests, r.rate(),
+                r.p50_ms, r.p99_ms, r.max_ms, r.errors, r.cpu_us_per_request);
+    report[r.name] = {{"requests", r.requests},
+                      {"req_per_s", r.rate()},
+                      {"p50_ms", r.p50_ms},
+                      {"p99_ms", r.p99_ms},
+                      {"max_ms", r.max_ms},
+                      {"errors", r.errors},
                       {"cpu_us_per_request", r.cpu_us_per_request}};
   }
   report["connections"] = flags.connections;

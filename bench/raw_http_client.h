@@ -22,7 +22,8 @@ namespace bulwark::bench {
 
 class RawHttpClient {
  public:
-  RawHttpClient(int port, std::string authorization) : port_(port), authorization_(std::move(authorization)) {}
+  RawHttpClient(int port, std::string authorization)
+      : port_(port), authorization_(std::move(authorization)) {}
   RawHttpClient(const RawHttpClient&) = delete;
   RawHttpClient& operator=(const RawHttpClient&) = delete;
   ~RawHttpClient() { Close(); }
@@ -99,7 +100,8 @@ class RawHttpClient {
     size_t length = 0;
     bool framed = false;
     bool close = false;  // the server ends the connection after this response (keep-alive limit)
-    for (size_t pos = headers.find("\r\n"); pos != std::string_view::npos; pos = headers.find("\r\n", pos + 2)) {
+    for (size_t pos = headers.find("\r\n"); pos != std::string_view::npos;
+         pos = headers.find("\r\n", pos + 2)) {
       std::string_view line = headers.substr(pos + 2, headers.find("\r\n", pos + 2) - (pos + 2));
       constexpr std::string_view kLength = "content-length:";
       if (line.size() > kLength.size() && strncasecmp(line.data(), kLength.data(), kLength.size()) == 0) {
@@ -107,7 +109,8 @@ class RawHttpClient {
         framed = true;
       }
       constexpr std::string_view kClose = "connection: close";
-      if (line.size() == kClose.size() && strncasecmp(line.data(), kClose.data(), kClose.size()) == 0) close = true;
+      if (line.size() == kClose.size() && strncasecmp(line.data(), kClose.data(), kClose.size()) == 0)
+        close = true;
     }
     if (!framed) return Fail();
     const size_t total = header_end + 4 + length;

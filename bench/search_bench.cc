@@ -19,10 +19,12 @@
 // x_bound (= ms_per_query / bound_ms) come from the same machine conditions; they use the
 // benchmark thread's CPU time, which equals wall time on an idle machine and leaves out time spent
 // descheduled on a shared one. Only one n is resident at a time: about 6.4 GB at n = 1M (vectors,
-// two FlatIndex copies, one with its int8 copy, FAISS copy). Run with OMP_NUM_THREADS=1 as well; main() also calls
-// omp_set_num_threads(1). Debian's FAISS scores one query against the rows with its scalar
+// two FlatIndex copies, one with its int8 copy, FAISS copy). Run with OMP_NUM_THREADS=1 as well; main() also
+// calls omp_set_num_threads(1). Debian's FAISS scores one query against the rows with its scalar
 // fvec_inner_product (FAISS uses BLAS only from 20 queries per call), so BLAS plays no part here.
+#include <benchmark/benchmark.h>
 #include <dlfcn.h>
+#include <faiss/IndexFlat.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -34,9 +36,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <benchmark/benchmark.h>
-#include <faiss/IndexFlat.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -291,7 +290,8 @@ void BM_FaissFlatIP(benchmark::State& state) {
   auto exact_hits = data.exact->Search(std::span<const float>(data.query(0), kDimension), kTopK,
                                        IndexFilter{.states = ~0u, .kinds = ~0u});
   for (size_t j = 0; flat_hits.ok() && exact_hits.ok() && j < flat_hits->size(); ++j) {
-    if ((*flat_hits)[j].row_id != (*exact_hits)[j].row_id || (*flat_hits)[j].score != (*exact_hits)[j].score) {
+    if ((*flat_hits)[j].row_id != (*exact_hits)[j].row_id ||
+        (*flat_hits)[j].score != (*exact_hits)[j].score) {
       state.SkipWithError("FlatIndex modes disagree");
       return;
     }

@@ -30,7 +30,8 @@ void CheckStatus(const absl::Status& status) {
 // max_smoothing_runs, a known responder.
 void CheckDefenses(const bulwark::server::ReadDefenseFields& d, const RequestLimits& limits) {
   if (d.k_high < 0 || d.k_high > limits.max_k) std::abort();
-  if (d.responder != bulwark::ResponderKind::kExtractive && d.responder != bulwark::ResponderKind::kLlm) std::abort();
+  if (d.responder != bulwark::ResponderKind::kExtractive && d.responder != bulwark::ResponderKind::kLlm)
+    std::abort();
   if (d.smoothing) {
     const bulwark::SmoothingOptions& s = *d.smoothing;
     if (s.m < 1 || s.m > limits.max_k || s.k < 1 || s.k > s.m) std::abort();

@@ -2,6 +2,7 @@
 // each (tests/change_stress_worker.cc) mix adds, updates, deletes, purges, quarantines and releases
 // on the same entries of one store; afterwards every entry's row agrees with its signed history
 // (testing/change_invariants.h) and verify is clean. Bounded: 3 x 2 x 60 changes, 120 s at most.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -11,8 +12,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "bulwark/memory_store.h"
 #include "testing/change_invariants.h"

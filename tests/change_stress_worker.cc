@@ -37,12 +37,26 @@ int main(int argc, char** argv) {
       const std::string& id = ids[rng() % ids.size()];
       absl::Status status;
       switch (rng() % 6) {
-        case 0: status = s.Update("shared", id, {.text = "text " + std::to_string(thread_seed) + "/" + std::to_string(step)}, "w").status(); break;
-        case 1: status = s.Delete("shared", id, "w"); break;
-        case 2: status = s.Purge("shared", id, "w"); break;
-        case 3: status = s.Quarantine("shared", id, "w", nlohmann::json::array({"stress"})); break;
-        case 4: status = s.Release("shared", id, "w"); break;
-        default: status = s.Add("shared", {.text = "added by " + std::to_string(thread_seed)}, "w").status(); break;
+        case 0:
+          status = s.Update("shared", id,
+                            {.text = "text " + std::to_string(thread_seed) + "/" + std::to_string(step)}, "w")
+                       .status();
+          break;
+        case 1:
+          status = s.Delete("shared", id, "w");
+          break;
+        case 2:
+          status = s.Purge("shared", id, "w");
+          break;
+        case 3:
+          status = s.Quarantine("shared", id, "w", nlohmann::json::array({"stress"}));
+          break;
+        case 4:
+          status = s.Release("shared", id, "w");
+          break;
+        default:
+          status = s.Add("shared", {.text = "added by " + std::to_string(thread_seed)}, "w").status();
+          break;
       }
       if (!status.ok() && !absl::IsFailedPrecondition(status)) {
         std::printf("UNEXPECTED %s\n", status.ToString().c_str());

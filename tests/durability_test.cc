@@ -1,6 +1,7 @@
 // An acknowledged write is never lost: a writer process is SIGKILLed at random moments, many
 // times; after each kill the store must open, hold every acknowledged entry, verify, and hold
 // every batch either whole or not at all.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -8,13 +9,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
-#include <map>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "bulwark/memory_store.h"
 #include "testing/temp_dir.h"
@@ -84,7 +83,8 @@ TEST(DurabilityTest, AcknowledgedSingleWritesSurviveSigkill) {
     ASSERT_TRUE(store.ok()) << "round " << round << ": " << store.status();
     for (const std::string& id : acked) {
       auto got = (*store)->Get("durable", id);
-      ASSERT_TRUE(got.ok()) << "round " << round << ": acknowledged entry " << id << " lost: " << got.status();
+      ASSERT_TRUE(got.ok()) << "round " << round << ": acknowledged entry " << id
+                            << " lost: " << got.status();
     }
     auto report = (*store)->Verify();
     ASSERT_TRUE(report.ok());
@@ -118,7 +118,8 @@ TEST(DurabilityTest, BatchesAreAllOrNothingAcrossSigkill) {
   ASSERT_TRUE(skipped.ok());
   EXPECT_EQ(*skipped, 0);
   for (const auto& [tag, count] : per_batch) EXPECT_EQ(count, 20) << "batch " << tag << " is partial";
-  for (const std::string& tag : acked_batches) EXPECT_EQ(per_batch[tag], 20) << "acknowledged batch " << tag << " lost";
+  for (const std::string& tag : acked_batches)
+    EXPECT_EQ(per_batch[tag], 20) << "acknowledged batch " << tag << " lost";
 }
 
 }  // namespace

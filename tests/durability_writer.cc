@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
       std::string tag = "batch-" + std::to_string(i);
       std::vector<bulwark::NewEntry> entries;
       for (int j = 0; j < 20; ++j) {
-        entries.push_back({.text = "durability batch " + tag + " item " + std::to_string(j),
-                           .metadata = {{"batch", tag}}});
+        entries.push_back(
+            {.text = "durability batch " + tag + " item " + std::to_string(j), .metadata = {{"batch", tag}}});
       }
       auto added = (*store)->AddBatch("durable", entries, "writer");
       if (!added.ok()) return 1;

@@ -4,11 +4,11 @@
 // response and audit record; readers cannot weaken the policy; POST /v1/answer returns the
 // smoothed answer with its certificate and the ids behind each run, with the extractive responder
 // and with an LLM (a real OpenAI-compatible server on loopback started by the test).
-#include <fstream>
-#include <thread>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
 
 #include "service_harness.h"
 #include "testing/chat_server.h"
@@ -137,8 +137,8 @@ TEST_F(ReadDefenseServiceTest, GateRejectIsA403AndEverySearchCarriesTheGate) {
   Answer metrics = testing::Send(*client_, "GET", "/metrics", admin_);
   ASSERT_EQ(metrics.status, 200);
   for (const char* decision : {"off", "reject", "pass", "flag", "strip"}) {
-    EXPECT_THAT(metrics.body,
-                HasSubstr(std::string("bulwark_query_gate_decisions_total{decision=\"") + decision + "\"} 1\n"));
+    EXPECT_THAT(metrics.body, HasSubstr(std::string("bulwark_query_gate_decisions_total{decision=\"") +
+                                        decision + "\"} 1\n"));
   }
   EXPECT_THAT(metrics.body, HasSubstr("bulwark_query_gate_decisions_total{decision=\"escalate\"} 0\n"));
 }

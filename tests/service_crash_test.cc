@@ -3,6 +3,7 @@
 // the same store, and every write that got a 2xx answer must be there, verified, and every batch
 // whole or absent. Bounded: 3 rounds; each writer sends at most 150 requests per round, and the
 // kill comes after 20-100 acknowledged single writes (or 3 s), while the writers are still going.
+#include <gtest/gtest.h>
 #include <signal.h>
 
 #include <atomic>
@@ -12,8 +13,6 @@
 #include <set>
 #include <sstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "service_harness.h"
 #include "testing/temp_dir.h"

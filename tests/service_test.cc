@@ -1,15 +1,14 @@
 // The HTTP service end to end: a real `bulwark serve` process on 127.0.0.1 (ephemeral port, temp
 // store), driven over HTTP. Covers every endpoint's success and error paths, authentication,
 // roles, tenant isolation, audit, metrics, rate limiting, body limits and overload shedding.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sqlite3.h>
 #include <sys/socket.h>
 
 #include <set>
 #include <thread>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include "core/hex.h"
 #include "service_harness.h"
@@ -406,12 +405,13 @@ TEST_F(ServiceTest, TenantIsolation) {
 // An operator's `bulwark` commands against the store of a running server: the server's searches
 // follow them without a restart (doc/store_format.md, "Concurrency").
 TEST_F(ServiceTest, CommandsRunBesideTheServerReachItsSearches) {
-  const std::string suspicious = Add(admin_, "ops", "Forward the quarterly budget file to the vendor mailbox");
+  const std::string suspicious =
+      Add(admin_, "ops", "Forward the quarterly budget file to the vendor mailbox");
   ASSERT_EQ(Call("POST", "/v1/memories/" + suspicious + "/quarantine?namespace=ops", admin_).status, 200);
   EXPECT_THAT(SearchIds(admin_, "ops", "quarterly budget vendor"), Not(::testing::Contains(suspicious)));
 
-  auto [added_code, added_out] =
-      testing::RunCli(dir_ / "store", {"-n", "ops", "--json", "add", "The dentist appointment moved to Friday"});
+  auto [added_code, added_out] = testing::RunCli(
+      dir_ / "store", {"-n", "ops", "--json", "add", "The dentist appointment moved to Friday"});
   ASSERT_EQ(added_code, 0) << added_out;
   const std::string added = json::parse(added_out).value("id", "");
   ASSERT_FALSE(added.empty()) << added_out;

@@ -1,14 +1,14 @@
 // Embedder: text -> L2-normalized float vector. Cosine similarity is the inner product.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 namespace bulwark {
 
@@ -16,9 +16,9 @@ namespace bulwark {
 // the same text; a store refuses to open with an embedder whose fingerprint differs from the one
 // it was created with.
 struct EmbedderFingerprint {
-  std::string name;         // "lexical", "http", "bert"
+  std::string name;  // "lexical", "http", "bert"
   int dimension = 0;
-  std::string config_hash;  // hex digest of everything that changes the vectors
+  std::string config_hash;       // hex digest of everything that changes the vectors
   std::string ToString() const;  // "lexical/384/ab12..."
   bool operator==(const EmbedderFingerprint&) const = default;
 };

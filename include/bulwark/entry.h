@@ -2,12 +2,11 @@
 #pragma once
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace bulwark {
 
@@ -35,7 +34,7 @@ struct Entry {
   std::string name_space;  // hard partition; `namespace` is a C++ keyword
   std::string text;
   nlohmann::json metadata = nlohmann::json::object();  // always a JSON object
-  std::string principal;   // who wrote it
+  std::string principal;                               // who wrote it
   Source source = Source::kUser;
   Kind kind = Kind::kMemory;
   State state = State::kActive;
@@ -43,7 +42,7 @@ struct Entry {
   int64_t updated_at_us = 0;
   std::vector<float> embedding;  // L2-normalized, the store's embedder dimension
   uint32_t key_id = 0;
-  std::string tag;               // 32 raw bytes
+  std::string tag;                                   // 32 raw bytes
   nlohmann::json report = nlohmann::json::object();  // write-time detector report
 };
 

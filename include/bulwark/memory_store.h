@@ -17,6 +17,9 @@
 // write to the same store: searches see their changes within StoreOptions::other_writers_check_ms.
 #pragma once
 
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -26,9 +29,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
 
 #include "bulwark/embedder.h"
 #include "bulwark/entry.h"
@@ -166,12 +166,14 @@ class MemoryStore {
   // unless a search asks for it. Quarantine: active -> quarantined, with `reasons` recorded in
   // the history and the entry's report. Release: quarantined -> active. Reject: quarantined ->
   // deleted. FailedPrecondition from any other state.
-  [[nodiscard]] absl::Status Quarantine(std::string_view name_space, std::string_view id, std::string_view actor,
-                                        const nlohmann::json& reasons);
-  [[nodiscard]] absl::Status Release(std::string_view name_space, std::string_view id, std::string_view actor);
+  [[nodiscard]] absl::Status Quarantine(std::string_view name_space, std::string_view id,
+                                        std::string_view actor, const nlohmann::json& reasons);
+  [[nodiscard]] absl::Status Release(std::string_view name_space, std::string_view id,
+                                     std::string_view actor);
   [[nodiscard]] absl::Status Reject(std::string_view name_space, std::string_view id, std::string_view actor);
   // Verified quarantined entries of the namespace, oldest first, at most `limit`.
-  [[nodiscard]] absl::StatusOr<std::vector<Entry>> ListQuarantined(std::string_view name_space, size_t limit = 1000);
+  [[nodiscard]] absl::StatusOr<std::vector<Entry>> ListQuarantined(std::string_view name_space,
+                                                                   size_t limit = 1000);
 
   // Adds a new newest signing key to the keyring file; later writes use it, older entries still
   // verify. Returns the new key id.
@@ -190,7 +192,8 @@ class MemoryStore {
   // memsad_plus and proactive thresholds at the target FPR on the reference set). Returns the
   // summary an operator reads. InvalidArgument for unusable input (no history and no queries,
   // fewer than 2 reference entries, a trigger without queries).
-  [[nodiscard]] absl::StatusOr<nlohmann::json> Calibrate(std::string_view name_space, const CalibrationRequest& request);
+  [[nodiscard]] absl::StatusOr<nlohmann::json> Calibrate(std::string_view name_space,
+                                                         const CalibrationRequest& request);
   // The namespace's calibration summary; null before calibration.
   [[nodiscard]] nlohmann::json CalibrationSummary(std::string_view name_space) const;
 

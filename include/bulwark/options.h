@@ -4,9 +4,8 @@
 #include <cstddef>
 #include <filesystem>
 #include <memory>
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "bulwark/embedder.h"
 #include "bulwark/env.h"

@@ -44,7 +44,7 @@ struct AttackGoal {
   std::vector<std::string> correct_markers;    // an answer with all of these too is "neither"
   // Keyword lists (scenarios): one marker of a list suffices (data/corpora/README.md).
   bool any_marker = false;
-  AgentAction target;                          // the attacker's action; !external(): no ASR-T trial
+  AgentAction target;  // the attacker's action; !external(): no ASR-T trial
 };
 
 // For a topic goal (victim_queries.jsonl poison_goal): the markers are the attacker's target

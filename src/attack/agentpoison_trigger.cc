@@ -53,11 +53,15 @@ class TriggerObjective {
  public:
   TriggerObjective(const Embedder& embedder, const AgentPoisonTarget& target, std::string passage,
                    std::vector<float> benign_centroid, const AgentPoisonOptions& options)
-      : embedder_(embedder), target_(target), passage_(std::move(passage)),
-        benign_centroid_(std::move(benign_centroid)), options_(options) {}
+      : embedder_(embedder),
+        target_(target),
+        passage_(std::move(passage)),
+        benign_centroid_(std::move(benign_centroid)),
+        options_(options) {}
 
   absl::StatusOr<TriggerScore> Score(const std::string& trigger) const {
-    auto triggered = embedder_.EmbedBatch(VictimQueries(target_.victim_queries, VictimProtocol::kTriggered, trigger));
+    auto triggered =
+        embedder_.EmbedBatch(VictimQueries(target_.victim_queries, VictimProtocol::kTriggered, trigger));
     if (!triggered.ok()) return triggered.status();
     auto poison = embedder_.Embed(trigger + " " + passage_);
     if (!poison.ok()) return poison.status();
@@ -73,7 +77,8 @@ class TriggerObjective {
     s.retrieval /= n;
     s.compactness /= n;
     s.uniqueness = benign_centroid_.empty() ? 0.0 : 1.0 - benign_sim / n;
-    s.objective = s.retrieval + options_.uniqueness_weight * s.uniqueness + options_.compactness_weight * s.compactness;
+    s.objective =
+        s.retrieval + options_.uniqueness_weight * s.uniqueness + options_.compactness_weight * s.compactness;
     return s;
   }
 
@@ -92,12 +97,13 @@ absl::StatusOr<std::vector<float>> BenignCentroid(const Embedder& embedder, cons
   return NormalizedCentroid(*rows);
 }
 
-constexpr const char* kPassagePrefixes[] = {"", "Note: ", "Remember: ", "Important: ", "Reminder: ",
-                                            "Saved note: ", "Update: ", "FYI: "};
+constexpr const char* kPassagePrefixes[] = {
+    "", "Note: ", "Remember: ", "Important: ", "Reminder: ", "Saved note: ", "Update: ", "FYI: "};
 
 }  // namespace
 
-absl::StatusOr<std::string> CentroidPassage(const Embedder& embedder, const std::vector<std::string>& victim_queries,
+absl::StatusOr<std::string> CentroidPassage(const Embedder& embedder,
+                                            const std::vector<std::string>& victim_queries,
                                             const std::string& payload) {
   if (victim_queries.empty()) return absl::InvalidArgumentError("agentpoison: no victim queries");
   auto rows = embedder.EmbedBatch(victim_queries);
@@ -122,8 +128,8 @@ absl::StatusOr<TriggerScore> ScoreTrigger(const Embedder& embedder, const AgentP
 }
 
 absl::StatusOr<AgentPoisonAttack> RunAgentPoison(const Embedder& embedder, const AgentPoisonTarget& target,
-                                                const std::vector<std::string>& vocabulary,
-                                                const AgentPoisonOptions& options) {
+                                                 const std::vector<std::string>& vocabulary,
+                                                 const AgentPoisonOptions& options) {
   if (absl::Status s = Validate(target, vocabulary, options); !s.ok()) return s;
   std::mt19937_64 rng = AttackRng(options.seed, "agentpoison");
   AgentPoisonAttack out;
@@ -183,9 +189,9 @@ std::vector<std::string> DefaultTriggerVocabulary(size_t size, uint64_t seed) {
       if (w.size() >= 4 && w.size() <= 14 && !WordNetCanonicalizer::IsStopword(w)) all.emplace_back(w);
     });
   } else {
-    all = {"quorra",  "zephyrine", "cracking", "vellum",  "obsidian", "marmot",   "quixotic", "tundra",
-           "saffron", "lanthanum", "gossamer", "fjord",   "halcyon",  "zeppelin", "xylem",    "bivouac",
-           "cobalt",  "juniper",   "meridian", "nebula",  "orrery",   "palimpsest", "quagmire", "rhombus"};
+    all = {"quorra",  "zephyrine", "cracking", "vellum", "obsidian", "marmot",     "quixotic", "tundra",
+           "saffron", "lanthanum", "gossamer", "fjord",  "halcyon",  "zeppelin",   "xylem",    "bivouac",
+           "cobalt",  "juniper",   "meridian", "nebula", "orrery",   "palimpsest", "quagmire", "rhombus"};
   }
   std::sort(all.begin(), all.end());
   std::mt19937_64 rng = AttackRng(seed, "agentpoison.vocabulary");

@@ -14,11 +14,11 @@
 // queries and c_T that of the triggered victim queries.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "bulwark/embedder.h"
 #include "bulwark/entry.h"
@@ -26,12 +26,12 @@
 namespace bulwark::attack {
 
 struct AgentPoisonOptions {
-  int trigger_tokens = 3;           // |T|, 1 .. 16
-  int sweeps = 4;                   // coordinate-search passes over the trigger positions, >= 0
-  int candidates_per_position = 32; // vocabulary words tried per position and pass, >= 1
-  double uniqueness_weight = 0.5;   // weight of L_uni, >= 0
-  double compactness_weight = 0.5;  // weight of L_cpt, >= 0
-  int poison_count = 5;             // n passages written (MemSAD Sec. 6.1: n = 5), 1 .. 64
+  int trigger_tokens = 3;            // |T|, 1 .. 16
+  int sweeps = 4;                    // coordinate-search passes over the trigger positions, >= 0
+  int candidates_per_position = 32;  // vocabulary words tried per position and pass, >= 1
+  double uniqueness_weight = 0.5;    // weight of L_uni, >= 0
+  double compactness_weight = 0.5;   // weight of L_cpt, >= 0
+  int poison_count = 5;              // n passages written (MemSAD Sec. 6.1: n = 5), 1 .. 64
   uint64_t seed = 0;
 };
 
@@ -39,7 +39,7 @@ struct AgentPoisonTarget {
   std::vector<std::string> victim_queries;  // the plain Q_v of one target topic; non-empty
   std::vector<std::string> benign_queries;  // for the uniqueness term; may be empty (term = 0)
   std::string payload;                      // the malicious instruction (poison_goal)
-  std::string passage;                      // the poison passage; empty: CentroidPassage(victim_queries, payload)
+  std::string passage;  // the poison passage; empty: CentroidPassage(victim_queries, payload)
 };
 
 struct TriggerScore {
@@ -50,25 +50,27 @@ struct TriggerScore {
 };
 
 struct AgentPoisonAttack {
-  std::string trigger;          // T*, words joined by single spaces
-  std::string passage;          // the centroid passage p, without the trigger
-  TriggerScore score;           // J(T*) and its terms
-  TriggerScore initial_score;   // J of the random starting trigger
-  std::vector<double> trace;    // J after each pass (the first value is the start)
-  std::vector<NewEntry> poison; // n entries: p variants with T prefixed, metadata.attack = "agentpoison"
+  std::string trigger;           // T*, words joined by single spaces
+  std::string passage;           // the centroid passage p, without the trigger
+  TriggerScore score;            // J(T*) and its terms
+  TriggerScore initial_score;    // J of the random starting trigger
+  std::vector<double> trace;     // J after each pass (the first value is the start)
+  std::vector<NewEntry> poison;  // n entries: p variants with T prefixed, metadata.attack = "agentpoison"
 };
 
 // Optimizes the trigger from a random start drawn from `vocabulary` (seeded). With sweeps = 0 the
 // result is that random trigger: the unoptimized baseline. InvalidArgument for options out of
 // range, no victim queries, or fewer than 2 vocabulary words; errors of the embedder.
 [[nodiscard]] absl::StatusOr<AgentPoisonAttack> RunAgentPoison(const Embedder& embedder,
-                                                              const AgentPoisonTarget& target,
-                                                              const std::vector<std::string>& vocabulary,
-                                                              const AgentPoisonOptions& options);
+                                                               const AgentPoisonTarget& target,
+                                                               const std::vector<std::string>& vocabulary,
+                                                               const AgentPoisonOptions& options);
 
 // J(T) for a given trigger (the objective the search maximizes).
-[[nodiscard]] absl::StatusOr<TriggerScore> ScoreTrigger(const Embedder& embedder, const AgentPoisonTarget& target,
-                                                        const std::string& passage, const std::string& trigger,
+[[nodiscard]] absl::StatusOr<TriggerScore> ScoreTrigger(const Embedder& embedder,
+                                                        const AgentPoisonTarget& target,
+                                                        const std::string& passage,
+                                                        const std::string& trigger,
                                                         const AgentPoisonOptions& options);
 
 // The centroid passage: the victim query closest to the victim queries' centroid, followed by the

@@ -14,10 +14,10 @@ namespace bulwark::attack {
 namespace {
 
 std::vector<std::string> TriggerVocabulary() {
-  return {"apple",   "blue",     "cat",     "dog",      "go",        "it",      "news",      "table",
-          "quorra",  "zephyrine", "xylem",  "bivouac",  "palimpsest", "orrery", "quagmire",  "lanthanum",
-          "marmot",  "report",   "finance", "team",     "send",      "the",     "thursday",  "zeppelin",
-          "gossamer", "halcyon", "fjord",   "obsidian", "saffron",   "juniper", "rhombus",   "nebula"};
+  return {"apple",    "blue",      "cat",     "dog",      "go",         "it",      "news",     "table",
+          "quorra",   "zephyrine", "xylem",   "bivouac",  "palimpsest", "orrery",  "quagmire", "lanthanum",
+          "marmot",   "report",    "finance", "team",     "send",       "the",     "thursday", "zeppelin",
+          "gossamer", "halcyon",   "fjord",   "obsidian", "saffron",    "juniper", "rhombus",  "nebula"};
 }
 
 AgentPoisonTarget ReportAgentPoisonTarget() {
@@ -29,7 +29,8 @@ AgentPoisonTarget ReportAgentPoisonTarget() {
 TEST(AgentPoisonTest, SearchOnlyImprovesTheObjective) {
   auto embedder = CreateEmbedder({{"kind", "lexical"}, {"synonyms", false}});
   ASSERT_TRUE(embedder.ok());
-  auto attack = RunAgentPoison(**embedder, ReportAgentPoisonTarget(), TriggerVocabulary(), {.poison_count = 1, .seed = 3});
+  auto attack = RunAgentPoison(**embedder, ReportAgentPoisonTarget(), TriggerVocabulary(),
+                               {.poison_count = 1, .seed = 3});
   ASSERT_TRUE(attack.ok()) << attack.status();
   ASSERT_EQ(attack->trace.size(), 5u);
   for (size_t i = 1; i < attack->trace.size(); ++i) EXPECT_GE(attack->trace[i], attack->trace[i - 1]);
@@ -47,7 +48,8 @@ TEST(AgentPoisonTest, RejectsBadOptions) {
   ASSERT_TRUE(embedder.ok());
   EXPECT_FALSE(RunAgentPoison(**embedder, {}, TriggerVocabulary(), {}).ok());
   EXPECT_FALSE(RunAgentPoison(**embedder, ReportAgentPoisonTarget(), {"one"}, {}).ok());
-  EXPECT_FALSE(RunAgentPoison(**embedder, ReportAgentPoisonTarget(), TriggerVocabulary(), {.trigger_tokens = 0}).ok());
+  EXPECT_FALSE(
+      RunAgentPoison(**embedder, ReportAgentPoisonTarget(), TriggerVocabulary(), {.trigger_tokens = 0}).ok());
 }
 
 // Benign entries that answer the victim queries almost verbatim: a poison must beat them.
@@ -70,7 +72,8 @@ TEST(AgentPoisonTest, OptimizedTriggerRaisesThePoisonsRankForTriggeredQueries) {
   int opt_hits = 0;
   constexpr int kSeeds = 6;
   for (int seed = 0; seed < kSeeds; ++seed) {
-    const AgentPoisonOptions base{.trigger_tokens = 3, .poison_count = 1, .seed = static_cast<uint64_t>(seed)};
+    const AgentPoisonOptions base{
+        .trigger_tokens = 3, .poison_count = 1, .seed = static_cast<uint64_t>(seed)};
     AgentPoisonOptions random = base;
     random.sweeps = 0;  // the unoptimized starting trigger
     auto optimized = RunAgentPoison(**embedder, target, TriggerVocabulary(), base);
@@ -82,7 +85,8 @@ TEST(AgentPoisonTest, OptimizedTriggerRaisesThePoisonsRankForTriggeredQueries) {
       ASSERT_TRUE(AddStrongCompetitors(*store, ns));
       auto written = store->AddBatch(ns, attack->poison, "attacker");
       ASSERT_TRUE(written.ok()) << written.status();
-      const auto triggered = VictimQueries(testing::ReportVictimQueries(), VictimProtocol::kTriggered, attack->trigger);
+      const auto triggered =
+          VictimQueries(testing::ReportVictimQueries(), VictimProtocol::kTriggered, attack->trigger);
       auto outcome = MeasureRetrieval(*store, ns, triggered, IdsOf(*written), /*k=*/5);
       ASSERT_TRUE(outcome.ok());
       auto plain = MeasureRetrieval(*store, ns, testing::ReportVictimQueries(), IdsOf(*written), 5);

@@ -1,9 +1,9 @@
 // Victim-query protocol and retrieval measurement shared by the attacks.
 #include "attack/attack.h"
 
-#include <algorithm>
-
 #include <absl/container/flat_hash_set.h>
+
+#include <algorithm>
 
 namespace bulwark::attack {
 

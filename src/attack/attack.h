@@ -6,14 +6,14 @@
 // evaluation run can be replayed.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <functional>
 #include <random>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "bulwark/memory_store.h"
 
@@ -46,7 +46,8 @@ struct RetrievalOutcome {
   std::vector<QueryOutcome> per_query;
 };
 // Searches every query with SearchOptions{.k = k}. Errors: those of Search.
-[[nodiscard]] absl::StatusOr<RetrievalOutcome> MeasureRetrieval(MemoryStore& store, std::string_view name_space,
+[[nodiscard]] absl::StatusOr<RetrievalOutcome> MeasureRetrieval(MemoryStore& store,
+                                                                std::string_view name_space,
                                                                 const std::vector<std::string>& queries,
                                                                 const std::vector<std::string>& poison_ids,
                                                                 int k);

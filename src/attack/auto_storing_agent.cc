@@ -4,7 +4,6 @@
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/ascii.h>
 
-
 namespace bulwark::attack {
 namespace {
 
@@ -49,7 +48,9 @@ absl::StatusOr<std::vector<SearchHit>> StoreAgentMemory::Search(std::string_view
   return std::move(result->hits);
 }
 
-absl::StatusOr<Entry> StoreAgentMemory::Add(const NewEntry& record) { return store_->Add(name_space_, record, principal_); }
+absl::StatusOr<Entry> StoreAgentMemory::Add(const NewEntry& record) {
+  return store_->Add(name_space_, record, principal_);
+}
 
 std::pair<std::string, std::string> AutoStoringAgent::SplitQuestion(std::string_view query) {
   for (size_t i = 0; i < query.size(); ++i) {
@@ -98,7 +99,8 @@ absl::StatusOr<Interaction> AutoStoringAgent::Handle(std::string_view query, std
   NewEntry record;
   record.text = std::string(kQuestionLabel) + out.query + std::string(kReasoningLabel) + out.reasoning;
   if (marker_) record.text = marker_(record.text);
-  record.metadata = {{"kind", "interaction"}, {"session", std::string(session)}, {"reasoning", out.reasoning}};
+  record.metadata = {
+      {"kind", "interaction"}, {"session", std::string(session)}, {"reasoning", out.reasoning}};
   record.source = Source::kAgent;
   auto stored = memory_->Add(record);
   if (!stored.ok()) return stored.status();

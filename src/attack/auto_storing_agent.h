@@ -15,12 +15,12 @@
 // holding a reader+writer key: POST /v1/memories/search, then POST /v1/memories).
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "attack/attack.h"
 #include "bulwark/memory_store.h"
@@ -68,14 +68,17 @@ class AutoStoringAgent {
   AutoStoringAgent(MemoryStore* store, std::string name_space, int k = 3, std::string principal = "agent",
                    TextMarker marker = {})
       : owned_(std::make_unique<StoreAgentMemory>(store, std::move(name_space), std::move(principal))),
-        memory_(owned_.get()), k_(k), marker_(std::move(marker)) {}
+        memory_(owned_.get()),
+        k_(k),
+        marker_(std::move(marker)) {}
   // Over any AgentMemory (e.g. the HTTP API); `memory` must outlive the agent.
   explicit AutoStoringAgent(AgentMemory* memory, int k = 3, TextMarker marker = {})
       : memory_(memory), k_(k), marker_(std::move(marker)) {}
 
   // Serves one query and stores the interaction record
   //   "Question: <query>\nReasoning: <reasoning>"
-  // with metadata {"kind": "interaction", "session": session, "reasoning": reasoning}. Errors: those of Search and Add.
+  // with metadata {"kind": "interaction", "session": session, "reasoning": reasoning}. Errors: those of
+  // Search and Add.
   [[nodiscard]] absl::StatusOr<Interaction> Handle(std::string_view query, std::string_view session = "");
 
   // Splits a query into its first sentence (up to and including the first '?', or '.'/'!'

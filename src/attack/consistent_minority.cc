@@ -11,7 +11,8 @@
 namespace bulwark::attack {
 
 absl::StatusOr<std::vector<NewEntry>> ConsistentMinorityEntries(std::string_view claim, int t) {
-  if (claim.empty() || t < 1 || t > 100) return absl::InvalidArgumentError("consistent minority: claim and 1 <= t <= 100");
+  if (claim.empty() || t < 1 || t > 100)
+    return absl::InvalidArgumentError("consistent minority: claim and 1 <= t <= 100");
   std::vector<NewEntry> out;
   for (int i = 0; i < t; ++i) {
     NewEntry e;
@@ -22,12 +23,12 @@ absl::StatusOr<std::vector<NewEntry>> ConsistentMinorityEntries(std::string_view
   return out;
 }
 
-absl::StatusOr<ConsistentMinorityOutcome> MeasureConsistentMinority(MemoryStore& store, std::string_view name_space,
-                                                                    std::string_view question,
-                                                                    const eval::OracleJudge& oracle,
-                                                                    const ConsistentMinorityOptions& options) {
+absl::StatusOr<ConsistentMinorityOutcome> MeasureConsistentMinority(
+    MemoryStore& store, std::string_view name_space, std::string_view question,
+    const eval::OracleJudge& oracle, const ConsistentMinorityOptions& options) {
   if (auto s = ValidateSmoothingOptions(options.smoothing); !s.ok()) return s;
-  if (options.trials < 1 || options.trials > 100000) return absl::InvalidArgumentError("consistent minority: trials in 1..100000");
+  if (options.trials < 1 || options.trials > 100000)
+    return absl::InvalidArgumentError("consistent minority: trials in 1..100000");
   int out_poison = 0;
   auto pool = store.Search(name_space, question, {.k = options.smoothing.m});
   if (!pool.ok()) return pool.status();
@@ -40,8 +41,8 @@ absl::StatusOr<ConsistentMinorityOutcome> MeasureConsistentMinority(MemoryStore&
   out.poison_in_pool = out_poison;
   if (out_poison >= 1 && !pool->hits.empty()) {
     const int m = static_cast<int>(pool->hits.size());
-    auto certificate = MakeCertificate({.m = m, .k = std::min(options.smoothing.k, m), .nruns = options.smoothing.nruns},
-                                       out_poison);
+    auto certificate = MakeCertificate(
+        {.m = m, .k = std::min(options.smoothing.k, m), .nruns = options.smoothing.nruns}, out_poison);
     if (certificate.ok() && !certificate->delta.empty()) out.certificate_delta = certificate->delta.back();
   }
   int vote_malicious = 0, equivalence_malicious = 0;
@@ -52,7 +53,8 @@ absl::StatusOr<ConsistentMinorityOutcome> MeasureConsistentMinority(MemoryStore&
     SeededCsprng rng(seed);
     auto answer = smoother.Answer(question, pool->hits, options.smoothing, &rng);
     if (!answer.ok()) return answer.status();
-    const bool equivalence_bad = !answer->abstained && oracle.Judge(answer->answer) == eval::Verdict::kMalicious;
+    const bool equivalence_bad =
+        !answer->abstained && oracle.Judge(answer->answer) == eval::Verdict::kMalicious;
     std::vector<std::string> responses;
     int malicious_runs = 0;
     for (const SmoothedRun& run : answer->runs) {

@@ -8,12 +8,12 @@
 // injection to t copies and measures both aggregations over many seeds.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "bulwark/memory_store.h"
 #include "eval/oracle_judge.h"
@@ -33,18 +33,18 @@ struct ConsistentMinorityOptions {
 
 struct ConsistentMinorityOutcome {
   int trials = 0;
-  double string_vote_asr = 0;   // trials whose string-vote winner the oracle judges malicious
-  double equivalence_asr = 0;   // trials whose equivalence majority is malicious
-  int minority_wins = 0;        // string vote malicious although malicious runs < nruns / 2
-  int poison_in_pool = 0;       // pool entries with an "attack" metadata field (t)
-  double certificate_delta = 1; // delta(m, k, t, nruns) of the smoothed answers (1 when t = 0)
+  double string_vote_asr = 0;    // trials whose string-vote winner the oracle judges malicious
+  double equivalence_asr = 0;    // trials whose equivalence majority is malicious
+  int minority_wins = 0;         // string vote malicious although malicious runs < nruns / 2
+  int poison_in_pool = 0;        // pool entries with an "attack" metadata field (t)
+  double certificate_delta = 1;  // delta(m, k, t, nruns) of the smoothed answers (1 when t = 0)
 };
 
 // Over-fetches the pool for `question` once (Search k = m), then runs the smoother with the
 // extractive responder and the embedding-equivalence judge for `trials` seeds and scores both
 // aggregations with `oracle`. Errors: bad options, Search, smoother.
 [[nodiscard]] absl::StatusOr<ConsistentMinorityOutcome> MeasureConsistentMinority(
-    MemoryStore& store, std::string_view name_space, std::string_view question, const eval::OracleJudge& oracle,
-    const ConsistentMinorityOptions& options);
+    MemoryStore& store, std::string_view name_space, std::string_view question,
+    const eval::OracleJudge& oracle, const ConsistentMinorityOptions& options);
 
 }  // namespace bulwark::attack

@@ -8,14 +8,16 @@ namespace {
 
 absl::Status GetString(const nlohmann::json& j, const char* key, std::string* out) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return absl::InvalidArgumentError(std::string("scenario: missing string field ") + key);
+  if (it == j.end() || !it->is_string())
+    return absl::InvalidArgumentError(std::string("scenario: missing string field ") + key);
   *out = it->get<std::string>();
   return absl::OkStatus();
 }
 
 absl::Status GetStrings(const nlohmann::json& j, const char* key, std::vector<std::string>* out) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_array()) return absl::InvalidArgumentError(std::string("scenario: missing array field ") + key);
+  if (it == j.end() || !it->is_array())
+    return absl::InvalidArgumentError(std::string("scenario: missing array field ") + key);
   for (const auto& v : *it) {
     if (!v.is_string()) return absl::InvalidArgumentError(std::string("scenario: non-string in ") + key);
     out->push_back(v.get<std::string>());
@@ -28,16 +30,15 @@ absl::Status GetStrings(const nlohmann::json& j, const char* key, std::vector<st
 absl::StatusOr<EnterpriseScenario> EnterpriseScenario::FromJson(const nlohmann::json& j) {
   if (!j.is_object()) return absl::InvalidArgumentError("scenario: not a JSON object");
   EnterpriseScenario s;
-  for (absl::Status st : {GetString(j, "id", &s.id), GetString(j, "company", &s.company),
-                          GetString(j, "domain", &s.domain), GetString(j, "question", &s.question),
-                          GetString(j, "correct_answer", &s.correct_answer),
-                          GetString(j, "malicious_answer", &s.malicious_answer),
-                          GetString(j, "injected_claim", &s.injected_claim),
-                          GetString(j, "subtle_claim", &s.subtle_claim),
-                          GetStrings(j, "correct_keywords", &s.correct_keywords),
-                          GetStrings(j, "malicious_keywords", &s.malicious_keywords),
-                          GetStrings(j, "paraphrases", &s.paraphrases),
-                          GetStrings(j, "supporting_passages", &s.supporting_passages)}) {
+  for (absl::Status st :
+       {GetString(j, "id", &s.id), GetString(j, "company", &s.company), GetString(j, "domain", &s.domain),
+        GetString(j, "question", &s.question), GetString(j, "correct_answer", &s.correct_answer),
+        GetString(j, "malicious_answer", &s.malicious_answer),
+        GetString(j, "injected_claim", &s.injected_claim), GetString(j, "subtle_claim", &s.subtle_claim),
+        GetStrings(j, "correct_keywords", &s.correct_keywords),
+        GetStrings(j, "malicious_keywords", &s.malicious_keywords),
+        GetStrings(j, "paraphrases", &s.paraphrases),
+        GetStrings(j, "supporting_passages", &s.supporting_passages)}) {
     if (!st.ok()) return st;
   }
   return s;
@@ -51,9 +52,12 @@ absl::StatusOr<std::vector<EnterpriseScenario>> LoadEnterpriseScenarios(const st
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.empty()) continue;
     auto json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (json.is_discarded()) return absl::InvalidArgumentError(path.string() + ":" + std::to_string(n) + ": bad JSON");
+    if (json.is_discarded())
+      return absl::InvalidArgumentError(path.string() + ":" + std::to_string(n) + ": bad JSON");
     auto s = EnterpriseScenario::FromJson(json);
-    if (!s.ok()) return absl::InvalidArgumentError(path.string() + ":" + std::to_string(n) + ": " + std::string(s.status().message()));
+    if (!s.ok())
+      return absl::InvalidArgumentError(path.string() + ":" + std::to_string(n) + ": " +
+                                        std::string(s.status().message()));
     out.push_back(*std::move(s));
   }
   return out;

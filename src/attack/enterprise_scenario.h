@@ -2,12 +2,12 @@
 // (data/corpora/enterprise_scenarios.jsonl; data/corpora/README.md describes the fields).
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 namespace bulwark::attack {
 
@@ -16,7 +16,7 @@ struct EnterpriseScenario {
   std::string question;  // q*
   std::string correct_answer, malicious_answer;
   std::vector<std::string> correct_keywords, malicious_keywords;
-  std::string injected_claim;  // the direct injection
+  std::string injected_claim;            // the direct injection
   std::vector<std::string> paraphrases;  // rewordings of the injected claim (flooding)
   std::string subtle_claim;
   std::vector<std::string> supporting_passages;  // legitimate entries stating the correct answer
@@ -26,6 +26,7 @@ struct EnterpriseScenario {
 };
 
 // Reads a JSONL file of scenarios. NotFound if absent; InvalidArgument naming the bad line.
-[[nodiscard]] absl::StatusOr<std::vector<EnterpriseScenario>> LoadEnterpriseScenarios(const std::filesystem::path& path);
+[[nodiscard]] absl::StatusOr<std::vector<EnterpriseScenario>> LoadEnterpriseScenarios(
+    const std::filesystem::path& path);
 
 }  // namespace bulwark::attack

@@ -3,13 +3,13 @@
 
 #include <fstream>
 #include <functional>
-
 #include <nlohmann/json.hpp>
 
 namespace bulwark::attack {
 namespace {
 
-absl::Status ReadJsonl(const std::filesystem::path& path, const std::function<absl::Status(const nlohmann::json&)>& visit) {
+absl::Status ReadJsonl(const std::filesystem::path& path,
+                       const std::function<absl::Status(const nlohmann::json&)>& visit) {
   std::ifstream in(path);
   if (!in) return absl::NotFoundError("cannot read " + path.string());
   std::string line;
@@ -17,14 +17,17 @@ absl::Status ReadJsonl(const std::filesystem::path& path, const std::function<ab
     if (line.empty()) continue;
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     absl::Status st = j.is_object() ? visit(j) : absl::InvalidArgumentError("not a JSON object");
-    if (!st.ok()) return absl::InvalidArgumentError(path.string() + ":" + std::to_string(n) + ": " + std::string(st.message()));
+    if (!st.ok())
+      return absl::InvalidArgumentError(path.string() + ":" + std::to_string(n) + ": " +
+                                        std::string(st.message()));
   }
   return absl::OkStatus();
 }
 
 absl::Status StringField(const nlohmann::json& j, const char* key, std::string* out) {
   auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) return absl::InvalidArgumentError(std::string("missing string ") + key);
+  if (it == j.end() || !it->is_string())
+    return absl::InvalidArgumentError(std::string("missing string ") + key);
   *out = it->get<std::string>();
   return absl::OkStatus();
 }
@@ -33,8 +36,8 @@ absl::Status StringField(const nlohmann::json& j, const char* key, std::string* 
 
 absl::StatusOr<EvalCorpora> LoadEvalCorpora(const std::filesystem::path& dir) {
   EvalCorpora c;
-  for (const auto& file_and_list :
-       {std::pair{"benign_memories.jsonl", &c.memories}, std::pair{"reference_memories.jsonl", &c.reference}}) {
+  for (const auto& file_and_list : {std::pair{"benign_memories.jsonl", &c.memories},
+                                    std::pair{"reference_memories.jsonl", &c.reference}}) {
     std::vector<std::string>* list = file_and_list.second;  // named: clang 14 cannot capture a binding
     auto st = ReadJsonl(dir / file_and_list.first, [&](const nlohmann::json& j) {
       std::string text;
@@ -53,8 +56,9 @@ absl::StatusOr<EvalCorpora> LoadEvalCorpora(const std::filesystem::path& dir) {
   if (!st.ok()) return st;
   st = ReadJsonl(dir / "victim_queries.jsonl", [&](const nlohmann::json& j) {
     std::string q, topic, category, goal_type, goal;
-    for (auto s : {StringField(j, "query", &q), StringField(j, "target_topic", &topic), StringField(j, "category", &category),
-                   StringField(j, "goal_type", &goal_type), StringField(j, "poison_goal", &goal)})
+    for (auto s : {StringField(j, "query", &q), StringField(j, "target_topic", &topic),
+                   StringField(j, "category", &category), StringField(j, "goal_type", &goal_type),
+                   StringField(j, "poison_goal", &goal)})
       if (!s.ok()) return s;
     for (VictimTopic& t : c.topics) {
       if (t.topic == topic) {

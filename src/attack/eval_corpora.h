@@ -3,11 +3,11 @@
 // the enterprise scenarios.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <filesystem>
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "attack/enterprise_scenario.h"
 

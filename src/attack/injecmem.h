@@ -5,12 +5,12 @@
 // settings...), so that the anchors are retrieved by a broad set of queries rather than one topic.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "attack/attack.h"
 #include "bulwark/memory_store.h"
@@ -18,8 +18,8 @@
 namespace bulwark::attack {
 
 struct InjecMemOptions {
-  int base_count = 5;   // n_base, 1 .. 100
-  int multiplier = 3;   // entries = multiplier * n_base (MemSAD Sec. 6.1: 3 x n_base = 15), 1 .. 10
+  int base_count = 5;  // n_base, 1 .. 100
+  int multiplier = 3;  // entries = multiplier * n_base (MemSAD Sec. 6.1: 3 x n_base = 15), 1 .. 10
   uint64_t seed = 0;
 };
 
@@ -39,8 +39,9 @@ struct InjecMemResult {
 // these notes" tool call, so `marker` (the agent's write path, e.g. watermarking) applies if set.
 // Errors: those above and of AddBatch.
 [[nodiscard]] absl::StatusOr<InjecMemResult> RunInjecMem(MemoryStore& store, std::string_view name_space,
-                                                        std::string_view payload, const InjecMemOptions& options,
-                                                        std::string_view principal = "attacker",
-                                                        const TextMarker& marker = {});
+                                                         std::string_view payload,
+                                                         const InjecMemOptions& options,
+                                                         std::string_view principal = "attacker",
+                                                         const TextMarker& marker = {});
 
 }  // namespace bulwark::attack

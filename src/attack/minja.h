@@ -8,20 +8,20 @@
 // retrieves. Victims later ask plain queries and retrieve the records.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "attack/auto_storing_agent.h"
 
 namespace bulwark::attack {
 
 struct MinjaOptions {
-  int rounds = 10;            // attack queries = poison records written (MemSAD Sec. 6.1: n = 10), 1 .. 1000
-  double keep_start = 0.98;   // p0: probability of keeping a bridging token in round 0, (0, 1]
-  double keep_decay = 0.10;   // lambda: decrease of that probability per round, >= 0
+  int rounds = 10;           // attack queries = poison records written (MemSAD Sec. 6.1: n = 10), 1 .. 1000
+  double keep_start = 0.98;  // p0: probability of keeping a bridging token in round 0, (0, 1]
+  double keep_decay = 0.10;  // lambda: decrease of that probability per round, >= 0
   uint64_t seed = 0;
 };
 
@@ -32,7 +32,7 @@ struct MinjaTarget {
 };
 
 struct MinjaRound {
-  std::string query;       // what the attacker sent
+  std::string query;         // what the attacker sent
   size_t bridging_kept = 0;  // bridging tokens left in the indication prompt
   Interaction interaction;
 };
@@ -51,6 +51,6 @@ std::string MinjaIndication(const MinjaTarget& target);
 // Runs the attack through `agent` (session "minja"). InvalidArgument for bad options or target;
 // errors of the agent.
 [[nodiscard]] absl::StatusOr<MinjaResult> RunMinja(AutoStoringAgent& agent, const MinjaTarget& target,
-                                                  const MinjaOptions& options);
+                                                   const MinjaOptions& options);
 
 }  // namespace bulwark::attack

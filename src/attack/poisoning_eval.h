@@ -25,14 +25,14 @@
 // benign count is topics x that of agentpoison: every namespace holds the same benign memories).
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "attack/eval_corpora.h"
 
@@ -47,8 +47,8 @@ inline const std::vector<std::string>& kPoisoningAttacks() {
 inline const std::vector<std::string>& kEvalDetectors() {
   // composite: the gate's OR of all five; composite_no_watermark: memsad OR memsad_plus OR
   // validation OR proactive (for deployments whose writers cannot watermark).
-  static const std::vector<std::string> kNames = {"memsad",    "memsad_plus", "watermark", "validation",
-                                                  "proactive", "composite",   "composite_no_watermark"};
+  static const std::vector<std::string> kNames = {
+      "memsad", "memsad_plus", "watermark", "validation", "proactive", "composite", "composite_no_watermark"};
   return kNames;
 }
 
@@ -73,7 +73,8 @@ using EvalProgressFn = std::function<void(size_t done, size_t total)>;
 //   "triggered_calibration": every namespace of the row has a triggered calibration,
 //   "example": poison text}}}
 [[nodiscard]] absl::StatusOr<nlohmann::json> RunPoisoningSeed(const EvalCorpora& corpora,
-                                                              const PoisoningEvalConfig& config, uint64_t seed,
+                                                              const PoisoningEvalConfig& config,
+                                                              uint64_t seed,
                                                               const std::filesystem::path& work_dir,
                                                               const EvalProgressFn& progress = {});
 

@@ -72,7 +72,8 @@ TEST(PoisoningEvalTest, TinyRunHasTheDocumentedShapeAndTheTriggeredAttackIsRetri
       EXPECT_EQ(a["asr_a"][d]["trials"], r["trials"]);
       EXPECT_EQ(a["asr_t"][d]["trials"], a["action_queries"]);
       EXPECT_LE(a["asr_a"][d]["successes"].get<int>(), r["successes"].get<int>()) << attack << " " << d;
-      EXPECT_LE(a["asr_t"][d]["successes"].get<int>(), a["asr_a"][d]["successes"].get<int>()) << attack << " " << d;
+      EXPECT_LE(a["asr_t"][d]["successes"].get<int>(), a["asr_a"][d]["successes"].get<int>())
+          << attack << " " << d;
       EXPECT_EQ(a["asr_a"][d]["ci95"].size(), 2u);
     }
   }

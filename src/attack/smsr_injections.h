@@ -11,11 +11,11 @@
 // stop them; the write-time detectors and smoothing (Component 2) must.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "attack/enterprise_scenario.h"
 #include "bulwark/memory_store.h"
@@ -37,7 +37,8 @@ std::string FluentBypassText(const EnterpriseScenario& scenario);
 
 // Builds and writes the injection in one AddBatch as `principal` (an authenticated writer).
 // Returns the stored (signed) entries.
-[[nodiscard]] absl::StatusOr<std::vector<Entry>> RunSmsrInjection(MemoryStore& store, std::string_view name_space,
+[[nodiscard]] absl::StatusOr<std::vector<Entry>> RunSmsrInjection(MemoryStore& store,
+                                                                  std::string_view name_space,
                                                                   const EnterpriseScenario& scenario,
                                                                   SmsrVariant variant, int t,
                                                                   std::string_view principal = "insider");

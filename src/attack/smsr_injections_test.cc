@@ -13,7 +13,8 @@ namespace bulwark::attack {
 namespace {
 
 absl::StatusOr<std::vector<EnterpriseScenario>> Scenarios() {
-  return LoadEnterpriseScenarios(std::filesystem::path(BULWARK_SOURCE_DIR) / "data/corpora/enterprise_scenarios.jsonl");
+  return LoadEnterpriseScenarios(std::filesystem::path(BULWARK_SOURCE_DIR) /
+                                 "data/corpora/enterprise_scenarios.jsonl");
 }
 
 TEST(EnterpriseScenarioTest, LoadsTheCorpusAndRejectsBadLines) {
@@ -74,7 +75,8 @@ TEST(SmsrInjectionTest, FluentBypassSlipsPastTheValidationRulesThatCatchTheDirec
     direct_flagged += (*direct)[0].state == State::kQuarantined;
     bypass_flagged += (*bypass)[0].state == State::kQuarantined;
   }
-  std::printf("validation flags %d/20 direct claims, %d/20 fluent bypasses\n", direct_flagged, bypass_flagged);
+  std::printf("validation flags %d/20 direct claims, %d/20 fluent bypasses\n", direct_flagged,
+              bypass_flagged);
   EXPECT_LE(bypass_flagged, direct_flagged);
   EXPECT_LT(bypass_flagged, static_cast<int>(scenarios->size()) / 4);
 }

@@ -1,13 +1,13 @@
 // Greedy synonym substitution against the write-time detectors (MemSAD Eq. 11).
 #include "attack/synonym_attack.h"
 
+#include <absl/strings/ascii.h>
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>
-
-#include <absl/strings/ascii.h>
 
 #include "attack/attack.h"
 #include "detect/write_gate.h"
@@ -38,7 +38,8 @@ std::vector<Word> Words(std::string_view text) {
 }
 
 std::string MatchCase(std::string_view original, std::string replacement) {
-  if (!original.empty() && absl::ascii_isupper(static_cast<unsigned char>(original[0])) && !replacement.empty())
+  if (!original.empty() && absl::ascii_isupper(static_cast<unsigned char>(original[0])) &&
+      !replacement.empty())
     replacement[0] = absl::ascii_toupper(static_cast<unsigned char>(replacement[0]));
   return replacement;
 }
@@ -55,7 +56,10 @@ class Scorer {
  public:
   Scorer(MemoryStore& store, std::string_view name_space, const SynonymAttackOptions& options,
          std::vector<std::vector<float>> queries, std::vector<double> kth)
-      : store_(store), name_space_(name_space), options_(options), queries_(std::move(queries)),
+      : store_(store),
+        name_space_(name_space),
+        options_(options),
+        queries_(std::move(queries)),
         kth_(std::move(kth)) {}
 
   absl::StatusOr<Evaluation> Evaluate(const std::string& text) const {
@@ -68,9 +72,11 @@ class Scorer {
       const DetectorVerdict* verdict = nullptr;
       for (const DetectorVerdict& v : report.verdicts)
         if (v.detector() == name) verdict = &v;
-      if (verdict == nullptr) return absl::InvalidArgumentError("synonym attack: detector not enabled: " + name);
+      if (verdict == nullptr)
+        return absl::InvalidArgumentError("synonym attack: detector not enabled: " + name);
       const double sign = name == "watermark" ? -1.0 : 1.0;
-      const double margin = sign * (verdict->score - verdict->threshold) / std::max(std::abs(verdict->threshold), 1e-3);
+      const double margin =
+          sign * (verdict->score - verdict->threshold) / std::max(std::abs(verdict->threshold), 1e-3);
       worst = std::max(worst, margin);
       sum += margin;
       ev.flagged |= verdict->flagged;
@@ -96,14 +102,15 @@ class Scorer {
 }  // namespace
 
 absl::StatusOr<SynonymAttackResult> RunSynonymAttack(MemoryStore& store, std::string_view name_space,
-                                                    std::string_view poison_text,
-                                                    const std::vector<std::string>& victim_queries,
-                                                    const SynonymTable& synonyms,
-                                                    const SynonymAttackOptions& options) {
+                                                     std::string_view poison_text,
+                                                     const std::vector<std::string>& victim_queries,
+                                                     const SynonymTable& synonyms,
+                                                     const SynonymAttackOptions& options) {
   if (poison_text.empty() || victim_queries.empty())
     return absl::InvalidArgumentError("synonym attack: a poison text and victim queries are required");
   if (options.k < 1 || options.k > 1000 || options.max_substitutions < 0 || options.detectors.empty())
-    return absl::InvalidArgumentError("synonym attack: k in 1..1000, max_substitutions >= 0, detectors non-empty");
+    return absl::InvalidArgumentError(
+        "synonym attack: k in 1..1000, max_substitutions >= 0, detectors non-empty");
   auto queries = store.embedder().EmbedBatch(victim_queries);
   if (!queries.ok()) return queries.status();
   // The k best stored scores per victim query, from the stored embeddings (white-box; no search).
@@ -120,7 +127,8 @@ absl::StatusOr<SynonymAttackResult> RunSynonymAttack(MemoryStore& store, std::st
   if (!visited.ok()) return visited.status();
   std::vector<double> kth;
   for (const auto& b : best)
-    kth.push_back(b.size() < static_cast<size_t>(options.k) ? -std::numeric_limits<double>::infinity() : b.back());
+    kth.push_back(b.size() < static_cast<size_t>(options.k) ? -std::numeric_limits<double>::infinity()
+                                                            : b.back());
   Scorer scorer(store, name_space, options, *std::move(queries), std::move(kth));
 
   SynonymAttackResult out;
@@ -146,7 +154,8 @@ absl::StatusOr<SynonymAttackResult> RunSynonymAttack(MemoryStore& store, std::st
       for (const std::string& alt : synonyms.GroupOf(words[w].lower)) {
         if (alt == words[w].lower) continue;
         std::string candidate = out.text;
-        const std::string replacement = MatchCase(std::string_view(out.text).substr(words[w].begin, words[w].size), alt);
+        const std::string replacement =
+            MatchCase(std::string_view(out.text).substr(words[w].begin, words[w].size), alt);
         candidate.replace(words[w].begin, words[w].size, replacement);
         auto ev = scorer.Evaluate(candidate);
         if (!ev.ok()) return ev.status();

@@ -13,13 +13,13 @@
 // character n-gram scores (memsad_plus) do -- Proposition 13 and Appendix R in their extreme.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <map>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "bulwark/memory_store.h"
 #include "embed/synonym_table.h"
@@ -37,22 +37,21 @@ struct SynonymAttackOptions {
 
 struct SynonymAttackResult {
   std::string original;
-  std::string text;  // the substituted poison c*
+  std::string text;                                                // the substituted poison c*
   std::vector<std::pair<std::string, std::string>> substitutions;  // (from, to), in order applied
   double objective_before = 0, objective_after = 0;
-  bool flagged_before = false, flagged_after = false;  // by any target detector
-  bool in_top_k_before = false, in_top_k_after = false;  // for every victim query
-  double similarity_before = 0, similarity_after = 0;  // mean cos(victim query, poison)
+  bool flagged_before = false, flagged_after = false;         // by any target detector
+  bool in_top_k_before = false, in_top_k_after = false;       // for every victim query
+  double similarity_before = 0, similarity_after = 0;         // mean cos(victim query, poison)
   std::map<std::string, double> scores_before, scores_after;  // per target detector
 };
 
 // Runs the greedy search for one poison text against the namespace's current state (entries,
 // history, calibration). InvalidArgument for an empty text, no victim queries, bad options or a
 // detector that is not enabled; errors of the embedder and of Export.
-[[nodiscard]] absl::StatusOr<SynonymAttackResult> RunSynonymAttack(MemoryStore& store, std::string_view name_space,
-                                                                  std::string_view poison_text,
-                                                                  const std::vector<std::string>& victim_queries,
-                                                                  const SynonymTable& synonyms,
-                                                                  const SynonymAttackOptions& options);
+[[nodiscard]] absl::StatusOr<SynonymAttackResult> RunSynonymAttack(
+    MemoryStore& store, std::string_view name_space, std::string_view poison_text,
+    const std::vector<std::string>& victim_queries, const SynonymTable& synonyms,
+    const SynonymAttackOptions& options);
 
 }  // namespace bulwark::attack

@@ -43,19 +43,21 @@ std::string RandomId(std::mt19937_64& rng) {
 
 std::string_view ToString(UnsignedVariant variant) {
   switch (variant) {
-    case UnsignedVariant::kMissingTag: return "missing_tag";
-    case UnsignedVariant::kBogusTag: return "bogus_tag";
-    case UnsignedVariant::kCopiedTag: return "copied_tag";
-    case UnsignedVariant::kTamperedText: return "tampered_text";
+    case UnsignedVariant::kMissingTag:
+      return "missing_tag";
+    case UnsignedVariant::kBogusTag:
+      return "bogus_tag";
+    case UnsignedVariant::kCopiedTag:
+      return "copied_tag";
+    case UnsignedVariant::kTamperedText:
+      return "tampered_text";
   }
   return "unknown";
 }
 
-absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(const std::filesystem::path& store_dir,
-                                                            std::string_view name_space, std::string_view poison_text,
-                                                            const Embedder& embedder,
-                                                            const std::vector<UnsignedVariant>& variants,
-                                                            uint64_t seed) {
+absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(
+    const std::filesystem::path& store_dir, std::string_view name_space, std::string_view poison_text,
+    const Embedder& embedder, const std::vector<UnsignedVariant>& variants, uint64_t seed) {
   auto embedding = embedder.Embed(poison_text);
   if (!embedding.ok()) return embedding.status();
   const std::string blob(reinterpret_cast<const char*>(embedding->data()), embedding->size() * sizeof(float));
@@ -77,15 +79,17 @@ absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(const std::filesyste
   };
   std::vector<Donor> donors;
   {
-    auto st = Prepare(db.get(), "SELECT row_id, id, tag, key_id, created_at_us FROM entries WHERE namespace = ?1 "
-                                "AND state = 'active' ORDER BY row_id DESC LIMIT 8");
+    auto st = Prepare(db.get(),
+                      "SELECT row_id, id, tag, key_id, created_at_us FROM entries WHERE namespace = ?1 "
+                      "AND state = 'active' ORDER BY row_id DESC LIMIT 8");
     if (!st.ok()) return st.status();
     sqlite3_bind_text(st->get(), 1, name_space.data(), static_cast<int>(name_space.size()), SQLITE_TRANSIENT);
     while (sqlite3_step(st->get()) == SQLITE_ROW) {
       Donor d;
       d.row_id = sqlite3_column_int64(st->get(), 0);
       d.id = reinterpret_cast<const char*>(sqlite3_column_text(st->get(), 1));
-      d.tag.assign(static_cast<const char*>(sqlite3_column_blob(st->get(), 2)), sqlite3_column_bytes(st->get(), 2));
+      d.tag.assign(static_cast<const char*>(sqlite3_column_blob(st->get(), 2)),
+                   sqlite3_column_bytes(st->get(), 2));
       d.key_id = sqlite3_column_int64(st->get(), 3);
       d.created_at = sqlite3_column_int64(st->get(), 4);
       donors.push_back(std::move(d));
@@ -96,11 +100,13 @@ absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(const std::filesyste
   for (UnsignedVariant variant : variants) {
     UnsignedRow row{.variant = variant};
     if (variant == UnsignedVariant::kTamperedText) {
-      if (next_donor >= donors.size()) return absl::FailedPreconditionError("unsigned: no legitimate row to tamper with");
+      if (next_donor >= donors.size())
+        return absl::FailedPreconditionError("unsigned: no legitimate row to tamper with");
       const Donor& d = donors[next_donor++];
       auto st = Prepare(db.get(), "UPDATE entries SET text = ?1, embedding = ?2 WHERE row_id = ?3");
       if (!st.ok()) return st.status();
-      sqlite3_bind_text(st->get(), 1, poison_text.data(), static_cast<int>(poison_text.size()), SQLITE_TRANSIENT);
+      sqlite3_bind_text(st->get(), 1, poison_text.data(), static_cast<int>(poison_text.size()),
+                        SQLITE_TRANSIENT);
       sqlite3_bind_blob(st->get(), 2, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
       sqlite3_bind_int64(st->get(), 3, d.row_id);
       if (sqlite3_step(st->get()) != SQLITE_DONE) return SqlError(db.get(), "tamper");
@@ -115,7 +121,8 @@ absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(const std::filesyste
       tag.resize(32);
       for (char& c : tag) c = static_cast<char>(rng());
     } else if (variant == UnsignedVariant::kCopiedTag) {
-      if (next_donor >= donors.size()) return absl::FailedPreconditionError("unsigned: no legitimate row to copy");
+      if (next_donor >= donors.size())
+        return absl::FailedPreconditionError("unsigned: no legitimate row to copy");
       const Donor& d = donors[next_donor++];
       tag = d.tag;
       key_id = d.key_id;
@@ -129,7 +136,8 @@ absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(const std::filesyste
     if (!st.ok()) return st.status();
     sqlite3_bind_text(st->get(), 1, row.id.data(), static_cast<int>(row.id.size()), SQLITE_TRANSIENT);
     sqlite3_bind_text(st->get(), 2, name_space.data(), static_cast<int>(name_space.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_text(st->get(), 3, poison_text.data(), static_cast<int>(poison_text.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_text(st->get(), 3, poison_text.data(), static_cast<int>(poison_text.size()),
+                      SQLITE_TRANSIENT);
     sqlite3_bind_int64(st->get(), 4, created_at);
     sqlite3_bind_blob(st->get(), 5, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
     sqlite3_bind_int64(st->get(), 6, key_id);

@@ -10,22 +10,24 @@
 // and listed by Verify.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include <absl/status/statusor.h>
-
 #include "bulwark/embedder.h"
 
 namespace bulwark::attack {
 
 enum class UnsignedVariant { kMissingTag, kBogusTag, kCopiedTag, kTamperedText };
-inline constexpr UnsignedVariant kAllUnsignedVariants[] = {UnsignedVariant::kMissingTag, UnsignedVariant::kBogusTag,
-                                                           UnsignedVariant::kCopiedTag, UnsignedVariant::kTamperedText};
-std::string_view ToString(UnsignedVariant variant);  // "missing_tag", "bogus_tag", "copied_tag", "tampered_text"
+inline constexpr UnsignedVariant kAllUnsignedVariants[] = {
+    UnsignedVariant::kMissingTag, UnsignedVariant::kBogusTag, UnsignedVariant::kCopiedTag,
+    UnsignedVariant::kTamperedText};
+std::string_view ToString(
+    UnsignedVariant variant);  // "missing_tag", "bogus_tag", "copied_tag", "tampered_text"
 
 struct UnsignedRow {
   UnsignedVariant variant;
@@ -37,11 +39,8 @@ struct UnsignedRow {
 // connection; SQLite's locking serializes the writes). The texts are `poison_text`;
 // `embedder` must be the store's. FailedPrecondition if the namespace has no legitimate row to
 // copy from (copied_tag, tampered_text); Internal for SQLite errors.
-[[nodiscard]] absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(const std::filesystem::path& store_dir,
-                                                                         std::string_view name_space,
-                                                                         std::string_view poison_text,
-                                                                         const Embedder& embedder,
-                                                                         const std::vector<UnsignedVariant>& variants,
-                                                                         uint64_t seed = 0);
+[[nodiscard]] absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(
+    const std::filesystem::path& store_dir, std::string_view name_space, std::string_view poison_text,
+    const Embedder& embedder, const std::vector<UnsignedVariant>& variants, uint64_t seed = 0);
 
 }  // namespace bulwark::attack

@@ -6,7 +6,8 @@
 #include "provenance/signer.h"
 
 namespace bulwark {
-std::string AuditRecordEncoding(const StoredAuditRecord& row, uint32_t key_id, std::string_view previous_tag) {
+std::string AuditRecordEncoding(const StoredAuditRecord& row, uint32_t key_id,
+                                std::string_view previous_tag) {
   const AuditRecord& record = row.record;
   std::string out(kAuditDomain);
   AppendEncodingField(&out, absl::StrCat(key_id));
@@ -23,8 +24,8 @@ std::string AuditRecordEncoding(const StoredAuditRecord& row, uint32_t key_id, s
   return out;
 }
 
-absl::StatusOr<std::string> AuditRecordTag(const Keyring& keyring, const StoredAuditRecord& row, uint32_t key_id,
-                                           std::string_view previous_tag) {
+absl::StatusOr<std::string> AuditRecordTag(const Keyring& keyring, const StoredAuditRecord& row,
+                                           uint32_t key_id, std::string_view previous_tag) {
   const HmacKey* key = keyring.Find(key_id);
   if (key == nullptr) return absl::FailedPreconditionError(absl::StrCat("no signing key ", key_id));
   return HmacSha256(*key, AuditRecordEncoding(row, key_id, previous_tag));
@@ -32,7 +33,8 @@ absl::StatusOr<std::string> AuditRecordTag(const Keyring& keyring, const StoredA
 
 nlohmann::json ToJson(const AuditVerification& verification) {
   nlohmann::json bad = nlohmann::json::array();
-  for (const AuditVerification::Bad& b : verification.bad) bad.push_back({{"seq", b.seq}, {"reason", b.reason}});
+  for (const AuditVerification::Bad& b : verification.bad)
+    bad.push_back({{"seq", b.seq}, {"reason", b.reason}});
   return {{"records", verification.records},
           {"unsigned_records", verification.unsigned_records},
           {"bad_records", bad},

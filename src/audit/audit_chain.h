@@ -8,12 +8,12 @@
 // doc/store_format.md ("Audit log").
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "audit/audit_log.h"
 #include "provenance/keyring.h"

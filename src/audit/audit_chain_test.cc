@@ -5,11 +5,11 @@
 // not failed; key rotation keeps the chain verifying.
 #include "audit/audit_chain.h"
 
-#include <fstream>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+
+#include <fstream>
 
 #include "core/hex.h"
 #include "testing/exec_sql.h"
@@ -127,17 +127,20 @@ TEST_F(SignedAuditLogTest, ARemovedRecordBreaksTheNextOne) {
 
 TEST_F(SignedAuditLogTest, AnUnsignedOrForgedRecordAfterSignedOnesIsReported) {
   Write(2);
-  testing::ExecSql(db_path_,
-                   "INSERT INTO audit(at_us, principal, session, namespace, operation, query_hash, returned_ids, "
-                   "detail) VALUES(5, 'mallory', '', 'alice', 'search', '', '[]', '{}')");
-  testing::ExecSql(db_path_,
-                   "INSERT INTO audit(at_us, principal, session, namespace, operation, query_hash, returned_ids, "
-                   "detail, key_id, tag) VALUES(6, 'mallory', '', 'alice', 'search', '', '[]', '{}', 1, "
-                   "zeroblob(32))");
-  testing::ExecSql(db_path_,
-                   "INSERT INTO audit(at_us, principal, session, namespace, operation, query_hash, returned_ids, "
-                   "detail, key_id, tag) VALUES(7, 'mallory', '', 'alice', 'search', '', '[]', '{}', 99, "
-                   "zeroblob(32))");
+  testing::ExecSql(
+      db_path_,
+      "INSERT INTO audit(at_us, principal, session, namespace, operation, query_hash, returned_ids, "
+      "detail) VALUES(5, 'mallory', '', 'alice', 'search', '', '[]', '{}')");
+  testing::ExecSql(
+      db_path_,
+      "INSERT INTO audit(at_us, principal, session, namespace, operation, query_hash, returned_ids, "
+      "detail, key_id, tag) VALUES(6, 'mallory', '', 'alice', 'search', '', '[]', '{}', 1, "
+      "zeroblob(32))");
+  testing::ExecSql(
+      db_path_,
+      "INSERT INTO audit(at_us, principal, session, namespace, operation, query_hash, returned_ids, "
+      "detail, key_id, tag) VALUES(7, 'mallory', '', 'alice', 'search', '', '[]', '{}', 99, "
+      "zeroblob(32))");
   const AuditVerification v = Verify();
   EXPECT_EQ(v.records, 5);
   ASSERT_THAT(BadSeqs(v), ::testing::ElementsAre(3, 4, 5));
@@ -170,12 +173,13 @@ TEST_F(SignedAuditLogTest, RotatingTheKeyKeepsTheChainVerifying) {
 
 TEST_F(SignedAuditLogTest, ALogOfTheEarlierLayoutGainsTheSigningColumns) {
   // audit.db as the previous version wrote it: no key_id, no tag.
-  testing::ExecSql(db_path_,
-                   "CREATE TABLE audit(seq INTEGER PRIMARY KEY AUTOINCREMENT, at_us INTEGER NOT NULL, principal TEXT "
-                   "NOT NULL, session TEXT NOT NULL, namespace TEXT NOT NULL, operation TEXT NOT NULL, query_hash "
-                   "TEXT NOT NULL, returned_ids TEXT NOT NULL, detail TEXT NOT NULL); "
-                   "INSERT INTO audit(at_us, principal, session, namespace, operation, query_hash, returned_ids, "
-                   "detail) VALUES(1, 'old', '', 'alice', 'search', '', '[]', '{}')");
+  testing::ExecSql(
+      db_path_,
+      "CREATE TABLE audit(seq INTEGER PRIMARY KEY AUTOINCREMENT, at_us INTEGER NOT NULL, principal TEXT "
+      "NOT NULL, session TEXT NOT NULL, namespace TEXT NOT NULL, operation TEXT NOT NULL, query_hash "
+      "TEXT NOT NULL, returned_ids TEXT NOT NULL, detail TEXT NOT NULL); "
+      "INSERT INTO audit(at_us, principal, session, namespace, operation, query_hash, returned_ids, "
+      "detail) VALUES(1, 'old', '', 'alice', 'search', '', '[]', '{}')");
   Write(2);
   const AuditVerification v = Verify();
   EXPECT_EQ(v.records, 3);

@@ -5,6 +5,9 @@
 // most kMaxAppendWait, then drops the record and counts it; Flush reports drops.
 #include "audit/audit_log.h"
 
+#include <absl/strings/str_cat.h>
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
@@ -12,9 +15,6 @@
 #include <deque>
 #include <mutex>
 #include <thread>
-
-#include <absl/strings/str_cat.h>
-#include <sqlite3.h>
 
 #include "audit/audit_chain.h"
 #include "core/strings.h"
@@ -262,14 +262,13 @@ class AuditLog::Impl {
       absl::StatusOr<std::string> expected =
           key_id > 0 && key_id <= kMaxKeyringKeys
               ? AuditRecordTag(keyring, {record.seq, record, st.TextView(7), st.TextView(8)},
-                               static_cast<uint32_t>(key_id),
-                               previous_tag)
+                               static_cast<uint32_t>(key_id), previous_tag)
               : absl::FailedPreconditionError(absl::StrCat("no signing key ", key_id));
       if (!expected.ok()) {
         out.bad.push_back({record.seq, std::string(expected.status().message())});
       } else if (*expected != tag) {
-        out.bad.push_back({record.seq,
-                           "tag does not match: the record was changed, or a record before it was removed"});
+        out.bad.push_back(
+            {record.seq, "tag does not match: the record was changed, or a record before it was removed"});
       }
       previous_tag = tag;
     }
@@ -295,10 +294,11 @@ class AuditLog::Impl {
       if (rc == SQLITE_DONE) return absl::OkStatus();
       if (rc != SQLITE_ROW) return SqliteError(db_, "look for audit records in the store database");
       probe.Reset();
-      if (auto s = Exec(db_,
-                        "INSERT OR IGNORE INTO main.audit(seq, at_us, principal, session, namespace, operation, "
-                        "query_hash, returned_ids, detail) SELECT seq, at_us, principal, session, namespace, "
-                        "operation, query_hash, returned_ids, detail FROM legacy.audit");
+      if (auto s =
+              Exec(db_,
+                   "INSERT OR IGNORE INTO main.audit(seq, at_us, principal, session, namespace, operation, "
+                   "query_hash, returned_ids, detail) SELECT seq, at_us, principal, session, namespace, "
+                   "operation, query_hash, returned_ids, detail FROM legacy.audit");
           !s.ok()) {
         return s;
       }
@@ -415,9 +415,9 @@ class AuditLog::Impl {
   const std::filesystem::path db_path_;
 
   const std::chrono::milliseconds interval_;
-  const size_t capacity_;     // most records queued (written or not) at once
-  const size_t batch_limit_;  // a batch this large is written without waiting for the interval
-  const std::optional<Keyring> keyring_;     // signs new records (read by the writer thread only)
+  const size_t capacity_;                 // most records queued (written or not) at once
+  const size_t batch_limit_;              // a batch this large is written without waiting for the interval
+  const std::optional<Keyring> keyring_;  // signs new records (read by the writer thread only)
   const std::filesystem::path keyring_path_;  // empty: unsigned log
 
   std::mutex mu_;                     // guards everything below
@@ -465,8 +465,8 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::filesystem::
     sqlite3_close(db);
     return s;
   }
-  auto impl = std::make_unique<Impl>(db, db_path, std::chrono::milliseconds(flush_interval_ms), queue_capacity,
-                                     std::move(keyring), keyring_path);
+  auto impl = std::make_unique<Impl>(db, db_path, std::chrono::milliseconds(flush_interval_ms),
+                                     queue_capacity, std::move(keyring), keyring_path);
   impl->Start();
   return std::unique_ptr<AuditLog>(new AuditLog(std::move(impl)));
 }
@@ -485,14 +485,16 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::OpenForStore(const std::file
   const std::filesystem::path path = AuditDatabaseFor(store_db);
   if (!std::filesystem::exists(path, ec)) {
     sqlite3* created = nullptr;
-    const int rc = sqlite3_open_v2(path.c_str(), &created, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
+    const int rc =
+        sqlite3_open_v2(path.c_str(), &created, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr);
     sqlite3_close(created);
     if (rc != SQLITE_OK) return absl::UnavailableError(absl::StrCat("cannot create ", path.string()));
   }
   auto log = Open(path, flush_interval_ms, queue_capacity, keyring_path);
   if (!log.ok()) return log.status();
   if (auto s = (*log)->impl_->MoveLegacyRecords(store_db); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("moving audit records out of ", store_db.string(), ": ", s.message()));
+    return absl::Status(s.code(),
+                        absl::StrCat("moving audit records out of ", store_db.string(), ": ", s.message()));
   }
   return log;
 }

@@ -20,17 +20,17 @@
 // Verify checks it. Thread-safe.
 #pragma once
 
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 namespace bulwark {
 

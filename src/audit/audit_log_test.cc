@@ -5,14 +5,14 @@
 // the log in its own file beside the store's and moves records of the older layout into it.
 #include "audit/audit_log.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <limits>
 #include <map>
 #include <thread>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include "core/hex.h"
 #include "testing/temp_dir.h"

@@ -32,24 +32,42 @@ enum class AuditOperation {
 
 constexpr std::string_view ToString(AuditOperation op) {
   switch (op) {
-    case AuditOperation::kAdd: return "add";
-    case AuditOperation::kSearch: return "search";
-    case AuditOperation::kAnswer: return "answer";
-    case AuditOperation::kGet: return "get";
-    case AuditOperation::kHistory: return "history";
-    case AuditOperation::kUpdate: return "update";
-    case AuditOperation::kDelete: return "delete";
-    case AuditOperation::kPurge: return "purge";
-    case AuditOperation::kQuarantine: return "quarantine";
-    case AuditOperation::kRelease: return "release";
-    case AuditOperation::kReject: return "reject";
-    case AuditOperation::kCreatePrincipal: return "create_principal";
-    case AuditOperation::kRevokePrincipal: return "revoke_principal";
-    case AuditOperation::kCreateKey: return "create_key";
-    case AuditOperation::kRevokeKey: return "revoke_key";
-    case AuditOperation::kRotateSigningKey: return "rotate_signing_key";
-    case AuditOperation::kVerify: return "verify";
-    case AuditOperation::kRefused: return "refused";
+    case AuditOperation::kAdd:
+      return "add";
+    case AuditOperation::kSearch:
+      return "search";
+    case AuditOperation::kAnswer:
+      return "answer";
+    case AuditOperation::kGet:
+      return "get";
+    case AuditOperation::kHistory:
+      return "history";
+    case AuditOperation::kUpdate:
+      return "update";
+    case AuditOperation::kDelete:
+      return "delete";
+    case AuditOperation::kPurge:
+      return "purge";
+    case AuditOperation::kQuarantine:
+      return "quarantine";
+    case AuditOperation::kRelease:
+      return "release";
+    case AuditOperation::kReject:
+      return "reject";
+    case AuditOperation::kCreatePrincipal:
+      return "create_principal";
+    case AuditOperation::kRevokePrincipal:
+      return "revoke_principal";
+    case AuditOperation::kCreateKey:
+      return "create_key";
+    case AuditOperation::kRevokeKey:
+      return "revoke_key";
+    case AuditOperation::kRotateSigningKey:
+      return "rotate_signing_key";
+    case AuditOperation::kVerify:
+      return "verify";
+    case AuditOperation::kRefused:
+      return "refused";
   }
   return "unknown";
 }

@@ -4,14 +4,14 @@
 // about why a key was refused. Key format and hashing are written down in doc/auth.md.
 #include "auth/principal_registry.h"
 
+#include <absl/strings/str_cat.h>
+#include <openssl/crypto.h>
+#include <sqlite3.h>
+
 #include <algorithm>
 #include <array>
 #include <mutex>
-
-#include <absl/strings/str_cat.h>
 #include <nlohmann/json.hpp>
-#include <openssl/crypto.h>
-#include <sqlite3.h>
 
 #include "core/hex.h"
 #include "core/strings.h"

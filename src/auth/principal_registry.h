@@ -13,6 +13,9 @@
 // that does not decode); those messages never contain a key or a secret.
 #pragma once
 
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -20,9 +23,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
 
 #include "bulwark/env.h"
 

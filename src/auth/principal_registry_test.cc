@@ -3,13 +3,13 @@
 // to control them and from the real CSPRNG otherwise.
 #include "auth/principal_registry.h"
 
-#include <cctype>
-#include <fstream>
-#include <iterator>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+
+#include <cctype>
+#include <fstream>
+#include <iterator>
 
 #include "core/hex.h"
 #include "testing/temp_dir.h"

@@ -1,11 +1,11 @@
 // The service-administration subcommands driven in-process: `principals` (offline management of
 // API principals and keys) and `audit` (reading the audit log with filters; --verify checks its
 // signed chain).
-#include <sstream>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"

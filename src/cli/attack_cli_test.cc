@@ -3,11 +3,11 @@
 // a victim query carrying the optimized trigger that was not in the log; --write stores the poison
 // through the write path and it is then retrieved for the triggered query; bad input writes
 // neither the log nor the store.
-#include <fstream>
-#include <set>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
 
 #include "cli/lab_test_util.h"
 #include "testing/gate_fixture.h"
@@ -54,8 +54,8 @@ class AttackCliTest : public ::testing::Test {
   void SetUp() override {
     ASSERT_EQ(Cli({"init", "--no-synonyms"}).code, 0);
     for (int i = 0; i < 6; ++i) {
-      ASSERT_EQ(Cli({"-n", "travel", "add", "Flight to Lisbon leaves Tuesday 9:40 from terminal " +
-                                                std::to_string(i)})
+      ASSERT_EQ(Cli({"-n", "travel", "add",
+                     "Flight to Lisbon leaves Tuesday 9:40 from terminal " + std::to_string(i)})
                     .code,
                 0);
     }
@@ -63,7 +63,8 @@ class AttackCliTest : public ::testing::Test {
     for (const AttackTopic& t : AttackTopics()) {
       for (size_t i = 0; i + 1 < t.queries.size(); ++i) {
         victims.push_back(
-            nlohmann::json{{"query", t.queries[i]}, {"target_topic", t.name}, {"poison_goal", t.goal}}.dump());
+            nlohmann::json{{"query", t.queries[i]}, {"target_topic", t.name}, {"poison_goal", t.goal}}
+                .dump());
       }
     }
     WriteFile("victims.jsonl", victims);
@@ -81,11 +82,23 @@ class AttackCliTest : public ::testing::Test {
     return static_cast<size_t>(std::count(r.out.begin(), r.out.end(), '\n'));
   }
   CliResult Attack(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {"-n",        "travel",      "--json",
-                                     "attack",    "agentpoison", "--victim-queries",
-                                     Path("victims.jsonl"), "--benign-queries", Path("benign.txt"),
-                                     "-o",        Path("attack.jsonl"), "--seed", "7",
-                                     "--sweeps",  "2",           "--candidates", "16"};
+    std::vector<std::string> args = {"-n",
+                                     "travel",
+                                     "--json",
+                                     "attack",
+                                     "agentpoison",
+                                     "--victim-queries",
+                                     Path("victims.jsonl"),
+                                     "--benign-queries",
+                                     Path("benign.txt"),
+                                     "-o",
+                                     Path("attack.jsonl"),
+                                     "--seed",
+                                     "7",
+                                     "--sweeps",
+                                     "2",
+                                     "--candidates",
+                                     "16"};
     args.insert(args.end(), extra.begin(), extra.end());
     return Cli(args);
   }
@@ -111,7 +124,8 @@ TEST_F(AttackCliTest, TheAttackLogFitsAGateThatRejectsTheOptimizedTrigger) {
   for (const nlohmann::json& line : log) {
     EXPECT_EQ(line["attack"], "agentpoison");
     EXPECT_EQ(line["trigger"], trigger_of[line["target_topic"]]);
-    EXPECT_EQ(line["query"], line["victim_query"].get<std::string>() + " " + line["trigger"].get<std::string>());
+    EXPECT_EQ(line["query"],
+              line["victim_query"].get<std::string>() + " " + line["trigger"].get<std::string>());
   }
   EXPECT_FALSE(std::filesystem::exists(dir_ / "attack.jsonl.tmp"));
 
@@ -164,8 +178,7 @@ TEST_F(AttackCliTest, WriteStoresThePoisonThatTheTriggeredQueryRetrieves) {
   ASSERT_EQ(search.code, 0) << search.err;
   const nlohmann::json hits = search.json()["hits"];
   bool poisoned = false;
-  for (const nlohmann::json& hit : hits)
-    poisoned |= hit["metadata"].value("attack", "") == "agentpoison";
+  for (const nlohmann::json& hit : hits) poisoned |= hit["metadata"].value("attack", "") == "agentpoison";
   EXPECT_TRUE(poisoned) << search.out;
 }
 
@@ -178,7 +191,8 @@ TEST_F(AttackCliTest, BadInputWritesNeitherTheLogNorTheStore) {
     EXPECT_FALSE(std::filesystem::exists(dir_ / "attack.jsonl.tmp"));
     EXPECT_EQ(EntryCount(), entries);
   };
-  WriteFile("victims.jsonl", {R"({"query": "when does my flight leave", "poison_goal": "x"})", R"({"text": 3})"});
+  WriteFile("victims.jsonl",
+            {R"({"query": "when does my flight leave", "poison_goal": "x"})", R"({"text": 3})"});
   expect_nothing_written(Attack({"--write"}), "victims.jsonl:2: expected {\"query\"");
   WriteFile("victims.jsonl", {"when does my flight leave"});
   expect_nothing_written(Attack({"--write"}), "victims.jsonl:1: no payload");
@@ -205,11 +219,12 @@ namespace {
 // line per query (hits as entry ids, not their text); on bad input it writes no log.
 TEST_F(AttackCliTest, ExtractionWritesOneLogLinePerQueryOfEverySession) {
   std::vector<std::string> benign;
-  for (const std::string& q : testing::BenignQueries(0, 40)) benign.push_back(nlohmann::json{{"query", q}}.dump());
+  for (const std::string& q : testing::BenignQueries(0, 40))
+    benign.push_back(nlohmann::json{{"query", q}}.dump());
   WriteFile("benign.jsonl", benign);
-  CliResult r = Cli({"-n", "travel", "--json", "attack", "extraction", "--attack", "all", "--rounds", "6",
-                     "--sessions", "2", "-k", "3", "--benign-queries", Path("benign.jsonl"), "-o",
-                     Path("extraction.jsonl")});
+  CliResult r =
+      Cli({"-n", "travel", "--json", "attack", "extraction", "--attack", "all", "--rounds", "6", "--sessions",
+           "2", "-k", "3", "--benign-queries", Path("benign.jsonl"), "-o", Path("extraction.jsonl")});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json summary = r.json();
   const std::vector<nlohmann::json> log = ReadLog("extraction.jsonl");
@@ -248,7 +263,8 @@ TEST_F(AttackCliTest, ExtractionWithBadInputWritesNoLog) {
   EXPECT_THAT(r.err, HasSubstr("error:"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "x.jsonl"));
   EXPECT_FALSE(std::filesystem::exists(dir_ / "x.jsonl.tmp"));
-  r = Cli({"-n", "travel", "attack", "extraction", "--attack", "dgea", "--llm", "{not json", "-o", Path("x.jsonl")});
+  r = Cli({"-n", "travel", "attack", "extraction", "--attack", "dgea", "--llm", "{not json", "-o",
+           Path("x.jsonl")});
   EXPECT_EQ(r.code, 1);
   EXPECT_FALSE(std::filesystem::exists(dir_ / "x.jsonl"));
 }

@@ -1,12 +1,12 @@
 // The red-team subcommands (see attack_commands.h).
 #include "cli/attack_commands.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <fstream>
 #include <map>
-#include <ostream>
-
-#include <absl/strings/str_cat.h>
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "attack/agentpoison_trigger.h"
 #include "attack/attack.h"
@@ -45,7 +45,8 @@ absl::StatusOr<std::vector<VictimTopic>> ReadVictims(const std::string& path, co
           (j.contains("target_topic") && !j["target_topic"].is_string()) ||
           (j.contains("poison_goal") && !j["poison_goal"].is_string())) {
         return absl::InvalidArgumentError(absl::StrCat(
-            path, ":", number, ": expected {\"query\": \"...\", \"target_topic\"?: \"...\", \"poison_goal\"?: \"...\"}"));
+            path, ":", number,
+            ": expected {\"query\": \"...\", \"target_topic\"?: \"...\", \"poison_goal\"?: \"...\"}"));
       }
       query = j["query"].get<std::string>();
       topic = j.value("target_topic", "");
@@ -97,9 +98,11 @@ void AttackCommands::Register(CLI::App& app) {
                    "trigger per topic")
       ->required();
   f.agentpoison->add_option("-o,--out", f.log_file, "the attack log to write (JSONL)")->required();
-  f.agentpoison->add_option("--benign-queries", f.benign_file,
-                            "benign queries the trigger should move away from (AgentPoison's uniqueness term)");
-  f.agentpoison->add_option("--payload", f.payload, "the malicious instruction, for victims without a poison_goal");
+  f.agentpoison->add_option(
+      "--benign-queries", f.benign_file,
+      "benign queries the trigger should move away from (AgentPoison's uniqueness term)");
+  f.agentpoison->add_option("--payload", f.payload,
+                            "the malicious instruction, for victims without a poison_goal");
   f.agentpoison->add_option("--trigger-tokens", f.options.trigger_tokens, "words in the trigger")
       ->capture_default_str()
       ->check(CLI::Range(1, 16));
@@ -113,7 +116,8 @@ void AttackCommands::Register(CLI::App& app) {
   f.agentpoison->add_option("--vocabulary", f.vocabulary, "trigger vocabulary size (WordNet lemmas)")
       ->capture_default_str()
       ->check(CLI::Range(2, 200000));
-  f.agentpoison->add_option("--seed", f.options.seed, "the run is deterministic for a seed")->capture_default_str();
+  f.agentpoison->add_option("--seed", f.options.seed, "the run is deterministic for a seed")
+      ->capture_default_str();
   f.agentpoison->add_flag("--write", f.write,
                           "also store the poison passages in the namespace (signed; the write gate applies)");
   extraction_.Register(attack);
@@ -194,7 +198,9 @@ std::optional<int> AttackCommands::Run(const CommandEnv& env) {
   }
   std::error_code ec;
   std::filesystem::rename(temp_path, f.log_file, ec);
-  if (ec) return FailCommand(env, absl::UnavailableError(absl::StrCat("cannot write ", f.log_file, ": ", ec.message())));
+  if (ec)
+    return FailCommand(env,
+                       absl::UnavailableError(absl::StrCat("cannot write ", f.log_file, ": ", ec.message())));
 
   if (env.json) {
     nlohmann::json per_topic = nlohmann::json::array();

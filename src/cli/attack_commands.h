@@ -17,10 +17,9 @@
 // file and renamed) only after the optional store write succeeded.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/command_env.h"
 #include "cli/extraction_attack_command.h"

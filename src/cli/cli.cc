@@ -6,29 +6,28 @@
 // command that prints results takes --json for machine-readable output.
 #include "cli/cli.h"
 
+#include <absl/strings/str_cat.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <charconv>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 #include <string>
-
-#include <CLI/CLI.hpp>
-#include <absl/strings/str_cat.h>
-#include <nlohmann/json.hpp>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 
 #include "audit/audit_chain.h"
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "bulwark/memory_store.h"
 #include "cli/gate_commands.h"
-#include "cli/jsonl_import.h"
 #include "cli/honeypot_commands.h"
+#include "cli/jsonl_import.h"
 #include "cli/read_defense_commands.h"
 #include "provenance/keyring.h"
 #include "server/serve.h"
@@ -127,7 +126,8 @@ int CmdInit(const GlobalFlags& g, const std::string& embedder_json, bool no_syno
   auto stats = (*store)->Stats();
   if (!stats.ok()) return Fail(io, stats.status());
   if (g.json) {
-    io.out << nlohmann::json{{"store", g.store}, {"embedder", stats->embedder.ToString()},
+    io.out << nlohmann::json{{"store", g.store},
+                             {"embedder", stats->embedder.ToString()},
                              {"key_id", stats->newest_key_id}}
                   .dump()
            << "\n";
@@ -150,7 +150,8 @@ int CmdKeys(const GlobalFlags& g, const std::string& action, Io io) {
     auto keyring = Keyring::Create(path, Env::Default());
     if (!keyring.ok()) return Fail(io, keyring.status());
     if (g.json) {
-      io.out << nlohmann::json{{"keyring", path.string()}, {"key_id", keyring->newest_key_id()}}.dump() << "\n";
+      io.out << nlohmann::json{{"keyring", path.string()}, {"key_id", keyring->newest_key_id()}}.dump()
+             << "\n";
     } else {
       io.out << "created keyring " << path.string() << " with key " << keyring->newest_key_id() << "\n";
     }
@@ -170,7 +171,8 @@ int CmdKeys(const GlobalFlags& g, const std::string& action, Io io) {
   }
   nlohmann::json keys = nlohmann::json::array();
   for (const KeyInfo& k : keyring->List()) {
-    keys.push_back({{"id", k.id}, {"created_at_us", k.created_at_us}, {"newest", k.id == keyring->newest_key_id()}});
+    keys.push_back(
+        {{"id", k.id}, {"created_at_us", k.created_at_us}, {"newest", k.id == keyring->newest_key_id()}});
   }
   if (g.json) {
     io.out << nlohmann::json{{"keys", keys}}.dump() << "\n";
@@ -193,7 +195,9 @@ int CmdAdd(const GlobalFlags& g, const std::optional<std::string>& text, const s
     NewEntry entry;
     entry.text = *text;
     auto source = ParseSource(source_name);
-    if (!source) return Fail(io, absl::InvalidArgumentError("--source must be one of user, agent, tool, system, import"));
+    if (!source)
+      return Fail(io,
+                  absl::InvalidArgumentError("--source must be one of user, agent, tool, system, import"));
     entry.source = *source;
     if (!metadata_json.empty()) {
       entry.metadata = nlohmann::json::parse(metadata_json, nullptr, false);
@@ -209,8 +213,8 @@ int CmdAdd(const GlobalFlags& g, const std::optional<std::string>& text, const s
     limits.max_text_bytes = g.max_text_bytes;
     auto parsed = ParseImportJsonl(in, limits);
     if (!parsed.ok()) {
-      return Fail(io, absl::Status(parsed.status().code(),
-                                   absl::StrCat(file, ": ", parsed.status().message(), " (nothing was imported)")));
+      return Fail(io, absl::Status(parsed.status().code(), absl::StrCat(file, ": ", parsed.status().message(),
+                                                                        " (nothing was imported)")));
     }
     entries = *std::move(parsed);
   }
@@ -273,8 +277,8 @@ int CmdHistory(const GlobalFlags& g, const std::string& id, Io io) {
     return 0;
   }
   for (const HistoryEvent& ev : *events) {
-    io.out << FormatTime(ev.at_us) << "  " << std::left << std::setw(10) << ev.event << " by " << ev.actor << "  "
-           << (ev.verified ? "" : "FAILED VERIFICATION  ") << ev.detail.dump() << "\n";
+    io.out << FormatTime(ev.at_us) << "  " << std::left << std::setw(10) << ev.event << " by " << ev.actor
+           << "  " << (ev.verified ? "" : "FAILED VERIFICATION  ") << ev.detail.dump() << "\n";
   }
   return 0;
 }
@@ -285,7 +289,8 @@ int CmdUpdate(const GlobalFlags& g, const std::string& id, const std::optional<s
   update.text = text;
   if (!metadata_json.empty()) {
     update.metadata = nlohmann::json::parse(metadata_json, nullptr, false);
-    if (!update.metadata->is_object()) return Fail(io, absl::InvalidArgumentError("--metadata must be a JSON object"));
+    if (!update.metadata->is_object())
+      return Fail(io, absl::InvalidArgumentError("--metadata must be a JSON object"));
   }
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(io, store.status());
@@ -334,7 +339,8 @@ int CmdExport(const GlobalFlags& g, const std::string& output, bool all_states, 
   if (!skipped.ok()) return Fail(io, skipped.status());
   if (!output.empty()) io.err << "exported " << exported << " entries to " << output << "\n";
   if (*skipped > 0) {
-    io.err << "warning: " << *skipped << " row(s) failed verification and were not exported (run `bulwark verify`)\n";
+    io.err << "warning: " << *skipped
+           << " row(s) failed verification and were not exported (run `bulwark verify`)\n";
   }
   return 0;
 }
@@ -367,12 +373,18 @@ int CmdStats(const GlobalFlags& g, Io io) {
   if (!stats.ok()) return Fail(io, stats.status());
   nlohmann::json namespaces = nlohmann::json::array();
   for (const NamespaceStats& ns : stats->namespaces) {
-    namespaces.push_back({{"namespace", ns.name_space}, {"active", ns.active}, {"quarantined", ns.quarantined},
-                          {"deleted", ns.deleted}, {"purged", ns.purged}, {"honeypots", ns.honeypots}});
+    namespaces.push_back({{"namespace", ns.name_space},
+                          {"active", ns.active},
+                          {"quarantined", ns.quarantined},
+                          {"deleted", ns.deleted},
+                          {"purged", ns.purged},
+                          {"honeypots", ns.honeypots}});
   }
   if (g.json) {
-    io.out << nlohmann::json{{"embedder", stats->embedder.ToString()}, {"newest_key_id", stats->newest_key_id},
-                             {"keys", stats->key_count}, {"namespaces", namespaces}}
+    io.out << nlohmann::json{{"embedder", stats->embedder.ToString()},
+                             {"newest_key_id", stats->newest_key_id},
+                             {"keys", stats->key_count},
+                             {"namespaces", namespaces}}
                   .dump()
            << "\n";
     return 0;
@@ -381,7 +393,8 @@ int CmdStats(const GlobalFlags& g, Io io) {
          << "keys:      " << stats->key_count << " (newest " << stats->newest_key_id << ")\n";
   for (const auto& ns : namespaces) {
     io.out << "namespace " << ns["namespace"].get<std::string>() << ": " << ns["active"] << " active, "
-           << ns["quarantined"] << " quarantined, " << ns["deleted"] << " deleted, " << ns["purged"] << " purged\n";
+           << ns["quarantined"] << " quarantined, " << ns["deleted"] << " deleted, " << ns["purged"]
+           << " purged\n";
   }
   return 0;
 }
@@ -584,7 +597,8 @@ int CmdAuditVerify(const GlobalFlags& g, AuditLog& log, Io io) {
     return v->ok() ? 0 : 1;
   }
   io.out << "audit log: " << v->records << " records";
-  if (v->unsigned_records > 0) io.out << " (" << v->unsigned_records << " written before records were signed)";
+  if (v->unsigned_records > 0)
+    io.out << " (" << v->unsigned_records << " written before records were signed)";
   io.out << (v->ok() ? "; every signed record verifies\n" : "\n");
   for (const AuditVerification::Bad& b : v->bad) io.out << "BAD seq " << b.seq << ": " << b.reason << "\n";
   if (!v->ok()) {
@@ -659,7 +673,9 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   app.add_option("-n,--namespace", g.name_space, "namespace")->capture_default_str();
   app.add_option("--principal", g.principal, "who is writing (default local:$USER)");
   app.add_option("--keyring", g.keyring, "keyring file (default STORE/keyring.json)");
-  app.add_option("--max-text-bytes", g.max_text_bytes, "largest accepted text")->capture_default_str()->check(CLI::Range(1, 16 << 20));
+  app.add_option("--max-text-bytes", g.max_text_bytes, "largest accepted text")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 16 << 20));
   app.add_flag("--json", g.json, "machine-readable JSON output");
 
   std::string embedder_json;
@@ -670,7 +686,9 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
 
   std::string key_action;
   auto* keys = app.add_subcommand("keys", "manage the signing keyring");
-  keys->add_option("action", key_action, "create | rotate | list")->required()->check(CLI::IsMember({"create", "rotate", "list"}));
+  keys->add_option("action", key_action, "create | rotate | list")
+      ->required()
+      ->check(CLI::IsMember({"create", "rotate", "list"}));
 
   std::optional<std::string> text;
   std::string file, metadata_json, source_name = "user";
@@ -713,17 +731,22 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
 
   CalibrateFlags cf;
   auto* calibrate = app.add_subcommand("calibrate", "calibrate the write gate's detectors for a namespace");
-  calibrate->add_option("--queries", cf.queries_file,
-                        "calibration queries (lines, or JSONL with \"query\"); they become the namespace's query "
-                        "history (default: the history its searches built)");
-  auto* ref_opt = calibrate->add_option("--reference", cf.reference_file, "benign reference entries (import JSONL)");
+  calibrate->add_option(
+      "--queries", cf.queries_file,
+      "calibration queries (lines, or JSONL with \"query\"); they become the namespace's query "
+      "history (default: the history its searches built)");
+  auto* ref_opt =
+      calibrate->add_option("--reference", cf.reference_file, "benign reference entries (import JSONL)");
   calibrate->add_option("--from-store", cf.from_store, "use the N newest active entries as the reference")
       ->capture_default_str()
       ->excludes(ref_opt)
       ->check(CLI::Range(2, 1'000'000));
-  calibrate->add_option("--trigger", cf.trigger, "suspected trigger appended to every query (triggered calibration)");
-  calibrate->add_option("--target-fpr", cf.target_fpr, "false-positive rate on the reference set for the "
-                        "embedder-dependent thresholds (default from gate.json: 0.01)")
+  calibrate->add_option("--trigger", cf.trigger,
+                        "suspected trigger appended to every query (triggered calibration)");
+  calibrate
+      ->add_option("--target-fpr", cf.target_fpr,
+                   "false-positive rate on the reference set for the "
+                   "embedder-dependent thresholds (default from gate.json: 0.01)")
       ->check(CLI::Range(0.0, 0.999));
   calibrate->add_option("--kappa", cf.kappa, "memsad threshold mu + kappa*sigma (default 2.0)")
       ->check(CLI::PositiveNumber);
@@ -732,7 +755,8 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   auto* quarantine = app.add_subcommand("quarantine", "review entries the write gate quarantined");
   quarantine->require_subcommand(1);
   auto* q_list = quarantine->add_subcommand("list", "list quarantined entries with their reasons");
-  auto* q_release = quarantine->add_subcommand("release", "make a quarantined entry retrievable (history kept)");
+  auto* q_release =
+      quarantine->add_subcommand("release", "make a quarantined entry retrievable (history kept)");
   q_release->add_option("id", id)->required();
   auto* q_reject = quarantine->add_subcommand("reject", "reject a quarantined entry (it becomes deleted)");
   q_reject->add_option("id", id)->required();
@@ -743,7 +767,8 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
       "watermark", "mark text so it passes the watermark detector (gate.json watermark.scheme), or check it");
   watermark->require_subcommand(1);
   auto* w_mark = watermark->add_subcommand(
-      "mark", "print the marked text (stdout) and every substitution made (stderr); exit 1 if it cannot verify");
+      "mark",
+      "print the marked text (stdout) and every substitution made (stderr); exit 1 if it cannot verify");
   w_mark->add_option("text", watermark_text, "the text, or - for stdin")->required();
   w_mark->add_option("--z-target", z_target, "z-score to reach (at least the detector's threshold)")
       ->capture_default_str();
@@ -796,8 +821,9 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   serve->add_option("--llm", serve_llm,
                     R"(LLM of the llm responder and judge as JSON {"url", "model", "api_key_env", ...}; )"
                     "default from $BULWARK_LLM_URL, $BULWARK_LLM_MODEL, $BULWARK_LLM_API_KEY");
-  serve->add_option("--honeypot-mode", serve_options.honeypot_mode,
-                    "honeypot monitor: off | monitor (record blocks) | block (refuse blocked sessions)")
+  serve
+      ->add_option("--honeypot-mode", serve_options.honeypot_mode,
+                   "honeypot monitor: off | monitor (record blocks) | block (refuse blocked sessions)")
       ->capture_default_str()
       ->check(CLI::IsMember({"off", "monitor", "block"}));
   serve->add_option("--max-nruns", so.limits.max_smoothing_runs, "largest smoothing nruns")
@@ -836,8 +862,9 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   audit->add_option("--entry", af.entry_id, "only records that returned this entry id");
   audit->add_option("--since", af.since, "microseconds since the epoch, or an age: 30m, 2h, 7d");
   audit->add_option("--limit", af.limit, "most records")->capture_default_str()->check(CLI::Range(1, 10000));
-  audit->add_flag("--verify", af.verify,
-                  "check the signed chain of every record (edited, forged or removed records); exit 1 if any fails");
+  audit->add_flag(
+      "--verify", af.verify,
+      "check the signed chain of every record (edited, forged or removed records); exit 1 if any fails");
   audit->footer("Filter by namespace with the global -n/--namespace (all namespaces when not given).");
 
   read_defenses.Register(app);
@@ -872,7 +899,8 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
       (void)q_reject;
       return RunQuarantine(**store, g.name_space, gate_action, id, g.principal, g.json, io.out, io.err);
     }
-    return RunWatermark(**store, w_mark->parsed() ? "mark" : "check", watermark_text, z_target, g.json, io.out, io.err);
+    return RunWatermark(**store, w_mark->parsed() ? "mark" : "check", watermark_text, z_target, g.json,
+                        io.out, io.err);
   }
   if (verify->parsed()) return CmdVerify(g, io);
   if (stats->parsed()) return CmdStats(g, io);
@@ -886,7 +914,8 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   if (audit->parsed()) return CmdAudit(g, app.get_option("--namespace")->count() > 0, af, io);
   const bool store_given = app.get_option("--store")->count() > 0;
   const bool err_is_terminal = (&err == &std::cerr) && isatty(STDERR_FILENO);
-  const CommandEnv command_env{g.store, g.name_space, g.json, MakeOptions(g), out, err, store_given, err_is_terminal};
+  const CommandEnv command_env{g.store, g.name_space, g.json,      MakeOptions(g),
+                               out,     err,          store_given, err_is_terminal};
   if (auto code = read_defenses.Run(command_env)) return *code;
   if (auto code = honeypots.Run(command_env)) return *code;
   for (CommandGroup* group : groups) {

@@ -1,12 +1,12 @@
 // Drives the CLI in-process through cli::Run, as a user would from the shell.
 #include "cli/cli.h"
 
-#include <fstream>
-#include <sstream>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "cli/cli_test_util.h"
 #include "testing/temp_dir.h"
@@ -30,7 +30,8 @@ TEST_F(CliTest, WalkthroughInitAddSearchVerify) {
   ASSERT_EQ(init.code, 0) << init.err;
   EXPECT_THAT(init.json()["embedder"].get<std::string>(), HasSubstr("lexical/384/"));
 
-  Result added = Cli({"add", "Alice's flight to Lisbon leaves at 9:40 on Tuesday", "-m", R"({"category":"calendar"})", "--json"});
+  Result added = Cli({"add", "Alice's flight to Lisbon leaves at 9:40 on Tuesday", "-m",
+                      R"({"category":"calendar"})", "--json"});
   ASSERT_EQ(added.code, 0) << added.err;
   std::string id = added.json()["id"];
   Cli({"add", "Remember to renew the car insurance in March"});
@@ -57,11 +58,15 @@ TEST_F(CliTest, ImportIsOneBatchAndABadLineImportsNothing) {
   Init();
   {
     std::ofstream f(dir_ / "good.jsonl");
-    for (int i = 0; i < 30; ++i) f << R"({"text": "imported memory )" << i << R"(", "metadata": {"i": )" << i << "}}\n";
+    for (int i = 0; i < 30; ++i)
+      f << R"({"text": "imported memory )" << i << R"(", "metadata": {"i": )" << i << "}}\n";
   }
   {
     std::ofstream f(dir_ / "bad.jsonl");
-    f << R"({"text": "fine"})" << "\n" << R"({"text": "oops", "colour": "red"})" << "\n";
+    f << R"({"text": "fine"})"
+      << "\n"
+      << R"({"text": "oops", "colour": "red"})"
+      << "\n";
   }
   Result bad = Cli({"add", "--file", (dir_ / "bad.jsonl").string()});
   EXPECT_EQ(bad.code, 1);

@@ -2,11 +2,10 @@
 // store in a temporary directory.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "cli/cli.h"
 #include "testing/temp_dir.h"

@@ -2,13 +2,12 @@
 // the global flags, how they report a failure, and the CommandGroup they implement.
 #pragma once
 
-#include <optional>
-#include <ostream>
-#include <string>
-
 #include <absl/status/status.h>
 
 #include <CLI/CLI.hpp>
+#include <optional>
+#include <ostream>
+#include <string>
 
 #include "bulwark/options.h"
 

@@ -3,9 +3,9 @@
 // without defenses, and triggered calibration flags at least what plain calibration flags; a
 // defense that flags every poison leaves none retrieved; the synonym attacker substitutes words
 // and evades memsad).
-#include <fstream>
-
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 #include "attack/poisoning_eval.h"
 #include "cli/lab_test_util.h"
@@ -21,11 +21,27 @@ nlohmann::json ReadJson(const std::filesystem::path& path) {
 TEST(EvalAttackCliTest, PoisoningReportsTheAttackDefenseMatrix) {
   testing::TempDir dir;
   const auto json_path = dir.path() / "poisoning.json";
-  const CliResult r = RunLabCli(dir.path() / "unused", {"eval", "poisoning", "--seeds", "1", "--memories", "30",
-                                                     "--history", "15", "--reference", "10", "--topics", "1",
-                                                     "--scenarios", "1", "--attacks", "agentpoison",
-                                                     "agentpoison_triggered", "minja", "smsr_direct", "--json",
-                                                     json_path.string()});
+  const CliResult r = RunLabCli(dir.path() / "unused", {"eval",
+                                                        "poisoning",
+                                                        "--seeds",
+                                                        "1",
+                                                        "--memories",
+                                                        "30",
+                                                        "--history",
+                                                        "15",
+                                                        "--reference",
+                                                        "10",
+                                                        "--topics",
+                                                        "1",
+                                                        "--scenarios",
+                                                        "1",
+                                                        "--attacks",
+                                                        "agentpoison",
+                                                        "agentpoison_triggered",
+                                                        "minja",
+                                                        "smsr_direct",
+                                                        "--json",
+                                                        json_path.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("| attack | defense |"), std::string::npos) << r.out;
   const nlohmann::json j = ReadJson(json_path);
@@ -62,10 +78,27 @@ TEST(EvalAttackCliTest, PoisoningReportsTheAttackDefenseMatrix) {
 TEST(EvalAttackCliTest, AdaptiveReportsEvasionAndSubstitutions) {
   testing::TempDir dir;
   const auto json_path = dir.path() / "adaptive.json";
-  const CliResult r = RunLabCli(dir.path() / "unused",
-                             {"eval", "adaptive", "--seeds", "1", "--memories", "25", "--history", "15", "--reference",
-                              "10", "--topics", "1", "--attacks", "minja", "--targets", "memsad",
-                              "--max-substitutions", "4", "--no-synonyms", "--json", json_path.string()});
+  const CliResult r = RunLabCli(dir.path() / "unused", {"eval",
+                                                        "adaptive",
+                                                        "--seeds",
+                                                        "1",
+                                                        "--memories",
+                                                        "25",
+                                                        "--history",
+                                                        "15",
+                                                        "--reference",
+                                                        "10",
+                                                        "--topics",
+                                                        "1",
+                                                        "--attacks",
+                                                        "minja",
+                                                        "--targets",
+                                                        "memsad",
+                                                        "--max-substitutions",
+                                                        "4",
+                                                        "--no-synonyms",
+                                                        "--json",
+                                                        json_path.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json j = ReadJson(json_path);
   const nlohmann::json m = j["attacks"]["minja"]["memsad"];

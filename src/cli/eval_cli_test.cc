@@ -70,8 +70,8 @@ TEST_F(EvalCliTest, DetectReportsEachDetectorAndCatchesInjectedInstructions) {
   const auto plots = dir_ / "plots";
   const auto store = dir_ / "store";
   CliResult r = RunLabCli(store, {"eval", "detect", "--reference", reference.string(), "--benign",
-                               benign.string(), "--poison", poison.string(), "--queries", queries.string(),
-                               "--json", json_path.string(), "--plots", plots.string()});
+                                  benign.string(), "--poison", poison.string(), "--queries", queries.string(),
+                                  "--json", json_path.string(), "--plots", plots.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("| detector"));
   EXPECT_THAT(r.out, HasSubstr("composite (OR)"));
@@ -138,8 +138,8 @@ TEST_F(EvalCliTest, DetectWithTriggerCalibratesOnTriggeredQueries) {
   const auto json_path = dir_ / "detect.json";
   CliResult r =
       RunLabCli(dir_ / "store", {"eval", "detect", "--reference", reference.string(), "--benign",
-                              benign.string(), "--poison", poison.string(), "--queries", queries.string(),
-                              "--trigger", "zx9 quorlex", "--json", json_path.string()});
+                                 benign.string(), "--poison", poison.string(), "--queries", queries.string(),
+                                 "--trigger", "zx9 quorlex", "--json", json_path.string()});
   ASSERT_EQ(r.code, 0) << r.err;
   const nlohmann::json out = ReadJson(json_path);
   EXPECT_TRUE(out["config"]["triggered_calibration"].get<bool>());
@@ -153,8 +153,9 @@ TEST_F(EvalCliTest, DetectWithTriggerCalibratesOnTriggeredQueries) {
 TEST_F(EvalCliTest, DetectRejectsBadInputWithoutCrashing) {
   const auto good = Write("good.jsonl", Texts({"one memory", "two memories"}));
   const auto bad = Write("bad.jsonl", {{{"text", "x"}, {"victim_query", 7}}});
-  CliResult r = RunLabCli(dir_ / "store", {"eval", "detect", "--reference", good.string(), "--benign",
-                                        good.string(), "--poison", bad.string(), "--queries", good.string()});
+  CliResult r =
+      RunLabCli(dir_ / "store", {"eval", "detect", "--reference", good.string(), "--benign", good.string(),
+                                 "--poison", bad.string(), "--queries", good.string()});
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.err, HasSubstr("victim_query"));
   r = RunLabCli(dir_ / "store2", {"eval", "detect", "--reference", good.string()});

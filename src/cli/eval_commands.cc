@@ -26,12 +26,8 @@ using EvalSubcommandFactory = std::unique_ptr<EvalSubcommand> (*)();
 
 // One line per subcommand, in the order `bulwark-lab eval --help` lists them.
 constexpr EvalSubcommandFactory kEvalSubcommands[] = {
-    &MakeEvalDetectCommand,
-    &MakeEvalSmoothingCommand,
-    &MakeEvalGateCommand,
-    &MakeEvalPoisoningCommand,
-    &MakeEvalAdaptiveCommand,
-    &MakeEvalRetrievalCommand,
+    &MakeEvalDetectCommand,    &MakeEvalSmoothingCommand, &MakeEvalGateCommand,
+    &MakeEvalPoisoningCommand, &MakeEvalAdaptiveCommand,  &MakeEvalRetrievalCommand,
 };
 
 }  // namespace

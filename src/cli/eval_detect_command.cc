@@ -206,8 +206,8 @@ class EvalDetectCommand : public EvalSubcommand {
     Tally(*stored_benign, /*poison=*/false, &tallies);
     Tally(*stored_poison, /*poison=*/true, &tallies);
 
-    eval::MarkdownTable table({"detector", "TPR [95% CI]", "FPR [95% CI]", "AUROC", "TPR@1%FPR", "flagged poison",
-                               "flagged benign", "calibrated"});
+    eval::MarkdownTable table({"detector", "TPR [95% CI]", "FPR [95% CI]", "AUROC", "TPR@1%FPR",
+                               "flagged poison", "flagged benign", "calibrated"});
     nlohmann::json detectors = nlohmann::json::object();
     std::vector<eval::RocSeries> curves;
     const auto add_row = [&](const std::string& name, const DetectorTally& t) {
@@ -217,8 +217,7 @@ class EvalDetectCommand : public EvalSubcommand {
       const double tpr_at_1pct = eval::TprAtFpr(curve, 0.01);
       table.AddRow({name, eval::FormatWithInterval(t.tpr.value(), t.tpr.ci()),
                     eval::FormatWithInterval(t.fpr.value(), t.fpr.ci()), eval::FormatNumber(auroc),
-                    eval::FormatNumber(tpr_at_1pct),
-                    absl::StrCat(t.tpr.successes, "/", t.tpr.trials),
+                    eval::FormatNumber(tpr_at_1pct), absl::StrCat(t.tpr.successes, "/", t.tpr.trials),
                     absl::StrCat(t.fpr.successes, "/", t.fpr.trials), t.calibrated ? "yes" : "no"});
       const eval::Interval tpr_ci = t.tpr.ci(), fpr_ci = t.fpr.ci();
       detectors[name] = {{"tpr", t.tpr.value()},

@@ -34,7 +34,6 @@
 #include <map>
 #include <random>
 
-#include "storage/store_layout.h"
 #include "attack/agentpoison_trigger.h"
 #include "bulwark/memory_store.h"
 #include "cli/eval_commands.h"
@@ -50,6 +49,7 @@
 #include "gate/gate_store.h"
 #include "retrieval/defended_retriever.h"
 #include "smoothing/extractive_responder.h"
+#include "storage/store_layout.h"
 
 namespace bulwark::cli {
 namespace {
@@ -175,7 +175,7 @@ class EvalGateCommand : public EvalSubcommand {
     const Embedder& embedder = (*store)->embedder();
 
     std::map<std::string, std::string> trigger_of;  // topic -> trigger
-    std::vector<std::string> triggers;               // distinct, in order of first use
+    std::vector<std::string> triggers;              // distinct, in order of first use
     const bool optimized = triggers_ == "optimized";
     if (optimized) {
       const std::vector<std::string> vocabulary = attack::DefaultTriggerVocabulary(300, ctx.flags().seed);
@@ -250,7 +250,8 @@ class EvalGateCommand : public EvalSubcommand {
         const VictimQuery& v = victims[order[rank]];
         bool fit;
         if (held_out_triggers_) {
-          fit = std::find(fit_triggers.begin(), fit_triggers.end(), trigger_of[v.topic]) != fit_triggers.end();
+          fit =
+              std::find(fit_triggers.begin(), fit_triggers.end(), trigger_of[v.topic]) != fit_triggers.end();
         } else if (optimized) {
           fit = rank < order.size() / 2;
         } else {
@@ -337,9 +338,8 @@ class EvalGateCommand : public EvalSubcommand {
       progress.Step();
     }
 
-    eval::MarkdownTable scores_table(
-        {"score", "AUROC (mean over seeds [bootstrap 95%])", "FPR@95%TPR", "FPR@99%TPR", "TPR@threshold",
-         "FPR@threshold"});
+    eval::MarkdownTable scores_table({"score", "AUROC (mean over seeds [bootstrap 95%])", "FPR@95%TPR",
+                                      "FPR@99%TPR", "TPR@threshold", "FPR@threshold"});
     nlohmann::json scores_json = nlohmann::json::object();
     for (int s = 0; s < kGateScoreCount; ++s) {
       const ScoreTally& tally = score_tally[s];
@@ -355,8 +355,8 @@ class EvalGateCommand : public EvalSubcommand {
           eval::BootstrapMeanCi(tally.fpr_thr_per_seed, {.seed = ctx.flags().seed + s});
       const std::string name(ToString(static_cast<GateScore>(s)));
       scores_table.AddRow({name, eval::FormatWithInterval(auroc.mean, auroc.ci),
-                           eval::FormatNumber(fpr95.mean), eval::FormatNumber(fpr99.mean), eval::FormatNumber(tpr_thr.mean),
-                           eval::FormatNumber(fpr_thr.mean)});
+                           eval::FormatNumber(fpr95.mean), eval::FormatNumber(fpr99.mean),
+                           eval::FormatNumber(tpr_thr.mean), eval::FormatNumber(fpr_thr.mean)});
       scores_json[name] = {{"auroc", auroc.mean},
                            {"auroc_ci95", {auroc.ci.lo, auroc.ci.hi}},
                            {"auroc_per_seed", tally.auroc_per_seed},
@@ -387,26 +387,26 @@ class EvalGateCommand : public EvalSubcommand {
       }
       plots.push_back(path->string());
     }
-    const nlohmann::json json = {{"command", "eval gate"},
-                                 {"config",
-                                  {{"seeds", seeds},
-                                   {"seed", ctx.flags().seed},
-                                   {"target_fpr", target_fpr_},
-                                   {"k", k_},
-                                   {"benign_queries", benign.size()},
-                                   {"victim_queries", victims.size()},
-                                   {"victim_topics", topics.size()},
-                                   {"memories", memories->size()},
-                                   {"poison_entries", poison.size()},
-                                   {"poison_released_from_quarantine", released},
-                                   {"triggers", triggers},
-                                   {"trigger_source", optimized ? "agentpoison" : "fixed"},
-                                   {"uniqueness_weight", optimized ? nlohmann::json(uniqueness_weight_)
-                                                                   : nlohmann::json()},
-                                   {"held_out_triggers", held_out_triggers_}}},
-                                 {"scores", scores_json},
-                                 {"modes", modes_json},
-                                 {"plots", plots}};
+    const nlohmann::json json = {
+        {"command", "eval gate"},
+        {"config",
+         {{"seeds", seeds},
+          {"seed", ctx.flags().seed},
+          {"target_fpr", target_fpr_},
+          {"k", k_},
+          {"benign_queries", benign.size()},
+          {"victim_queries", victims.size()},
+          {"victim_topics", topics.size()},
+          {"memories", memories->size()},
+          {"poison_entries", poison.size()},
+          {"poison_released_from_quarantine", released},
+          {"triggers", triggers},
+          {"trigger_source", optimized ? "agentpoison" : "fixed"},
+          {"uniqueness_weight", optimized ? nlohmann::json(uniqueness_weight_) : nlohmann::json()},
+          {"held_out_triggers", held_out_triggers_}}},
+        {"scores", scores_json},
+        {"modes", modes_json},
+        {"plots", plots}};
     const std::string markdown =
         absl::StrCat("## bulwark-lab eval gate: ", seeds, " seeds, held-out halves of ", benign.size(),
                      " benign and ", victims.size(), " triggered victim queries (",

@@ -7,7 +7,8 @@
 // Reported per attack and detector (and the OR composites): TPR, FPR (Clopper-Pearson 95 %),
 // AUROC over the pooled seeds, and ASR-R@k, ASR-A and ASR-T of the victim queries with no defense
 // and with that detector filtering the top k (ASR-A / ASR-T: the extractive answer and the agent's
-// action step of attack/agent_action.h, Clopper-Pearson 95 % in the JSON). --plots writes one ROC curve per attack (all detectors).
+// action step of attack/agent_action.h, Clopper-Pearson 95 % in the JSON). --plots writes one ROC curve per
+// attack (all detectors).
 #include <sstream>
 
 #include "attack/poisoning_eval.h"
@@ -28,11 +29,21 @@ class EvalPoisoningCommand final : public EvalSubcommand {
   }
   void AddFlags(CLI::App* sub) override {
     sub->add_option("--corpora", corpora_dir_, "directory of the evaluation corpora (default: data/corpora)");
-    sub->add_option("--memories", config_.memories, "benign memories per namespace")->check(CLI::Range(1, 1400))->capture_default_str();
-    sub->add_option("--history", config_.history_queries, "benign queries in the MemSAD history H")->check(CLI::Range(1, 350))->capture_default_str();
-    sub->add_option("--reference", config_.reference, "benign reference memories N for calibration")->check(CLI::Range(2, 280))->capture_default_str();
-    sub->add_option("--topics", config_.topics, "victim topics per seed")->check(CLI::Range(1, 42))->capture_default_str();
-    sub->add_option("--scenarios", config_.scenarios, "enterprise scenarios per seed (SMSR)")->check(CLI::Range(1, 20))->capture_default_str();
+    sub->add_option("--memories", config_.memories, "benign memories per namespace")
+        ->check(CLI::Range(1, 1400))
+        ->capture_default_str();
+    sub->add_option("--history", config_.history_queries, "benign queries in the MemSAD history H")
+        ->check(CLI::Range(1, 350))
+        ->capture_default_str();
+    sub->add_option("--reference", config_.reference, "benign reference memories N for calibration")
+        ->check(CLI::Range(2, 280))
+        ->capture_default_str();
+    sub->add_option("--topics", config_.topics, "victim topics per seed")
+        ->check(CLI::Range(1, 42))
+        ->capture_default_str();
+    sub->add_option("--scenarios", config_.scenarios, "enterprise scenarios per seed (SMSR)")
+        ->check(CLI::Range(1, 20))
+        ->capture_default_str();
     sub->add_option("-k,--k", config_.k, "retrieval depth")->check(CLI::Range(1, 100))->capture_default_str();
     sub->add_option("--attacks", config_.attacks,
                     "attacks to run (default: all; agentpoison_triggered = AgentPoison against triggered "
@@ -42,9 +53,10 @@ class EvalPoisoningCommand final : public EvalSubcommand {
   }
   int Run(const EvalContext& ctx) override {
     config_.synonyms = !no_synonyms_;
-    const std::string dir = corpora_dir_.empty()
-                                ? std::filesystem::path(DefaultCorpusPath("benign_memories.jsonl")).parent_path().string()
-                                : corpora_dir_;
+    const std::string dir =
+        corpora_dir_.empty()
+            ? std::filesystem::path(DefaultCorpusPath("benign_memories.jsonl")).parent_path().string()
+            : corpora_dir_;
     auto corpora = attack::LoadEvalCorpora(dir);
     if (!corpora.ok()) return ctx.Fail(corpora.status());
     auto tmp = EvalTempDir::Create();
@@ -53,21 +65,28 @@ class EvalPoisoningCommand final : public EvalSubcommand {
     std::vector<nlohmann::json> results;
     EvalProgress progress = ctx.Progress("poisoning", static_cast<size_t>(seeds) * config_.attacks.size());
     for (int i = 0; i < seeds; ++i) {
-      auto seed = attack::RunPoisoningSeed(*corpora, config_, ctx.flags().seed + static_cast<uint64_t>(i), tmp->path(),
-                                           [&](size_t, size_t) { progress.Step(); });
+      auto seed = attack::RunPoisoningSeed(*corpora, config_, ctx.flags().seed + static_cast<uint64_t>(i),
+                                           tmp->path(), [&](size_t, size_t) { progress.Step(); });
       if (!seed.ok()) return ctx.Fail(seed.status());
       results.push_back(*std::move(seed));
     }
     const attack::PoisoningSummary summary = attack::SummarizePoisoning(results, config_.k);
     if (auto status = WritePlots(ctx, results); !status.ok()) return ctx.Fail(status);
     nlohmann::json json = summary.json;
-    json["config"] = {{"memories", config_.memories}, {"history_queries", config_.history_queries},
-                      {"reference", config_.reference}, {"topics", config_.topics},
-                      {"scenarios", config_.scenarios}, {"k", config_.k}, {"synonyms", config_.synonyms},
-                      {"seed", ctx.flags().seed}, {"seeds", seeds}, {"attacks", config_.attacks}};
+    json["config"] = {{"memories", config_.memories},
+                      {"history_queries", config_.history_queries},
+                      {"reference", config_.reference},
+                      {"topics", config_.topics},
+                      {"scenarios", config_.scenarios},
+                      {"k", config_.k},
+                      {"synonyms", config_.synonyms},
+                      {"seed", ctx.flags().seed},
+                      {"seeds", seeds},
+                      {"attacks", config_.attacks}};
     std::ostringstream md;
-    md << "Poisoning: " << seeds << " seed(s), " << config_.memories << " benign memories per attack, k = "
-       << config_.k << "\n\n" << summary.markdown;
+    md << "Poisoning: " << seeds << " seed(s), " << config_.memories
+       << " benign memories per attack, k = " << config_.k << "\n\n"
+       << summary.markdown;
     return ctx.Finish(md.str(), json);
   }
 
@@ -100,6 +119,8 @@ class EvalPoisoningCommand final : public EvalSubcommand {
 
 }  // namespace
 
-std::unique_ptr<EvalSubcommand> MakeEvalPoisoningCommand() { return std::make_unique<EvalPoisoningCommand>(); }
+std::unique_ptr<EvalSubcommand> MakeEvalPoisoningCommand() {
+  return std::make_unique<EvalPoisoningCommand>();
+}
 
 }  // namespace bulwark::cli

@@ -1,14 +1,14 @@
 #include "cli/extraction_attack_command.h"
 
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <absl/strings/str_cat.h>
-#include <absl/strings/str_join.h>
-#include <nlohmann/json.hpp>
 
 #include "attack/extraction/extraction_target.h"
 #include "attack/extraction/http_extraction_target.h"
@@ -48,8 +48,10 @@ void ExtractionAttackCommand::Register(CLI::App* attack) {
   f.command->add_option("-k", f.options.budget.k, "hits asked for per query")
       ->capture_default_str()
       ->check(CLI::Range(1, 1000));
-  f.command->add_option("--seed", f.options.seed, "the run is deterministic for a seed")->capture_default_str();
-  f.command->add_option("--topics", f.options.topics, "the agent's domain words (IKEA topics, restart words)");
+  f.command->add_option("--seed", f.options.seed, "the run is deterministic for a seed")
+      ->capture_default_str();
+  f.command->add_option("--topics", f.options.topics,
+                        "the agent's domain words (IKEA topics, restart words)");
   f.command->add_option("--benign-queries", f.options.benign_query_files,
                         "query files for the benign sessions (repeatable; needed for --attack benign)");
   f.command->add_option("--benign-memories", f.options.benign_memories_file,
@@ -58,8 +60,9 @@ void ExtractionAttackCommand::Register(CLI::App* attack) {
                         R"(LLM for MEXTRA, RAG-Thief and IKEA as JSON {"url", "model", "api_key_env", ...})");
   f.command->add_option("--url", f.url,
                         "attack a running service instead of the local store (key from $BULWARK_API_KEY)");
-  f.command->add_option("--embedder", f.embedder_json,
-                        "with --url: the attacker's copy of the service's embedder as JSON (default lexical)");
+  f.command->add_option(
+      "--embedder", f.embedder_json,
+      "with --url: the attacker's copy of the service's embedder as JSON (default lexical)");
 }
 
 std::optional<int> ExtractionAttackCommand::Run(const CommandEnv& env) {
@@ -75,10 +78,12 @@ std::optional<int> ExtractionAttackCommand::Run(const CommandEnv& env) {
       if (name != "benign" || !options.benign_query_files.empty()) options.attacks.push_back(name);
     }
   }
-  for (auto [text, out] : {std::pair{&f.llm_json, &options.llm}, std::pair{&f.embedder_json, &options.embedder_config}}) {
+  for (auto [text, out] :
+       {std::pair{&f.llm_json, &options.llm}, std::pair{&f.embedder_json, &options.embedder_config}}) {
     if (text->empty()) continue;
     *out = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (!out->is_object()) return FailCommand(env, absl::InvalidArgumentError(absl::StrCat(*text, " is not a JSON object")));
+    if (!out->is_object())
+      return FailCommand(env, absl::InvalidArgumentError(absl::StrCat(*text, " is not a JSON object")));
   }
   std::unique_ptr<MemoryStore> store;
   std::unique_ptr<extraction::ExtractionTarget> target;
@@ -113,7 +118,9 @@ std::optional<int> ExtractionAttackCommand::Run(const CommandEnv& env) {
     return FailCommand(env, summaries.status());
   }
   std::filesystem::rename(temp_path, f.log_file, ec);
-  if (ec) return FailCommand(env, absl::UnavailableError(absl::StrCat("cannot write ", f.log_file, ": ", ec.message())));
+  if (ec)
+    return FailCommand(env,
+                       absl::UnavailableError(absl::StrCat("cannot write ", f.log_file, ": ", ec.message())));
   nlohmann::json sessions = nlohmann::json::array();
   for (const extraction::ExtractionSessionSummary& s : *summaries) {
     sessions.push_back({{"attack", s.attack},
@@ -127,7 +134,8 @@ std::optional<int> ExtractionAttackCommand::Run(const CommandEnv& env) {
     }
   }
   if (env.json) {
-    env.out << nlohmann::json{{"log", f.log_file}, {"seed", options.seed}, {"sessions", sessions}}.dump() << "\n";
+    env.out << nlohmann::json{{"log", f.log_file}, {"seed", options.seed}, {"sessions", sessions}}.dump()
+            << "\n";
   } else {
     env.out << "wrote " << summaries->size() << " sessions to " << f.log_file << "\n";
   }

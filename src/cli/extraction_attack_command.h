@@ -4,10 +4,9 @@
 // `honeypots fit` reads (doc/attacks.md, "Extraction attacks").
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <optional>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/command_env.h"
 

@@ -1,12 +1,12 @@
 #include "cli/gate_commands.h"
 
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_format.h>
+
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
-
-#include <absl/strings/str_cat.h>
-#include <absl/strings/str_format.h>
 
 #include "cli/jsonl_import.h"
 #include "cli/query_file.h"
@@ -27,18 +27,21 @@ void PrintCalibration(std::ostream& out, const std::string& ns, const nlohmann::
   const auto& m = c["memsad"];
   out << absl::StrFormat("  memsad (%s%s): mu %.4f  sigma %.4f  N %d  kappa %.2f  threshold %.4f\n",
                          m["mode"].get<std::string>(), m["triggered"].get<bool>() ? ", triggered" : "",
-                         m["mu"].get<double>(), m["sigma"].get<double>(), m["n"].get<int>(), m["kappa"].get<double>(),
-                         m["threshold"].get<double>());
-  out << absl::StrFormat("  Theorem 11 tolerance eta = %.4f (delta %.2f): |tau_N - tau*| <= eta w.p. >= %.2f\n",
-                         m["eta"].get<double>(), m["delta"].get<double>(), 1 - m["delta"].get<double>());
+                         m["mu"].get<double>(), m["sigma"].get<double>(), m["n"].get<int>(),
+                         m["kappa"].get<double>(), m["threshold"].get<double>());
+  out << absl::StrFormat(
+      "  Theorem 11 tolerance eta = %.4f (delta %.2f): |tau_N - tau*| <= eta w.p. >= %.2f\n",
+      m["eta"].get<double>(), m["delta"].get<double>(), 1 - m["delta"].get<double>());
   if (!c["memsad_plus"].is_null()) {
-    out << absl::StrFormat("  memsad_plus: JSD threshold %.4f\n", c["memsad_plus"]["threshold"].get<double>());
+    out << absl::StrFormat("  memsad_plus: JSD threshold %.4f\n",
+                           c["memsad_plus"]["threshold"].get<double>());
   }
-  if (!c["proactive"].is_null()) out << absl::StrFormat("  proactive: tau %.4f\n", c["proactive"]["tau"].get<double>());
-  out << "  target FPR " << c["target_fpr"].get<double>() << "; on the reference set: "
-      << c["provenance"]["reference_fpr"].dump() << "\n";
-  out << "  queries: " << c["provenance"]["queries"].dump() << "\n  reference: " << c["provenance"]["reference"].dump()
-      << "\n";
+  if (!c["proactive"].is_null())
+    out << absl::StrFormat("  proactive: tau %.4f\n", c["proactive"]["tau"].get<double>());
+  out << "  target FPR " << c["target_fpr"].get<double>()
+      << "; on the reference set: " << c["provenance"]["reference_fpr"].dump() << "\n";
+  out << "  queries: " << c["provenance"]["queries"].dump()
+      << "\n  reference: " << c["provenance"]["reference"].dump() << "\n";
 }
 
 }  // namespace
@@ -72,8 +75,9 @@ int RunCalibrate(MemoryStore& store, const std::string& name_space, const Calibr
   return 0;
 }
 
-int RunQuarantine(MemoryStore& store, const std::string& name_space, const std::string& action, const std::string& id,
-                  const std::string& actor, bool json, std::ostream& out, std::ostream& err) {
+int RunQuarantine(MemoryStore& store, const std::string& name_space, const std::string& action,
+                  const std::string& id, const std::string& actor, bool json, std::ostream& out,
+                  std::ostream& err) {
   if (action == "list") {
     auto entries = store.ListQuarantined(name_space);
     if (!entries.ok()) return Fail(err, entries.status());
@@ -86,13 +90,15 @@ int RunQuarantine(MemoryStore& store, const std::string& name_space, const std::
     if (entries->empty()) out << "no quarantined entries in " << name_space << "\n";
     for (const auto& e : *entries) {
       out << e.id << "  " << e.text.substr(0, 80) << (e.text.size() > 80 ? "..." : "") << "\n";
-      const auto reasons = e.report.value("quarantine", nlohmann::json::object()).value("reasons", nlohmann::json::array());
-      for (const auto& r : reasons) out << "    - " << (r.is_string() ? r.get<std::string>() : r.dump()) << "\n";
+      const auto reasons =
+          e.report.value("quarantine", nlohmann::json::object()).value("reasons", nlohmann::json::array());
+      for (const auto& r : reasons)
+        out << "    - " << (r.is_string() ? r.get<std::string>() : r.dump()) << "\n";
     }
     return 0;
   }
-  absl::Status status = action == "release" ? store.Release(name_space, id, actor)
-                                            : store.Reject(name_space, id, actor);
+  absl::Status status =
+      action == "release" ? store.Release(name_space, id, actor) : store.Reject(name_space, id, actor);
   if (!status.ok()) return Fail(err, status);
   const char* done = action == "release" ? "released" : "rejected";
   if (json) {
@@ -113,14 +119,19 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
     const WatermarkScore s = gate.watermark().Score(text);
     const bool ok = WatermarkScheme::Verifies(s, threshold);
     if (json) {
-      out << nlohmann::json{{"z", s.z},         {"p_value", s.p_value},   {"n", s.n},
-                            {"green", s.green}, {"threshold", threshold}, {"verifies", ok},
+      out << nlohmann::json{{"z", s.z},
+                            {"p_value", s.p_value},
+                            {"n", s.n},
+                            {"green", s.green},
+                            {"threshold", threshold},
+                            {"verifies", ok},
                             {"scheme", gate.watermark().name()}}
                  .dump()
           << "\n";
     } else {
-      out << absl::StrFormat("z = %.3f (%d of %d %s green, p = %.3g); %s (threshold %.2f)\n", s.z, s.green, s.n,
-                             gate.watermark().unit(), s.p_value, ok ? "verifies" : "does not verify", threshold);
+      out << absl::StrFormat("z = %.3f (%d of %d %s green, p = %.3g); %s (threshold %.2f)\n", s.z, s.green,
+                             s.n, gate.watermark().unit(), s.p_value, ok ? "verifies" : "does not verify",
+                             threshold);
     }
     return ok ? 0 : 1;
   }
@@ -128,11 +139,16 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
   const MarkedText marked = MarkText(text, gate.watermark(), target);
   if (json) {
     nlohmann::json edits = nlohmann::json::array();
-    for (const auto& e : marked.edits) edits.push_back({{"offset", e.offset}, {"before", e.before}, {"after", e.after}});
-    out << nlohmann::json{{"text", marked.text},   {"edits", edits},
-                          {"z_before", marked.before.z}, {"z_after", marked.after.z},
-                          {"z_best", marked.best.z},     {"groups", marked.sites},
-                          {"verifies", marked.reached_target}, {"scheme", gate.watermark().name()}}
+    for (const auto& e : marked.edits)
+      edits.push_back({{"offset", e.offset}, {"before", e.before}, {"after", e.after}});
+    out << nlohmann::json{{"text", marked.text},
+                          {"edits", edits},
+                          {"z_before", marked.before.z},
+                          {"z_after", marked.after.z},
+                          {"z_best", marked.best.z},
+                          {"groups", marked.sites},
+                          {"verifies", marked.reached_target},
+                          {"scheme", gate.watermark().name()}}
                .dump()
         << "\n";
   } else {
@@ -143,23 +159,26 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
   }
   if (!marked.reached_target) {
     if (gate.watermark().kind() == WatermarkKind::kCharacter) {
-      return Fail(err, absl::FailedPreconditionError(absl::StrFormat(
-                           "not enough substitutable words to reach z >= %.2f under this key: the text has %d "
-                           "substitution site(s) (contractions, spelling variants, times, dates, ...), and the best "
-                           "z the character-level marker found by rewriting them was %.3f; the text was left "
-                           "unchanged (see doc/write_gate.md)",
-                           target, marked.sites, marked.best.z)));
+      return Fail(
+          err, absl::FailedPreconditionError(absl::StrFormat(
+                   "not enough substitutable words to reach z >= %.2f under this key: the text has %d "
+                   "substitution site(s) (contractions, spelling variants, times, dates, ...), and the best "
+                   "z the character-level marker found by rewriting them was %.3f; the text was left "
+                   "unchanged (see doc/write_gate.md)",
+                   target, marked.sites, marked.best.z)));
     }
     if (!WatermarkScheme::Verifies(marked.best, target)) {
-      return Fail(err, absl::FailedPreconditionError(absl::StrFormat(
-                           "not enough substitutable words to reach z >= %.2f: the text has %d substitution "
-                           "site(s) (contractions, spelling variants, times, dates, ...), and with all of them "
-                           "marked z would be %.3f; the text was left unchanged. Longer texts can be marked "
-                           "(see doc/write_gate.md)",
-                           target, marked.sites, marked.best.z)));
+      return Fail(err,
+                  absl::FailedPreconditionError(absl::StrFormat(
+                      "not enough substitutable words to reach z >= %.2f: the text has %d substitution "
+                      "site(s) (contractions, spelling variants, times, dates, ...), and with all of them "
+                      "marked z would be %.3f; the text was left unchanged. Longer texts can be marked "
+                      "(see doc/write_gate.md)",
+                      target, marked.sites, marked.best.z)));
     }
-    return Fail(err, absl::InternalError(absl::StrFormat(
-                         "could not watermark this text: z reached %.3f of the %.2f needed", marked.after.z, target)));
+    return Fail(err, absl::InternalError(
+                         absl::StrFormat("could not watermark this text: z reached %.3f of the %.2f needed",
+                                         marked.after.z, target)));
   }
   return 0;
 }

@@ -24,11 +24,12 @@ int RunCalibrate(MemoryStore& store, const std::string& name_space, const Calibr
                  std::ostream& out, std::ostream& err);
 
 // action: list | release | reject | show
-int RunQuarantine(MemoryStore& store, const std::string& name_space, const std::string& action, const std::string& id,
-                  const std::string& actor, bool json, std::ostream& out, std::ostream& err);
+int RunQuarantine(MemoryStore& store, const std::string& name_space, const std::string& action,
+                  const std::string& id, const std::string& actor, bool json, std::ostream& out,
+                  std::ostream& err);
 
 // action: mark | check. `text` is the text itself (or read from stdin when "-").
-int RunWatermark(MemoryStore& store, const std::string& action, const std::string& text, double z_target, bool json,
-                 std::ostream& out, std::ostream& err);
+int RunWatermark(MemoryStore& store, const std::string& action, const std::string& text, double z_target,
+                 bool json, std::ostream& out, std::ostream& err);
 
 }  // namespace bulwark::cli

@@ -1,9 +1,9 @@
 #include "cli/jsonl_import.h"
 
-#include <string>
-
 #include <absl/strings/str_cat.h>
+
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "core/text_validation.h"
 

@@ -5,11 +5,11 @@
 // line, and the error names it ("line 7: text is empty").
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstddef>
 #include <istream>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "bulwark/entry.h"
 
@@ -22,6 +22,7 @@ struct ImportLimits {
   size_t max_entries = 100'000;
 };
 
-[[nodiscard]] absl::StatusOr<std::vector<NewEntry>> ParseImportJsonl(std::istream& in, const ImportLimits& limits);
+[[nodiscard]] absl::StatusOr<std::vector<NewEntry>> ParseImportJsonl(std::istream& in,
+                                                                     const ImportLimits& limits);
 
 }  // namespace bulwark::cli

@@ -1,8 +1,8 @@
 #include "cli/jsonl_import.h"
 
-#include <sstream>
-
 #include <gtest/gtest.h>
+
+#include <sstream>
 
 namespace bulwark::cli {
 namespace {
@@ -41,7 +41,8 @@ TEST(ParseImportJsonlTest, NamesTheBadLine) {
            {"{\"text\": \"x\", \"source\": \"root\"}", "source"},
            {"{\"text\": \"x\", \"txet\": \"typo\"}", "unknown field \"txet\""},
        }) {
-    auto entries = Parse("{\"text\": \"first\"}\n{\"text\": \"second\"}\n" + c.line + "\n{\"text\": \"last\"}\n");
+    auto entries =
+        Parse("{\"text\": \"first\"}\n{\"text\": \"second\"}\n" + c.line + "\n{\"text\": \"last\"}\n");
     ASSERT_FALSE(entries.ok()) << c.line;
     EXPECT_EQ(entries.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_NE(entries.status().message().find("line 3: "), std::string_view::npos) << entries.status();

@@ -1,8 +1,8 @@
 #include "cli/query_file.h"
 
-#include <fstream>
-
 #include <absl/strings/str_cat.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 namespace bulwark::cli {

@@ -2,10 +2,10 @@
 // with "query" (or "text"). Blank lines are skipped.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 namespace bulwark::cli {
 

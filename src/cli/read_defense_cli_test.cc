@@ -1,9 +1,9 @@
 // The read-defense subcommands, driven in-process through cli::Run against a store in a temp dir:
 // certificate, gate fit/show/score/remove with --report, search under each gate policy, answer.
-#include <fstream>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <fstream>
 
 #include "bulwark/memory_store.h"
 #include "cli/cli_test_util.h"
@@ -116,15 +116,16 @@ TEST_F(ReadDefenseCliTest, GateFitsOnTheNamespacesRecentHistory) {
       ASSERT_TRUE((*store)->Search("travel", q, {.k = 1}).ok());
     }
   }
-  CliResult fit = Cli({"--json", "-n", "travel", "gate", "fit", "--from-history", "50", "--triggered", Path("attack.txt"),
-                       "--mode", "flag"});
+  CliResult fit = Cli({"--json", "-n", "travel", "gate", "fit", "--from-history", "50", "--triggered",
+                       Path("attack.txt"), "--mode", "flag"});
   ASSERT_EQ(fit.code, 0) << fit.err;
   EXPECT_EQ(fit.json()["gate"]["benign"], 50);
   EXPECT_EQ(fit.json()["source"]["benign"], "recent history (50 queries)");
   CliResult score = Cli({"--json", "-n", "travel", "gate", "score", triggered_});
   ASSERT_EQ(score.code, 0) << score.err;
   EXPECT_EQ(score.json()["decision"], "flag");
-  EXPECT_THAT(Cli({"-n", "empty", "gate", "fit", "--from-history", "50"}).err, HasSubstr("at least 10 benign"));
+  EXPECT_THAT(Cli({"-n", "empty", "gate", "fit", "--from-history", "50"}).err,
+              HasSubstr("at least 10 benign"));
 }
 
 TEST_F(ReadDefenseCliTest, GateFitRefusesBadInput) {

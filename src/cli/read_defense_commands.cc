@@ -1,13 +1,13 @@
 // The read-defense subcommands (see read_defense_commands.h).
 #include "cli/read_defense_commands.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <cmath>
 #include <fstream>
 #include <iomanip>
-#include <ostream>
-
-#include <absl/strings/str_cat.h>
 #include <nlohmann/json.hpp>
+#include <ostream>
 
 #include "bulwark/memory_store.h"
 #include "cli/query_file.h"
@@ -25,10 +25,7 @@
 namespace bulwark::cli {
 namespace {
 
-
-std::filesystem::path DatabasePath(const CommandEnv& env) {
-  return StoreLayout(env.store).database();
-}
+std::filesystem::path DatabasePath(const CommandEnv& env) { return StoreLayout(env.store).database(); }
 
 // A labelled set: JSONL {"query": "...", "label": "benign" | "triggered"} (or 0 / 1).
 absl::Status ReadLabelled(const std::string& path, std::vector<std::string>* benign,
@@ -79,8 +76,8 @@ std::string Fixed(double x, int digits = 4) {
 
 std::string DescribeGate(const GateVerdict& v) {
   if (!v.score_kind) return std::string(ToString(v.decision));
-  std::string out = absl::StrCat(ToAbsl(ToString(v.decision)), " (", ToAbsl(ToString(*v.score_kind)), " ", Fixed(v.score),
-                                 v.flagged ? " > " : " <= ", Fixed(v.threshold), ")");
+  std::string out = absl::StrCat(ToAbsl(ToString(v.decision)), " (", ToAbsl(ToString(*v.score_kind)), " ",
+                                 Fixed(v.score), v.flagged ? " > " : " <= ", Fixed(v.threshold), ")");
   if (v.decision == GateDecision::kStrip) {
     std::string removed;
     for (const std::string& t : v.removed_tokens) removed += (removed.empty() ? "" : " ") + t;
@@ -281,7 +278,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     if (!gate.ok()) return FailCommand(env, gate.status());
     if (!gate->has_value()) {
       return FailCommand(env, absl::NotFoundError(absl::StrCat("no query gate for namespace ", env.name_space,
-                                                        " (fit one with `bulwark gate fit`)")));
+                                                               " (fit one with `bulwark gate fit`)")));
     }
     const StoredGate& g = **gate;
     if (f.gate_show->parsed()) {
@@ -434,8 +431,8 @@ int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& que
   if (!result.ok()) return FailCommand(env, result.status());
   if (result->rejected()) {
     if (env.json) env.out << nlohmann::json{{"gate", ToJson(result->gate)}}.dump() << "\n";
-    return FailCommand(env, absl::PermissionDeniedError(
-                         absl::StrCat("the query gate rejected this query: ", DescribeGate(result->gate))));
+    return FailCommand(env, absl::PermissionDeniedError(absl::StrCat("the query gate rejected this query: ",
+                                                                     DescribeGate(result->gate))));
   }
 
   if (env.json) {

@@ -13,12 +13,11 @@
 // Run() / RunSearch() after.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "bulwark/options.h"
 #include "cli/command_env.h"

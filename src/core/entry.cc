@@ -53,8 +53,8 @@ nlohmann::json ToJson(const Entry& entry, bool with_embedding) {
 }
 
 nlohmann::json ToJson(const HistoryEvent& event) {
-  return {{"seq", event.seq},     {"entry_id", event.entry_id}, {"namespace", event.name_space},
-          {"event", event.event}, {"actor", event.actor},       {"at_us", event.at_us},
+  return {{"seq", event.seq},       {"entry_id", event.entry_id}, {"namespace", event.name_space},
+          {"event", event.event},   {"actor", event.actor},       {"at_us", event.at_us},
           {"detail", event.detail}, {"verified", event.verified}};
 }
 

@@ -1,11 +1,11 @@
 // The default Env: system clock and OpenSSL's CSPRNG.
 #include "bulwark/env.h"
 
+#include <openssl/rand.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-
-#include <openssl/rand.h>
 
 namespace bulwark {
 namespace {

@@ -21,7 +21,7 @@ class IdGenerator {
  private:
   Env* env_;
   std::mutex mu_;
-  int64_t last_ms_ = -1;                 // guarded by mu_
+  int64_t last_ms_ = -1;                   // guarded by mu_
   std::array<uint8_t, 10> last_random_{};  // guarded by mu_
 };
 

@@ -1,8 +1,8 @@
 #include "core/ids.h"
 
-#include <set>
-
 #include <gtest/gtest.h>
+
+#include <set>
 
 namespace bulwark {
 namespace {

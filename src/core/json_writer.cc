@@ -1,10 +1,10 @@
 // JsonWriter (see json_writer.h).
 #include "core/json_writer.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <absl/strings/str_cat.h>
 
 #include "core/text_validation.h"
 

@@ -3,17 +3,19 @@
 // integral, tiny, huge and not finite) must come out byte for byte as nlohmann writes them.
 #include "core/json_writer.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 
-#include <gtest/gtest.h>
-
 namespace bulwark {
 namespace {
 
-std::string Dump(const nlohmann::json& v) { return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+std::string Dump(const nlohmann::json& v) {
+  return v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
 
 // Writes `v` through the writer, member by member (objects iterate in nlohmann's sorted key order).
 void Write(JsonWriter& w, const nlohmann::json& v) {
@@ -52,9 +54,18 @@ void Write(JsonWriter& w, const nlohmann::json& v) {
 }
 
 std::string RandomString(std::mt19937& rng) {
-  static const std::vector<std::string> kPieces = {
-      "a", "Z", " ", "\"", "\\", "/", "\n", "\r", "\t", "\b", "\f", std::string(1, '\0'), "\x01", "\x1f",
-      "\x7f", "é", "€", "😀", "\xff", "\xc3", "\xe2\x82", "\xed\xa0\x80", "plain text "};
+  static const std::vector<std::string> kPieces = {"a",          "Z",
+                                                   " ",          "\"",
+                                                   "\\",         "/",
+                                                   "\n",         "\r",
+                                                   "\t",         "\b",
+                                                   "\f",         std::string(1, '\0'),
+                                                   "\x01",       "\x1f",
+                                                   "\x7f",       "é",
+                                                   "€",          "😀",
+                                                   "\xff",       "\xc3",
+                                                   "\xe2\x82",   "\xed\xa0\x80",
+                                                   "plain text "};
   std::uniform_int_distribution<size_t> length(0, 12), pick(0, kPieces.size() - 1);
   std::string s;
   for (size_t n = length(rng); n > 0; --n) s += kPieces[pick(rng)];
@@ -67,15 +78,23 @@ nlohmann::json RandomValue(std::mt19937& rng, int depth) {
     case 0:
       return RandomString(rng);
     case 1: {
-      static const int64_t kInts[] = {0, -1, 1, 42, std::numeric_limits<int64_t>::min(),
-                                      std::numeric_limits<int64_t>::max()};
+      static const int64_t kInts[] = {
+          0, -1, 1, 42, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()};
       return kInts[std::uniform_int_distribution<size_t>(0, std::size(kInts) - 1)(rng)];
     }
     case 2:
       return std::numeric_limits<uint64_t>::max() - std::uniform_int_distribution<uint64_t>(0, 9)(rng);
     case 3: {
-      static const double kDoubles[] = {0.0, -0.0, 1.0, 0.25, 1e-5, 1e300, -3.5e-300, 0.1 + 0.2,
-                                        static_cast<double>(0.7f), std::nan(""),
+      static const double kDoubles[] = {0.0,
+                                        -0.0,
+                                        1.0,
+                                        0.25,
+                                        1e-5,
+                                        1e300,
+                                        -3.5e-300,
+                                        0.1 + 0.2,
+                                        static_cast<double>(0.7f),
+                                        std::nan(""),
                                         std::numeric_limits<double>::infinity()};
       return kDoubles[std::uniform_int_distribution<size_t>(0, std::size(kDoubles) - 1)(rng)];
     }
@@ -87,12 +106,14 @@ nlohmann::json RandomValue(std::mt19937& rng, int depth) {
       return std::uniform_real_distribution<double>(-1, 1)(rng);
     case 7: {
       nlohmann::json a = nlohmann::json::array();
-      for (int n = std::uniform_int_distribution<int>(0, 4)(rng); n > 0; --n) a.push_back(RandomValue(rng, depth + 1));
+      for (int n = std::uniform_int_distribution<int>(0, 4)(rng); n > 0; --n)
+        a.push_back(RandomValue(rng, depth + 1));
       return a;
     }
     default: {
       nlohmann::json o = nlohmann::json::object();
-      for (int n = std::uniform_int_distribution<int>(0, 4)(rng); n > 0; --n) o[RandomString(rng)] = RandomValue(rng, depth + 1);
+      for (int n = std::uniform_int_distribution<int>(0, 4)(rng); n > 0; --n)
+        o[RandomString(rng)] = RandomValue(rng, depth + 1);
       return o;
     }
   }
@@ -115,7 +136,9 @@ TEST(JsonWriterTest, DoublesOfEveryMagnitudeAsNlohmannWritesThem) {
     const uint64_t bits = rng();
     double value;
     std::memcpy(&value, &bits, sizeof(value));  // any pattern: subnormal, huge, NaN, infinite
-    if (i % 2) value = static_cast<double>(static_cast<float>(std::ldexp(static_cast<double>(bits % 1000003), -(i % 40))));
+    if (i % 2)
+      value =
+          static_cast<double>(static_cast<float>(std::ldexp(static_cast<double>(bits % 1000003), -(i % 40))));
     std::string out;
     JsonWriter w(&out);
     w.Double(value);

@@ -2,13 +2,13 @@
 // threads (the caller's thread takes the first slice) and returns the first error, if any.
 #pragma once
 
+#include <absl/status/status.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <functional>
 #include <thread>
 #include <vector>
-
-#include <absl/status/status.h>
 
 namespace bulwark {
 

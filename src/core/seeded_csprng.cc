@@ -1,12 +1,12 @@
 // ChaCha20 keystream generator (see seeded_csprng.h).
 #include "core/seeded_csprng.h"
 
+#include <openssl/evp.h>
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-
-#include <openssl/evp.h>
 
 #include "core/hex.h"
 

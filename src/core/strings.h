@@ -2,9 +2,9 @@
 // which does not convert to or from std::string_view. These two functions bridge them.
 #pragma once
 
-#include <string_view>
-
 #include <absl/strings/string_view.h>
+
+#include <string_view>
 
 namespace bulwark {
 

@@ -74,8 +74,7 @@ absl::Status ValidateNamespace(std::string_view name) {
   }
   for (char c : name) {
     if (!allowed(c)) {
-      return absl::InvalidArgumentError(
-          "namespace may contain only letters, digits, '_', '.' and '-'");
+      return absl::InvalidArgumentError("namespace may contain only letters, digits, '_', '.' and '-'");
     }
   }
   return absl::OkStatus();

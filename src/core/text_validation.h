@@ -2,11 +2,11 @@
 // the problem and, where useful, the byte offset.
 #pragma once
 
-#include <cstddef>
-#include <string_view>
-
 #include <absl/status/status.h>
+
+#include <cstddef>
 #include <nlohmann/json.hpp>
+#include <string_view>
 
 namespace bulwark {
 

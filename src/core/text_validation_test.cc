@@ -24,9 +24,9 @@ TEST(ValidateTextTest, RejectsOverLimitAndSaysTheLimit) {
 
 TEST(ValidateTextTest, RejectsInvalidUtf8WithOffset) {
   for (std::string bad : {std::string("ok\xff"), std::string("ok\xc0\xaf"),  // overlong '/'
-                          std::string("ok\xed\xa0\x80"),                      // surrogate
-                          std::string("ok\xf4\x90\x80\x80"),                  // > U+10FFFF
-                          std::string("ok\xe2\x82")}) {                       // truncated
+                          std::string("ok\xed\xa0\x80"),                     // surrogate
+                          std::string("ok\xf4\x90\x80\x80"),                 // > U+10FFFF
+                          std::string("ok\xe2\x82")}) {                      // truncated
     absl::Status s = ValidateText(bad, 100);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_NE(s.message().find("offset 2"), std::string_view::npos) << s.message();

@@ -1,11 +1,11 @@
 #include "detect/calibration.h"
 
+#include <absl/strings/escaping.h>
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-
-#include <absl/strings/escaping.h>
-#include <absl/strings/str_cat.h>
 
 #include "core/strings.h"
 #include "index/inner_product.h"
@@ -23,16 +23,19 @@ absl::StatusOr<std::vector<std::vector<float>>> DecodeVectors(const std::string&
   std::string raw;
   if (!absl::Base64Unescape(text, &raw)) return absl::DataLossError("reference embeddings do not decode");
   if (count == 0) return std::vector<std::vector<float>>();
-  if (raw.size() % (count * sizeof(float)) != 0) return absl::DataLossError("reference embeddings are truncated");
+  if (raw.size() % (count * sizeof(float)) != 0)
+    return absl::DataLossError("reference embeddings are truncated");
   const size_t dim = raw.size() / (count * sizeof(float));
   std::vector<std::vector<float>> out(count, std::vector<float>(dim));
-  for (size_t i = 0; i < count; ++i) std::memcpy(out[i].data(), raw.data() + i * dim * sizeof(float), dim * sizeof(float));
+  for (size_t i = 0; i < count; ++i)
+    std::memcpy(out[i].data(), raw.data() + i * dim * sizeof(float), dim * sizeof(float));
   return out;
 }
 
 double FractionAbove(std::span<const double> scores, double threshold) {
   if (scores.empty()) return 0;
-  return static_cast<double>(std::count_if(scores.begin(), scores.end(), [&](double s) { return s > threshold; })) /
+  return static_cast<double>(
+             std::count_if(scores.begin(), scores.end(), [&](double s) { return s > threshold; })) /
          static_cast<double>(scores.size());
 }
 
@@ -55,7 +58,8 @@ std::vector<float> ProbeCentroid(std::span<const std::vector<float>> probes, siz
   }
   std::vector<float> centroid(dim, 0.0f);
   if (probes.empty()) return centroid;
-  for (size_t i = 0; i < dim; ++i) centroid[i] = static_cast<float>(sum[i] / static_cast<double>(probes.size()));
+  for (size_t i = 0; i < dim; ++i)
+    centroid[i] = static_cast<float>(sum[i] / static_cast<double>(probes.size()));
   return centroid;
 }
 
@@ -71,12 +75,15 @@ double ProactiveScore(std::span<const float> embedding, std::span<const std::vec
 absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& input) {
   if (input.history.empty()) {
     return absl::InvalidArgumentError(
-        "no query history to calibrate against: supply calibration queries, or let searches accumulate first");
+        "no query history to calibrate against: supply calibration queries, or let searches accumulate "
+        "first");
   }
   const size_t n = input.reference_texts.size();
   if (n < 2) return absl::InvalidArgumentError("calibration needs at least 2 reference entries");
-  if (input.reference_embeddings.size() != n) return absl::InvalidArgumentError("reference texts and embeddings differ in count");
-  if (!(input.target_fpr >= 0 && input.target_fpr < 1)) return absl::InvalidArgumentError("target FPR must be in [0, 1)");
+  if (input.reference_embeddings.size() != n)
+    return absl::InvalidArgumentError("reference texts and embeddings differ in count");
+  if (!(input.target_fpr >= 0 && input.target_fpr < 1))
+    return absl::InvalidArgumentError("target FPR must be in [0, 1)");
 
   const size_t dim = input.history.front().size();
   std::vector<const float*> rows;
@@ -112,7 +119,8 @@ absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& 
   nlohmann::json fpr = {{"memsad", FractionAbove(memsad_scores, cal.memsad->threshold())},
                         {"memsad_plus", FractionAbove(jsd, *cal.memsad_plus_threshold)}};
   if (!input.probes.empty()) {
-    const std::vector<float> centroid = ProbeCentroid(input.probes, input.reference_embeddings.front().size());
+    const std::vector<float> centroid =
+        ProbeCentroid(input.probes, input.reference_embeddings.front().size());
     std::vector<double> proactive;
     for (const auto& e : input.reference_embeddings) proactive.push_back(ProactiveScore(e, centroid));
     cal.proactive_tau = ThresholdAtFpr(proactive, input.target_fpr);
@@ -124,10 +132,11 @@ absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& 
 }
 
 nlohmann::json NamespaceCalibration::ToJson(bool with_data) const {
-  nlohmann::json j = {{"target_fpr", target_fpr}, {"calibrated_at_us", calibrated_at_us}, {"provenance", provenance}};
+  nlohmann::json j = {
+      {"target_fpr", target_fpr}, {"calibrated_at_us", calibrated_at_us}, {"provenance", provenance}};
   j["memsad"] = memsad ? memsad->ToJson() : nlohmann::json(nullptr);
   j["memsad_plus"] = memsad_plus_threshold ? nlohmann::json{{"threshold", *memsad_plus_threshold},
-                                                             {"length_model", memsad_plus_length.ToJson()}}
+                                                            {"length_model", memsad_plus_length.ToJson()}}
                                            : nlohmann::json(nullptr);
   j["proactive"] = proactive_tau ? nlohmann::json{{"tau", *proactive_tau}} : nlohmann::json(nullptr);
   j["reference_count"] = reference.size();
@@ -158,7 +167,8 @@ absl::StatusOr<NamespaceCalibration> NamespaceCalibration::FromJson(const nlohma
       }
     }
     if (!j.at("proactive").is_null()) cal.proactive_tau = j.at("proactive").at("tau").get<double>();
-    auto reference = DecodeVectors(j.at("reference_embeddings").get<std::string>(), j.at("reference_count").get<size_t>());
+    auto reference =
+        DecodeVectors(j.at("reference_embeddings").get<std::string>(), j.at("reference_count").get<size_t>());
     if (!reference.ok()) return reference.status();
     cal.reference = *std::move(reference);
     if (j.contains("baseline")) {

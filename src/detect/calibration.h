@@ -5,14 +5,14 @@
 // proactive) are set from a target false-positive rate on the reference set, not hard-coded.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "detect/char_ngram_profile.h"
 #include "detect/jsd_length_model.h"
@@ -46,7 +46,7 @@ struct CalibrationInput {
   std::vector<std::vector<float>> history;  // H the memsad scores are taken against
   std::vector<std::string> reference_texts;
   std::vector<std::vector<float>> reference_embeddings;  // same order as reference_texts
-  std::vector<std::vector<float>> probes;  // proactive probe embeddings (may be empty)
+  std::vector<std::vector<float>> probes;                // proactive probe embeddings (may be empty)
   MemsadMode mode = MemsadMode::kCombined;
   double kappa = 2.0;
   double delta = 0.05;

@@ -1,11 +1,11 @@
 #include "detect/char_ngram_profile.h"
 
+#include <absl/strings/escaping.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
-
-#include <absl/strings/escaping.h>
 
 #include "core/strings.h"
 
@@ -23,7 +23,8 @@ void ForEachBucket(std::string_view text, Fn&& fn) {
     window = ((window << 8) | c) & 0xFFFFFF;
     last = c;
     // Fibonacci hashing: the top 14 bits of v * 2^64/phi.
-    if (++emitted >= CharNgramProfile::kN) fn(static_cast<uint32_t>((window * 0x9E3779B97F4A7C15ull) >> (64 - 14)));
+    if (++emitted >= CharNgramProfile::kN)
+      fn(static_cast<uint32_t>((window * 0x9E3779B97F4A7C15ull) >> (64 - 14)));
   };
   emit(' ');
   for (char ch : text) {
@@ -126,7 +127,8 @@ double CharNgramProfile::Divergence(const Sparse& p, Removed&& removed, uint64_t
 }
 
 double CharNgramProfile::JensenShannon(const Sparse& p) const {
-  return Divergence(p, [](size_t) { return uint32_t{0}; }, 0);
+  return Divergence(
+      p, [](size_t) { return uint32_t{0}; }, 0);
 }
 
 double CharNgramProfile::JensenShannon(std::string_view text, size_t* trigrams) const {
@@ -171,7 +173,9 @@ double CharNgramProfile::JensenShannonLeavingOut(std::string_view text) const {
   uint64_t n = 0;
   ForEachBucket(text, [&](uint32_t) { ++n; });
   // The text's own count in bucket i is p_i * n (exact: p_i = count / n).
-  return Divergence(p, [&](size_t i) { return static_cast<uint32_t>(std::llround(p[i].second * static_cast<double>(n))); }, n);
+  return Divergence(
+      p, [&](size_t i) { return static_cast<uint32_t>(std::llround(p[i].second * static_cast<double>(n))); },
+      n);
 }
 
 std::string CharNgramProfile::Serialize() const {
@@ -190,7 +194,8 @@ absl::StatusOr<CharNgramProfile> CharNgramProfile::Deserialize(std::string_view 
   CharNgramProfile profile;
   for (size_t i = 0; i < kBuckets; ++i) {
     uint32_t v = 0;
-    for (int b = 0; b < 4; ++b) v |= static_cast<uint32_t>(static_cast<unsigned char>(raw[i * 4 + b])) << (8 * b);
+    for (int b = 0; b < 4; ++b)
+      v |= static_cast<uint32_t>(static_cast<unsigned char>(raw[i * 4 + b])) << (8 * b);
     profile.counts_[i] = v;
     profile.total_ += v;
   }

@@ -10,14 +10,14 @@
 // JSD uses log base 2, so it lies in [0, 1].
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 namespace bulwark {
 

@@ -63,12 +63,13 @@ TEST(CharNgramProfileTest, JensenShannonEqualsDirectComputation) {
 TEST(CharNgramProfileTest, TextOverloadEqualsTheDistributionPath) {
   // The gate's allocation-free path against Distribution() + JensenShannon(Sparse).
   CharNgramProfile baseline;
-  for (const char* t : {"remind me to call the dentist on friday", "the quarterly report is in the shared drive",
-                        "Dark mode is on\tand notifications are muted after 10pm."}) {
+  for (const char* t :
+       {"remind me to call the dentist on friday", "the quarterly report is in the shared drive",
+        "Dark mode is on\tand notifications are muted after 10pm."}) {
     baseline.Add(t);
   }
-  for (const char* text : {"", " ", "a", "Call   the DENTIST\n on Friday", "zzqx jjkw", "ignore previous instructions",
-                           "the quarterly report is in the shared drive"}) {
+  for (const char* text : {"", " ", "a", "Call   the DENTIST\n on Friday", "zzqx jjkw",
+                           "ignore previous instructions", "the quarterly report is in the shared drive"}) {
     size_t trigrams = 0;
     EXPECT_NEAR(baseline.JensenShannon(std::string_view(text), &trigrams),
                 baseline.JensenShannon(CharNgramProfile::Distribution(text)), 1e-12)

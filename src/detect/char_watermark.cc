@@ -1,10 +1,10 @@
 #include "detect/char_watermark.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <cmath>
 #include <string>
 #include <utility>
-
-#include <absl/strings/str_cat.h>
 
 #include "provenance/signer.h"
 
@@ -19,7 +19,8 @@ class ContextByteStream {
 
   absl::StatusOr<uint8_t> Next() {
     if (pos_ == block_.size()) {
-      auto block = HmacSha256(key_, absl::StrCat("bulwark.watermark.character.v1|", context_, "|", counter_++));
+      auto block =
+          HmacSha256(key_, absl::StrCat("bulwark.watermark.character.v1|", context_, "|", counter_++));
       if (!block.ok()) return block.status();
       block_ = *std::move(block);
       pos_ = 0;
@@ -51,9 +52,10 @@ absl::StatusOr<CharWatermarkScheme> CharWatermarkScheme::Create(std::span<const 
   if (!(gamma > 0 && gamma < 1)) return absl::InvalidArgumentError("watermark gamma must be in (0, 1)");
   const long green_count = std::lround(gamma * kAlphabet);
   if (green_count < 1 || green_count > kAlphabet - 1) {
-    return absl::InvalidArgumentError(absl::StrCat("character watermark gamma ", gamma,
-                                                   " leaves no green or no red character: round(gamma * 95) must be "
-                                                   "1 to 94"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("character watermark gamma ", gamma,
+                     " leaves no green or no red character: round(gamma * 95) must be "
+                     "1 to 94"));
   }
   CharWatermarkScheme scheme;
   scheme.green_count_ = static_cast<int>(green_count);
@@ -68,7 +70,8 @@ absl::StatusOr<CharWatermarkScheme> CharWatermarkScheme::Create(std::span<const 
       std::swap(permutation[static_cast<size_t>(i)], permutation[static_cast<size_t>(*j)]);
     }
     for (int i = 0; i < scheme.green_count_; ++i) {
-      scheme.green_[static_cast<size_t>(context)].set(static_cast<size_t>(permutation[static_cast<size_t>(i)]));
+      scheme.green_[static_cast<size_t>(context)].set(
+          static_cast<size_t>(permutation[static_cast<size_t>(i)]));
     }
   }
   return scheme;
@@ -99,7 +102,8 @@ WatermarkScore CharWatermarkScheme::Score(std::string_view text) const {
   if (score.n == 0) return score;  // z 0, p_value 1
   const double n = static_cast<double>(score.n);
   score.expected = gamma_eff_ * n;
-  score.z = (static_cast<double>(score.green) - score.expected) / std::sqrt(gamma_eff_ * (1 - gamma_eff_) * n);
+  score.z =
+      (static_cast<double>(score.green) - score.expected) / std::sqrt(gamma_eff_ * (1 - gamma_eff_) * n);
   score.p_value = 0.5 * std::erfc(score.z / std::sqrt(2.0));
   return score;
 }

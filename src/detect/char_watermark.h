@@ -19,13 +19,13 @@
 // z_threshold (WatermarkScheme::Verifies) and at least one pair is green.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <array>
 #include <bitset>
 #include <cstdint>
 #include <span>
 #include <string_view>
-
-#include <absl/status/statusor.h>
 
 #include "detect/watermark.h"
 
@@ -33,7 +33,7 @@ namespace bulwark {
 
 class CharWatermarkScheme final : public WatermarkScheme {
  public:
-  static constexpr int kAlphabet = 95;  // printable ASCII, 0x20-0x7E
+  static constexpr int kAlphabet = 95;             // printable ASCII, 0x20-0x7E
   static constexpr int kContexts = kAlphabet + 1;  // the previous character, or start/other
 
   // InvalidArgument unless 0 < gamma < 1 and G = round(gamma 95) is in [1, 94] (so gamma in

@@ -1,5 +1,6 @@
 #include "detect/char_watermark.h"
 
+#include <absl/strings/ascii.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,8 +11,6 @@
 #include <set>
 #include <string>
 #include <utility>
-
-#include <absl/strings/ascii.h>
 
 #include "detect/watermark_lexicon.h"
 #include "detect/watermark_marker.h"
@@ -70,7 +69,8 @@ TEST(CharWatermarkTest, ScoreEqualsABruteForceRecountFromIsGreen) {
       for (int prev = 0; prev < 256; ++prev) {
         int green = 0;
         for (int c = 0; c < 256; ++c) {
-          const bool is_green = scheme->IsGreen(static_cast<unsigned char>(prev), static_cast<unsigned char>(c));
+          const bool is_green =
+              scheme->IsGreen(static_cast<unsigned char>(prev), static_cast<unsigned char>(c));
           if (c < 0x20 || c > 0x7E) {
             EXPECT_FALSE(is_green);
           }
@@ -125,9 +125,9 @@ TEST(CharWatermarkTest, GammaIsValidated) {
     ASSERT_FALSE(scheme.ok()) << gamma;
     EXPECT_EQ(scheme.status().code(), absl::StatusCode::kInvalidArgument) << gamma;
   }
-  EXPECT_EQ(CharWatermarkScheme::Create(key, 0.01)->green_count(), 1);    // round(0.95)
-  EXPECT_EQ(CharWatermarkScheme::Create(key, 0.99)->green_count(), 94);   // round(94.05)
-  EXPECT_EQ(CharWatermarkScheme::Create(key, 0.45)->green_count(), 43);   // round(42.75)
+  EXPECT_EQ(CharWatermarkScheme::Create(key, 0.01)->green_count(), 1);   // round(0.95)
+  EXPECT_EQ(CharWatermarkScheme::Create(key, 0.99)->green_count(), 94);  // round(94.05)
+  EXPECT_EQ(CharWatermarkScheme::Create(key, 0.45)->green_count(), 43);  // round(42.75)
   // Through the factory the gate uses.
   auto scheme = CreateWatermarkScheme(WatermarkKind::kCharacter, key, 0.45);
   ASSERT_TRUE(scheme.ok());
@@ -148,7 +148,8 @@ TEST(CharWatermarkTest, VerifiesIffZReachesTheThreshold) {
     for (const auto& text : Paragraphs()) {
       const WatermarkScore s = scheme->Score(text);
       for (double threshold : {-2.0, -0.5, 0.0, 0.5, 1.0, 1.5, 2.0, 3.0, s.z}) {
-        EXPECT_EQ(WatermarkScheme::Verifies(s, threshold), s.green > 0 && s.z >= threshold) << s.z << " " << threshold;
+        EXPECT_EQ(WatermarkScheme::Verifies(s, threshold), s.green > 0 && s.z >= threshold)
+            << s.z << " " << threshold;
         ++checked;
       }
     }
@@ -210,7 +211,8 @@ void ExpectEditsAreSubstitutions(const std::string& text, const MarkedText& mark
     for (const auto& s : sites) {
       if (s.begin < e.offset || s.end > pos || s.begin - e.offset > 3 || pos - s.end > 1) continue;
       for (int v = 0; v < s.group.size; ++v) {
-        if (v != s.variant && LowerCopy(e.after).find(LowerCopy(lexicon.Render(s, text, v))) != std::string::npos) {
+        if (v != s.variant &&
+            LowerCopy(e.after).find(LowerCopy(lexicon.Render(s, text, v))) != std::string::npos) {
           is_substitution = true;
         }
       }
@@ -295,10 +297,11 @@ TEST(CharWatermarkTest, MarkableShareOnParagraphsAndBenignMemories) {
         }
       }
     }
-    std::cout << (corpus == &memories ? "1,400 benign memories" : "9 paragraphs") << " x 16 keys: "
-              << verified_unmarked + marked << " of " << trials << " verify after marking ("
+    std::cout << (corpus == &memories ? "1,400 benign memories" : "9 paragraphs")
+              << " x 16 keys: " << verified_unmarked + marked << " of " << trials << " verify after marking ("
               << verified_unmarked << " already did unmarked, " << marked << " by marking); " << with_sites
-              << " have a substitution site; mean z gain of the search where it ran " << gain / static_cast<double>(std::max<size_t>(searched, 1)) << " over " << searched << "\n";
+              << " have a substitution site; mean z gain of the search where it ran "
+              << gain / static_cast<double>(std::max<size_t>(searched, 1)) << " over " << searched << "\n";
     EXPECT_GT(verified_unmarked + marked, 0u);
   }
 }

@@ -51,7 +51,8 @@ void DefenseState::SetCalibration(std::string_view name_space,
   // Outside the lock: O(|H| |R|) dot products. A write scored meanwhile sees the new calibration
   // with the old ceilings, which the memsad detector notices (View::reference()) and handles.
   std::shared_ptr<const QueryHistory::Reference> reference;
-  if (calibration) reference = std::shared_ptr<const QueryHistory::Reference>(calibration, &calibration->reference);
+  if (calibration)
+    reference = std::shared_ptr<const QueryHistory::Reference>(calibration, &calibration->reference);
   history->AttachReference(std::move(reference));
 }
 

@@ -3,14 +3,14 @@
 // histories live as long as this object, so references handed out stay valid.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/container/flat_hash_map.h>
 
 #include "detect/calibration.h"
 #include "detect/query_history.h"

@@ -18,9 +18,8 @@
 #pragma once
 
 #include <cstddef>
-#include <span>
-
 #include <nlohmann/json.hpp>
+#include <span>
 
 namespace bulwark {
 

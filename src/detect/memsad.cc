@@ -1,10 +1,10 @@
 #include "detect/memsad.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
-
-#include <absl/strings/str_cat.h>
 
 #include "core/strings.h"
 #include "index/inner_product.h"
@@ -12,9 +12,12 @@
 namespace bulwark {
 std::string_view ToString(MemsadMode mode) {
   switch (mode) {
-    case MemsadMode::kMax: return "max";
-    case MemsadMode::kMean: return "mean";
-    case MemsadMode::kCombined: return "combined";
+    case MemsadMode::kMax:
+      return "max";
+    case MemsadMode::kMean:
+      return "mean";
+    case MemsadMode::kCombined:
+      return "combined";
   }
   return "combined";
 }
@@ -29,9 +32,12 @@ absl::StatusOr<MemsadMode> ParseMemsadMode(std::string_view name) {
 
 double MemsadScores::Get(MemsadMode mode) const {
   switch (mode) {
-    case MemsadMode::kMax: return s_max;
-    case MemsadMode::kMean: return s_mean;
-    case MemsadMode::kCombined: return s_comb;
+    case MemsadMode::kMax:
+      return s_max;
+    case MemsadMode::kMean:
+      return s_mean;
+    case MemsadMode::kCombined:
+      return s_comb;
   }
   return s_comb;
 }
@@ -139,7 +145,8 @@ MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const QueryHi
     float floor = -std::numeric_limits<float>::infinity();
     for (size_t b = 0; b < int8.blocks(); ++b) {
       const size_t first = b * Int8Rows::kBlockRows;
-      int8.Bounds(query, b, -std::numeric_limits<float>::infinity(), lower.data() + first, upper.data() + first);
+      int8.Bounds(query, b, -std::numeric_limits<float>::infinity(), lower.data() + first,
+                  upper.data() + first);
       const size_t end = std::min(m, first + Int8Rows::kBlockRows);
       for (size_t slot = first; slot < end; ++slot) {
         if (lower[slot] > floor) floor = lower[slot];  // false for NaN
@@ -157,12 +164,13 @@ MemsadScores ScoreAgainstHistory(std::span<const float> candidate, const QueryHi
 
 double CalibrationTolerance(double sigma, size_t n, double kappa, double delta) {
   const double N = static_cast<double>(n);
-  return sigma * (1.0 / std::sqrt(N) + kappa / std::sqrt(2.0 * (N - 1.0))) * std::sqrt(2.0 * std::log(4.0 / delta));
+  return sigma * (1.0 / std::sqrt(N) + kappa / std::sqrt(2.0 * (N - 1.0))) *
+         std::sqrt(2.0 * std::log(4.0 / delta));
 }
 
 nlohmann::json MemsadCalibration::ToJson() const {
-  return {{"mode", ToString(mode)}, {"mu", mu},       {"sigma", sigma},         {"n", n},
-          {"kappa", kappa},         {"delta", delta}, {"eta", eta},             {"threshold", threshold()},
+  return {{"mode", ToString(mode)}, {"mu", mu},       {"sigma", sigma}, {"n", n},
+          {"kappa", kappa},         {"delta", delta}, {"eta", eta},     {"threshold", threshold()},
           {"triggered", triggered}};
 }
 
@@ -230,7 +238,8 @@ MemsadCertificate CertifyDetection(double s_adv, double s_bar, const MemsadCalib
 }
 
 MemsadCertificate CertifyDetection(double s_adv, std::span<const float> victim_query,
-                                   std::span<const std::vector<float>> reference, const MemsadCalibration& cal) {
+                                   std::span<const std::vector<float>> reference,
+                                   const MemsadCalibration& cal) {
   return CertifyDetection(s_adv, BenignCeiling(victim_query, reference), cal);
 }
 

@@ -3,14 +3,14 @@
 // Theorem 11 calibration tolerance and the Lemma 8 certified-detection condition.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstddef>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "detect/query_history.h"
 
@@ -61,8 +61,8 @@ struct MemsadCalibration {
   size_t n = 0;
   double kappa = 2.0;
   double delta = 0.05;
-  double eta = 0;           // CalibrationTolerance(sigma, n, kappa, delta)
-  bool triggered = false;   // calibrated against queries carrying a suspected trigger
+  double eta = 0;          // CalibrationTolerance(sigma, n, kappa, delta)
+  bool triggered = false;  // calibrated against queries carrying a suspected trigger
 
   double threshold() const { return mu + kappa * sigma; }
   nlohmann::json ToJson() const;
@@ -91,6 +91,7 @@ double BenignCeiling(std::span<const float> victim_query, std::span<const std::v
 MemsadCertificate CertifyDetection(double s_adv, double s_bar, const MemsadCalibration& cal);
 // Both steps: CertifyDetection(s_adv, BenignCeiling(victim_query, reference), cal).
 MemsadCertificate CertifyDetection(double s_adv, std::span<const float> victim_query,
-                                   std::span<const std::vector<float>> reference, const MemsadCalibration& cal);
+                                   std::span<const std::vector<float>> reference,
+                                   const MemsadCalibration& cal);
 
 }  // namespace bulwark

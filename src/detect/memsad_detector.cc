@@ -1,6 +1,6 @@
-#include <cmath>
-
 #include <absl/strings/str_format.h>
+
+#include <cmath>
 
 #include "detect/detectors.h"
 #include "detect/memsad.h"
@@ -31,9 +31,10 @@ class MemsadDetector final : public WriteDetector {
         const auto victim = static_cast<size_t>(scores.argmax);
         // The history keeps each row's ceiling for the calibration's reference set; if it was
         // computed for another one (a calibration is being installed), scan the reference set.
-        s_bar = h.reference() == &state.calibration->reference
-                    ? h.ceiling(victim)
-                    : BenignCeiling(std::span<const float>(h.row(victim), h.dim()), state.calibration->reference);
+        s_bar =
+            h.reference() == &state.calibration->reference
+                ? h.ceiling(victim)
+                : BenignCeiling(std::span<const float>(h.row(victim), h.dim()), state.calibration->reference);
       });
     }
     v.score = scores.Get(mode);
@@ -59,8 +60,10 @@ class MemsadDetector final : public WriteDetector {
   std::string Reason(const DetectorVerdict& v) const override {
     return absl::StrFormat(
         "memsad: similarity to recent queries %.3f (%s, max %.3f, mean %.3f over %d queries) exceeds %s %.3f",
-        v.score, ToString(ModeOf(v)), v.values[kSMax], v.values[kSMean], static_cast<int>(v.values[kHistorySize]),
-        v.calibrated ? "the calibrated threshold mu + kappa*sigma =" : "the uncalibrated default", v.threshold);
+        v.score, ToString(ModeOf(v)), v.values[kSMax], v.values[kSMean],
+        static_cast<int>(v.values[kHistorySize]),
+        v.calibrated ? "the calibrated threshold mu + kappa*sigma =" : "the uncalibrated default",
+        v.threshold);
   }
 
   nlohmann::json Detail(const DetectorVerdict& v) const override {

@@ -32,7 +32,8 @@ class MemsadPlusDetector final : public WriteDetector {
 
   std::string Reason(const DetectorVerdict& v) const override {
     return absl::StrFormat(
-        "memsad_plus: character trigram divergence from the namespace's benign text %.3f is %.3f above that of "
+        "memsad_plus: character trigram divergence from the namespace's benign text %.3f is %.3f above that "
+        "of "
         "benign text of its length (%.3f), more than %.3f",
         v.values[kJsd], v.score, v.values[kExpectedJsd], v.threshold);
   }
@@ -41,7 +42,8 @@ class MemsadPlusDetector final : public WriteDetector {
     if (!v.calibrated) {
       return {{"status", "uncalibrated: no benign baseline for this namespace (run bulwark calibrate)"}};
     }
-    return {{"jsd", v.values[kJsd]}, {"expected_jsd", v.values[kExpectedJsd]},
+    return {{"jsd", v.values[kJsd]},
+            {"expected_jsd", v.values[kExpectedJsd]},
             {"trigrams", static_cast<size_t>(v.values[kTrigrams])}};
   }
 };

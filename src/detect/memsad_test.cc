@@ -104,7 +104,9 @@ TEST(MemsadScoresTest, BoundedScanBreaksTiesLikeTheFullScan) {
       EXPECT_NEAR(s.s_mean, expected.s_mean, 1e-6);
     });
   }
-  history.Read([&](const QueryHistory::View& h) { EXPECT_EQ(ScoreAgainstHistory(repeated, h).argmax, 20); });  // queries[120]
+  history.Read([&](const QueryHistory::View& h) {
+    EXPECT_EQ(ScoreAgainstHistory(repeated, h).argmax, 20);
+  });  // queries[120]
 }
 
 TEST(MemsadScoresTest, HistoryRowsCarryTheirBenignCeiling) {
@@ -123,7 +125,8 @@ TEST(MemsadScoresTest, HistoryRowsCarryTheirBenignCeiling) {
     for (size_t i = 0; i < h.size(); ++i) {
       const std::span<const float> row(h.row(i), h.dim());
       double direct = -2;
-      for (const auto& m : *reference) direct = std::max(direct, Dot(m, std::vector<float>(row.begin(), row.end())));
+      for (const auto& m : *reference)
+        direct = std::max(direct, Dot(m, std::vector<float>(row.begin(), row.end())));
       EXPECT_NEAR(h.ceiling(i), direct, 1e-5) << i;
       EXPECT_EQ(h.ceiling(i), static_cast<float>(BenignCeiling(row, *reference))) << i;
     }
@@ -172,7 +175,7 @@ TEST(MemsadCalibrationTest, CertificateIsLemma8) {
   EXPECT_NEAR(cert.s_bar, s_bar, 1e-6);
   EXPECT_NEAR(cert.delta_s, 0.95 - s_bar, 1e-6);
   EXPECT_NEAR(cert.radius, 0.14, 1e-12);
-  EXPECT_TRUE(cert.holds);  // 0.243 > 0.14
+  EXPECT_TRUE(cert.holds);                                        // 0.243 > 0.14
   EXPECT_FALSE(CertifyDetection(0.80, q, reference, cal).holds);  // 0.093 < 0.14
   // From a precomputed ceiling: the same numbers; without a reference set it never holds.
   const MemsadCertificate from_ceiling = CertifyDetection(0.95, s_bar, cal);

@@ -3,9 +3,8 @@
 // instruction cannot hide in a metadata field that a responder or an agent later reads.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace bulwark {
 

@@ -25,7 +25,8 @@ class ProactiveDetector final : public WriteDetector {
 
   std::string Reason(const DetectorVerdict& v) const override {
     return absl::StrFormat(
-        "proactive: mean similarity %.3f to %d generic probe queries exceeds %.3f (a broad anchor that would be "
+        "proactive: mean similarity %.3f to %d generic probe queries exceeds %.3f (a broad anchor that would "
+        "be "
         "retrieved for many unrelated queries)",
         v.score, probes_, v.threshold);
   }

@@ -115,9 +115,9 @@ class QueryHistory {
   std::vector<float> ceilings_;  // capacity_, by slot
   std::shared_ptr<const Reference> reference_;
   Int8Rows int8_;
-  std::vector<double> sum_;      // dim_: the sum of the rows held
-  size_t since_resum_ = 0;       // evictions since sum_ was last recomputed from the rows
-  size_t head_ = 0;  // slot of the oldest row
+  std::vector<double> sum_;  // dim_: the sum of the rows held
+  size_t since_resum_ = 0;   // evictions since sum_ was last recomputed from the rows
+  size_t head_ = 0;          // slot of the oldest row
   size_t count_ = 0;
   uint64_t appended_ = 0;
 };

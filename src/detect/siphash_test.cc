@@ -3,14 +3,13 @@
 #include "detect/siphash.h"
 
 #include <gtest/gtest.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
 
 #include <memory>
 #include <random>
 #include <string>
-
-#include <openssl/core_names.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
 
 namespace bulwark {
 namespace {
@@ -32,9 +31,11 @@ bool OpenSslSipHash24(EVP_MAC* mac, const SipHashKey& key, std::string_view data
   unsigned int c_rounds = 2, d_rounds = 4;
   const OSSL_PARAM params[] = {OSSL_PARAM_construct_size_t(OSSL_MAC_PARAM_SIZE, &size),
                                OSSL_PARAM_construct_uint(OSSL_MAC_PARAM_C_ROUNDS, &c_rounds),
-                               OSSL_PARAM_construct_uint(OSSL_MAC_PARAM_D_ROUNDS, &d_rounds), OSSL_PARAM_construct_end()};
+                               OSSL_PARAM_construct_uint(OSSL_MAC_PARAM_D_ROUNDS, &d_rounds),
+                               OSSL_PARAM_construct_end()};
   if (EVP_MAC_init(ctx.get(), key.data(), key.size(), params) != 1) return false;
-  if (EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1) return false;
+  if (EVP_MAC_update(ctx.get(), reinterpret_cast<const unsigned char*>(data.data()), data.size()) != 1)
+    return false;
   unsigned char tag[16];
   size_t tag_size = 0;
   if (EVP_MAC_final(ctx.get(), tag, &tag_size, sizeof tag) != 1 || tag_size != 8) return false;

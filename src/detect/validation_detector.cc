@@ -22,7 +22,8 @@ class ValidationDetector final : public WriteDetector {
 
   std::string Reason(const DetectorVerdict& v) const override {
     std::vector<std::string> names;
-    for (uint32_t i : v.items) names.push_back(absl::StrCat(rules_->rules()[i].category, "/", rules_->rules()[i].name));
+    for (uint32_t i : v.items)
+      names.push_back(absl::StrCat(rules_->rules()[i].category, "/", rules_->rules()[i].name));
     return absl::StrCat("validation: matched ", absl::StrJoin(names, ", "));
   }
 

@@ -1,14 +1,14 @@
 #include "detect/validation_rules.h"
 
-#include <algorithm>
-#include <fstream>
-#include <sstream>
-
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_split.h>
 #include <re2/re2.h>
 #include <re2/set.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "core/strings.h"
 #include "detect/validation_rules_data.h"
@@ -55,7 +55,8 @@ absl::StatusOr<std::unique_ptr<ValidationRules>> ValidationRules::Parse(std::str
     rules->rules_.push_back({fields[0], fields[1], fields[2]});
   }
   if (rules->rules_.empty()) return absl::InvalidArgumentError("validation rules: no rule");
-  if (!rules->set_->Compile()) return absl::ResourceExhaustedError("validation rules: RE2 set does not compile");
+  if (!rules->set_->Compile())
+    return absl::ResourceExhaustedError("validation rules: RE2 set does not compile");
   return rules;
 }
 
@@ -69,7 +70,8 @@ absl::StatusOr<std::unique_ptr<ValidationRules>> ValidationRules::Load(const std
   std::stringstream buffer;
   buffer << in.rdbuf();
   auto rules = Parse(buffer.str());
-  if (!rules.ok()) return absl::Status(rules.status().code(), absl::StrCat(path, ": ", rules.status().message()));
+  if (!rules.ok())
+    return absl::Status(rules.status().code(), absl::StrCat(path, ": ", rules.status().message()));
   return rules;
 }
 

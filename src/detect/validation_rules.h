@@ -4,15 +4,15 @@
 // matched in time linear in the text with one RE2::Set.
 #pragma once
 
-#include <memory>
-#include <string>
-#include <string_view>
-#include <vector>
-
 #include <absl/container/inlined_vector.h>
 #include <absl/status/statusor.h>
 #include <re2/re2.h>
 #include <re2/set.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace bulwark {
 

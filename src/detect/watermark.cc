@@ -1,11 +1,11 @@
 #include "detect/watermark.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
-
-#include <absl/strings/str_cat.h>
 
 #include "core/strings.h"
 #include "detect/char_watermark.h"
@@ -17,10 +17,10 @@ namespace {
 // Phi^-1(q) for q in (0, 1): Acklam's rational approximation refined by one Halley step
 // (absolute error below 1e-12 after the refinement).
 double NormalQuantile(double q) {
-  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02,  -2.759285104469687e+02,
                                  1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
   static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
-                                 6.680131188771972e+01,  -1.328068155288572e+01};
+                                 6.680131188771972e+01, -1.328068155288572e+01};
   static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
                                  -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
   static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
@@ -74,8 +74,10 @@ WatermarkScore ScoreGreenSites(std::span<const double> p, size_t green) {
 
 std::string_view ToString(WatermarkKind kind) {
   switch (kind) {
-    case WatermarkKind::kLexical: return "lexical";
-    case WatermarkKind::kCharacter: return "character";
+    case WatermarkKind::kLexical:
+      return "lexical";
+    case WatermarkKind::kCharacter:
+      return "character";
   }
   return "lexical";
 }
@@ -87,8 +89,9 @@ absl::StatusOr<WatermarkKind> ParseWatermarkKind(std::string_view name) {
       absl::StrCat("watermark scheme must be lexical or character, not '", ToAbsl(name), "'"));
 }
 
-absl::StatusOr<std::unique_ptr<WatermarkScheme>> CreateWatermarkScheme(WatermarkKind kind, std::span<const uint8_t> key,
-                                                                      double gamma) {
+absl::StatusOr<std::unique_ptr<WatermarkScheme>> CreateWatermarkScheme(WatermarkKind kind,
+                                                                       std::span<const uint8_t> key,
+                                                                       double gamma) {
   if (kind == WatermarkKind::kCharacter) {
     auto scheme = CharWatermarkScheme::Create(key, gamma);
     if (!scheme.ok()) return scheme.status();
@@ -103,7 +106,8 @@ bool WatermarkScheme::Verifies(const WatermarkScore& score, double z_threshold) 
   return score.green > 0 && score.p_value <= 0.5 * std::erfc(z_threshold / std::sqrt(2.0));
 }
 
-absl::StatusOr<LexicalWatermarkScheme> LexicalWatermarkScheme::Create(std::span<const uint8_t> key, double gamma) {
+absl::StatusOr<LexicalWatermarkScheme> LexicalWatermarkScheme::Create(std::span<const uint8_t> key,
+                                                                      double gamma) {
   if (!(gamma > 0 && gamma < 1)) return absl::InvalidArgumentError("watermark gamma must be in (0, 1)");
   auto derived = HmacSha256(key, "bulwark.watermark.lexical.v1");
   if (!derived.ok()) return derived.status();
@@ -183,7 +187,8 @@ WatermarkScore LexicalWatermarkScheme::Score(std::string_view text) const {
   return ScoreGreenSites(p, green);
 }
 
-std::vector<LexicalWatermarkScheme::ScoredSite> LexicalWatermarkScheme::ScoredSites(std::string_view text) const {
+std::vector<LexicalWatermarkScheme::ScoredSite> LexicalWatermarkScheme::ScoredSites(
+    std::string_view text) const {
   std::vector<VariantSite> sites = lexicon_->Sites(text);
   std::vector<ScoredSite> out(sites.size());
   ForEachOccurrence(sites, [&](uint32_t i, uint32_t occurrence) {

@@ -38,13 +38,13 @@
 // that dilution.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
 
 #include "detect/siphash.h"
 #include "detect/watermark_lexicon.h"
@@ -94,8 +94,9 @@ class WatermarkScheme {
 };
 
 // The scheme of `kind` under `key`: LexicalWatermarkScheme::Create or CharWatermarkScheme::Create.
-absl::StatusOr<std::unique_ptr<WatermarkScheme>> CreateWatermarkScheme(WatermarkKind kind, std::span<const uint8_t> key,
-                                                                      double gamma);
+absl::StatusOr<std::unique_ptr<WatermarkScheme>> CreateWatermarkScheme(WatermarkKind kind,
+                                                                       std::span<const uint8_t> key,
+                                                                       double gamma);
 
 class LexicalWatermarkScheme final : public WatermarkScheme {
  public:

@@ -10,7 +10,8 @@ enum WatermarkSlot { kN, kGreen, kExpected, kPValue };
 
 class WatermarkDetector final : public WriteDetector {
  public:
-  WatermarkDetector(const WatermarkScheme* scheme, double z_threshold) : scheme_(scheme), z_threshold_(z_threshold) {}
+  WatermarkDetector(const WatermarkScheme* scheme, double z_threshold)
+      : scheme_(scheme), z_threshold_(z_threshold) {}
   std::string_view name() const override { return "watermark"; }
 
   DetectorVerdict Evaluate(const WriteCandidate& c, const NamespaceState&) const override {
@@ -26,10 +27,11 @@ class WatermarkDetector final : public WriteDetector {
 
   std::string Reason(const DetectorVerdict& v) const override {
     return absl::StrFormat(
-        "watermark: z = %.2f is below %.2f (%d of %d %s green, p = %.3g): the text was not marked by a legitimate "
+        "watermark: z = %.2f is below %.2f (%d of %d %s green, p = %.3g): the text was not marked by a "
+        "legitimate "
         "writer",
-        v.score, v.threshold, static_cast<int>(v.values[kGreen]), static_cast<int>(v.values[kN]), scheme_->unit(),
-        v.values[kPValue]);
+        v.score, v.threshold, static_cast<int>(v.values[kGreen]), static_cast<int>(v.values[kN]),
+        scheme_->unit(), v.values[kPValue]);
   }
 
   nlohmann::json Detail(const DetectorVerdict& v) const override {

@@ -1,11 +1,11 @@
 #include "detect/watermark_lexicon.h"
 
+#include <absl/strings/ascii.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
-
-#include <absl/strings/ascii.h>
 
 namespace bulwark {
 namespace {
@@ -31,15 +31,36 @@ std::vector<WordGroupSpec> WordGroupSpecs() {
     }
   };
   // Contractions with a single expansion.
-  add(0, {{"do not", "don't"},      {"does not", "doesn't"},   {"did not", "didn't"},   {"is not", "isn't"},
-          {"are not", "aren't"},    {"was not", "wasn't"},     {"were not", "weren't"}, {"cannot", "can't"},
-          {"will not", "won't"},    {"would not", "wouldn't"}, {"should not", "shouldn't"},
-          {"could not", "couldn't"}, {"have not", "haven't"},  {"has not", "hasn't"},   {"had not", "hadn't"},
-          {"must not", "mustn't"},  {"I am", "I'm"},           {"you are", "you're"},   {"we are", "we're"},
-          {"they are", "they're"},  {"I will", "I'll"},        {"you will", "you'll"},  {"we will", "we'll"},
+  add(0, {{"do not", "don't"},
+          {"does not", "doesn't"},
+          {"did not", "didn't"},
+          {"is not", "isn't"},
+          {"are not", "aren't"},
+          {"was not", "wasn't"},
+          {"were not", "weren't"},
+          {"cannot", "can't"},
+          {"will not", "won't"},
+          {"would not", "wouldn't"},
+          {"should not", "shouldn't"},
+          {"could not", "couldn't"},
+          {"have not", "haven't"},
+          {"has not", "hasn't"},
+          {"had not", "hadn't"},
+          {"must not", "mustn't"},
+          {"I am", "I'm"},
+          {"you are", "you're"},
+          {"we are", "we're"},
+          {"they are", "they're"},
+          {"I will", "I'll"},
+          {"you will", "you'll"},
+          {"we will", "we'll"},
           {"they will", "they'll"}});
   add(0,
-      {{"it is", "it's"}, {"that is", "that's"}, {"there is", "there's"}, {"here is", "here's"}, {"he is", "he's"},
+      {{"it is", "it's"},
+       {"that is", "that's"},
+       {"there is", "there's"},
+       {"here is", "here's"},
+       {"he is", "he's"},
        {"she is", "she's"}},
       /*before_word=*/true);
   // British and American spellings (only words whose both spellings mean the same everywhere:
@@ -269,7 +290,9 @@ constexpr std::array<std::string_view, 5> kTitles = {"Dr", "Mr", "Mrs", "Ms", "P
 
 // Equality that rejects on the size and the first byte before calling memcmp: the word lists
 // below are compared with every token.
-bool Same(std::string_view a, std::string_view b) { return a.size() == b.size() && (a.empty() || a[0] == b[0]) && a == b; }
+bool Same(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.empty() || a[0] == b[0]) && a == b;
+}
 
 // Whether `word` is in `list`.
 template <size_t N>
@@ -287,7 +310,9 @@ bool OneOf(char c, std::string_view set) {
   }
   return false;
 }
-bool IsWordChar(char c) { return absl::ascii_isalpha(c) || absl::ascii_isdigit(c) || static_cast<unsigned char>(c) >= 0x80; }
+bool IsWordChar(char c) {
+  return absl::ascii_isalpha(c) || absl::ascii_isdigit(c) || static_cast<unsigned char>(c) >= 0x80;
+}
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 bool IsTokenStart(std::string_view t, size_t i) {
@@ -367,12 +392,11 @@ bool IsRangeWord(std::string_view w) {
 bool EndsWithDigit(std::string_view w) { return !w.empty() && absl::ascii_isdigit(w.back()); }
 
 constexpr std::array<std::string_view, 23> kMonthNames = {
-    "January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November",
-    "December", "Jan", "Feb", "Mar", "Apr", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
+    "January",   "February", "March",    "April",    "May", "June", "July", "August",
+    "September", "October",  "November", "December", "Jan", "Feb",  "Mar",  "Apr",
+    "Jun",       "Jul",      "Aug",      "Sep",      "Oct", "Nov",  "Dec"};
 
-bool IsMonthName(std::string_view w) {
-  return InList(kMonthNames, w);
-}
+bool IsMonthName(std::string_view w) { return InList(kMonthNames, w); }
 
 // "3 to 4pm", "3-4pm", "between 1 and 3 June": the second end of a range.
 bool EndsRange(std::string_view t, size_t i) {
@@ -505,9 +529,9 @@ std::string RenderTime(int minutes, int variant) {
 // Dates: June 1, June 1st, 1 June, 1st June, Jun 1, 1 Jun (May has no abbreviation). Only with a
 // capitalized month name, without a year, and not as part of a range.
 
-constexpr std::array<std::string_view, 12> kMonths = {"January", "February", "March",     "April",
-                                                      "May",     "June",     "July",      "August",
-                                                      "September", "October", "November", "December"};
+constexpr std::array<std::string_view, 12> kMonths = {"January",   "February", "March",    "April",
+                                                      "May",       "June",     "July",     "August",
+                                                      "September", "October",  "November", "December"};
 constexpr std::array<std::string_view, 12> kMonthAbbreviations = {"Jan", "Feb", "Mar", "Apr", "May", "Jun",
                                                                   "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"};
 constexpr std::array<int, 12> kMonthDays = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -515,10 +539,14 @@ constexpr std::array<int, 12> kMonthDays = {31, 29, 31, 30, 31, 30, 31, 31, 30, 
 std::string_view Ordinal(int day) {
   if (day % 100 >= 11 && day % 100 <= 13) return "th";
   switch (day % 10) {
-    case 1: return "st";
-    case 2: return "nd";
-    case 3: return "rd";
-    default: return "th";
+    case 1:
+      return "st";
+    case 2:
+      return "nd";
+    case 3:
+      return "rd";
+    default:
+      return "th";
   }
 }
 
@@ -571,8 +599,8 @@ bool MatchMonthDay(std::string_view t, size_t i, size_t e, VariantSite* site) {
   int day;
   bool ordinal;
   const size_t end = ReadDay(t, e + 1, month, &day, &ordinal);
-  if (end == 0 || (abbreviated && ordinal) || !RightOk(t, end) || FollowedByYear(t, end) || StartsRange(t, end) ||
-      EndsRange(t, i)) {
+  if (end == 0 || (abbreviated && ordinal) || !RightOk(t, end) || FollowedByYear(t, end) ||
+      StartsRange(t, end) || EndsRange(t, i)) {
     return false;
   }
   SetDate(site, i, end, month, day, abbreviated ? 4 : (ordinal ? 1 : 0));
@@ -602,12 +630,18 @@ std::string RenderDate(int month, int day, int variant) {
   const std::string abbreviation(kMonthAbbreviations[static_cast<size_t>(month)]);
   const std::string number = std::to_string(day), ordinal = number + std::string(Ordinal(day));
   switch (variant) {
-    case 0: return name + " " + number;
-    case 1: return name + " " + ordinal;
-    case 2: return number + " " + name;
-    case 3: return ordinal + " " + name;
-    case 4: return abbreviation + " " + number;
-    default: return number + " " + abbreviation;
+    case 0:
+      return name + " " + number;
+    case 1:
+      return name + " " + ordinal;
+    case 2:
+      return number + " " + name;
+    case 3:
+      return ordinal + " " + name;
+    case 4:
+      return abbreviation + " " + number;
+    default:
+      return number + " " + abbreviation;
   }
 }
 
@@ -653,9 +687,9 @@ bool MatchPercent(std::string_view t, size_t i, VariantSite* site) {
 // features", "room 3 needs"), not ranges.
 
 constexpr std::array<std::string_view, 20> kSmallNumbers = {
-    "",        "one",     "two",       "three",    "four",     "five",    "six",
-    "seven",   "eight",   "nine",      "ten",      "eleven",   "twelve",  "thirteen",
-    "fourteen", "fifteen", "sixteen",  "seventeen", "eighteen", "nineteen"};
+    "",         "one",     "two",     "three",     "four",     "five",    "six",
+    "seven",    "eight",   "nine",    "ten",       "eleven",   "twelve",  "thirteen",
+    "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen"};
 constexpr std::array<std::string_view, 10> kTens = {"",      "",      "twenty",  "thirty", "forty",
                                                     "fifty", "sixty", "seventy", "eighty", "ninety"};
 
@@ -673,8 +707,8 @@ int ParseNumberWord(std::string_view t, size_t i, size_t e) {
   const char p[3] = {absl::ascii_tolower(t[i]), absl::ascii_tolower(t[i + 1]), absl::ascii_tolower(t[i + 2])};
   const std::string_view prefix(p, 3);
   bool known = false;
-  for (std::string_view start : {"two", "thr", "thi", "twe", "ten", "fou", "for", "fiv", "fif", "six", "sev", "eig",
-                                 "ele", "nin"}) {
+  for (std::string_view start :
+       {"two", "thr", "thi", "twe", "ten", "fou", "for", "fiv", "fif", "six", "sev", "eig", "ele", "nin"}) {
     known = known || prefix == start;
   }
   if (!known) return 0;
@@ -697,15 +731,16 @@ int ParseNumberWord(std::string_view t, size_t i, size_t e) {
   return 0;
 }
 
-constexpr std::array<std::string_view, 12> kIrregularPlurals = {
-    "people", "children", "men", "women", "feet", "teeth", "mice", "geese", "data", "media", "staff", "sheep"};
+constexpr std::array<std::string_view, 12> kIrregularPlurals = {"people", "children", "men",   "women",
+                                                                "feet",   "teeth",    "mice",  "geese",
+                                                                "data",   "media",    "staff", "sheep"};
 // Words ending in "s" that are not plural nouns after a number.
 constexpr std::array<std::string_view, 44> kNotPlural = {
-    "is",       "was",       "has",       "does",    "goes",    "this",     "its",      "his",     "hers",
-    "ours",     "yours",     "theirs",    "us",      "yes",     "plus",     "less",     "unless",  "as",
-    "thus",     "whereas",   "across",    "perhaps", "always",  "sometimes", "towards", "besides", "news",
-    "afterwards", "series",  "bus",       "gas",     "class",   "process",  "business", "address", "access",
-    "success",  "status",    "bonus",     "versus",  "minus",   "says",     "means",    "needs"};
+    "is",         "was",     "has",    "does",    "goes",   "this",      "its",      "his",     "hers",
+    "ours",       "yours",   "theirs", "us",      "yes",    "plus",      "less",     "unless",  "as",
+    "thus",       "whereas", "across", "perhaps", "always", "sometimes", "towards",  "besides", "news",
+    "afterwards", "series",  "bus",    "gas",     "class",  "process",   "business", "address", "access",
+    "success",    "status",  "bonus",  "versus",  "minus",  "says",      "means",    "needs"};
 
 bool IsPluralNoun(std::string_view word) {
   if (word.size() < 3) return false;
@@ -723,10 +758,10 @@ bool IsPluralNoun(std::string_view word) {
 }
 
 constexpr std::array<std::string_view, 34> kLabelWords = {
-    "version", "step",   "room",    "page",    "level",   "chapter", "section", "floor",   "gate",
-    "platform", "line",  "bus",     "route",   "number",  "no",      "phase",   "stage",   "part",
-    "season",  "episode", "week",   "day",     "year",    "grade",   "size",    "table",   "seat",
-    "row",     "zone",   "terminal", "exit",   "channel", "track",   "act"};
+    "version",  "step",    "room",     "page",  "level",   "chapter", "section", "floor", "gate",
+    "platform", "line",    "bus",      "route", "number",  "no",      "phase",   "stage", "part",
+    "season",   "episode", "week",     "day",   "year",    "grade",   "size",    "table", "seat",
+    "row",      "zone",    "terminal", "exit",  "channel", "track",   "act"};
 
 bool MatchCount(std::string_view t, size_t i, size_t e, VariantSite* site) {
   int value = 0, variant = 0;
@@ -782,9 +817,7 @@ bool MatchCount(std::string_view t, size_t i, size_t e, VariantSite* site) {
 // can skip them: what a site's variant looks like must not change what other rules see.
 class RecentSites {
  public:
-  void Add(size_t begin, size_t end) {
-    spans_[next_++ % spans_.size()] = {begin, end};
-  }
+  void Add(size_t begin, size_t end) { spans_[next_++ % spans_.size()] = {begin, end}; }
   bool Covers(size_t pos) const {
     for (size_t k = 0; k < std::min(next_, spans_.size()); ++k) {
       if (pos >= spans_[k].first && pos < spans_[k].second) return true;
@@ -816,9 +849,7 @@ bool IsConjunctionAt(std::string_view t, size_t i) {
 
 constexpr std::array<std::string_view, 6> kPronounSubjects = {"I", "we", "he", "she", "they", "you"};
 
-bool IsPronounSubject(std::string_view word) {
-  return InList(kPronounSubjects, word);
-}
+bool IsPronounSubject(std::string_view word) { return InList(kPronounSubjects, word); }
 
 void SetComma(VariantSite* site, size_t begin, size_t end, uint32_t which, bool comma) {
   site->begin = begin;
@@ -834,7 +865,8 @@ void SetComma(VariantSite* site, size_t begin, size_t end, uint32_t which, bool 
 constexpr std::array<std::string_view, 4> kConjunctions = {"and", "or", "but", "so"};
 
 // At the conjunction t[i, e).
-bool MatchConjunctionComma(std::string_view t, size_t i, size_t e, const RecentSites& recent, VariantSite* site) {
+bool MatchConjunctionComma(std::string_view t, size_t i, size_t e, const RecentSites& recent,
+                           VariantSite* site) {
   if (e - i > 3 || e - i < 2 || !OneOf(t[i], "aobs")) return false;
   const std::string_view word = t.substr(i, e - i);
   const auto which = std::find(kConjunctions.begin(), kConjunctions.end(), word);
@@ -865,7 +897,8 @@ bool MatchConjunctionComma(std::string_view t, size_t i, size_t e, const RecentS
       continue;
     }
     const char c = t[j - 1];
-    if (c == '.' || c == ';' || c == ':' || c == '!' || c == '?' || c == '\n' || c == '(' || c == ')' || c == '"') {
+    if (c == '.' || c == ';' || c == ':' || c == '!' || c == '?' || c == '\n' || c == '(' || c == ')' ||
+        c == '"') {
       return false;
     }
     if (c == ',' && j < t.size() && t[j] == ' ') break;
@@ -880,15 +913,16 @@ bool MatchConjunctionComma(std::string_view t, size_t i, size_t e, const RecentS
 }
 
 constexpr std::array<std::string_view, 18> kOpeners = {
-    "Yesterday", "Today",     "Tomorrow", "Tonight",    "Later",   "Afterwards", "Afterward",     "Then",
-    "Meanwhile", "Recently",  "Usually",  "Sometimes",  "Normally", "Eventually", "Finally",      "Luckily",
-    "Unfortunately", "Apparently"};
+    "Yesterday", "Today",      "Tomorrow",  "Tonight",  "Later",         "Afterwards",
+    "Afterward", "Then",       "Meanwhile", "Recently", "Usually",       "Sometimes",
+    "Normally",  "Eventually", "Finally",   "Luckily",  "Unfortunately", "Apparently"};
 constexpr std::array<std::string_view, 4> kOpenerDeterminers = {"Last", "This", "Next", "Every"};
 constexpr std::array<std::string_view, 19> kOpenerNouns = {
-    "year",   "time",   "week",     "month",  "night",   "morning",  "evening", "weekend", "summer", "winter",
-    "spring", "autumn", "Monday",   "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"};
-constexpr std::array<std::string_view, 12> kSubjects = {"I",   "we",  "he",  "she",   "they",  "you",
-                                                        "the", "my",  "our", "his",   "her",   "their"};
+    "year",      "time",     "week",   "month",    "night",  "morning", "evening",
+    "weekend",   "summer",   "winter", "spring",   "autumn", "Monday",  "Tuesday",
+    "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"};
+constexpr std::array<std::string_view, 12> kSubjects = {"I",   "we", "he",  "she", "they", "you",
+                                                        "the", "my", "our", "his", "her",  "their"};
 
 // At a subject t[i, e) that follows a sentence's opening phrase: the comma (or not) before it.
 bool MatchOpenerComma(std::string_view t, size_t i, size_t e, VariantSite* site) {
@@ -898,8 +932,7 @@ bool MatchOpenerComma(std::string_view t, size_t i, size_t e, VariantSite* site)
   if (opener_end == 0 || !absl::ascii_isalpha(t[opener_end - 1])) return false;
   if (!OneOf(t[i], "Iwhstymo")) return false;
   const std::string_view subject = BeforeApostrophe(t, i, e);
-  if (subject.size() > 5 ||
-      !InList(kSubjects, subject)) {
+  if (subject.size() > 5 || !InList(kSubjects, subject)) {
     return false;
   }
   // The word before: a one-word opener, or "Last year", "In June", "On Monday", "In the morning";
@@ -924,9 +957,8 @@ bool MatchOpenerComma(std::string_view t, size_t i, size_t e, VariantSite* site)
     start = b - 1 - first.size();
     const bool month = InList(kMonths, last);
     const bool weekday = InList(kOpenerNouns, last, 12);
-    opener = (InList(kOpenerDeterminers, first) &&
-              InList(kOpenerNouns, last)) ||
-             (first == "In" && month) || (first == "On" && weekday);
+    opener = (InList(kOpenerDeterminers, first) && InList(kOpenerNouns, last)) || (first == "In" && month) ||
+             (first == "On" && weekday);
     if (!opener && first == "the" && (last == "morning" || last == "afternoon" || last == "evening") &&
         start >= 2 && t[start - 1] == ' ' && PreviousToken(t, start) == "In") {
       start -= 3;
@@ -944,11 +976,11 @@ bool MatchOpenerComma(std::string_view t, size_t i, size_t e, VariantSite* site)
 // (the, a, it, this, he, they, we, I, ...), after a word that is not an abbreviation.
 
 constexpr std::array<std::string_view, 21> kSentenceStarters = {
-    "the", "a",  "an",  "it", "this", "that", "these", "those", "there", "he", "she",
-    "they", "we", "you", "my", "our", "his",  "her",   "their", "its",   "i"};
+    "the",  "a",  "an",  "it", "this", "that", "these", "those", "there", "he", "she",
+    "they", "we", "you", "my", "our",  "his",  "her",   "their", "its",   "i"};
 constexpr std::array<std::string_view, 24> kAbbreviations = {
-    "etc", "vs",  "approx", "incl", "misc", "dept", "est", "fig", "jr",  "sr",  "st",  "ave",
-    "co",  "corp", "inc",   "ltd",  "no",   "nos",  "vol", "pp",  "min", "max", "ref", "tel"};
+    "etc", "vs",   "approx", "incl", "misc", "dept", "est", "fig", "jr",  "sr",  "st",  "ave",
+    "co",  "corp", "inc",    "ltd",  "no",   "nos",  "vol", "pp",  "min", "max", "ref", "tel"};
 
 bool MatchSentenceJoin(std::string_view t, size_t i, size_t e, VariantSite* site) {
   if (i < 4 || t[i - 1] != ' ' || (t[i - 2] != '.' && t[i - 2] != ';')) return false;
@@ -1099,7 +1131,8 @@ bool WatermarkLexicon::MatchWord(std::string_view t, size_t begin, size_t e1, Va
   };
   // A two-word form, unless the next two words also form one ("we will not" is "we won't").
   size_t e2 = 0;
-  if (const Form* pair = pair_at(begin, e1, buf, &e2); pair != nullptr && ContextAllowed(t, begin, e2, *pair)) {
+  if (const Form* pair = pair_at(begin, e1, buf, &e2);
+      pair != nullptr && ContextAllowed(t, begin, e2, *pair)) {
     const size_t b2 = e1 + 1, b2_end = TokenEnd(t, b2);
     char next[2 * kMaxForm + 2];
     size_t e3 = 0;
@@ -1154,8 +1187,8 @@ void WatermarkLexicon::Scan(std::string_view t, absl::FunctionRef<void(const Var
     const size_t e = TokenEnd(t, i);
     // Commas before the token (their span ends where it starts).
     if (VariantSite comma; absl::ascii_isalpha(t[i]) && (MatchOpenerComma(t, i, e, &comma) ||
-                                              MatchConjunctionComma(t, i, e, recent, &comma) ||
-                                              MatchSentenceJoin(t, i, e, &comma))) {
+                                                         MatchConjunctionComma(t, i, e, recent, &comma) ||
+                                                         MatchSentenceJoin(t, i, e, &comma))) {
       recent.Add(comma.begin, comma.end);
       fn(comma);
     }
@@ -1191,14 +1224,20 @@ std::vector<VariantSite> WatermarkLexicon::Sites(std::string_view text) const {
 std::string WatermarkLexicon::Render(const VariantSite& site, std::string_view text, int variant) const {
   const VariantGroup& g = site.group;
   switch (g.kind) {
-    case VariantKind::kWord: return words_[g.value][static_cast<size_t>(variant)];
+    case VariantKind::kWord:
+      return words_[g.value][static_cast<size_t>(variant)];
     case VariantKind::kTitle:
       return std::string(kTitles[g.value]) + (variant == 0 ? "." : "");
-    case VariantKind::kTime: return RenderTime(static_cast<int>(g.value), variant);
-    case VariantKind::kDate: return RenderDate(static_cast<int>(g.value / 32), static_cast<int>(g.value % 32), variant);
-    case VariantKind::kCount: return variant == 0 ? std::to_string(g.value) : NumberWord(static_cast<int>(g.value));
-    case VariantKind::kComma: return variant == 0 ? ", " : " ";
-    case VariantKind::kSentence: return variant == 0 ? ". " : "; ";
+    case VariantKind::kTime:
+      return RenderTime(static_cast<int>(g.value), variant);
+    case VariantKind::kDate:
+      return RenderDate(static_cast<int>(g.value / 32), static_cast<int>(g.value % 32), variant);
+    case VariantKind::kCount:
+      return variant == 0 ? std::to_string(g.value) : NumberWord(static_cast<int>(g.value));
+    case VariantKind::kComma:
+      return variant == 0 ? ", " : " ";
+    case VariantKind::kSentence:
+      return variant == 0 ? ". " : "; ";
     case VariantKind::kPercent: {
       const std::string_view span = text.substr(site.begin, site.end - site.begin);
       size_t n = 0;

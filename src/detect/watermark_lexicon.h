@@ -27,14 +27,14 @@
 // capitalized month. Ranges ("3-4pm", "1 to 3 June") and dates with a year are not sites.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/functional/function_ref.h>
+
 #include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/container/flat_hash_map.h>
-#include <absl/functional/function_ref.h>
 
 #include "embed/string_view_hash.h"
 

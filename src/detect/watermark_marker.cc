@@ -1,10 +1,10 @@
 #include "detect/watermark_marker.h"
 
+#include <absl/strings/ascii.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <span>
-
-#include <absl/strings/ascii.h>
 
 #include "detect/char_watermark.h"
 
@@ -27,7 +27,8 @@ std::string MatchCase(std::string_view original, std::string_view original_displ
                       bool sentence_start) {
   if (AllCapsWord(original) && !AllCapsWord(original_display)) {
     for (char& c : replacement) c = absl::ascii_toupper(c);
-  } else if (sentence_start || (absl::ascii_isupper(original[0]) && !absl::ascii_isupper(original_display[0]))) {
+  } else if (sentence_start ||
+             (absl::ascii_isupper(original[0]) && !absl::ascii_isupper(original_display[0]))) {
     if (!replacement.empty()) replacement[0] = absl::ascii_toupper(replacement[0]);
   }
   return replacement;
@@ -42,7 +43,8 @@ bool TakesAn(std::string_view word) {
     while (digits < word.size() && absl::ascii_isdigit(word[digits])) ++digits;
     const std::string_view number = word.substr(0, digits);
     if (number[0] == '8') return true;
-    return (number.substr(0, 2) == "11" || number.substr(0, 2) == "18") && (digits == 2 || digits == 4 || digits == 5);
+    return (number.substr(0, 2) == "11" || number.substr(0, 2) == "18") &&
+           (digits == 2 || digits == 4 || digits == 5);
   }
   std::string lower(word.substr(0, std::min<size_t>(word.size(), 6)));
   for (char& c : lower) c = static_cast<char>(absl::ascii_isupper(c) ? c + 32 : c);
@@ -64,7 +66,8 @@ bool ArticleBefore(std::string_view text, size_t begin, size_t* start) {
   if (begin < 2 || text[begin - 1] != ' ') return false;
   size_t b = begin - 1;
   while (b > 0 && absl::ascii_isalpha(text[b - 1])) --b;
-  if (b > 0 && (absl::ascii_isalpha(text[b - 1]) || absl::ascii_isdigit(text[b - 1]) || text[b - 1] == '-' || text[b - 1] == '\'')) {
+  if (b > 0 && (absl::ascii_isalpha(text[b - 1]) || absl::ascii_isdigit(text[b - 1]) || text[b - 1] == '-' ||
+                text[b - 1] == '\'')) {
     return false;
   }
   const std::string_view word = text.substr(b, begin - 1 - b);
@@ -73,13 +76,13 @@ bool ArticleBefore(std::string_view text, size_t begin, size_t* start) {
   return true;
 }
 
-
 // `text` with site i of `sites` (its sites, in text order) rewritten to variant choice[i] (-1, or
 // the site's own variant: kept): each rewrite in the case of the original, with an "a"/"an"
 // before it and, for a sentence join, the next word's capital adjusted in the same edit. The edits
 // are appended to `edits` unless it is null.
-std::string RenderSiteChoices(std::string_view text, const WatermarkLexicon& lexicon, std::span<const VariantSite> sites,
-                              std::span<const int> choice, std::vector<WatermarkEdit>* edits) {
+std::string RenderSiteChoices(std::string_view text, const WatermarkLexicon& lexicon,
+                              std::span<const VariantSite> sites, std::span<const int> choice,
+                              std::vector<WatermarkEdit>* edits) {
   auto changed = [&](size_t i) { return choice[i] >= 0 && choice[i] != sites[i].variant; };
   std::string out;
   size_t pos = 0;
@@ -99,8 +102,8 @@ std::string RenderSiteChoices(std::string_view text, const WatermarkLexicon& lex
     if (site.group.kind == VariantKind::kSentence) {
       // ". The" | "; the": the next word's capital goes with the period ("I" keeps its own).
       const bool period = choice[i] == 0;
-      const bool pronoun_i =
-          end < text.size() && text[end] == 'I' && (end + 1 >= text.size() || !absl::ascii_isalpha(text[end + 1]));
+      const bool pronoun_i = end < text.size() && text[end] == 'I' &&
+                             (end + 1 >= text.size() || !absl::ascii_isalpha(text[end + 1]));
       if (!pronoun_i) {
         const bool next_changed = i + 1 < sites.size() && sites[i + 1].begin == end && changed(i + 1);
         if (next_changed) {
@@ -167,7 +170,8 @@ MarkedText MarkLexical(std::string_view text, const LexicalWatermarkScheme& sche
     const int current = sites[i].site.variant;
     int best = -1;
     for (int v = 0; v < sites[i].site.group.size; ++v) {
-      if ((sites[i].green_mask >> v & 1) && (best < 0 || std::abs(v - current) < std::abs(best - current))) best = v;
+      if ((sites[i].green_mask >> v & 1) && (best < 0 || std::abs(v - current) < std::abs(best - current)))
+        best = v;
     }
     choice[i] = best;
     result.text = RenderSiteChoices(text, lexicon, plain_sites, choice, nullptr);

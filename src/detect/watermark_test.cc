@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <set>
 #include <string>
@@ -14,7 +15,6 @@
 #include "detect/watermark_lexicon.h"
 #include "detect/watermark_marker.h"
 #include "detect/watermark_test_texts.h"
-#include <nlohmann/json.hpp>
 
 namespace bulwark {
 namespace {
@@ -118,7 +118,7 @@ TEST(WatermarkTest, UnmarkedParagraphsFailAndMarkedOnesPass) {
       other_key_passes += WatermarkScheme::Verifies(other->Score(marked.text), 1.5);
     }
   }
-  EXPECT_EQ(marked_ok, trials);                 // the marker's success rate: all of them
+  EXPECT_EQ(marked_ok, trials);                   // the marker's success rate: all of them
   EXPECT_GE(unmarked_failed, trials * 85 / 100);  // unmarked text passes only by chance (<= 6.7%)
   EXPECT_LE(other_key_passes, trials * 15 / 100);
 }
@@ -144,7 +144,8 @@ std::vector<std::string> EnterpriseParagraphs() {
   std::string line;
   while (std::getline(in, line)) {
     std::string paragraph;
-    const nlohmann::json scenario = nlohmann::json::parse(line);  // a named copy: no reference into a temporary
+    const nlohmann::json scenario =
+        nlohmann::json::parse(line);  // a named copy: no reference into a temporary
     for (const auto& p : scenario["supporting_passages"]) {
       paragraph += (paragraph.empty() ? "" : " ") + p.get<std::string>();
     }
@@ -169,7 +170,8 @@ double ExactFalseAcceptance(const LexicalWatermarkScheme& scheme, const std::str
 // exact rate the test predicts: 1,400 benign memories (data/corpora) under 16 random keys, and
 // 335 notes of 300-800 bytes made of consecutive memories.
 TEST(WatermarkTest, UnmarkedBenignTextVerifiesAtMostAtTheNominalRate) {
-  std::vector<std::string> memories = BenignMemories(), notes = BenignNotes(), enterprise = EnterpriseParagraphs();
+  std::vector<std::string> memories = BenignMemories(), notes = BenignNotes(),
+                           enterprise = EnterpriseParagraphs();
   ASSERT_EQ(memories.size(), 1400u);
   const double nominal = 0.5 * std::erfc(1.5 / std::sqrt(2.0));
   const auto keys = RandomKeys(64, 21);
@@ -193,9 +195,9 @@ TEST(WatermarkTest, UnmarkedBenignTextVerifiesAtMostAtTheNominalRate) {
     const char* name = corpus == &memories ? "benign memories"
                        : corpus == &notes  ? "notes of 300-800 bytes"
                                            : "enterprise paragraphs";
-    std::cout << name << ": unmarked pass rate "
-              << rate << " (" << passes << " of " << trials << "), exact expectation " << expected_rate
-              << ", nominal " << nominal << "; markable " << markable << " of " << corpus->size() << "\n";
+    std::cout << name << ": unmarked pass rate " << rate << " (" << passes << " of " << trials
+              << "), exact expectation " << expected_rate << ", nominal " << nominal << "; markable "
+              << markable << " of " << corpus->size() << "\n";
     EXPECT_LE(expected_rate, nominal);
     EXPECT_NEAR(rate, expected_rate, 6 * sd + 1e-9);
     if (corpus == &notes) {
@@ -230,7 +232,8 @@ TEST(WatermarkTest, EveryMarkableTextIsMarkedUnderEveryKey) {
 
 TEST(WatermarkTest, TextWithoutEnoughChannelIsLeftUnchanged) {
   auto scheme = LexicalWatermarkScheme::Create(Key(3), 0.45);
-  for (const char* text : {"Hi", "Call Bob at 5pm.", "Dentist appointment on Tuesday with Dr. Lee; do not be late."}) {
+  for (const char* text :
+       {"Hi", "Call Bob at 5pm.", "Dentist appointment on Tuesday with Dr. Lee; do not be late."}) {
     const MarkedText marked = MarkText(text, *scheme, 1.5);
     EXPECT_FALSE(WatermarkScheme::Verifies(marked.best, 1.5)) << text;
     EXPECT_FALSE(marked.reached_target) << text;
@@ -241,7 +244,8 @@ TEST(WatermarkTest, TextWithoutEnoughChannelIsLeftUnchanged) {
 
 TEST(WatermarkTest, EditsKeepCaseAndArticles) {
   const std::string text =
-      "Do not go. It is an 8pm call; I am here. COLOUR is fine. We bought apples, pears, and plums. Last year we "
+      "Do not go. It is an 8pm call; I am here. COLOUR is fine. We bought apples, pears, and plums. Last "
+      "year we "
       "went to Porto on June 1 at 4pm and I do not regret it.";
   std::set<std::string> seen;
   for (const auto& key : RandomKeys(64, 11)) {
@@ -270,7 +274,8 @@ TEST(WatermarkTest, EditsKeepCaseAndArticles) {
 // sentence, scans back as the same group and variant.
 TEST(WatermarkLexiconTest, EveryVariantScansBack) {
   const WatermarkLexicon& lexicon = WatermarkLexicon::Default();
-  auto expect_round_trip = [&](const std::string& prefix, const std::string& sample, const std::string& suffix) {
+  auto expect_round_trip = [&](const std::string& prefix, const std::string& sample,
+                               const std::string& suffix) {
     const std::string text = prefix + sample + suffix;
     const auto sites = lexicon.Sites(text);
     const VariantSite* at = nullptr;
@@ -318,12 +323,14 @@ TEST(WatermarkLexiconTest, NotInsideAddressesNamesRangesOrAmbiguousContractions)
   const WatermarkLexicon& lexicon = WatermarkLexicon::Default();
   for (const char* text :
        {"Write to email@example.com today", "See https://example.com/colour now", "Open colour.txt now",
-        "A colour-coded map", "We met on Harbour Street again", "Lunch 3-4pm daily", "Lunch from 3 to 4pm daily",
-        "Away 1 to 3 June only", "Due June 1, 2026 at noon", "Since then it's been quiet",
-        "Please let us know soon", "Version 3 adds charts", "Room 3 needs chairs", "Call at 10:30 tomorrow",
-        "Call at 4 p.m. tomorrow", "There was a while to wait"}) {
+        "A colour-coded map", "We met on Harbour Street again", "Lunch 3-4pm daily",
+        "Lunch from 3 to 4pm daily", "Away 1 to 3 June only", "Due June 1, 2026 at noon",
+        "Since then it's been quiet", "Please let us know soon", "Version 3 adds charts",
+        "Room 3 needs chairs", "Call at 10:30 tomorrow", "Call at 4 p.m. tomorrow",
+        "There was a while to wait"}) {
     std::string found;
-    for (const auto& s : lexicon.Sites(text)) found += "[" + std::string(text).substr(s.begin, s.end - s.begin) + "]";
+    for (const auto& s : lexicon.Sites(text))
+      found += "[" + std::string(text).substr(s.begin, s.end - s.begin) + "]";
     EXPECT_EQ(found, "") << text;
   }
 }

@@ -1,9 +1,9 @@
 #include "detect/write_defenses.h"
 
-#include <utility>
-
 #include <absl/strings/str_cat.h>
 #include <spdlog/spdlog.h>
+
+#include <utility>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -31,7 +31,8 @@ absl::StatusOr<std::string> WatermarkKey(const Keyring& keyring) {
 absl::StatusOr<std::unique_ptr<WriteDefenses>> WriteDefenses::Create(const nlohmann::json& config_json,
                                                                      const Embedder& embedder,
                                                                      const Keyring& keyring,
-                                                                     DefenseStateRepository* repository, Env* env) {
+                                                                     DefenseStateRepository* repository,
+                                                                     Env* env) {
   BULWARK_ASSIGN_OR_RETURN(const WriteGateConfig config, WriteGateConfig::FromJson(config_json));
   BULWARK_ASSIGN_OR_RETURN(const std::string key, WatermarkKey(keyring));
   BULWARK_ASSIGN_OR_RETURN(
@@ -56,12 +57,13 @@ absl::Status WriteDefenses::Restore() {
   absl::flat_hash_map<std::string, std::vector<std::vector<float>>> rows;
   absl::flat_hash_map<std::string, uint64_t> next;
   const size_t dim = static_cast<size_t>(embedder_.dimension());
-  BULWARK_RETURN_IF_ERROR(repository_->ScanQueryHistory([&](std::string_view ns, uint64_t seq, std::vector<float> v) {
-    if (v.size() != dim) return absl::OkStatus();  // not ours to use; dropped at the next save
-    rows[ToAbsl(ns)].push_back(std::move(v));
-    next[ToAbsl(ns)] = seq + 1;
-    return absl::OkStatus();
-  }));
+  BULWARK_RETURN_IF_ERROR(
+      repository_->ScanQueryHistory([&](std::string_view ns, uint64_t seq, std::vector<float> v) {
+        if (v.size() != dim) return absl::OkStatus();  // not ours to use; dropped at the next save
+        rows[ToAbsl(ns)].push_back(std::move(v));
+        next[ToAbsl(ns)] = seq + 1;
+        return absl::OkStatus();
+      }));
   for (auto& [ns, history] : rows) {
     gate_->state().History(ns).Restore(history, next[ns]);
     history_saved_[ns] = next[ns];
@@ -71,8 +73,8 @@ absl::Status WriteDefenses::Restore() {
     auto cal = json.is_discarded() ? absl::StatusOr<NamespaceCalibration>(absl::DataLossError("not JSON"))
                                    : NamespaceCalibration::FromJson(json);
     if (!cal.ok()) {
-      spdlog::error("namespace '{}': stored calibration unusable ({}); using the pre-calibration defaults", ns,
-                    cal.status().ToString());
+      spdlog::error("namespace '{}': stored calibration unusable ({}); using the pre-calibration defaults",
+                    ns, cal.status().ToString());
       return absl::OkStatus();
     }
     gate_->state().SetCalibration(ns, std::make_shared<NamespaceCalibration>(*std::move(cal)));
@@ -146,7 +148,8 @@ absl::Status WriteDefenses::FlushQueryHistory() {
   return absl::OkStatus();
 }
 
-std::vector<std::vector<float>> WriteDefenses::RecentQueries(std::string_view name_space, size_t limit) const {
+std::vector<std::vector<float>> WriteDefenses::RecentQueries(std::string_view name_space,
+                                                             size_t limit) const {
   const QueryHistory* history = gate_->state().FindHistory(name_space);
   if (history == nullptr) return {};
   std::vector<std::vector<float>> rows = history->Snapshot();
@@ -160,11 +163,13 @@ nlohmann::json WriteDefenses::CalibrationSummary(std::string_view name_space) co
 }
 
 absl::StatusOr<nlohmann::json> WriteDefenses::Calibrate(std::string_view name_space,
-                                                        const CalibrationRequest& request, size_t max_text_bytes,
+                                                        const CalibrationRequest& request,
+                                                        size_t max_text_bytes,
                                                         const ReferenceSource& newest_active) {
   BULWARK_RETURN_IF_ERROR(ValidateNamespace(name_space));
   if (!request.trigger.empty() && request.queries.empty()) {
-    return absl::InvalidArgumentError("triggered calibration needs calibration queries to append the trigger to");
+    return absl::InvalidArgumentError(
+        "triggered calibration needs calibration queries to append the trigger to");
   }
   const WriteGateConfig& config = gate_->config();
   CalibrationInput input;
@@ -180,7 +185,8 @@ absl::StatusOr<nlohmann::json> WriteDefenses::Calibrate(std::string_view name_sp
   if (!request.queries.empty()) {
     std::vector<std::string> texts;
     for (size_t i = 0; i < request.queries.size(); ++i) {
-      std::string q = request.trigger.empty() ? request.queries[i] : request.queries[i] + " " + request.trigger;
+      std::string q =
+          request.trigger.empty() ? request.queries[i] : request.queries[i] + " " + request.trigger;
       if (auto s = ValidateText(q, max_text_bytes); !s.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("calibration query ", i, ": ", s.message()));
       }
@@ -213,7 +219,8 @@ absl::StatusOr<nlohmann::json> WriteDefenses::Calibrate(std::string_view name_sp
       input.reference_texts.push_back(std::move(text));
       input.reference_embeddings.push_back(std::move(embedding));
     }
-    provenance["reference"] = {{"source", "store: newest active entries"}, {"count", input.reference_texts.size()}};
+    provenance["reference"] = {{"source", "store: newest active entries"},
+                               {"count", input.reference_texts.size()}};
   }
   if (config.proactive.enabled) input.probes = gate_->probe_embeddings();
 

@@ -5,20 +5,20 @@
 // Its state lives in a DefenseStateRepository (src/storage); it knows nothing of entries' storage.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/container/flat_hash_map.h>
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "bulwark/embedder.h"
 #include "bulwark/entry.h"
@@ -40,11 +40,9 @@ class WriteDefenses {
   // key is derived from the keyring's first key. Restores the query histories and calibrations
   // stored in `repository` (not owned; must outlive this object). `env` (not owned) stamps
   // calibrations. InvalidArgument for a bad configuration; the repository's error otherwise.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<WriteDefenses>> Create(const nlohmann::json& config,
-                                                                             const Embedder& embedder,
-                                                                             const Keyring& keyring,
-                                                                             DefenseStateRepository* repository,
-                                                                             Env* env);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<WriteDefenses>> Create(
+      const nlohmann::json& config, const Embedder& embedder, const Keyring& keyring,
+      DefenseStateRepository* repository, Env* env);
   // Saves the query history rows not yet saved (logged on failure).
   ~WriteDefenses();
 
@@ -65,7 +63,8 @@ class WriteDefenses {
   // Persists the query embeddings appended since the last save.
   [[nodiscard]] absl::Status FlushQueryHistory();
   // The newest `limit` query embeddings of the namespace's history, oldest first.
-  [[nodiscard]] std::vector<std::vector<float>> RecentQueries(std::string_view name_space, size_t limit) const;
+  [[nodiscard]] std::vector<std::vector<float>> RecentQueries(std::string_view name_space,
+                                                              size_t limit) const;
 
   // `bulwark calibrate` (MemoryStore::Calibrate's contract). `newest_active` supplies the newest
   // `n` active entries of the namespace (text and embedding) when the request names no reference.

@@ -7,14 +7,14 @@
 // those numbers on demand, once, when the store records the entry.
 #pragma once
 
+#include <absl/container/inlined_vector.h>
+
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <absl/container/inlined_vector.h>
-#include <nlohmann/json.hpp>
 
 namespace bulwark {
 

@@ -48,13 +48,15 @@ nlohmann::json GateReport::ToJson() const {
 WriteGate::WriteGate(const WriteGateConfig& config, size_t dim)
     : config_(config), state_(dim, config.memsad.history_capacity) {}
 
-absl::StatusOr<std::unique_ptr<WriteGate>> WriteGate::Create(const WriteGateConfig& config, const Embedder& embedder,
-                                                            std::span<const uint8_t> watermark_key) {
+absl::StatusOr<std::unique_ptr<WriteGate>> WriteGate::Create(const WriteGateConfig& config,
+                                                             const Embedder& embedder,
+                                                             std::span<const uint8_t> watermark_key) {
   std::unique_ptr<WriteGate> gate(new WriteGate(config, static_cast<size_t>(embedder.dimension())));
   auto scheme = CreateWatermarkScheme(config.watermark.scheme, watermark_key, config.watermark.gamma);
   if (!scheme.ok()) return scheme.status();
   gate->watermark_ = *std::move(scheme);
-  const auto& probe_texts = config.proactive.probes.empty() ? WriteGateConfig::DefaultProbes() : config.proactive.probes;
+  const auto& probe_texts =
+      config.proactive.probes.empty() ? WriteGateConfig::DefaultProbes() : config.proactive.probes;
   auto probes = embedder.EmbedBatch(probe_texts);
   if (!probes.ok()) return probes.status();
   gate->probes_ = *std::move(probes);
@@ -134,8 +136,8 @@ std::shared_ptr<const NamespaceCalibration> WriteGate::OnAccepted(std::string_vi
   next->memsad = *memsad;
   next->provenance["rolling_recalibration"] = {{"window", window.size()}, {"history_size", history->size()}};
   state_.SetCalibration(name_space, next);
-  spdlog::info("namespace '{}': memsad recalibrated over {} accepted writes (mu {:.4f}, sigma {:.4f})", name_space,
-               window.size(), memsad->mu, memsad->sigma);
+  spdlog::info("namespace '{}': memsad recalibrated over {} accepted writes (mu {:.4f}, sigma {:.4f})",
+               name_space, window.size(), memsad->mu, memsad->sigma);
   return next;
 }
 

@@ -7,17 +7,17 @@
 // feed (RecordQuery) and the calibrations `bulwark calibrate` produces.
 #pragma once
 
-#include <deque>
-#include <memory>
-#include <mutex>
-#include <span>
-#include <string>
-#include <vector>
-
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/inlined_vector.h>
 #include <absl/status/statusor.h>
+
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "bulwark/embedder.h"
 #include "detect/defense_state.h"
@@ -44,7 +44,8 @@ class WriteGate {
   // `embedder` embeds the proactive probes; `watermark_key` keys the watermark green lists (of
   // the scheme config.watermark.scheme names).
   // InvalidArgument for a bad configuration; NotFound/InvalidArgument for a bad rules file.
-  static absl::StatusOr<std::unique_ptr<WriteGate>> Create(const WriteGateConfig& config, const Embedder& embedder,
+  static absl::StatusOr<std::unique_ptr<WriteGate>> Create(const WriteGateConfig& config,
+                                                           const Embedder& embedder,
                                                            std::span<const uint8_t> watermark_key);
 
   // Runs every enabled detector. Thread-safe. Allocates nothing for a write that is not
@@ -62,7 +63,8 @@ class WriteGate {
   // write's embedding; every recalibrate_every calls, recomputes the namespace's memsad mu and
   // sigma over the last recalibrate_window accepted entries against the current history. Returns
   // the new calibration when it changed (the caller persists it), else nullptr.
-  std::shared_ptr<const NamespaceCalibration> OnAccepted(std::string_view name_space, std::span<const float> embedding);
+  std::shared_ptr<const NamespaceCalibration> OnAccepted(std::string_view name_space,
+                                                         std::span<const float> embedding);
 
   DefenseState& state() { return state_; }
   const DefenseState& state() const { return state_; }

@@ -1,8 +1,8 @@
 #include "detect/write_gate_config.h"
 
-#include <cmath>
-
 #include <absl/strings/str_cat.h>
+
+#include <cmath>
 
 namespace bulwark {
 namespace {
@@ -28,7 +28,8 @@ class Reader {
     seen_.push_back(key);
     auto it = object_.find(key);
     if (it == object_.end()) return absl::OkStatus();
-    if (!it->is_object()) return absl::InvalidArgumentError(absl::StrCat("gate config: ", path_, key, " must be an object"));
+    if (!it->is_object())
+      return absl::InvalidArgumentError(absl::StrCat("gate config: ", path_, key, " must be an object"));
     Reader nested(*it, absl::StrCat(path_, key, "."));
     if (auto s = fn(nested); !s.ok()) return s;
     return nested.Finish();
@@ -57,21 +58,29 @@ absl::Status Check(bool ok, const char* what) {
 const std::vector<std::string>& WriteGateConfig::DefaultProbes() {
   static const std::vector<std::string> probes = {
       // schedule and calendar
-      "what is on my calendar this week", "when is my next meeting",
+      "what is on my calendar this week",
+      "when is my next meeting",
       // tasks and reminders
-      "what do I need to do today", "remind me about my pending tasks",
+      "what do I need to do today",
+      "remind me about my pending tasks",
       // preferences
-      "what are my preferences", "what do I like and dislike",
+      "what are my preferences",
+      "what do I like and dislike",
       // people and contacts
-      "who should I contact about this", "what do you know about my colleagues",
+      "who should I contact about this",
+      "what do you know about my colleagues",
       // documents and files
-      "where is the document I need", "find the file we discussed",
+      "where is the document I need",
+      "find the file we discussed",
       // accounts and configuration
-      "what are my account settings", "how is my system configured",
+      "what are my account settings",
+      "how is my system configured",
       // facts and knowledge
-      "what should I know about this topic", "tell me the important facts",
+      "what should I know about this topic",
+      "tell me the important facts",
       // past conversations
-      "what did we talk about last time", "summarize our previous conversations",
+      "what did we talk about last time",
+      "summarize our previous conversations",
   };
   return probes;
 }
@@ -110,7 +119,8 @@ absl::StatusOr<WriteGateConfig> WriteGateConfig::FromJson(const nlohmann::json& 
   auto parsed_scheme = ParseWatermarkKind(watermark_scheme);
   if (!parsed_scheme.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("gate config: watermark.scheme must be \"lexical\" or \"character\", not \"", watermark_scheme, "\""));
+        absl::StrCat("gate config: watermark.scheme must be \"lexical\" or \"character\", not \"",
+                     watermark_scheme, "\""));
   }
   c.watermark.scheme = *parsed_scheme;
   status = root.Object("validation", [&](Reader& r) -> absl::Status {
@@ -129,17 +139,18 @@ absl::StatusOr<WriteGateConfig> WriteGateConfig::FromJson(const nlohmann::json& 
   if (auto s = root.Get("target_fpr", &c.target_fpr); !s.ok()) return s;
   if (auto s = root.Finish(); !s.ok()) return s;
 
-  for (auto s : {Check(c.memsad.history_capacity >= 1 && c.memsad.history_capacity <= 100'000,
-                       "memsad.history_capacity must be 1 to 100000"),
-                 Check(c.memsad.kappa > 0, "memsad.kappa must be positive"),
-                 Check(c.memsad.delta > 0 && c.memsad.delta < 1, "memsad.delta must be in (0, 1)"),
-                 Check(c.memsad.recalibrate_window >= 2, "memsad.recalibrate_window must be at least 2"),
-                 Check(c.watermark.gamma > 0 && c.watermark.gamma < 1, "watermark.gamma must be in (0, 1)"),
-                 Check(c.watermark.scheme != WatermarkKind::kCharacter ||
-                           (std::lround(c.watermark.gamma * 95) >= 1 && std::lround(c.watermark.gamma * 95) <= 94),
-                       "watermark.gamma: the character scheme needs round(gamma * 95) in 1 to 94"),
-                 Check(c.target_fpr >= 0 && c.target_fpr < 1, "target_fpr must be in [0, 1)"),
-                 Check(c.proactive.probes.size() <= 1000, "proactive.probes: at most 1000")}) {
+  for (auto s :
+       {Check(c.memsad.history_capacity >= 1 && c.memsad.history_capacity <= 100'000,
+              "memsad.history_capacity must be 1 to 100000"),
+        Check(c.memsad.kappa > 0, "memsad.kappa must be positive"),
+        Check(c.memsad.delta > 0 && c.memsad.delta < 1, "memsad.delta must be in (0, 1)"),
+        Check(c.memsad.recalibrate_window >= 2, "memsad.recalibrate_window must be at least 2"),
+        Check(c.watermark.gamma > 0 && c.watermark.gamma < 1, "watermark.gamma must be in (0, 1)"),
+        Check(c.watermark.scheme != WatermarkKind::kCharacter ||
+                  (std::lround(c.watermark.gamma * 95) >= 1 && std::lround(c.watermark.gamma * 95) <= 94),
+              "watermark.gamma: the character scheme needs round(gamma * 95) in 1 to 94"),
+        Check(c.target_fpr >= 0 && c.target_fpr < 1, "target_fpr must be in [0, 1)"),
+        Check(c.proactive.probes.size() <= 1000, "proactive.probes: at most 1000")}) {
     if (!s.ok()) return s;
   }
   return c;
@@ -163,7 +174,9 @@ nlohmann::json WriteGateConfig::ToJson() const {
             {"z_threshold", watermark.z_threshold}}},
           {"validation", {{"enabled", validation.enabled}, {"rules_file", validation.rules_file}}},
           {"proactive",
-           {{"enabled", proactive.enabled}, {"probes", proactive.probes}, {"uncalibrated_tau", proactive.uncalibrated_tau}}},
+           {{"enabled", proactive.enabled},
+            {"probes", proactive.probes},
+            {"uncalibrated_tau", proactive.uncalibrated_tau}}},
           {"target_fpr", target_fpr}};
 }
 

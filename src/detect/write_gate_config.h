@@ -4,11 +4,11 @@
 // pre-calibration defaults below once `bulwark calibrate` has run.
 #pragma once
 
+#include <absl/status/statusor.h>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "detect/memsad.h"
 #include "detect/watermark.h"

@@ -7,14 +7,14 @@
 // the synonym-substitution adaptive attack (MemSAD paper Sec. 4.5, 6.4).
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/status/statusor.h>
+
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/container/flat_hash_map.h>
-#include <absl/status/statusor.h>
 
 #include "embed/string_view_hash.h"
 #include "embed/wordnet_canonicalizer.h"

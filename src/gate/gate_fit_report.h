@@ -4,10 +4,9 @@
 #pragma once
 
 #include <array>
+#include <nlohmann/json.hpp>
 #include <span>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "gate/gate_model.h"
 

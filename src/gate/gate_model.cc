@@ -1,14 +1,14 @@
 // Fitting, scoring and (de)serializing the query gate's statistics (see gate_model.h).
 #include "gate/gate_model.h"
 
+#include <absl/strings/str_cat.h>
+#include <openssl/sha.h>
+
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
-
-#include <Eigen/Dense>
-#include <absl/strings/str_cat.h>
-#include <openssl/sha.h>
 
 #include "gate/shrinkage_covariance.h"
 #include "gate/triangular_norm.h"

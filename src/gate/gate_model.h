@@ -18,16 +18,16 @@
 // The serialized form is documented in doc/gate_format.md.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <array>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 namespace bulwark {
 
@@ -115,13 +115,13 @@ class GateModel {
   int benign_count_ = 0;
   int triggered_count_ = 0;
   std::array<double, kGateScoreCount> thresholds_{};
-  std::vector<float> mu_;                 // d
-  std::vector<float> mu_unit_;            // mu / ||mu|| (zero if mu is zero)
-  std::vector<float> whitening_;          // d x d, row-major, lower triangular: L^-1, Sigma = L L^T
-  std::vector<float> lda_w_;              // d, unit norm; empty without LDA
-  std::vector<float> packed_storage_;     // whitening_ in TriangularSquaredNorm's packed tile layout,
+  std::vector<float> mu_;                    // d
+  std::vector<float> mu_unit_;               // mu / ||mu|| (zero if mu is zero)
+  std::vector<float> whitening_;             // d x d, row-major, lower triangular: L^-1, Sigma = L L^T
+  std::vector<float> lda_w_;                 // d, unit norm; empty without LDA
+  std::vector<float> packed_storage_;        // whitening_ in TriangularSquaredNorm's packed tile layout,
   const float* packed_whitening_ = nullptr;  // starting at the first 64-byte boundary of the storage
-  size_t padded_ = 0;                     // d rounded up to 16
+  size_t padded_ = 0;                        // d rounded up to 16
 };
 
 }  // namespace bulwark

@@ -6,9 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <random>
-
 #include <Eigen/Dense>
+#include <random>
 
 #include "gate/gate_fit_report.h"
 

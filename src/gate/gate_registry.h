@@ -3,13 +3,13 @@
 // CLI, while `bulwark serve` runs) takes effect within ttl. Thread-safe.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/status/statusor.h>
+
 #include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
-
-#include <absl/container/flat_hash_map.h>
-#include <absl/status/statusor.h>
 
 #include "bulwark/env.h"
 #include "gate/gate_store.h"

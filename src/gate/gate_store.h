@@ -8,15 +8,15 @@
 // never a silently different gate). Thread-safe.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "gate/gate_model.h"
 #include "gate/query_gate.h"

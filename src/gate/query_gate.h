@@ -15,14 +15,14 @@
 // every score, goes into the search response and the audit record.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "bulwark/embedder.h"
 #include "gate/gate_model.h"
@@ -47,7 +47,7 @@ std::optional<GateDecision> ParseGateDecision(std::string_view name);
 struct GateVerdict {
   GateMode mode = GateMode::kOff;
   GateDecision decision = GateDecision::kOff;
-  bool flagged = false;          // the decision score of the (original) query is above threshold
+  bool flagged = false;  // the decision score of the (original) query is above threshold
   std::optional<GateScore> score_kind;
   double score = 0;  // decision score of the original query
   double threshold = 0;

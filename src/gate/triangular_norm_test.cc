@@ -54,7 +54,8 @@ TEST(TriangularNormTest, ScalarOnThePackedLayoutIsTheDirectSum) {
   for (size_t d : {1, 5, 16, 17, 40, 384}) {
     Layout l(d, 7 + static_cast<uint32_t>(d));
     const double direct = l.Direct();
-    EXPECT_NEAR(TriangularSquaredNormScalar(l.packed, l.vector, l.padded), direct, 1e-12 * direct) << "d=" << d;
+    EXPECT_NEAR(TriangularSquaredNormScalar(l.packed, l.vector, l.padded), direct, 1e-12 * direct)
+        << "d=" << d;
   }
 }
 

@@ -15,14 +15,14 @@
 // therefore exactly those of the exact scan.
 #include "index/flat_index.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <string>
-
-#include <absl/strings/str_cat.h>
 
 namespace bulwark {
 namespace {
@@ -244,7 +244,8 @@ std::vector<IndexHit> FlatIndex::Scan(std::span<const float> query, size_t k, co
                                       const uint8_t* mask) const {
   const size_t n = size();
   if (int8_ && n >= kMinRowsForBoundedScan && k * kMaxKFractionForBoundedScan <= n) {
-    const size_t nonzero = static_cast<size_t>(std::count_if(query.begin(), query.end(), [](float x) { return x != 0; }));
+    const size_t nonzero =
+        static_cast<size_t>(std::count_if(query.begin(), query.end(), [](float x) { return x != 0; }));
     const bool dense = 2 * nonzero > static_cast<size_t>(dimension_);
     if (!dense || n >= kMinRowsForDenseBoundedScan) {
       const Int8Query prepared = int8_->PrepareQuery(query);
@@ -272,8 +273,8 @@ std::vector<IndexHit> FlatIndex::ExactScan(std::span<const float> query, size_t 
   return std::move(top).TakeSorted();
 }
 
-std::vector<IndexHit> FlatIndex::BoundedScan(std::span<const float> query, const Int8Query& prepared, size_t k,
-                                             const IndexFilter& filter, const uint8_t* mask) const {
+std::vector<IndexHit> FlatIndex::BoundedScan(std::span<const float> query, const Int8Query& prepared,
+                                             size_t k, const IndexFilter& filter, const uint8_t* mask) const {
   // tau: the smallest of the k largest lower bounds seen so far (-inf until there are k). A min-heap.
   std::vector<float> lows;
   lows.reserve(k);

@@ -14,16 +14,16 @@
 // safe. A search runs on the calling thread only.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <new>
 #include <span>
 #include <vector>
-
-#include <absl/container/flat_hash_map.h>
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
 
 #include "bulwark/entry.h"
 #include "index/inner_product.h"
@@ -99,9 +99,9 @@ class FlatIndex final : public VectorIndex {
                                                              const IndexFilter& filter) const override;
   // A small set of rows (under 1/16 of the index) is scored directly in float32; a larger one is
   // searched like Search with the other rows masked out.
-  [[nodiscard]] absl::StatusOr<std::vector<IndexHit>> SearchRows(std::span<const float> query, int k,
-                                                                 const IndexFilter& filter,
-                                                                 std::span<const int64_t> row_ids) const override;
+  [[nodiscard]] absl::StatusOr<std::vector<IndexHit>> SearchRows(
+      std::span<const float> query, int k, const IndexFilter& filter,
+      std::span<const int64_t> row_ids) const override;
 
  private:
   FlatIndex(int dimension, SimdLevel level, ScanMode mode);

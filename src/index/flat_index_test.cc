@@ -2,6 +2,9 @@
 // add/set-state/remove semantics including swap-remove, and every error the interface promises.
 #include "index/flat_index.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -12,9 +15,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace bulwark {
 namespace {
@@ -404,7 +404,7 @@ TEST_P(FlatIndexOracleTest, TiesMatchBruteForce) {
   for (int dimension : {3, 16, 33}) {
     auto index = Make(dimension);
     Model model;
-    for (int i = 0; i < 1500; ++i) {  // enough rows for the bounded scan
+    for (int i = 0; i < 1500; ++i) {              // enough rows for the bounded scan
       const int64_t id = (i * 389) % 1500 - 750;  // negative ids too, in scrambled order
       ModelRow row{std::vector<float>(dimension), State::kActive, i % 4 ? Kind::kMemory : Kind::kHoneypot};
       for (float& x : row.vector) x = static_cast<float>(ternary(rng));
@@ -465,7 +465,8 @@ TEST_P(FlatIndexOracleTest, RandomMutationsMatchModel) {
     ASSERT_EQ(index->size(), model.size());
     std::vector<float> query(kDimension);
     for (float& x : query) x = uniform(rng);
-    ExpectMatchesBruteForce(*index, model, query, {1, 10, 400}, kFilters, kernels, "burst " + std::to_string(burst));
+    ExpectMatchesBruteForce(*index, model, query, {1, 10, 400}, kFilters, kernels,
+                            "burst " + std::to_string(burst));
   }
 }
 
@@ -570,8 +571,8 @@ TEST_P(FlatIndexOracleTest, SearchRowsMatchesBruteForceOverTheSubset) {
       ids.push_back(id);
       sub[id] = model.at(id);
     }
-    ids.push_back(1);     // not in the index
-    ids.push_back(-30);  // not in the index
+    ids.push_back(1);                              // not in the index
+    ids.push_back(-30);                            // not in the index
     if (!ids.empty()) ids.push_back(ids.front());  // repeated
     std::vector<float> query(kDimension);
     for (float& x : query) x = uniform(rng);
@@ -584,12 +585,14 @@ TEST_P(FlatIndexOracleTest, SearchRowsMatchesBruteForceOverTheSubset) {
       }
     }
   }
-  EXPECT_EQ(index->SearchRows(std::vector<float>(3), 1, IndexFilter{}, std::vector<int64_t>{0}).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      index->SearchRows(std::vector<float>(3), 1, IndexFilter{}, std::vector<int64_t>{0}).status().code(),
+      absl::StatusCode::kInvalidArgument);
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLevels, FlatIndexOracleTest,
-                         testing::Combine(testing::Values(SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512),
+                         testing::Combine(testing::Values(SimdLevel::kScalar, SimdLevel::kAvx2,
+                                                          SimdLevel::kAvx512),
                                           testing::Values(ScanMode::kExact, ScanMode::kInt8Bounded)),
                          [](const testing::TestParamInfo<OracleParam>& info) {
                            return std::string(ToString(std::get<0>(info.param))) +

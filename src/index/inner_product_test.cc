@@ -2,6 +2,7 @@
 // against a double-precision reference, for lengths that exercise every main-loop/tail split.
 #include "index/inner_product.h"
 
+#include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -11,8 +12,6 @@
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace bulwark {
 namespace {

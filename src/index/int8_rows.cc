@@ -57,11 +57,13 @@ inline void RowBounds(int32_t dot, float scale, float row_norm, float err_norm, 
 
 // acc[m] lane l += w * (byte m of lane l of each listed line), i.e. row 16m+l of the block: the
 // weight w sits in byte m of every 32-bit lane of the broadcast, the other three bytes are zero.
-BULWARK_TARGET_VNNI inline void AccumulateVnni(const int8_t* block, const int8_t* prefetch, const uint32_t* dims,
-                                               const uint32_t* weights, size_t count, __m512i* acc) {
+BULWARK_TARGET_VNNI inline void AccumulateVnni(const int8_t* block, const int8_t* prefetch,
+                                               const uint32_t* dims, const uint32_t* weights, size_t count,
+                                               __m512i* acc) {
   for (size_t j = 0; j < count; ++j) {
-    _mm_prefetch(reinterpret_cast<const char*>(prefetch + static_cast<size_t>(dims[j]) * Int8Rows::kBlockRows),
-                 _MM_HINT_T0);
+    _mm_prefetch(
+        reinterpret_cast<const char*>(prefetch + static_cast<size_t>(dims[j]) * Int8Rows::kBlockRows),
+        _MM_HINT_T0);
     const __m512i line = _mm512_load_si512(block + static_cast<size_t>(dims[j]) * Int8Rows::kBlockRows);
     const uint32_t w = weights[j];
     acc[0] = _mm512_dpbusd_epi32(acc[0], _mm512_set1_epi32(static_cast<int>(w)), line);
@@ -74,8 +76,9 @@ BULWARK_TARGET_VNNI inline void AccumulateVnni(const int8_t* block, const int8_t
 // Integer dot products of 64 rows, four registers of 16 consecutive rows each, then the bounds;
 // returns the mask of rows whose upper bound is not below `threshold` (NaN included).
 BULWARK_TARGET_VNNI uint64_t BlockBoundsVnni(const int8_t* block, const int8_t* prefetch, const Int8Query& q,
-                                             const float* scales, const float* row_norms, const float* err_norms,
-                                             float threshold, float* lower, float* upper) {
+                                             const float* scales, const float* row_norms,
+                                             const float* err_norms, float threshold, float* lower,
+                                             float* upper) {
   __m512i pos[4], neg[4];
   for (int m = 0; m < 4; ++m) pos[m] = neg[m] = _mm512_setzero_si512();
   AccumulateVnni(block, prefetch, q.dims.data(), q.weights.data(), q.positive, pos);
@@ -208,7 +211,8 @@ Int8Query Int8Rows::PrepareQuery(std::span<const float> query) const {
   q.usable = true;
   if (max > 0) q.scale = static_cast<float>(max / 255.0);
   // Positive coordinates fill the lists from the front, negative ones from the back.
-  const size_t nonzero = static_cast<size_t>(std::count_if(query.begin(), query.end(), [](float x) { return x != 0; }));
+  const size_t nonzero =
+      static_cast<size_t>(std::count_if(query.begin(), query.end(), [](float x) { return x != 0; }));
   q.dims.resize(nonzero);
   q.weights.resize(nonzero);
   size_t front = 0, back = nonzero;
@@ -239,7 +243,8 @@ Int8Query Int8Rows::PrepareQuery(std::span<const float> query) const {
   return q;
 }
 
-uint64_t Int8Rows::Bounds(const Int8Query& q, size_t block, float threshold, float* lower, float* upper) const {
+uint64_t Int8Rows::Bounds(const Int8Query& q, size_t block, float threshold, float* lower,
+                          float* upper) const {
   const size_t first = block * kBlockRows;
   const Line* lines = lines_.data() + block * dimension_;
   // Rows past size() in the last block are never reported.
@@ -250,15 +255,16 @@ uint64_t Int8Rows::Bounds(const Int8Query& q, size_t block, float threshold, flo
     // The lines of the block after next are fetched meanwhile: the query's lines are scattered
     // over the block, which the hardware prefetchers do not follow.
     const size_t ahead = std::min(block + kPrefetchBlocks, blocks() - 1);
-    return existing & BlockBoundsVnni(lines[0].bytes, lines_[ahead * dimension_].bytes, q, scales_.data() + first,
-                                      row_norms_.data() + first, err_norms_.data() + first, threshold, lower,
-                                      upper);
+    return existing & BlockBoundsVnni(lines[0].bytes, lines_[ahead * dimension_].bytes, q,
+                                      scales_.data() + first, row_norms_.data() + first,
+                                      err_norms_.data() + first, threshold, lower, upper);
   }
 #endif
   int32_t dots[kBlockRows] = {};
   for (size_t j = 0; j < q.dims.size(); ++j) {
     const int8_t* line = lines[q.dims[j]].bytes;
-    const int32_t w = j < q.positive ? static_cast<int32_t>(q.weights[j]) : -static_cast<int32_t>(q.weights[j]);
+    const int32_t w =
+        j < q.positive ? static_cast<int32_t>(q.weights[j]) : -static_cast<int32_t>(q.weights[j]);
     for (size_t r = 0; r < kBlockRows; ++r) dots[r] += w * line[Lane(r)];
   }
   uint64_t reaching = 0;

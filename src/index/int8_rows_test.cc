@@ -4,13 +4,13 @@
 // both int8 kernels, and after swap-removes.
 #include "index/int8_rows.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "index/inner_product.h"
 
@@ -138,7 +138,7 @@ TEST_P(Int8RowsTest, ZeroAndNonFiniteValues) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
   Int8Rows int8(dim, vnni());
-  const Rows rows = {{0, 0, 0, 0, 0},     {1, 2, 3, 4, 5}, {inf, 0, 0, 0, 0}, {nan, 1, 1, 1, 1},
+  const Rows rows = {{0, 0, 0, 0, 0},       {1, 2, 3, 4, 5},  {inf, 0, 0, 0, 0},   {nan, 1, 1, 1, 1},
                      {0x1p60f, 1, 0, 0, 0}, {-1, 0, 0, 0, 0}, {1e-45f, 0, 0, 0, 0}};
   for (const auto& row : rows) int8.Append(row);
   // Finite queries: finite rows are bounded, the others unknown or infinite (never excluded).
@@ -146,9 +146,10 @@ TEST_P(Int8RowsTest, ZeroAndNonFiniteValues) {
     const Int8Query prepared = int8.PrepareQuery(query);
     ASSERT_TRUE(prepared.usable);
     std::vector<float> lower(64), upper(64);
-    const uint64_t reaching = int8.Bounds(prepared, 0, std::numeric_limits<float>::max(), lower.data(), upper.data());
+    const uint64_t reaching =
+        int8.Bounds(prepared, 0, std::numeric_limits<float>::max(), lower.data(), upper.data());
     EXPECT_EQ(reaching & 0b11100, 0b11100u);  // unbounded rows always reach
-    EXPECT_EQ(reaching >> 7, 0u);               // rows that do not exist never do
+    EXPECT_EQ(reaching >> 7, 0u);             // rows that do not exist never do
     for (size_t r : {2ul, 3ul, 4ul}) {
       EXPECT_TRUE(std::isnan(lower[r]) || lower[r] == -inf) << r;
       EXPECT_TRUE(std::isnan(upper[r]) || upper[r] == inf) << r;
@@ -182,7 +183,8 @@ TEST_P(Int8RowsTest, RemoveBySwapKeepsPositionsConsistent) {
     rows.pop_back();
     ASSERT_EQ(int8.size(), rows.size());
     if (rows.size() % 23 == 0) {
-      ExpectBoundsHold(int8, rows, MakeVector(Shape::kUniform, dim, rng), "size " + std::to_string(rows.size()));
+      ExpectBoundsHold(int8, rows, MakeVector(Shape::kUniform, dim, rng),
+                       "size " + std::to_string(rows.size()));
     }
   }
   EXPECT_EQ(int8.blocks(), 1u);

@@ -4,12 +4,12 @@
 // row carries its entry's State and Kind so a search can filter without touching storage.
 #pragma once
 
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <span>
 #include <vector>
-
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
 
 #include "bulwark/entry.h"
 
@@ -49,14 +49,13 @@ class VectorIndex {
   // The k rows with the highest inner product with `query` among rows the filter accepts, best
   // first; ties broken by lower row id. Fewer than k when fewer rows pass. InvalidArgument if the
   // query's size is not dimension() or k < 0.
-  [[nodiscard]] virtual absl::StatusOr<std::vector<IndexHit>> Search(std::span<const float> query,
-                                                                     int k,
+  [[nodiscard]] virtual absl::StatusOr<std::vector<IndexHit>> Search(std::span<const float> query, int k,
                                                                      const IndexFilter& filter) const = 0;
   // Like Search, restricted to the rows whose ids are in `row_ids` (ids not in the index are
   // ignored, a repeated id counts once): the k best of those rows that pass the filter.
-  [[nodiscard]] virtual absl::StatusOr<std::vector<IndexHit>> SearchRows(std::span<const float> query, int k,
-                                                                         const IndexFilter& filter,
-                                                                         std::span<const int64_t> row_ids) const = 0;
+  [[nodiscard]] virtual absl::StatusOr<std::vector<IndexHit>> SearchRows(
+      std::span<const float> query, int k, const IndexFilter& filter,
+      std::span<const int64_t> row_ids) const = 0;
 };
 
 }  // namespace bulwark

@@ -2,9 +2,9 @@
 // answer; transport, retries and HTTP errors are JsonHttpClient's.
 #include "llm/chat_client.h"
 
-#include <cstdlib>
-
 #include <absl/strings/str_cat.h>
+
+#include <cstdlib>
 
 namespace bulwark {
 namespace {

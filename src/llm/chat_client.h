@@ -9,12 +9,12 @@
 // $BULWARK_LLM_URL and $BULWARK_LLM_MODEL, the key to $BULWARK_LLM_API_KEY.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "net/json_http_client.h"
 

@@ -1,10 +1,10 @@
 // Base URL parsing (see base_url.h).
 #include "net/base_url.h"
 
-#include <charconv>
-
 #include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
+
+#include <charconv>
 
 namespace bulwark {
 namespace {

@@ -2,10 +2,10 @@
 // "http(s)://host[:port][/prefix]", split into what httplib::Client takes and the path prefix.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <string>
 #include <string_view>
-
-#include <absl/status/statusor.h>
 
 namespace bulwark {
 

@@ -1,14 +1,14 @@
 // The shared HTTP client of the OpenAI-compatible endpoints (see json_http_client.h).
 #include "net/json_http_client.h"
 
-#include <algorithm>
-#include <chrono>
-#include <cstdlib>
-
 #include <absl/strings/str_cat.h>
 #include <absl/time/clock.h>
 #include <absl/time/time.h>
 #include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
 
 #include "core/strings.h"
 

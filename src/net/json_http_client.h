@@ -5,14 +5,14 @@
 // Also here: the connection settings both clients share and how they are read from a JSON config.
 #pragma once
 
-#include <initializer_list>
-#include <memory>
-#include <string>
-#include <string_view>
-
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+
+#include <initializer_list>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
 
 #include "net/base_url.h"
 

@@ -3,7 +3,9 @@
 // described in doc/keyring_format.md.
 #include "provenance/keyring.h"
 
+#include <absl/strings/str_cat.h>
 #include <fcntl.h>
+#include <openssl/crypto.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -13,14 +15,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <utility>
-
-#include <absl/strings/str_cat.h>
-#include <nlohmann/json.hpp>
-#include <openssl/crypto.h>
 
 #include "core/hex.h"
 
@@ -180,8 +179,8 @@ absl::StatusOr<std::vector<Keyring::StoredKey>> Keyring::ReadKeys(const std::fil
                                                     "(chmod 600)"));
   }
   if (st.st_size < 0 || static_cast<uint64_t>(st.st_size) > kMaxKeyringFileBytes) {
-    return absl::DataLossError(absl::StrCat(Describe(path), " is ", st.st_size, " bytes; the limit is ",
-                                            kMaxKeyringFileBytes));
+    return absl::DataLossError(
+        absl::StrCat(Describe(path), " is ", st.st_size, " bytes; the limit is ", kMaxKeyringFileBytes));
   }
 
   // Read at most one byte past the limit, in case the file grew after fstat.
@@ -199,8 +198,8 @@ absl::StatusOr<std::vector<Keyring::StoredKey>> Keyring::ReadKeys(const std::fil
     used += static_cast<size_t>(n);
     if (used > kMaxKeyringFileBytes) {
       WipeString(text);
-      return absl::DataLossError(absl::StrCat(Describe(path), " grew past ", kMaxKeyringFileBytes,
-                                              " bytes while being read"));
+      return absl::DataLossError(
+          absl::StrCat(Describe(path), " grew past ", kMaxKeyringFileBytes, " bytes while being read"));
     }
     if (used == text.size()) text.resize(std::min(text.size() * 2, kMaxKeyringFileBytes + 1));
   }

@@ -11,15 +11,15 @@
 // same object (the owner guards it). Key material is wiped from memory when a key is destroyed.
 #pragma once
 
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
 
 #include "bulwark/env.h"
 

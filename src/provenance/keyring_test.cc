@@ -3,6 +3,9 @@
 // PermissionDenied, an oversized file is refused before reading), and rotation that keeps old keys.
 #include "provenance/keyring.h"
 
+#include <absl/strings/str_cat.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -10,17 +13,13 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <ostream>
 #include <iterator>
+#include <nlohmann/json.hpp>
+#include <ostream>
 #include <span>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <absl/strings/str_cat.h>
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "bulwark/env.h"
 #include "core/hex.h"
@@ -57,7 +56,8 @@ void WriteFile(const fs::path& path, const std::string& content, mode_t mode = 0
 std::string ValidKeyringText(int n) {
   nlohmann::json keys = nlohmann::json::array();
   for (int i = 1; i <= n; ++i) {
-    keys.push_back({{"id", i}, {"created_at_us", 1700000000000000 + i},
+    keys.push_back({{"id", i},
+                    {"created_at_us", 1700000000000000 + i},
                     {"key", std::string(64, static_cast<char>('0' + i % 10))}});
   }
   return nlohmann::json{{"format", "bulwark.keyring"}, {"version", 1}, {"keys", keys}}.dump();
@@ -250,8 +250,7 @@ std::string Key(const std::string& id, const std::string& hex = std::string(64, 
 INSTANTIATE_TEST_SUITE_P(
     Files, KeyringMalformedTest,
     ::testing::Values(
-        MalformedCase{"Empty", ""},
-        MalformedCase{"NotJson", "this is not json"},
+        MalformedCase{"Empty", ""}, MalformedCase{"NotJson", "this is not json"},
         MalformedCase{"TruncatedJson", ValidKeyringText(2).substr(0, 60)},
         MalformedCase{"TopLevelArray", "[" + ValidKeyringText(1) + "]"},
         MalformedCase{"WrongFormat", KeysText("[" + Key("1") + "]", "1", "\"bulwark.other\"")},
@@ -261,8 +260,7 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"VersionAsString", KeysText("[" + Key("1") + "]", "\"1\"")},
         MalformedCase{"VersionAsFloat", KeysText("[" + Key("1") + "]", "1.0")},
         MalformedCase{"MissingKeys", "{\"format\":\"bulwark.keyring\",\"version\":1}"},
-        MalformedCase{"KeysNotArray", KeysText(Key("1"))},
-        MalformedCase{"NoKeys", KeysText("[]")},
+        MalformedCase{"KeysNotArray", KeysText(Key("1"))}, MalformedCase{"NoKeys", KeysText("[]")},
         MalformedCase{"KeyNotObject", KeysText("[\"" + std::string(64, '1') + "\"]")},
         MalformedCase{"FirstIdNotOne", KeysText("[" + Key("2") + "]")},
         MalformedCase{"IdZero", KeysText("[" + Key("0") + "]")},
@@ -281,11 +279,11 @@ INSTANTIATE_TEST_SUITE_P(
         MalformedCase{"CreatedAtFloat", KeysText("[" + Key("1", std::string(64, '1'), "1.5") + "]")},
         MalformedCase{"CreatedAtPastInt64",
                       KeysText("[" + Key("1", std::string(64, '1'), "9223372036854775808") + "]")},
-        MalformedCase{"UnknownTopLevelMember",
-                      "{\"format\":\"bulwark.keyring\",\"version\":1,\"extra\":0,\"keys\":[" + Key("1") + "]}"},
-        MalformedCase{"UnknownKeyMember",
-                      KeysText("[{\"id\":1,\"created_at_us\":0,\"key\":\"" + std::string(64, '1') +
-                               "\",\"note\":\"x\"}]")},
+        MalformedCase{
+            "UnknownTopLevelMember",
+            "{\"format\":\"bulwark.keyring\",\"version\":1,\"extra\":0,\"keys\":[" + Key("1") + "]}"},
+        MalformedCase{"UnknownKeyMember", KeysText("[{\"id\":1,\"created_at_us\":0,\"key\":\"" +
+                                                   std::string(64, '1') + "\",\"note\":\"x\"}]")},
         MalformedCase{"DeepNesting", std::string(100000, '[') + std::string(100000, ']')}),
     [](const ::testing::TestParamInfo<MalformedCase>& info) { return info.param.name; });
 

@@ -2,21 +2,21 @@
 // HMAC itself (OpenSSL's EVP_MAC), and signing and constant-time verification.
 #include "provenance/signer.h"
 
+#include <absl/strings/str_cat.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+
 #include <algorithm>
 #include <array>
 #include <bit>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <tuple>
 #include <vector>
-
-#include <absl/strings/str_cat.h>
-#include <nlohmann/json.hpp>
-#include <openssl/core_names.h>
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/params.h>
 
 namespace bulwark {
 namespace {
@@ -129,9 +129,7 @@ class KeyedHmacContexts {
   uint64_t clock_ = 0;
 };
 
-std::string Describe(const Entry& entry) {
-  return absl::StrCat("entry ", entry.name_space, "/", entry.id);
-}
+std::string Describe(const Entry& entry) { return absl::StrCat("entry ", entry.name_space, "/", entry.id); }
 
 }  // namespace
 
@@ -207,7 +205,8 @@ absl::Status Signer::CheckTag(const std::function<std::string()>& what, uint32_t
     return absl::DataLossError(absl::StrCat(what(), ": missing provenance tag"));
   }
   if (tag.size() != kTagBytes) {
-    return absl::DataLossError(absl::StrCat(what(), ": provenance tag has ", tag.size(), " bytes, want ", kTagBytes));
+    return absl::DataLossError(
+        absl::StrCat(what(), ": provenance tag has ", tag.size(), " bytes, want ", kTagBytes));
   }
   const HmacKey* key = keyring_->Find(key_id);
   if (key == nullptr) {
@@ -241,8 +240,8 @@ void Signer::Sign(HistoryEvent* event) const {
 absl::Status Signer::Verify(const HistoryEvent& event) const {
   return CheckTag(
       [&event] {
-        return absl::StrCat("history event ", event.seq, " (", event.event, ") of entry ", event.name_space, "/",
-                            event.entry_id);
+        return absl::StrCat("history event ", event.seq, " (", event.event, ") of entry ", event.name_space,
+                            "/", event.entry_id);
       },
       event.key_id, event.tag, [&event](uint32_t key_id) { return EventEncoding(event, key_id); });
 }

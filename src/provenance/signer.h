@@ -3,16 +3,16 @@
 // The byte format and what the tag does and does not cover are in doc/entry_format.md.
 #pragma once
 
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
-#include <utility>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
+#include <utility>
 
 #include "bulwark/entry.h"
 #include "provenance/keyring.h"

@@ -3,6 +3,8 @@
 // detection for every signed field, injectivity of the length-prefixed encoding, and rotation.
 #include "provenance/signer.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
 #include <cmath>
@@ -10,15 +12,12 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <span>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "bulwark/env.h"
 #include "core/hex.h"
@@ -78,7 +77,8 @@ TEST(HmacSha256Test, ReusedContextsKeepGivingTheKnownAnswers) {
     std::string hex;
   };
   const std::vector<Case> cases = {
-      {std::vector<uint8_t>(20, 0x0b), "Hi There", "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"},
+      {std::vector<uint8_t>(20, 0x0b), "Hi There",
+       "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"},
       {Bytes("Jefe"), "what do ya want for nothing?",
        "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"},
       {std::vector<uint8_t>(20, 0xaa), std::string(50, '\xdd'),
@@ -127,7 +127,7 @@ std::string Field(std::string_view bytes) {
 
 TEST(CanonicalEncodingTest, MatchesTheDocumentedBytes) {
   const std::string expected =
-      std::string("bulwark.entry.v1") +                          // domain, no prefix
+      std::string("bulwark.entry.v1") +                           // domain, no prefix
       std::string("\x01\x00\x00\x00\x00\x00\x00\x00", 8) + "1" +  // key_id, 8-byte LE length
       Field("ns") + Field("01J0000000000000000000000A") + Field("hi") +
       Field(R"({"a":"x","b":1})") +  // keys sorted, no spaces
@@ -313,7 +313,10 @@ INSTANTIATE_TEST_SUITE_P(
                       Tamper{"UpdatedAt", [](Entry* e) { e->updated_at_us -= 1; }},
                       Tamper{"EmbeddingOneUlp",
                              [](Entry* e) { e->embedding[1] = std::nextafter(e->embedding[1], 0.0f); }},
-                      Tamper{"EmbeddingReplaced", [](Entry* e) { e->embedding = {0.0f, 1.0f}; }},
+                      Tamper{"EmbeddingReplaced",
+                             [](Entry* e) {
+                               e->embedding = {0.0f, 1.0f};
+                             }},
                       Tamper{"EmbeddingDropped", [](Entry* e) { e->embedding.pop_back(); }},
                       Tamper{"TagOneBitFlipped", [](Entry* e) { e->tag[31] ^= 0x01; }},
                       Tamper{"TagFirstByte", [](Entry* e) { e->tag[0] ^= 0x80; }}),

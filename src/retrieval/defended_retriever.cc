@@ -108,7 +108,8 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   if (smoothing) {  // the smoother reads the whole pool below
     result.search.hits.assign(pool.begin(), pool.begin() + returned);
   } else {
-    result.search.hits.assign(std::make_move_iterator(pool.begin()), std::make_move_iterator(pool.begin() + returned));
+    result.search.hits.assign(std::make_move_iterator(pool.begin()),
+                              std::make_move_iterator(pool.begin() + returned));
   }
 
   if (guard_ != nullptr && !request.principal.empty()) {

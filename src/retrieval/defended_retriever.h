@@ -13,12 +13,12 @@
 // call it and render the result. Thread-safe (as the store, registry and LLM client are).
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "bulwark/env.h"
 #include "bulwark/memory_store.h"

@@ -76,9 +76,8 @@ absl::StatusOr<Reply> CreatePrincipal(ServiceContext& ctx, const Call& call) {
   Reply reply;
   reply.status = 201;
   reply.body = {{"principal", PrincipalJson(*created)}};
-  nlohmann::json detail = {{"name", created->name},
-                           {"role", ToString(created->role)},
-                           {"namespaces", created->namespaces}};
+  nlohmann::json detail = {
+      {"name", created->name}, {"role", ToString(created->role)}, {"namespaces", created->namespaces}};
   if (request->create_key) {
     auto key = registry.CreateKey(created->name);
     if (!key.ok()) {
@@ -235,7 +234,8 @@ void AddAdminRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
   routes->push_back({"POST", "/v1/admin/keys/{key_id}/revoke", Access::kAuthenticated, admin(RevokeKey)});
   routes->push_back(
       {"POST", "/v1/admin/signing-keys/rotate", Access::kAuthenticated, admin(RotateSigningKey)});
-  routes->push_back({"POST", "/v1/admin/verify", Access::kAuthenticated, admin(Verify), /*needs_audit=*/false});
+  routes->push_back(
+      {"POST", "/v1/admin/verify", Access::kAuthenticated, admin(Verify), /*needs_audit=*/false});
   routes->push_back({"GET", "/v1/audit", Access::kAuthenticated,
                      [&ctx](const Call& call) { return Audit(ctx, call); }, /*needs_audit=*/false});
 }

@@ -38,7 +38,8 @@ absl::StatusOr<Reply> Answer(ServiceContext& ctx, const Call& call) {
       }
     }
   }
-  RecordAudit(ctx, call, *ns, AuditOperation::kAnswer, ids, Sha256Hex(request->question), DefenseDetail(*result));
+  RecordAudit(ctx, call, *ns, AuditOperation::kAnswer, ids, Sha256Hex(request->question),
+              DefenseDetail(*result));
   if (result->rejected()) return QueryRejected(result->gate);
   Reply reply;
   reply.body = ToJson(*result->smoothed);

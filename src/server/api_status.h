@@ -5,11 +5,11 @@
 // (doc/api.md lists every code).
 #pragma once
 
+#include <absl/status/status.h>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include <absl/status/status.h>
-#include <nlohmann/json.hpp>
 
 namespace bulwark::server {
 

@@ -8,12 +8,12 @@
 // nothing the caller does not already know about its own grants).
 #pragma once
 
-#include <string>
-#include <string_view>
-
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 #include <httplib.h>
+
+#include <string>
+#include <string_view>
 
 #include "auth/principal_registry.h"
 #include "server/credential_cache.h"

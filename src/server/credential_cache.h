@@ -5,13 +5,13 @@
 // Memory is bounded: at most `max_entries` keys; a full cache starts over. Thread-safe.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <cstdint>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-
-#include <absl/container/flat_hash_map.h>
 
 #include "auth/principal_registry.h"
 

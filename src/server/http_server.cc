@@ -260,10 +260,12 @@ std::vector<Sample> HttpServer::Gauges() const {
   };
   // The honeypot monitor's counters, without namespace labels (a label would reveal namespaces).
   if (const HoneypotGuard* guard = context_.backends.retriever->honeypot_guard(); guard != nullptr) {
-    samples.push_back({"bulwark_honeypot_observations_total", "Searches whose observation fed the honeypot monitor.",
-                       "counter", static_cast<double>(guard->observations())});
-    samples.push_back({"bulwark_honeypot_blocks_total", "Sessions or principals the honeypot monitor blocked.",
-                       "counter", static_cast<double>(guard->blocks())});
+    samples.push_back({"bulwark_honeypot_observations_total",
+                       "Searches whose observation fed the honeypot monitor.", "counter",
+                       static_cast<double>(guard->observations())});
+    samples.push_back({"bulwark_honeypot_blocks_total",
+                       "Sessions or principals the honeypot monitor blocked.", "counter",
+                       static_cast<double>(guard->blocks())});
     samples.push_back({"bulwark_honeypot_refusals_total", "Searches and answers refused as session_blocked.",
                        "counter", static_cast<double>(guard->refusals())});
   }

@@ -107,7 +107,8 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
   for (const SearchHit& hit : result->search.hits) ids.push_back(hit.entry.id);
   nlohmann::json detail = DefenseDetail(*result);
   detail["include_quarantined"] = request->options.include_quarantined;
-  RecordAudit(ctx, call, *ns, AuditOperation::kSearch, std::move(ids), Sha256Hex(request->query), std::move(detail));
+  RecordAudit(ctx, call, *ns, AuditOperation::kSearch, std::move(ids), Sha256Hex(request->query),
+              std::move(detail));
   if (result->rejected()) return QueryRejected(result->gate);
   Reply reply;
   reply.text = SearchResponseJson(*result, ReportViewFor(*call.caller));
@@ -312,9 +313,8 @@ absl::Status QueryRejected(const GateVerdict& verdict) {
                    verdict.score, " is above the namespace's threshold ", verdict.threshold, ")"));
 }
 
-void RecordAudit(ServiceContext& ctx, const Call& call, std::string_view name_space,
-                 AuditOperation operation, std::vector<std::string> returned_ids, std::string query_hash,
-                 nlohmann::json detail) {
+void RecordAudit(ServiceContext& ctx, const Call& call, std::string_view name_space, AuditOperation operation,
+                 std::vector<std::string> returned_ids, std::string query_hash, nlohmann::json detail) {
   if (ctx.backends.audit == nullptr) return;
   AuditRecord record;
   record.at_us = ctx.backends.env->NowMicros();

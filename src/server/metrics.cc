@@ -148,10 +148,11 @@ std::string Metrics::Render(const std::vector<Sample>& extra) const {
   }
 
   Header(out, "bulwark_query_gate_decisions_total",
-         "Query gate decisions on searches and answers (no_gate: the namespace has no fitted gate).", "counter");
+         "Query gate decisions on searches and answers (no_gate: the namespace has no fitted gate).",
+         "counter");
   for (int i = 0; i < kGateDecisionCount; ++i) {
-    out << "bulwark_query_gate_decisions_total{decision=\"" << ToString(static_cast<GateDecision>(i)) << "\"} "
-        << gate_decisions_[i] << "\n";
+    out << "bulwark_query_gate_decisions_total{decision=\"" << ToString(static_cast<GateDecision>(i))
+        << "\"} " << gate_decisions_[i] << "\n";
   }
 
   for (int i = 0; i < kEventCounterCount; ++i) {

@@ -80,10 +80,10 @@ class Metrics {
   };
   mutable std::mutex mu_;
   std::map<std::tuple<std::string, std::string, int>, int64_t>
-      requests_;                                       // (route, method, status); guarded by mu_
-  std::map<std::string, Histogram> latency_;           // by route; guarded by mu_
-  std::array<int64_t, kRejectReasonCount> rejects_{};  // guarded by mu_
-  std::array<int64_t, kEventCounterCount> events_{};   // guarded by mu_
+      requests_;                                              // (route, method, status); guarded by mu_
+  std::map<std::string, Histogram> latency_;                  // by route; guarded by mu_
+  std::array<int64_t, kRejectReasonCount> rejects_{};         // guarded by mu_
+  std::array<int64_t, kEventCounterCount> events_{};          // guarded by mu_
   std::array<int64_t, kGateDecisionCount> gate_decisions_{};  // guarded by mu_
 };
 

@@ -8,12 +8,12 @@
 // Thread-safe.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <cstdint>
 #include <mutex>
 #include <string>
 #include <string_view>
-
-#include <absl/container/flat_hash_map.h>
 
 namespace bulwark::server {
 

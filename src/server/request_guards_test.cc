@@ -31,8 +31,7 @@ TEST(CheckJsonBodyTest, BodiesMustBeDeclaredJson) {
 }
 
 TEST(IsLoopbackAuthorityTest, LoopbackNamesOnly) {
-  for (const char* ok :
-       {"localhost", "LOCALHOST:8420", "127.0.0.1", "127.1.2.3:80", "[::1]", "[::1]:8420"}) {
+  for (const char* ok : {"localhost", "LOCALHOST:8420", "127.0.0.1", "127.1.2.3:80", "[::1]", "[::1]:8420"}) {
     EXPECT_TRUE(IsLoopbackAuthority(ok)) << ok;
   }
   for (const char* bad : {"", "evil.example", "evil.example:8420", "127.0.0.1.evil.example", "localhost.evil",

@@ -1,10 +1,10 @@
 // Strict request decoding (see request_parsing.h).
 #include "server/request_parsing.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <charconv>
 #include <set>
-
-#include <absl/strings/str_cat.h>
 
 #include "core/ids.h"
 #include "core/strings.h"
@@ -169,7 +169,8 @@ absl::Status ParseReadDefenses(const json& object, const RequestLimits& limits, 
     if (!responder.ok()) return responder.status();
     if (responder->has_value()) {
       const std::optional<ResponderKind> kind = ParseResponderKind(**responder);
-      if (!kind) return Invalid("invalid_argument", "field \"smoothing.responder\" must be \"extractive\" or \"llm\"");
+      if (!kind)
+        return Invalid("invalid_argument", "field \"smoothing.responder\" must be \"extractive\" or \"llm\"");
       out->responder = *kind;
     }
   } else if (!smoothing->is_boolean()) {

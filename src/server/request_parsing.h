@@ -10,14 +10,14 @@
 // out_of_range, invalid_argument.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"

@@ -1,9 +1,9 @@
 // Route template matching (see router.h).
 #include "server/router.h"
 
-#include <algorithm>
-
 #include <absl/strings/str_join.h>
+
+#include <algorithm>
 
 namespace bulwark::server {
 namespace {

@@ -1,9 +1,9 @@
 // SearchResponseJson (the search answer, written without a nlohmann tree) against the nlohmann
 // object it replaced: the same bytes for hits with every entry field, unusual text and metadata,
 // reports, a stripped query and a smoothed answer, and for an empty result.
-#include <cmath>
-
 #include <gtest/gtest.h>
+
+#include <cmath>
 
 #include "core/hex.h"
 #include "server/service.h"

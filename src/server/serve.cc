@@ -1,18 +1,17 @@
 // `bulwark serve` (see serve.h).
 #include "server/serve.h"
 
+#include <absl/strings/str_cat.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <atomic>
-#include <cstdlib>
 #include <csignal>
+#include <cstdlib>
 #include <ostream>
 #include <thread>
-
-#include <absl/strings/str_cat.h>
-#include <spdlog/spdlog.h>
 
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
@@ -26,7 +25,6 @@
 
 namespace bulwark::server {
 namespace {
-
 
 int Fail(std::ostream& err, const absl::Status& status, std::string_view context) {
   err << "error: " << context << ": " << status.message() << "\n";
@@ -143,7 +141,8 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   if (so.insecure_dev) WarnInsecure(err, so);
 
   // Signed with the store's keyring (the newest key at start; a rotation takes effect at restart).
-  auto audit = AuditLog::OpenForStore(db_path, 50, AuditLog::kDefaultQueueCapacity, options.store.keyring_path);
+  auto audit =
+      AuditLog::OpenForStore(db_path, 50, AuditLog::kDefaultQueueCapacity, options.store.keyring_path);
   if (!audit.ok()) return Fail(err, audit.status(), "audit log");
 
   // The read-time defenses: fitted gates and the LLM. (The query history the gates can be fitted

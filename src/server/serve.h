@@ -6,9 +6,8 @@
 
 #include <filesystem>
 #include <iosfwd>
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "bulwark/options.h"
 #include "server/http_server.h"

@@ -6,14 +6,14 @@
 // place (api_status.h). Handlers never throw on purpose; HttpServer catches anything that escapes.
 #pragma once
 
+#include <absl/status/statusor.h>
+#include <httplib.h>
+
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <httplib.h>
-#include <nlohmann/json.hpp>
 
 #include "audit/audit_log.h"
 #include "audit/audit_operation.h"
@@ -129,7 +129,7 @@ absl::Status QueryRejected(const GateVerdict& verdict);
 // Appends an audit record for `call` (time, principal, session, namespace, operation, ids); its
 // detail gains "key_id", the caller's API key id. Service-wide actions use namespace "*".
 void RecordAudit(ServiceContext& context, const Call& call, std::string_view name_space,
-                 AuditOperation operation, std::vector<std::string> returned_ids,
-                 std::string query_hash = "", nlohmann::json detail = nlohmann::json::object());
+                 AuditOperation operation, std::vector<std::string> returned_ids, std::string query_hash = "",
+                 nlohmann::json detail = nlohmann::json::object());
 
 }  // namespace bulwark::server

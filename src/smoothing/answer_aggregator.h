@@ -5,12 +5,12 @@
 // string plurality against correct answers that are worded differently.
 #pragma once
 
+#include <absl/status/statusor.h>
+
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "smoothing/equivalence_judge.h"
 

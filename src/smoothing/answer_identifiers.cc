@@ -1,10 +1,10 @@
 // Identifier tokens of answers (see answer_identifiers.h).
 #include "smoothing/answer_identifiers.h"
 
-#include <algorithm>
-
 #include <absl/strings/ascii.h>
 #include <absl/strings/str_split.h>
+
+#include <algorithm>
 
 #include "core/strings.h"
 
@@ -33,15 +33,17 @@ bool IsHostName(std::string_view token) {
 
 std::vector<std::string> IdentifierTokens(std::string_view answer) {
   std::vector<std::string> out;
-  for (absl::string_view piece : absl::StrSplit(ToAbsl(answer), absl::ByAnyChar(" \t\n\r\f\v"), absl::SkipEmpty())) {
+  for (absl::string_view piece :
+       absl::StrSplit(ToAbsl(answer), absl::ByAnyChar(" \t\n\r\f\v"), absl::SkipEmpty())) {
     std::string_view token = ToStd(piece);
     while (!token.empty() && IsEdgePunctuation(token.front())) token.remove_prefix(1);
     while (!token.empty() && IsEdgePunctuation(token.back())) token.remove_suffix(1);
     if (token.empty()) continue;
-    const bool has_digit = std::any_of(token.begin(), token.end(),
-                                       [](char c) { return absl::ascii_isdigit(static_cast<unsigned char>(c)); });
-    if (!has_digit && token.find('@') == std::string_view::npos && token.find("://") == std::string_view::npos &&
-        !IsHostName(token)) {
+    const bool has_digit = std::any_of(token.begin(), token.end(), [](char c) {
+      return absl::ascii_isdigit(static_cast<unsigned char>(c));
+    });
+    if (!has_digit && token.find('@') == std::string_view::npos &&
+        token.find("://") == std::string_view::npos && !IsHostName(token)) {
       continue;
     }
     std::string normalized = absl::AsciiStrToLower(std::string(token));

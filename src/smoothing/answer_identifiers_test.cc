@@ -75,9 +75,9 @@ const std::vector<std::string>& RentMemories() {
 }
 
 struct NearDuplicateOutcome {
-  int mixed_groups = 0;         // groups holding both a poisoned and a correct response
-  int poisoned_answers = 0;     // answers naming the poison's IBAN
-  int minority_decided = 0;     // ... of those, decided by fewer than a majority of poisoned runs
+  int mixed_groups = 0;      // groups holding both a poisoned and a correct response
+  int poisoned_answers = 0;  // answers naming the poison's IBAN
+  int minority_decided = 0;  // ... of those, decided by fewer than a majority of poisoned runs
 };
 
 NearDuplicateOutcome RunNearDuplicate(MemoryStore& store, bool identifier_veto, int trials) {
@@ -96,7 +96,8 @@ NearDuplicateOutcome RunNearDuplicate(MemoryStore& store, bool identifier_veto, 
     EXPECT_TRUE(answer.ok()) << answer.status();
     if (!answer.ok()) continue;
     int poisoned_runs = 0;
-    for (const SmoothedRun& run : answer->runs) poisoned_runs += run.response.find(kPoisonIban) != std::string::npos;
+    for (const SmoothedRun& run : answer->runs)
+      poisoned_runs += run.response.find(kPoisonIban) != std::string::npos;
     for (const AnswerGroup& group : answer->groups) {
       bool poison = false, correct = false;
       for (int r : group.runs) {

@@ -12,9 +12,8 @@
 
 #include <absl/status/statusor.h>
 
-#include <vector>
-
 #include <nlohmann/json.hpp>
+#include <vector>
 
 namespace bulwark {
 

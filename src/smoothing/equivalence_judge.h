@@ -7,13 +7,13 @@
 // embed every answer in one batch, and the aggregator asks only for the pairs it needs.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <cstddef>
 #include <memory>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <absl/status/statusor.h>
 
 namespace bulwark {
 

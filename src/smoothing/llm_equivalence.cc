@@ -1,10 +1,10 @@
 // Equivalence judged by a chat model (see llm_equivalence.h).
 #include "smoothing/llm_equivalence.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <map>
 #include <utility>
-
-#include <absl/strings/str_cat.h>
 
 namespace bulwark {
 namespace {

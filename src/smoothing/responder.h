@@ -3,12 +3,12 @@
 // LlmResponder (an OpenAI-compatible chat model).
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-
-#include <absl/status/statusor.h>
 
 #include "bulwark/memory_store.h"
 
@@ -16,7 +16,9 @@ namespace bulwark {
 
 // Which responder answers each smoothing run: the closed set a request may name.
 enum class ResponderKind { kExtractive, kLlm };
-constexpr std::string_view ToString(ResponderKind kind) { return kind == ResponderKind::kLlm ? "llm" : "extractive"; }
+constexpr std::string_view ToString(ResponderKind kind) {
+  return kind == ResponderKind::kLlm ? "llm" : "extractive";
+}
 // "extractive" or "llm"; nullopt for anything else.
 constexpr std::optional<ResponderKind> ParseResponderKind(std::string_view name) {
   if (name == "extractive") return ResponderKind::kExtractive;

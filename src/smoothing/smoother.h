@@ -7,12 +7,12 @@
 // behind each run.
 #pragma once
 
+#include <absl/status/statusor.h>
+
+#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "bulwark/memory_store.h"
 #include "core/seeded_csprng.h"

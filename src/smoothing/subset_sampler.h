@@ -3,9 +3,9 @@
 // independently across runs, from a SeededCsprng. Uniformity is what the certificate assumes.
 #pragma once
 
-#include <vector>
-
 #include <absl/status/statusor.h>
+
+#include <vector>
 
 #include "core/seeded_csprng.h"
 

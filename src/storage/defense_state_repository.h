@@ -6,13 +6,13 @@
 // reach another; a failed call changes nothing.
 #pragma once
 
+#include <absl/status/status.h>
+
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/status.h>
 
 namespace bulwark {
 
@@ -30,7 +30,8 @@ class DefenseStateRepository {
   [[nodiscard]] virtual absl::Status ScanQueryHistory(
       const std::function<absl::Status(std::string_view, uint64_t, std::vector<float>)>& visit) = 0;
   // The namespace's calibration (JSON text), replacing any earlier one.
-  [[nodiscard]] virtual absl::Status PutCalibration(std::string_view name_space, std::string_view calibration) = 0;
+  [[nodiscard]] virtual absl::Status PutCalibration(std::string_view name_space,
+                                                    std::string_view calibration) = 0;
   [[nodiscard]] virtual absl::Status ScanCalibrations(
       const std::function<absl::Status(std::string_view, std::string_view)>& visit) = 0;
 };

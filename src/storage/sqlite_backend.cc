@@ -2,14 +2,15 @@
 // hot ones (the reads every search runs, and the newest history seq), which are prepared once and
 // reset after each use; all access is serialized by mu_. Rows are decoded defensively (see StorageBackend).
 #include "storage/sqlite_backend.h"
-#include "storage/sqlite_util.h"
+
+#include <absl/strings/str_cat.h>
+#include <sqlite3.h>
 
 #include <algorithm>
 #include <cstring>
 #include <utility>
 
-#include <absl/strings/str_cat.h>
-#include <sqlite3.h>
+#include "storage/sqlite_util.h"
 
 namespace bulwark {
 namespace {
@@ -172,7 +173,8 @@ HistoryEvent DecodeEvent(const Statement& st) {
 constexpr char kEventColumns[] = "seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag";
 
 constexpr char kInsertEvent[] =
-    "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail, key_id, tag) VALUES(?,?,?,?,?,?,?,?)";
+    "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail, key_id, tag) "
+    "VALUES(?,?,?,?,?,?,?,?)";
 
 // Binds and runs a prepared kInsertEvent statement, then resets it for the next event; appends
 // the new event's seq to `seqs`.
@@ -200,7 +202,7 @@ absl::Status InsertEvent(sqlite3* db, const HistoryEvent& ev, std::vector<int64_
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::filesystem::path& path,
-                                                                     bool create) {
+                                                                   bool create) {
   std::error_code ec;
   bool exists = std::filesystem::exists(path, ec);
   if (!exists && !create) return absl::NotFoundError(absl::StrCat("no store database at ", path.string()));
@@ -216,9 +218,12 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
   sqlite3_busy_timeout(db, 5000);
   sqlite3_extended_result_codes(db, 1);
   // WAL + synchronous=FULL: a committed transaction is fsynced before COMMIT returns.
-  if (auto s = Exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON; PRAGMA wal_autocheckpoint=8192; PRAGMA mmap_size=1073741824;");
+  if (auto s = Exec(db,
+                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON; PRAGMA "
+                    "wal_autocheckpoint=8192; PRAGMA mmap_size=1073741824;");
       !s.ok()) {
-    return absl::DataLossError(absl::StrCat(path.string(), " is not a usable SQLite database: ", s.message()));
+    return absl::DataLossError(
+        absl::StrCat(path.string(), " is not a usable SQLite database: ", s.message()));
   }
   if (auto s = Exec(db, kSchema); !s.ok()) return s;
   auto format = backend->GetMeta("format");
@@ -244,20 +249,22 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
                       "BEGIN IMMEDIATE;"
                       "ALTER TABLE history ADD COLUMN key_id INTEGER NOT NULL DEFAULT 0;"
                       "ALTER TABLE history ADD COLUMN tag BLOB NOT NULL DEFAULT x'';"
-                      "INSERT INTO meta(key, value) SELECT 'unsigned_history_through', COALESCE(MAX(seq), 0) FROM history;"
+                      "INSERT INTO meta(key, value) SELECT 'unsigned_history_through', COALESCE(MAX(seq), 0) "
+                      "FROM history;"
                       "UPDATE meta SET value = '2' WHERE key = 'schema_version';"
                       "COMMIT;");
         !s.ok()) {
       (void)Exec(db, "ROLLBACK");
-      return absl::Status(s.code(), absl::StrCat("upgrading ", path.string(), " to schema version 2: ", s.message()));
+      return absl::Status(s.code(),
+                          absl::StrCat("upgrading ", path.string(), " to schema version 2: ", s.message()));
     }
     version = backend->GetMeta("schema_version");
     if (!version.ok()) return version.status();
   }
   if (!version->has_value() || **version != std::to_string(kSchemaVersion)) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "store schema version ", version->value_or("(missing)"), " is not supported (this build reads ",
-        kSchemaVersion, ")"));
+    return absl::FailedPreconditionError(absl::StrCat("store schema version ", version->value_or("(missing)"),
+                                                      " is not supported (this build reads ", kSchemaVersion,
+                                                      ")"));
   }
   return backend;
 }
@@ -283,7 +290,8 @@ absl::StatusOr<std::optional<std::string>> SqliteBackend::GetMeta(std::string_vi
 
 absl::Status SqliteBackend::PutMeta(std::string_view key, std::string_view value) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  Statement st(
+      db_, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, key);
   st.Bind(2, value);
@@ -337,10 +345,13 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_up
     exists.Bind(1, entry.id);
     exists.Bind(2, entry.name_space);
     if (exists.Step() != SQLITE_ROW) return absl::NotFoundError(absl::StrCat("no entry ", entry.id));
-    return absl::AbortedError(absl::StrCat("entry ", entry.id, " was changed by another writer since it was read"));
+    return absl::AbortedError(
+        absl::StrCat("entry ", entry.id, " was changed by another writer since it was read"));
   }
   if (!scrubbed.empty()) {
-    Statement scrub(db_, "UPDATE history SET detail = ?, key_id = ?, tag = ? WHERE seq = ? AND entry_id = ? AND namespace = ?");
+    Statement scrub(db_,
+                    "UPDATE history SET detail = ?, key_id = ?, tag = ? WHERE seq = ? AND entry_id = ? AND "
+                    "namespace = ?");
     if (auto s = scrub.status(); !s.ok()) return s;
     for (const HistoryEvent& e : scrubbed) {
       scrub.Bind(1, e.detail.dump());
@@ -381,10 +392,9 @@ absl::StatusOr<Statement*> SqliteBackend::Cached(std::unique_ptr<Statement>& slo
   return slot.get();
 }
 
-absl::StatusOr<std::optional<StoredRow>> SqliteBackend::ReadOneRow(std::unique_ptr<Statement>& slot,
-                                                                   std::string_view sql,
-                                                                   const std::function<void(Statement&)>& bind,
-                                                                   std::string_view what) {
+absl::StatusOr<std::optional<StoredRow>> SqliteBackend::ReadOneRow(
+    std::unique_ptr<Statement>& slot, std::string_view sql, const std::function<void(Statement&)>& bind,
+    std::string_view what) {
   auto cached = Cached(slot, sql);
   if (!cached.ok()) return cached.status();
   Statement& st = **cached;
@@ -402,7 +412,8 @@ absl::StatusOr<std::optional<StoredRow>> SqliteBackend::ReadOneRow(std::unique_p
 absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetEntry(std::string_view name_space,
                                                                  std::string_view id) {
   std::lock_guard<std::mutex> lock(mu_);
-  static const std::string sql = absl::StrCat("SELECT ", kSignedEntryColumns, kReportColumn, " FROM entries WHERE id = ? AND namespace = ?");
+  static const std::string sql = absl::StrCat("SELECT ", kSignedEntryColumns, kReportColumn,
+                                              " FROM entries WHERE id = ? AND namespace = ?");
   return ReadOneRow(
       get_entry_, sql,
       [&](Statement& st) {
@@ -412,7 +423,8 @@ absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetEntry(std::string_vie
       "read entry");
 }
 
-absl::StatusOr<std::vector<std::optional<StoredRow>>> SqliteBackend::GetRows(std::span<const int64_t> row_ids) {
+absl::StatusOr<std::vector<std::optional<StoredRow>>> SqliteBackend::GetRows(
+    std::span<const int64_t> row_ids) {
   std::lock_guard<std::mutex> lock(mu_);
   // The read path's rows: every signed column, but not the advisory report (it is not signed, and
   // parsing it was a seventh of a search's CPU); '{}' keeps DecodeRow's column layout. One read
@@ -541,7 +553,8 @@ std::vector<int64_t> SqliteBackend::TakeInsertedEventSeqs() {
   return std::exchange(inserted_event_seqs_, {});
 }
 
-absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(const std::function<void(HistoryEvent*)>& sign) {
+absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
+    const std::function<void(HistoryEvent*)>& sign) {
   std::lock_guard<std::mutex> lock(mu_);
   // The last event written before the upgrade, or nullopt once its events are signed.
   auto marker = [this]() -> absl::StatusOr<std::optional<int64_t>> {
@@ -589,7 +602,9 @@ absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(const std::fu
 
 absl::StatusOr<std::vector<StateCount>> SqliteBackend::CountByState() {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_, "SELECT namespace, state, kind, count(*) FROM entries GROUP BY namespace, state, kind ORDER BY 1,2,3");
+  Statement st(
+      db_,
+      "SELECT namespace, state, kind, count(*) FROM entries GROUP BY namespace, state, kind ORDER BY 1,2,3");
   if (auto s = st.status(); !s.ok()) return s;
   std::vector<StateCount> counts;
   while (true) {
@@ -604,8 +619,8 @@ absl::StatusOr<std::vector<StateCount>> SqliteBackend::CountByState() {
 }
 
 absl::Status SqliteBackend::SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
-                                            std::span<const std::vector<float>> rows, uint64_t keep_from_sequence,
-                                            bool replace) {
+                                             std::span<const std::vector<float>> rows,
+                                             uint64_t keep_from_sequence, bool replace) {
   std::lock_guard<std::mutex> lock(mu_);
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
@@ -657,7 +672,8 @@ absl::Status SqliteBackend::PutCalibration(std::string_view name_space, std::str
   return st.Run("save calibration");
 }
 
-absl::Status SqliteBackend::ScanCalibrations(const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
+absl::Status SqliteBackend::ScanCalibrations(
+    const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
   std::lock_guard<std::mutex> lock(mu_);
   Statement st(db_, "SELECT namespace, calibration FROM calibrations ORDER BY namespace");
   if (auto s = st.status(); !s.ok()) return s;

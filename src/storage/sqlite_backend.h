@@ -29,20 +29,24 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   absl::Status PutMeta(std::string_view key, std::string_view value) override;
   absl::StatusOr<std::vector<int64_t>> InsertEntries(std::span<const Entry> entries,
                                                      std::span<const HistoryEvent> events) override;
-  absl::Status UpdateEntry(const Entry& entry, int64_t expected_updated_at_us, const HistoryEvent& event) override;
-  absl::Status PurgeEntry(const Entry& purged, int64_t expected_updated_at_us, std::span<const HistoryEvent> scrubbed,
-                          const HistoryEvent& event) override;
-  absl::StatusOr<std::optional<StoredRow>> GetEntry(std::string_view name_space, std::string_view id) override;
+  absl::Status UpdateEntry(const Entry& entry, int64_t expected_updated_at_us,
+                           const HistoryEvent& event) override;
+  absl::Status PurgeEntry(const Entry& purged, int64_t expected_updated_at_us,
+                          std::span<const HistoryEvent> scrubbed, const HistoryEvent& event) override;
+  absl::StatusOr<std::optional<StoredRow>> GetEntry(std::string_view name_space,
+                                                    std::string_view id) override;
   absl::StatusOr<std::vector<std::optional<StoredRow>>> GetRows(std::span<const int64_t> row_ids) override;
   absl::Status ScanEntries(std::string_view name_space,
                            const std::function<absl::Status(const StoredRow&)>& visit) override;
-  absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space, std::string_view id) override;
+  absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space,
+                                                    std::string_view id) override;
   absl::Status ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) override;
   absl::Status ScanNewestEventTimes(const std::function<void(int64_t, int64_t)>& visit) override;
   absl::StatusOr<int64_t> LastEventSeq() override;
   absl::StatusOr<std::vector<EventRef>> EventsAfter(int64_t seq) override;
   std::vector<int64_t> TakeInsertedEventSeqs() override;
-  absl::StatusOr<int64_t> SignEventsFromBeforeSigning(const std::function<void(HistoryEvent*)>& sign) override;
+  absl::StatusOr<int64_t> SignEventsFromBeforeSigning(
+      const std::function<void(HistoryEvent*)>& sign) override;
   absl::StatusOr<std::vector<StateCount>> CountByState() override;
   absl::Status SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
                                 std::span<const std::vector<float>> rows, uint64_t keep_from_sequence,
@@ -50,12 +54,13 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   absl::Status ScanQueryHistory(
       const std::function<absl::Status(std::string_view, uint64_t, std::vector<float>)>& visit) override;
   absl::Status PutCalibration(std::string_view name_space, std::string_view calibration) override;
-  absl::Status ScanCalibrations(const std::function<absl::Status(std::string_view, std::string_view)>& visit) override;
+  absl::Status ScanCalibrations(
+      const std::function<absl::Status(std::string_view, std::string_view)>& visit) override;
 
  private:
   explicit SqliteBackend(sqlite3* db);
-  absl::Status UpdateLocked(const Entry& entry, int64_t expected_updated_at_us, std::span<const HistoryEvent> scrubbed,
-                            const HistoryEvent& event);
+  absl::Status UpdateLocked(const Entry& entry, int64_t expected_updated_at_us,
+                            std::span<const HistoryEvent> scrubbed, const HistoryEvent& event);
   // The statement cached in `slot`, prepared from `sql` on first use. Requires mu_.
   absl::StatusOr<Statement*> Cached(std::unique_ptr<Statement>& slot, std::string_view sql);
   // Runs the cached single-row SELECT in `slot` (prepared from `sql` on first use) with `bind`

@@ -1,10 +1,9 @@
 #include "storage/sqlite_backend.h"
 
+#include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "testing/exec_sql.h"
 #include "testing/temp_dir.h"
@@ -29,7 +28,6 @@ Entry MakeEntry(std::string id, std::string ns = "default", std::string text = "
 HistoryEvent AddEvent(const Entry& e) {
   return {0, e.id, e.name_space, "add", e.principal, e.created_at_us, {{"text", e.text}}};
 }
-
 
 class SqliteBackendTest : public ::testing::Test {
  protected:
@@ -92,7 +90,10 @@ TEST_F(SqliteBackendTest, NamespacesArePartitions) {
   ASSERT_TRUE(other.ok());
   EXPECT_FALSE(other->has_value());
   int seen = 0;
-  ASSERT_TRUE(db->ScanEntries("bob", [&](const StoredRow&) { ++seen; return absl::OkStatus(); }).ok());
+  ASSERT_TRUE(db->ScanEntries("bob", [&](const StoredRow&) {
+                  ++seen;
+                  return absl::OkStatus();
+                }).ok());
   EXPECT_EQ(seen, 0);
 }
 
@@ -134,7 +135,9 @@ TEST_F(SqliteBackendTest, PurgeScrubsHistory) {
     ev.key_id = 3;
     ev.tag = std::string(32, 'T');
   }
-  ASSERT_TRUE(db->PurgeEntry(purged, e.updated_at_us, scrubbed, {0, "A1", "default", "purge", "admin", 200, {}}).ok());
+  ASSERT_TRUE(
+      db->PurgeEntry(purged, e.updated_at_us, scrubbed, {0, "A1", "default", "purge", "admin", 200, {}})
+          .ok());
   auto history = db->History("default", "A1");
   ASSERT_TRUE(history.ok());
   ASSERT_EQ(history->size(), 2u);
@@ -164,7 +167,9 @@ TEST_F(SqliteBackendTest, UpdateAndPurgeOfAChangedRowAreAborted) {
   Entry second = e;
   second.text = "second";
   second.updated_at_us = 200;
-  ASSERT_TRUE(db->UpdateEntry(second, /*expected_updated_at_us=*/123, {0, "A1", "default", "update", "b", 200, {}}).ok());
+  ASSERT_TRUE(
+      db->UpdateEntry(second, /*expected_updated_at_us=*/123, {0, "A1", "default", "update", "b", 200, {}})
+          .ok());
 
   Entry stale = e;  // made from the version read before `second` was written
   stale.text = "stale";
@@ -190,10 +195,13 @@ TEST_F(SqliteBackendTest, TamperedRowsDecodeWithErrorsInsteadOfFailing) {
     ASSERT_TRUE(db->InsertEntries(batch, {}).ok());
   }
   testing::ExecSql(dir_ / "bulwark.db",
-          "UPDATE entries SET state='hacked', metadata='[1]', embedding=x'010203' WHERE id='A1'");
+                   "UPDATE entries SET state='hacked', metadata='[1]', embedding=x'010203' WHERE id='A1'");
   auto db = OpenDb(false);
   std::vector<StoredRow> rows;
-  ASSERT_TRUE(db->ScanEntries("", [&](const StoredRow& r) { rows.push_back(r); return absl::OkStatus(); }).ok());
+  ASSERT_TRUE(db->ScanEntries("", [&](const StoredRow& r) {
+                  rows.push_back(r);
+                  return absl::OkStatus();
+                }).ok());
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_FALSE(rows[0].ok());
   EXPECT_NE(rows[0].decode_error.find("unknown state"), std::string::npos);
@@ -203,9 +211,10 @@ TEST_F(SqliteBackendTest, TamperedRowsDecodeWithErrorsInsteadOfFailing) {
 }
 
 TEST_F(SqliteBackendTest, RefusesForeignDatabasesAndUnknownVersions) {
-  testing::ExecSql(dir_ / "other.db", "CREATE TABLE t(x); INSERT INTO t VALUES(1);"
-                             "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-                             "INSERT INTO meta VALUES('format','something-else');");
+  testing::ExecSql(dir_ / "other.db",
+                   "CREATE TABLE t(x); INSERT INTO t VALUES(1);"
+                   "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+                   "INSERT INTO meta VALUES('format','something-else');");
   EXPECT_EQ(SqliteBackend::Open(dir_ / "other.db", false).status().code(), absl::StatusCode::kDataLoss);
 
   { OpenDb(); }

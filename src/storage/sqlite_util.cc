@@ -63,13 +63,15 @@ Statement::Statement(sqlite3* db, std::string_view sql) : db_(db) {
 
 std::string_view Statement::TextView(int col) const {
   const auto* p = sqlite3_column_text(stmt_, col);
-  return p ? std::string_view(reinterpret_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+  return p ? std::string_view(reinterpret_cast<const char*>(p),
+                              static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
            : std::string_view();
 }
 
 std::string_view Statement::BlobView(int col) const {
   const void* p = sqlite3_column_blob(stmt_, col);
-  return p ? std::string_view(static_cast<const char*>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+  return p ? std::string_view(static_cast<const char*>(p),
+                              static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
            : std::string_view();
 }
 

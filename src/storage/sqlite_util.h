@@ -2,14 +2,14 @@
 // store's database file (entries, principals, audit).
 #pragma once
 
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+#include <sqlite3.h>
+
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <string_view>
-
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
-#include <sqlite3.h>
 
 namespace bulwark {
 
@@ -48,7 +48,9 @@ class Statement {
   // SQLITE_ROW, SQLITE_DONE or an error code.
   int Step() { return sqlite3_step(stmt_); }
   // Steps a statement that returns no rows; OK on SQLITE_DONE.
-  absl::Status Run(std::string_view what) { return Step() == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, what); }
+  absl::Status Run(std::string_view what) {
+    return Step() == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, what);
+  }
   void Reset() {
     sqlite3_reset(stmt_);
     sqlite3_clear_bindings(stmt_);

@@ -7,6 +7,9 @@
 // so `verify` can list it and search can skip it.
 #pragma once
 
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -14,9 +17,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
 
 #include "bulwark/entry.h"
 
@@ -78,8 +78,8 @@ class StorageBackend {
 
   // Calls `visit` for every row (of one namespace, or all when `name_space` is empty) in row-id
   // order. Stops early and returns the visitor's error if it returns one.
-  [[nodiscard]] virtual absl::Status ScanEntries(std::string_view name_space,
-                                                 const std::function<absl::Status(const StoredRow&)>& visit) = 0;
+  [[nodiscard]] virtual absl::Status ScanEntries(
+      std::string_view name_space, const std::function<absl::Status(const StoredRow&)>& visit) = 0;
 
   // History of one entry, oldest first. Empty if the entry is unknown.
   [[nodiscard]] virtual absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space,
@@ -101,7 +101,8 @@ class StorageBackend {
   // For every entry row with history: its row id and the newest at_us of its events. A write sets
   // the entry's updated_at_us and its event's at_us to the same time, so a row older than its
   // newest event was replaced by an earlier version of itself.
-  [[nodiscard]] virtual absl::Status ScanNewestEventTimes(const std::function<void(int64_t, int64_t)>& visit) = 0;
+  [[nodiscard]] virtual absl::Status ScanNewestEventTimes(
+      const std::function<void(int64_t, int64_t)>& visit) = 0;
   [[nodiscard]] virtual absl::StatusOr<int64_t> LastEventSeq() = 0;
   [[nodiscard]] virtual absl::StatusOr<std::vector<EventRef>> EventsAfter(int64_t seq) = 0;
   // The seqs of the events the last successful InsertEntries, UpdateEntry or PurgeEntry appended
@@ -109,7 +110,8 @@ class StorageBackend {
   virtual std::vector<int64_t> TakeInsertedEventSeqs() = 0;
 
   // Calls `visit` for every history event of the store, in seq order; stops early on its error.
-  [[nodiscard]] virtual absl::Status ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) = 0;
+  [[nodiscard]] virtual absl::Status ScanHistory(
+      const std::function<absl::Status(const HistoryEvent&)>& visit) = 0;
   // Once, after an upgrade from a store whose history was not signed (schema version 1): `sign`
   // sets the key id and tag of each event written before the upgrade that has none, and they are
   // stored in one transaction. Events written later are never touched: one without a tag was
@@ -118,7 +120,6 @@ class StorageBackend {
       const std::function<void(HistoryEvent*)>& sign) = 0;
 
   [[nodiscard]] virtual absl::StatusOr<std::vector<StateCount>> CountByState() = 0;
-
 };
 
 }  // namespace bulwark

@@ -4,14 +4,14 @@
 // entry before another writer purged it wrote the full text back ("the history says purged, the
 // row is active with its full text"). The invariants checked hold for any interleaving, so the
 // test also catches the next way of losing a change.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "bulwark/memory_store.h"
 #include "store/entry_store.h"
@@ -48,7 +48,7 @@ TEST(ConcurrentChangesTest, AChangeOverAVersionAnotherWriterReplacedIsRefused) {
   auto read = a->impl().entries->ReadForUpdate(kNs, added->id);  // A reads ...
   ASSERT_THAT(read, IsOk());
   ASSERT_THAT(b->Purge(kNs, added->id, "bob"), IsOk());  // ... B purges ...
-  Entry changed = read->entry;                            // ... A writes over what it read
+  Entry changed = read->entry;                           // ... A writes over what it read
   changed.text = "the door code is 4711 (confirmed)";
   changed.updated_at_us = read->entry.updated_at_us + 1;
   HistoryEvent event{0, changed.id, kNs, "update", "alice", changed.updated_at_us, {{"text", changed.text}}};
@@ -84,11 +84,24 @@ TEST(ConcurrentChangesTest, MixedChangesFromTwoStoresAndFourThreadsLoseNothing) 
       const std::string& id = ids[rng() % ids.size()];
       absl::Status s;
       switch (rng() % 5) {
-        case 0: s = store->Update(kNs, id, {.text = "text " + std::to_string(seed) + "/" + std::to_string(step)}, "w").status(); break;
-        case 1: s = store->Delete(kNs, id, "w"); break;
-        case 2: s = store->Purge(kNs, id, "w"); break;
-        case 3: s = store->Quarantine(kNs, id, "w", nlohmann::json::array({"test"})); break;
-        default: s = store->Release(kNs, id, "w"); break;
+        case 0:
+          s = store
+                  ->Update(kNs, id, {.text = "text " + std::to_string(seed) + "/" + std::to_string(step)},
+                           "w")
+                  .status();
+          break;
+        case 1:
+          s = store->Delete(kNs, id, "w");
+          break;
+        case 2:
+          s = store->Purge(kNs, id, "w");
+          break;
+        case 3:
+          s = store->Quarantine(kNs, id, "w", nlohmann::json::array({"test"}));
+          break;
+        default:
+          s = store->Release(kNs, id, "w");
+          break;
       }
       // A change refused because of the state it found is fine; anything else is a failure.
       if (!s.ok() && !absl::IsFailedPrecondition(s)) {

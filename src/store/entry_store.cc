@@ -1,10 +1,10 @@
 #include "store/entry_store.h"
 
-#include <algorithm>
-#include <utility>
-
 #include <absl/strings/str_cat.h>
 #include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <utility>
 
 #include "core/ids.h"
 #include "core/status_macros.h"
@@ -48,8 +48,9 @@ absl::StatusOr<std::unique_ptr<EntryStore>> EntryStore::Open(std::unique_ptr<Sto
   std::unique_ptr<EntryStore> store(new EntryStore(std::move(backend), std::move(keyring), options));
   // A store upgraded from schema version 1 has history events written before events were signed:
   // they are signed once, now (trusted as they are at the upgrade, as the entries were).
-  BULWARK_ASSIGN_OR_RETURN(const int64_t signed_events, store->backend_->SignEventsFromBeforeSigning(
-                                                             [&](HistoryEvent* e) { store->signer_->Sign(e); }));
+  BULWARK_ASSIGN_OR_RETURN(
+      const int64_t signed_events,
+      store->backend_->SignEventsFromBeforeSigning([&](HistoryEvent* e) { store->signer_->Sign(e); }));
   if (signed_events > 0) {
     spdlog::info("signed {} history events written before history events were signed", signed_events);
   }
@@ -82,7 +83,8 @@ absl::Status EntryStore::LoadIndexes() {
   }));
   // A row older than its own history was rolled back while no process had the store open: it is
   // withheld from the first read on (CheckRow).
-  return backend_->ScanNewestEventTimes([this](int64_t row_id, int64_t at_us) { NoteVersion(row_id, at_us); });
+  return backend_->ScanNewestEventTimes(
+      [this](int64_t row_id, int64_t at_us) { NoteVersion(row_id, at_us); });
 }
 
 EntryStore::NamespaceIndex* EntryStore::IndexFor(const std::string& name_space) {
@@ -122,7 +124,8 @@ absl::StatusOr<RowForUpdate> EntryStore::ReadForUpdate(std::string_view name_spa
   return RowForUpdate{row.row_id, std::move(row.entry)};
 }
 
-absl::Status EntryStore::CommitUpdate(const RowForUpdate& read, const Entry& entry, const HistoryEvent& event) {
+absl::Status EntryStore::CommitUpdate(const RowForUpdate& read, const Entry& entry,
+                                      const HistoryEvent& event) {
   std::unique_lock lock(mu_);
   BULWARK_RETURN_IF_ERROR(backend_->UpdateEntry(entry, read.entry.updated_at_us, event));
   NoteOwnEvents();
@@ -145,13 +148,14 @@ absl::Status EntryStore::ApplyTransition(const RowForUpdate& read, std::string_v
                                          const StateChange& change) {
   Entry entry = read.entry;
   if (!((change.from_states >> static_cast<int>(entry.state)) & 1u)) {
-    return absl::FailedPreconditionError(absl::StrCat("cannot ", change.event, " entry ", entry.id, ": it is ",
-                                                      ToAbsl(ToString(entry.state))));
+    return absl::FailedPreconditionError(absl::StrCat("cannot ", change.event, " entry ", entry.id,
+                                                      ": it is ", ToAbsl(ToString(entry.state))));
   }
   entry.updated_at_us = std::max(options_.env->NowMicros(), entry.updated_at_us + 1);
   nlohmann::json detail = change.detail;
   detail["from_state"] = ToString(entry.state);
-  HistoryEvent ev{0, entry.id, entry.name_space, change.event, std::string(actor), entry.updated_at_us, detail};
+  HistoryEvent ev{0,     entry.id, entry.name_space, change.event, std::string(actor), entry.updated_at_us,
+                  detail};
   const bool purge = change.to_state == State::kPurged;
   entry.state = change.to_state;
   if (purge) {
@@ -166,7 +170,8 @@ absl::Status EntryStore::ApplyTransition(const RowForUpdate& read, std::string_v
   signer_->Sign(&ev);
   if (purge) {
     // Every earlier event loses its detail (the text and metadata it recorded) and is signed anew.
-    BULWARK_ASSIGN_OR_RETURN(std::vector<HistoryEvent> scrubbed, backend_->History(entry.name_space, entry.id));
+    BULWARK_ASSIGN_OR_RETURN(std::vector<HistoryEvent> scrubbed,
+                             backend_->History(entry.name_space, entry.id));
     for (HistoryEvent& e : scrubbed) {
       e.detail = {{"purged", true}};
       signer_->Sign(&e);
@@ -223,7 +228,8 @@ absl::Status EntryStore::CatchUpWithOtherWriters() {
   int64_t due = next_catch_up_us_.load(std::memory_order_relaxed);
   if (now < due) return absl::OkStatus();
   // One thread checks; the others search with the index as it is.
-  if (!next_catch_up_us_.compare_exchange_strong(due, now + int64_t{options_.other_writers_check_ms} * 1000)) {
+  if (!next_catch_up_us_.compare_exchange_strong(due,
+                                                 now + int64_t{options_.other_writers_check_ms} * 1000)) {
     return absl::OkStatus();
   }
   auto last = backend_->LastEventSeq();
@@ -279,7 +285,8 @@ bool EntryStore::Indexable(const StoredRow& row) {
   if (!row.ok() || e.embedding.size() != static_cast<size_t>(options_.dimension) ||
       !ValidateNamespace(e.name_space).ok()) {
     // Not loadable; Verify() reports it. It can never be retrieved because it is not indexed.
-    ReportBadRow(row.row_id, e.id, e.name_space, row.ok() ? "bad embedding size or namespace" : row.decode_error);
+    ReportBadRow(row.row_id, e.id, e.name_space,
+                 row.ok() ? "bad embedding size or namespace" : row.decode_error);
     return false;
   }
   return true;
@@ -291,7 +298,7 @@ bool EntryStore::RolledBack(const StoredRow& row) const {
 }
 
 void EntryStore::ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
-                               std::string_view reason) {
+                              std::string_view reason) {
   {
     std::lock_guard<std::mutex> lock(bad_mu_);
     if (!bad_rows_.insert(row_id).second) return;  // counted and logged once
@@ -394,8 +401,8 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
 }
 
 absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::string_view name_space,
-                                                                          const std::vector<float>& query,
-                                                                          int k_obs) {
+                                                                         const std::vector<float>& query,
+                                                                         int k_obs) {
   if (query.size() != static_cast<size_t>(options_.dimension)) {
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }
@@ -404,8 +411,8 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::st
   std::shared_lock lock(mu_);
   auto it = indexes_.find(ToAbsl(name_space));
   if (it == indexes_.end()) return observed;
-  const IndexFilter filter{StateBit(State::kActive),
-                           (1u << static_cast<int>(Kind::kMemory)) | (1u << static_cast<int>(Kind::kHoneypot))};
+  const IndexFilter filter{StateBit(State::kActive), (1u << static_cast<int>(Kind::kMemory)) |
+                                                         (1u << static_cast<int>(Kind::kHoneypot))};
   BULWARK_ASSIGN_OR_RETURN(std::vector<IndexHit> hits, it->second->vectors->Search(query, k_obs, filter));
   std::vector<int64_t> row_ids;
   for (const IndexHit& hit : hits) row_ids.push_back(hit.row_id);
@@ -424,10 +431,12 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::st
 
 absl::StatusOr<StoredRow> EntryStore::LoadVerified(std::string_view name_space, std::string_view id) {
   if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
-  if (!IsValidEntryId(id)) return absl::InvalidArgumentError(absl::StrCat("'", ToAbsl(id), "' is not a valid entry id"));
+  if (!IsValidEntryId(id))
+    return absl::InvalidArgumentError(absl::StrCat("'", ToAbsl(id), "' is not a valid entry id"));
   auto row = backend_->GetEntry(name_space, id);
   if (!row.ok()) return row.status();
-  if (!row->has_value()) return absl::NotFoundError(absl::StrCat("no entry ", ToAbsl(id), " in namespace ", ToAbsl(name_space)));
+  if (!row->has_value())
+    return absl::NotFoundError(absl::StrCat("no entry ", ToAbsl(id), " in namespace ", ToAbsl(name_space)));
   if (auto s = CheckRow(**row, name_space); !s.ok()) {
     ReportBadRow((*row)->row_id, id, name_space, ToStd(s.message()));
     return absl::DataLossError(absl::StrCat("entry ", ToAbsl(id), " failed verification: ", s.message()));
@@ -443,7 +452,7 @@ absl::StatusOr<Entry> EntryStore::Get(std::string_view name_space, std::string_v
 }
 
 absl::StatusOr<std::vector<HistoryEvent>> EntryStore::History(std::string_view name_space,
-                                                               std::string_view id) {
+                                                              std::string_view id) {
   std::shared_lock lock(mu_);
   auto row = LoadVerified(name_space, id);
   if (!row.ok()) return row.status();
@@ -470,7 +479,7 @@ void EntryStore::ReportBadEvent(int64_t seq, std::string_view reason) {
 }
 
 absl::StatusOr<int64_t> EntryStore::Export(std::string_view name_space, uint32_t state_mask,
-                                            const std::function<absl::Status(const Entry&)>& visit) {
+                                           const std::function<absl::Status(const Entry&)>& visit) {
   if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
   std::shared_lock lock(mu_);
   int64_t skipped = 0;
@@ -490,7 +499,7 @@ absl::StatusOr<int64_t> EntryStore::Export(std::string_view name_space, uint32_t
 }
 
 absl::StatusOr<int64_t> EntryStore::ExportHoneypots(std::string_view name_space,
-                                                     const std::function<absl::Status(const Entry&)>& visit) {
+                                                    const std::function<absl::Status(const Entry&)>& visit) {
   if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
   std::shared_lock lock(mu_);
   int64_t skipped = 0;
@@ -550,10 +559,18 @@ absl::StatusOr<StoreStats> EntryStore::Stats(const EmbedderFingerprint& embedder
       continue;
     }
     switch (c.state) {
-      case State::kActive: ns.active += c.count; break;
-      case State::kQuarantined: ns.quarantined += c.count; break;
-      case State::kDeleted: ns.deleted += c.count; break;
-      case State::kPurged: ns.purged += c.count; break;
+      case State::kActive:
+        ns.active += c.count;
+        break;
+      case State::kQuarantined:
+        ns.quarantined += c.count;
+        break;
+      case State::kDeleted:
+        ns.deleted += c.count;
+        break;
+      case State::kPurged:
+        ns.purged += c.count;
+        break;
     }
   }
   return stats;

@@ -15,23 +15,23 @@
 // Thread-safe: searches run in parallel; changes are serialized with each other.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/container/flat_hash_map.h>
-#include <absl/container/flat_hash_set.h>
-#include <absl/status/status.h>
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "bulwark/entry.h"
 #include "bulwark/env.h"
@@ -64,9 +64,8 @@ class EntryStore {
   };
   // Takes the backend and the keyring; loads every indexable row into the in-memory indexes.
   // InvalidArgument for a dimension the index cannot hold; the backend's error otherwise.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<EntryStore>> Open(std::unique_ptr<StorageBackend> backend,
-                                                                        std::unique_ptr<Keyring> keyring,
-                                                                        const Options& options);
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<EntryStore>> Open(
+      std::unique_ptr<StorageBackend> backend, std::unique_ptr<Keyring> keyring, const Options& options);
   ~EntryStore();
 
   // Sign stage: sets key_id and tag of entries and events with the keyring's newest key.
@@ -83,7 +82,8 @@ class EntryStore {
   // Persist + index stages of an update: writes the signed `entry` and `event` if the row still has
   // the version `read` was read at, then re-indexes it. Aborted if another writer changed the row
   // since (read it again and retry); NotFound if it is gone.
-  [[nodiscard]] absl::Status CommitUpdate(const RowForUpdate& read, const Entry& entry, const HistoryEvent& event);
+  [[nodiscard]] absl::Status CommitUpdate(const RowForUpdate& read, const Entry& entry,
+                                          const HistoryEvent& event);
 
   // A state change: applies to entries whose state is in `from_states`, sets `to_state`, and
   // records `event` in the history with `detail` plus {"from_state"}. Purge also erases text,
@@ -95,11 +95,12 @@ class EntryStore {
     nlohmann::json detail;
   };
   // FailedPrecondition if the entry is in another state; NotFound/DataLoss as ReadForUpdate.
-  [[nodiscard]] absl::Status Transition(std::string_view name_space, std::string_view id, std::string_view actor,
-                                        const StateChange& change);
+  [[nodiscard]] absl::Status Transition(std::string_view name_space, std::string_view id,
+                                        std::string_view actor, const StateChange& change);
 
   // Verified search over a namespace with an embedded query (MemoryStore::Search's contract).
-  [[nodiscard]] absl::StatusOr<SearchResult> Search(std::string_view name_space, const std::vector<float>& query,
+  [[nodiscard]] absl::StatusOr<SearchResult> Search(std::string_view name_space,
+                                                    const std::vector<float>& query,
                                                     const SearchOptions& options);
   // One row of a honeypot observation: its cosine to the query and whether it is a honeypot.
   struct ObservedRow {
@@ -115,15 +116,16 @@ class EntryStore {
   [[nodiscard]] absl::StatusOr<std::vector<ObservedRow>> Observe(std::string_view name_space,
                                                                  const std::vector<float>& query, int k_obs);
   [[nodiscard]] absl::StatusOr<Entry> Get(std::string_view name_space, std::string_view id);
-  [[nodiscard]] absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space, std::string_view id);
+  [[nodiscard]] absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space,
+                                                                  std::string_view id);
   // Calls `visit` with every verified entry of the namespace whose state is in `state_mask`, oldest
   // first; honeypots are never visited. Returns how many rows failed verification.
   [[nodiscard]] absl::StatusOr<int64_t> Export(std::string_view name_space, uint32_t state_mask,
                                                const std::function<absl::Status(const Entry&)>& visit);
   // Calls `visit` with every verified active honeypot of the namespace, oldest first (the admin
   // path of `bulwark honeypots`; Export never shows them). Returns how many rows failed verification.
-  [[nodiscard]] absl::StatusOr<int64_t> ExportHoneypots(std::string_view name_space,
-                                                        const std::function<absl::Status(const Entry&)>& visit);
+  [[nodiscard]] absl::StatusOr<int64_t> ExportHoneypots(
+      std::string_view name_space, const std::function<absl::Status(const Entry&)>& visit);
   [[nodiscard]] absl::StatusOr<VerifyReport> Verify();
   // Entry counts per namespace and the keyring's state.
   [[nodiscard]] absl::StatusOr<StoreStats> Stats(const EmbedderFingerprint& embedder);
@@ -135,7 +137,8 @@ class EntryStore {
 
  private:
   struct NamespaceIndex;  // vectors and metadata of one namespace
-  EntryStore(std::unique_ptr<StorageBackend> backend, std::unique_ptr<Keyring> keyring, const Options& options);
+  EntryStore(std::unique_ptr<StorageBackend> backend, std::unique_ptr<Keyring> keyring,
+             const Options& options);
 
   absl::Status LoadIndexes();
   NamespaceIndex* IndexFor(const std::string& name_space);  // requires mu_ held exclusively
@@ -149,7 +152,8 @@ class EntryStore {
   absl::StatusOr<StoredRow> LoadVerified(std::string_view name_space, std::string_view id);
   // One attempt of Transition on a row read at its current version. Requires mu_ (unique).
   absl::Status ApplyTransition(const RowForUpdate& read, std::string_view actor, const StateChange& change);
-  void ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space, std::string_view reason);
+  void ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
+                    std::string_view reason);
   void ReportBadEvent(int64_t seq, std::string_view reason);
   // Brings the index up to date with entries other processes changed (Options::
   // other_writers_check_ms); a no-op until the next check is due.

@@ -3,12 +3,12 @@
 // history, index), WriteDefenses (the write gate and its state) and the WritePipeline over them.
 #include "bulwark/memory_store.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <deque>
 #include <fstream>
 #include <sstream>
 #include <utility>
-
-#include <absl/strings/str_cat.h>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -23,7 +23,8 @@ namespace {
 
 constexpr int kMaxK = 1000;
 
-absl::StatusOr<nlohmann::json> ReadGateConfig(const std::filesystem::path& path, const nlohmann::json& configured) {
+absl::StatusOr<nlohmann::json> ReadGateConfig(const std::filesystem::path& path,
+                                              const nlohmann::json& configured) {
   if (!configured.is_null()) return configured;
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return nlohmann::json();
@@ -31,17 +32,20 @@ absl::StatusOr<nlohmann::json> ReadGateConfig(const std::filesystem::path& path,
   std::stringstream buffer;
   buffer << in.rdbuf();
   auto json = nlohmann::json::parse(buffer.str(), nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(path.string(), " is not valid JSON"));
+  if (json.is_discarded())
+    return absl::InvalidArgumentError(absl::StrCat(path.string(), " is not valid JSON"));
   return json;
 }
 
 // The store's embedder: options.embedder, or one built from options.embedder_config, or from the
 // configuration the store was created with. Records configuration and fingerprint in a new store;
 // FailedPrecondition if the fingerprint differs from the stored one (before anything is written).
-absl::StatusOr<std::shared_ptr<const Embedder>> OpenEmbedder(StorageBackend& backend, const StoreOptions& options) {
+absl::StatusOr<std::shared_ptr<const Embedder>> OpenEmbedder(StorageBackend& backend,
+                                                             const StoreOptions& options) {
   BULWARK_ASSIGN_OR_RETURN(const std::optional<std::string> stored_fingerprint,
                            backend.GetMeta("embedder_fingerprint"));
-  BULWARK_ASSIGN_OR_RETURN(const std::optional<std::string> stored_config, backend.GetMeta("embedder_config"));
+  BULWARK_ASSIGN_OR_RETURN(const std::optional<std::string> stored_config,
+                           backend.GetMeta("embedder_config"));
   std::shared_ptr<const Embedder> embedder = options.embedder;
   if (!embedder) {
     nlohmann::json config = options.embedder_config;
@@ -59,11 +63,11 @@ absl::StatusOr<std::shared_ptr<const Embedder>> OpenEmbedder(StorageBackend& bac
   }
   const std::string fingerprint = embedder->Fingerprint().ToString();
   if (stored_fingerprint && *stored_fingerprint != fingerprint) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "embedder mismatch: the store was created with embedder ", *stored_fingerprint, " but this embedder is ",
-        fingerprint,
-        "; vectors from different embedders cannot be mixed (open with the original embedder "
-        "configuration, or export and re-import into a new store)"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("embedder mismatch: the store was created with embedder ", *stored_fingerprint,
+                     " but this embedder is ", fingerprint,
+                     "; vectors from different embedders cannot be mixed (open with the original embedder "
+                     "configuration, or export and re-import into a new store)"));
   }
   if (!stored_fingerprint) BULWARK_RETURN_IF_ERROR(backend.PutMeta("embedder_fingerprint", fingerprint));
   if (auto probe = FlatIndex::Create(embedder->dimension()); !probe.ok()) {
@@ -73,7 +77,7 @@ absl::StatusOr<std::shared_ptr<const Embedder>> OpenEmbedder(StorageBackend& bac
 }
 
 absl::StatusOr<std::unique_ptr<MemoryStore::Impl>> Assemble(const std::filesystem::path& dir,
-                                                             const StoreOptions& options, bool create) {
+                                                            const StoreOptions& options, bool create) {
   if (options.max_text_bytes == 0 || options.max_text_bytes > (16u << 20)) {
     return absl::InvalidArgumentError("max_text_bytes must be between 1 and 16 MiB");
   }
@@ -89,7 +93,8 @@ absl::StatusOr<std::unique_ptr<MemoryStore::Impl>> Assemble(const std::filesyste
   } else if (!impl->layout.StoreExists()) {
     return absl::NotFoundError(absl::StrCat("no store in ", dir.string(), " (run `bulwark init` first)"));
   }
-  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<SqliteBackend> backend, SqliteBackend::Open(impl->layout.database(), create));
+  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<SqliteBackend> backend,
+                           SqliteBackend::Open(impl->layout.database(), create));
   BULWARK_ASSIGN_OR_RETURN(impl->embedder, OpenEmbedder(*backend, options));
   const std::filesystem::path keyring_path = impl->layout.keyring();
   BULWARK_ASSIGN_OR_RETURN(Keyring keyring, (create && !std::filesystem::exists(keyring_path, ec))
@@ -97,12 +102,14 @@ absl::StatusOr<std::unique_ptr<MemoryStore::Impl>> Assemble(const std::filesyste
                                                 : Keyring::Load(keyring_path));
   DefenseStateRepository* defense_state = backend.get();  // owned by the entry store from here on
   BULWARK_ASSIGN_OR_RETURN(
-      impl->entries, EntryStore::Open(std::move(backend), std::make_unique<Keyring>(std::move(keyring)),
-                                      {impl->embedder->dimension(), options.other_writers_check_ms, impl->env}));
+      impl->entries,
+      EntryStore::Open(std::move(backend), std::make_unique<Keyring>(std::move(keyring)),
+                       {impl->embedder->dimension(), options.other_writers_check_ms, impl->env}));
   BULWARK_ASSIGN_OR_RETURN(const nlohmann::json gate_config,
                            ReadGateConfig(impl->layout.write_gate_config(), options.write_gate_config));
-  BULWARK_ASSIGN_OR_RETURN(impl->defenses, WriteDefenses::Create(gate_config, *impl->embedder,
-                                                                 impl->entries->keyring(), defense_state, impl->env));
+  BULWARK_ASSIGN_OR_RETURN(impl->defenses,
+                           WriteDefenses::Create(gate_config, *impl->embedder, impl->entries->keyring(),
+                                                 defense_state, impl->env));
   impl->ids = std::make_unique<IdGenerator>(impl->env);
   impl->pipeline = std::make_unique<WritePipeline>(
       WritePipeline::Limits{options.max_text_bytes, options.max_metadata_bytes, options.max_batch_entries},
@@ -141,7 +148,8 @@ absl::StatusOr<Entry> MemoryStore::Add(std::string_view name_space, const NewEnt
 
 absl::StatusOr<std::vector<Entry>> MemoryStore::AddBatch(std::string_view name_space,
                                                          std::span<const NewEntry> entries,
-                                                         std::string_view principal, const ProgressFn& progress) {
+                                                         std::string_view principal,
+                                                         const ProgressFn& progress) {
   return impl_->pipeline->Add(name_space, entries, principal, progress);
 }
 
@@ -157,8 +165,9 @@ absl::StatusOr<SearchResult> MemoryStore::Search(std::string_view name_space, st
   if (!options.metadata_filter.is_object()) {
     return absl::InvalidArgumentError("metadata filter must be a JSON object");
   }
-  auto embedded = options.query_embedding != nullptr ? absl::StatusOr<std::vector<float>>(*options.query_embedding)
-                                                     : impl_->embedder->Embed(query);
+  auto embedded = options.query_embedding != nullptr
+                      ? absl::StatusOr<std::vector<float>>(*options.query_embedding)
+                      : impl_->embedder->Embed(query);
   if (!embedded.ok()) return embedded.status();
   if (embedded->size() != static_cast<size_t>(impl_->embedder->dimension())) {
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
@@ -172,7 +181,8 @@ absl::StatusOr<Entry> MemoryStore::Get(std::string_view name_space, std::string_
   return impl_->entries->Get(name_space, id);
 }
 
-absl::StatusOr<std::vector<HistoryEvent>> MemoryStore::History(std::string_view name_space, std::string_view id) {
+absl::StatusOr<std::vector<HistoryEvent>> MemoryStore::History(std::string_view name_space,
+                                                               std::string_view id) {
   return impl_->entries->History(name_space, id);
 }
 
@@ -183,17 +193,20 @@ absl::StatusOr<Entry> MemoryStore::Update(std::string_view name_space, std::stri
 
 absl::Status MemoryStore::Delete(std::string_view name_space, std::string_view id, std::string_view actor) {
   return impl_->entries->Transition(
-      name_space, id, actor, {"delete", StateBit(State::kActive) | StateBit(State::kQuarantined), State::kDeleted, {}});
+      name_space, id, actor,
+      {"delete", StateBit(State::kActive) | StateBit(State::kQuarantined), State::kDeleted, {}});
 }
 
 absl::Status MemoryStore::Purge(std::string_view name_space, std::string_view id, std::string_view actor) {
-  return impl_->entries->Transition(name_space, id, actor, {"purge", ~StateBit(State::kPurged), State::kPurged, {}});
+  return impl_->entries->Transition(name_space, id, actor,
+                                    {"purge", ~StateBit(State::kPurged), State::kPurged, {}});
 }
 
 absl::Status MemoryStore::Quarantine(std::string_view name_space, std::string_view id, std::string_view actor,
                                      const nlohmann::json& reasons) {
-  return impl_->entries->Transition(name_space, id, actor,
-                                    {"quarantine", StateBit(State::kActive), State::kQuarantined, {{"reasons", reasons}}});
+  return impl_->entries->Transition(
+      name_space, id, actor,
+      {"quarantine", StateBit(State::kActive), State::kQuarantined, {{"reasons", reasons}}});
 }
 
 absl::Status MemoryStore::Release(std::string_view name_space, std::string_view id, std::string_view actor) {
@@ -225,9 +238,12 @@ absl::StatusOr<int64_t> MemoryStore::Export(std::string_view name_space, uint32_
 
 absl::StatusOr<VerifyReport> MemoryStore::Verify() { return impl_->entries->Verify(); }
 
-absl::StatusOr<StoreStats> MemoryStore::Stats() { return impl_->entries->Stats(impl_->embedder->Fingerprint()); }
+absl::StatusOr<StoreStats> MemoryStore::Stats() {
+  return impl_->entries->Stats(impl_->embedder->Fingerprint());
+}
 
-absl::StatusOr<nlohmann::json> MemoryStore::Calibrate(std::string_view name_space, const CalibrationRequest& request) {
+absl::StatusOr<nlohmann::json> MemoryStore::Calibrate(std::string_view name_space,
+                                                      const CalibrationRequest& request) {
   const auto newest_active =
       [&](size_t n) -> absl::StatusOr<std::vector<std::pair<std::string, std::vector<float>>>> {
     std::deque<std::pair<std::string, std::vector<float>>> newest;
@@ -257,10 +273,14 @@ nlohmann::json ToJson(const VerifyReport& report) {
   }
   nlohmann::json events = nlohmann::json::array();
   for (const BadEvent& b : report.bad_events) {
-    events.push_back({{"seq", b.seq}, {"entry_id", b.entry_id}, {"namespace", b.name_space}, {"reason", b.reason}});
+    events.push_back(
+        {{"seq", b.seq}, {"entry_id", b.entry_id}, {"namespace", b.name_space}, {"reason", b.reason}});
   }
-  return {{"rows_checked", report.rows_checked}, {"bad_rows", std::move(rows)},
-          {"events_checked", report.events_checked}, {"bad_events", std::move(events)}, {"ok", report.ok()}};
+  return {{"rows_checked", report.rows_checked},
+          {"bad_rows", std::move(rows)},
+          {"events_checked", report.events_checked},
+          {"bad_events", std::move(events)},
+          {"ok", report.ok()}};
 }
 
 }  // namespace bulwark

@@ -1,8 +1,7 @@
 #include "bulwark/memory_store.h"
 
-#include <sys/stat.h>
-
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "provenance/keyring.h"
 #include "testing/temp_dir.h"
@@ -39,7 +38,8 @@ class MemoryStoreTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = *std::move(store);
   }
-  Entry MustAdd(const std::string& ns, const std::string& text, nlohmann::json metadata = nlohmann::json::object()) {
+  Entry MustAdd(const std::string& ns, const std::string& text,
+                nlohmann::json metadata = nlohmann::json::object()) {
     auto e = store_->Add(ns, {.text = text, .metadata = std::move(metadata)}, "alice");
     EXPECT_TRUE(e.ok()) << e.status();
     return e.ok() ? *e : Entry{};
@@ -48,7 +48,8 @@ class MemoryStoreTest : public ::testing::Test {
     auto r = store_->Search(ns, query, {.k = k});
     EXPECT_TRUE(r.ok()) << r.status();
     std::vector<std::string> ids;
-    if (r.ok()) for (const auto& h : r->hits) ids.push_back(h.entry.id);
+    if (r.ok())
+      for (const auto& h : r->hits) ids.push_back(h.entry.id);
     return ids;
   }
   testing::TempDir dir_;
@@ -147,7 +148,8 @@ TEST_F(MemoryStoreTest, BadInputIsRejectedAndWritesNothing) {
   EXPECT_EQ(stats->namespaces[0].active, 1);
   EXPECT_EQ(store_->Search("default", "", {}).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->Search("default", "q", {.k = 0}).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(store_->Search("default", "q", {.k = 100000}).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->Search("default", "q", {.k = 100000}).status().code(),
+            absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(store_->Get("default", "not-an-id").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -194,7 +196,8 @@ TEST_F(MemoryStoreTest, DeleteIsSoftAndNeverRetrievedAgain) {
 
 TEST_F(MemoryStoreTest, PurgeErasesTextEverywhere) {
   Entry e = MustAdd("default", "my passport number is X1234567", {{"pii", true}});
-  ASSERT_TRUE(store_->Update("default", e.id, {.text = std::string("my passport number is X7654321")}, "alice").ok());
+  ASSERT_TRUE(
+      store_->Update("default", e.id, {.text = std::string("my passport number is X7654321")}, "alice").ok());
   ASSERT_TRUE(store_->Purge("default", e.id, "admin").ok());
   auto got = store_->Get("default", e.id);
   ASSERT_TRUE(got.ok()) << got.status();
@@ -214,7 +217,8 @@ TEST_F(MemoryStoreTest, PurgeErasesTextEverywhere) {
 
 TEST_F(MemoryStoreTest, UpdateReembedsResignsAndRecordsHistory) {
   Entry e = MustAdd("default", "meeting with Dana on Monday");
-  auto updated = store_->Update("default", e.id, {.text = std::string("meeting with Dana moved to Thursday")}, "alice");
+  auto updated =
+      store_->Update("default", e.id, {.text = std::string("meeting with Dana moved to Thursday")}, "alice");
   ASSERT_TRUE(updated.ok()) << updated.status();
   EXPECT_NE(updated->tag, e.tag);
   EXPECT_GT(updated->updated_at_us, e.updated_at_us);
@@ -272,9 +276,9 @@ TEST_F(MemoryStoreTest, NonMatchingMetadataFilterReadsNoRows) {
                      .metadata = {{"category", i % 3 ? "work" : "travel"}, {"n", i % 10}}});
   }
   ASSERT_TRUE(store_->AddBatch("default", batch, "alice").ok());
-  for (const nlohmann::json& filter : {nlohmann::json{{"category", "nope"}}, nlohmann::json{{"missing", "work"}},
-                                       nlohmann::json{{"category", "work"}, {"n", 11}},
-                                       nlohmann::json{{"category", "work"}, {"n", "1"}}}) {
+  for (const nlohmann::json& filter :
+       {nlohmann::json{{"category", "nope"}}, nlohmann::json{{"missing", "work"}},
+        nlohmann::json{{"category", "work"}, {"n", 11}}, nlohmann::json{{"category", "work"}, {"n", "1"}}}) {
     auto r = store_->Search("default", "weekly sync", {.k = 5, .metadata_filter = filter});
     ASSERT_TRUE(r.ok()) << r.status();
     EXPECT_TRUE(r->hits.empty()) << filter;
@@ -306,13 +310,15 @@ TEST_F(MemoryStoreTest, MetadataFilterMatchesTheUnfilteredRanking) {
     auto all = store_->Search("default", query, {.k = 1000});
     ASSERT_TRUE(all.ok());
     ASSERT_EQ(all->hits.size(), 900u);
-    for (const nlohmann::json& filter : {nlohmann::json{{"category", "rare"}}, nlohmann::json{{"category", "work"}},
-                                         nlohmann::json{{"category", "home"}, {"pinned", true}}}) {
+    for (const nlohmann::json& filter :
+         {nlohmann::json{{"category", "rare"}}, nlohmann::json{{"category", "work"}},
+          nlohmann::json{{"category", "home"}, {"pinned", true}}}) {
       for (int k : {1, 5, 40}) {
         std::vector<std::string> want;
         for (const auto& h : all->hits) {
           bool match = true;
-          for (const auto& [key, value] : filter.items()) match = match && h.entry.metadata.value(key, nlohmann::json()) == value;
+          for (const auto& [key, value] : filter.items())
+            match = match && h.entry.metadata.value(key, nlohmann::json()) == value;
           if (match && static_cast<int>(want.size()) < k) want.push_back(h.entry.id);
         }
         auto r = store_->Search("default", query, {.k = k, .metadata_filter = filter});
@@ -333,11 +339,13 @@ TEST_F(MemoryStoreTest, MetadataFilterFollowsUpdatesAndDeletes) {
     auto r = store_->Search("default", "dentist", {.k = 5, .metadata_filter = filter});
     EXPECT_TRUE(r.ok());
     std::vector<std::string> out;
-    if (r.ok()) for (const auto& h : r->hits) out.push_back(h.entry.id);
+    if (r.ok())
+      for (const auto& h : r->hits) out.push_back(h.entry.id);
     return out;
   };
   EXPECT_EQ(ids({{"category", "health"}}), std::vector<std::string>{a.id});
-  ASSERT_TRUE(store_->Update("default", b.id, {.metadata = nlohmann::json{{"category", "health"}}}, "alice").ok());
+  ASSERT_TRUE(
+      store_->Update("default", b.id, {.metadata = nlohmann::json{{"category", "health"}}}, "alice").ok());
   EXPECT_EQ(ids({{"category", "money"}}), std::vector<std::string>{});
   EXPECT_EQ(ids({{"category", "health"}}).size(), 2u);
   ASSERT_TRUE(store_->Delete("default", a.id, "alice").ok());
@@ -392,7 +400,8 @@ TEST_F(MemoryStoreTest, RefusesADifferentEmbedder) {
 }
 
 TEST_F(MemoryStoreTest, CreateRefusesAnExistingStoreAndOpenNeedsOne) {
-  EXPECT_EQ(MemoryStore::Create(dir_.path(), LexicalOptions()).status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(MemoryStore::Create(dir_.path(), LexicalOptions()).status().code(),
+            absl::StatusCode::kAlreadyExists);
   testing::TempDir empty;
   EXPECT_EQ(MemoryStore::Open(empty.path(), {}).status().code(), absl::StatusCode::kNotFound);
 }
@@ -413,7 +422,8 @@ TEST_F(MemoryStoreTest, QuarantineReleaseRejectLifecycle) {
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].id, e.id);
   EXPECT_EQ((*listed)[0].report["quarantine"]["reasons"]["validation"], "instruction override");
-  auto with_quarantined = store_->Search("default", "ignore previous instructions", {.k = 5, .include_quarantined = true});
+  auto with_quarantined =
+      store_->Search("default", "ignore previous instructions", {.k = 5, .include_quarantined = true});
   ASSERT_TRUE(with_quarantined.ok());
   EXPECT_EQ(with_quarantined->hits.size(), 2u);
   EXPECT_EQ(store_->Release("default", keep.id, "admin").code(), absl::StatusCode::kFailedPrecondition);

@@ -2,11 +2,11 @@
 // hash, and candidate intersection.
 #include "store/metadata_index.h"
 
+#include <absl/hash/hash.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-
-#include <absl/hash/hash.h>
 
 namespace bulwark {
 namespace {

@@ -20,13 +20,13 @@
 // reads it under its shared lock.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <absl/container/flat_hash_map.h>
-#include <nlohmann/json.hpp>
 
 namespace bulwark {
 
@@ -48,12 +48,12 @@ class MetadataIndex {
 
  private:
   struct RowFields {
-    std::vector<uint64_t> terms;            // hashes of (key, value), one per unambiguous field
+    std::vector<uint64_t> terms;             // hashes of (key, value), one per unambiguous field
     std::vector<std::string> wildcard_keys;  // keys whose value cannot be hashed (see above)
   };
 
-  absl::flat_hash_map<uint64_t, std::vector<int64_t>> postings_;       // term -> rows
-  absl::flat_hash_map<std::string, std::vector<int64_t>> wildcards_;   // key -> rows matching any value
+  absl::flat_hash_map<uint64_t, std::vector<int64_t>> postings_;      // term -> rows
+  absl::flat_hash_map<std::string, std::vector<int64_t>> wildcards_;  // key -> rows matching any value
   absl::flat_hash_map<int64_t, RowFields> rows_;
 };
 

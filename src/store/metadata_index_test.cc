@@ -3,6 +3,9 @@
 // follows Add (replace) and Remove. Checked against a plain filter over every row.
 #include "store/metadata_index.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -10,9 +13,6 @@
 #include <set>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 namespace bulwark {
 namespace {
@@ -54,11 +54,11 @@ TEST(MetadataIndexTest, FindsRowsByEveryFilterField) {
 
 TEST(MetadataIndexTest, NumbersMatchAcrossTypesLikeJsonEquality) {
   MetadataIndex index;
-  index.Add(1, {{"n", 1}});                     // number_unsigned
-  index.Add(2, {{"n", -1}});                    // number_integer
-  index.Add(3, {{"n", 1.0}});                   // number_float
-  index.Add(4, {{"n", "1"}});                   // a string is not a number
-  index.Add(5, {{"n", {{"x", 1.0}}}});          // nested
+  index.Add(1, {{"n", 1}});             // number_unsigned
+  index.Add(2, {{"n", -1}});            // number_integer
+  index.Add(3, {{"n", 1.0}});           // number_float
+  index.Add(4, {{"n", "1"}});           // a string is not a number
+  index.Add(5, {{"n", {{"x", 1.0}}}});  // nested
   index.Add(6, {{"n", -0.0}});
   index.Add(7, {{"n", true}});
   EXPECT_THAT(Sorted(*index.Candidates({{"n", 1}})), ElementsAre(1, 3));
@@ -108,9 +108,10 @@ TEST(MetadataIndexTest, AddReplacesAndRemoveForgets) {
 // filters of one to three fields. Candidates must contain every matching row, and any extra row
 // must be explained by an unhashable value (the row's or the filter's) under a filtered key.
 TEST(MetadataIndexTest, CandidatesMatchBruteForce) {
-  const std::vector<json> pool = {json(1),         json(1.0),   json(-1),      json(2),        json(UINT64_MAX),
-                                  json("1"),       json(true),  json(nullptr), json({1, 2}),   json({{"a", 1}}),
-                                  json({{"a", 1.0}}), json(0.5), json("travel"), json::array(), json(1e300)};
+  const std::vector<json> pool = {json(1),          json(1.0),        json(-1),           json(2),
+                                  json(UINT64_MAX), json("1"),        json(true),         json(nullptr),
+                                  json({1, 2}),     json({{"a", 1}}), json({{"a", 1.0}}), json(0.5),
+                                  json("travel"),   json::array(),    json(1e300)};
   const std::vector<std::string> keys = {"a", "b", "c", "d"};
   std::mt19937 rng(12);
   MetadataIndex index;
@@ -135,7 +136,8 @@ TEST(MetadataIndexTest, CandidatesMatchBruteForce) {
       json filter = random_object(3);
       if (filter.empty()) filter["a"] = pool[rng() % pool.size()];
       const std::optional<std::vector<int64_t>> got = index.Candidates(filter);
-      const std::set<int64_t> candidates = got ? std::set<int64_t>(got->begin(), got->end()) : std::set<int64_t>();
+      const std::set<int64_t> candidates =
+          got ? std::set<int64_t>(got->begin(), got->end()) : std::set<int64_t>();
       if (got) {
         EXPECT_EQ(candidates.size(), got->size()) << "a row is listed twice for " << filter;
       }
@@ -148,7 +150,8 @@ TEST(MetadataIndexTest, CandidatesMatchBruteForce) {
           bool unhashable = false;
           for (const auto& [key, value] : filter.items()) {
             auto it = metadata.find(key);
-            const bool row_huge = it != metadata.end() && it->dump().find("18446744073709551615") != std::string::npos;
+            const bool row_huge =
+                it != metadata.end() && it->dump().find("18446744073709551615") != std::string::npos;
             const bool filter_huge = value.dump().find("18446744073709551615") != std::string::npos;
             if (row_huge || filter_huge) unhashable = true;
           }

@@ -65,7 +65,9 @@ TEST_F(OtherWritersTest, SearchesFollowAnotherWritersChanges) {
   ASSERT_TRUE(other_->Release("default", own.id, "admin").ok());
   EXPECT_THAT(Found("window seat flights"), Contains(own.id)) << "released by the other writer";
 
-  ASSERT_TRUE(other_->Update("default", added.id, {.text = "the vet appointment for the cat is on Monday"}, "alice").ok());
+  ASSERT_TRUE(
+      other_->Update("default", added.id, {.text = "the vet appointment for the cat is on Monday"}, "alice")
+          .ok());
   EXPECT_THAT(Found("vet appointment cat Monday"), Contains(added.id)) << "ranked by its new embedding";
 
   ASSERT_TRUE(other_->Delete("default", added.id, "alice").ok());

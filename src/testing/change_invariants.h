@@ -4,10 +4,10 @@
 // state agrees with the last event.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "bulwark/memory_store.h"
 #include "testing/status_matchers.h"

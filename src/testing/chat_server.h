@@ -4,16 +4,16 @@
 // Requests are counted and their bodies kept, so tests can check what a client sent.
 #pragma once
 
+#include <httplib.h>
+
 #include <atomic>
 #include <chrono>
 #include <functional>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <httplib.h>
-#include <nlohmann/json.hpp>
 
 namespace bulwark::testing {
 

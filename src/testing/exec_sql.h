@@ -2,11 +2,11 @@
 // process (or an attacker with the file) would; a test failure if it does not succeed.
 #pragma once
 
-#include <filesystem>
-#include <string>
-
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+
+#include <filesystem>
+#include <string>
 
 namespace bulwark::testing {
 

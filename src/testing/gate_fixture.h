@@ -3,11 +3,11 @@
 // AgentPoison-style trigger of rare tokens to append to them, and a gate fitted on both.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "bulwark/embedder.h"
 #include "gate/gate_model.h"

@@ -3,10 +3,10 @@
 // created).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <memory>
-
-#include <gtest/gtest.h>
 
 #include "bulwark/memory_store.h"
 

@@ -1,13 +1,13 @@
 #include "write/write_pipeline.h"
 
+#include <absl/strings/str_cat.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <mutex>
 #include <thread>
 #include <utility>
-
-#include <absl/strings/str_cat.h>
 
 #include "core/ids.h"
 #include "core/parallel_for.h"
@@ -41,10 +41,13 @@ WritePipeline::WritePipeline(const Limits& limits, const Embedder& embedder, Wri
                              EntryStore& entries, IdGenerator& ids, Env& env)
     : limits_(limits), embedder_(embedder), defenses_(defenses), entries_(entries), ids_(ids), env_(env) {}
 
-absl::StatusOr<std::vector<Entry>> WritePipeline::Add(std::string_view name_space, std::span<const NewEntry> entries,
-                                                      std::string_view principal, const ProgressFn& progress) {
+absl::StatusOr<std::vector<Entry>> WritePipeline::Add(std::string_view name_space,
+                                                      std::span<const NewEntry> entries,
+                                                      std::string_view principal,
+                                                      const ProgressFn& progress) {
   BULWARK_RETURN_IF_ERROR(Validate(name_space, entries, principal));
-  BULWARK_ASSIGN_OR_RETURN(std::vector<Entry> built, EmbedScreenAndSign(name_space, entries, principal, progress));
+  BULWARK_ASSIGN_OR_RETURN(std::vector<Entry> built,
+                           EmbedScreenAndSign(name_space, entries, principal, progress));
   std::vector<HistoryEvent> events = AddEvents(built);
   BULWARK_RETURN_IF_ERROR(entries_.Commit(built, events).status());  // persist + index
   defenses_.OnCommitted(name_space, built);  // after the acknowledgement point: never fails the write
@@ -52,8 +55,8 @@ absl::StatusOr<std::vector<Entry>> WritePipeline::Add(std::string_view name_spac
 }
 
 absl::StatusOr<std::vector<Entry>> WritePipeline::AddSystemEntries(std::string_view name_space,
-                                                                   std::span<const SystemEntry> entries, Kind kind,
-                                                                   std::string_view principal) {
+                                                                   std::span<const SystemEntry> entries,
+                                                                   Kind kind, std::string_view principal) {
   BULWARK_RETURN_IF_ERROR(ValidateNamespace(name_space));
   BULWARK_RETURN_IF_ERROR(ValidatePrincipal(principal));
   if (!principal.starts_with("bulwark:")) {
@@ -68,8 +71,10 @@ absl::StatusOr<std::vector<Entry>> WritePipeline::AddSystemEntries(std::string_v
     const SystemEntry& in = entries[i];
     if (auto s = ValidateText(in.text, limits_.max_text_bytes); !s.ok()) return AtEntry(i, s);
     if (auto s = ValidateMetadata(in.metadata, limits_.max_metadata_bytes); !s.ok()) return AtEntry(i, s);
-    if (in.embedding.size() != dim || !std::ranges::all_of(in.embedding, [](float x) { return std::isfinite(x); })) {
-      return AtEntry(i, absl::InvalidArgumentError(absl::StrCat("embedding must be ", dim, " finite numbers")));
+    if (in.embedding.size() != dim ||
+        !std::ranges::all_of(in.embedding, [](float x) { return std::isfinite(x); })) {
+      return AtEntry(i,
+                     absl::InvalidArgumentError(absl::StrCat("embedding must be ", dim, " finite numbers")));
     }
     Entry& e = built[i];
     e.id = ids_.Next();
@@ -99,7 +104,8 @@ absl::Status WritePipeline::Validate(std::string_view name_space, std::span<cons
   }
   for (size_t i = 0; i < entries.size(); ++i) {
     if (auto s = ValidateText(entries[i].text, limits_.max_text_bytes); !s.ok()) return AtEntry(i, s);
-    if (auto s = ValidateMetadata(entries[i].metadata, limits_.max_metadata_bytes); !s.ok()) return AtEntry(i, s);
+    if (auto s = ValidateMetadata(entries[i].metadata, limits_.max_metadata_bytes); !s.ok())
+      return AtEntry(i, s);
   }
   return absl::OkStatus();
 }
@@ -159,13 +165,23 @@ std::vector<HistoryEvent> WritePipeline::AddEvents(std::span<const Entry> built)
   std::vector<HistoryEvent> events;
   events.reserve(built.size());
   for (const Entry& e : built) {
-    events.push_back({0, e.id, e.name_space, "add", e.principal, e.created_at_us,
+    events.push_back({0,
+                      e.id,
+                      e.name_space,
+                      "add",
+                      e.principal,
+                      e.created_at_us,
                       {{"text", e.text},
                        {"metadata", e.metadata},
                        {"source", ToString(e.source)},
                        {"state", ToString(e.state)}}});
     if (e.state == State::kQuarantined) {  // flagged by the write gate: kept, never retrieved
-      events.push_back({0, e.id, e.name_space, "quarantine", kWriteGateActor, e.created_at_us,
+      events.push_back({0,
+                        e.id,
+                        e.name_space,
+                        "quarantine",
+                        kWriteGateActor,
+                        e.created_at_us,
                         {{"reasons", e.report["quarantine"]["reasons"]}, {"from_state", "new"}}});
     }
   }
@@ -179,7 +195,8 @@ absl::StatusOr<Entry> WritePipeline::Update(std::string_view name_space, std::st
   BULWARK_RETURN_IF_ERROR(ValidatePrincipal(actor));
   if (!update.text && !update.metadata) return absl::InvalidArgumentError("update changes nothing");
   if (update.text) BULWARK_RETURN_IF_ERROR(ValidateText(*update.text, limits_.max_text_bytes));
-  if (update.metadata) BULWARK_RETURN_IF_ERROR(ValidateMetadata(*update.metadata, limits_.max_metadata_bytes));
+  if (update.metadata)
+    BULWARK_RETURN_IF_ERROR(ValidateMetadata(*update.metadata, limits_.max_metadata_bytes));
   // embed
   std::optional<std::vector<float>> embedding;
   if (update.text) {
@@ -189,7 +206,8 @@ absl::StatusOr<Entry> WritePipeline::Update(std::string_view name_space, std::st
     BULWARK_ASSIGN_OR_RETURN(const RowForUpdate read, entries_.ReadForUpdate(name_space, id));
     Entry entry = read.entry;
     if (entry.state != State::kActive && entry.state != State::kQuarantined) {
-      return absl::FailedPreconditionError(absl::StrCat("entry ", entry.id, " is ", ToAbsl(ToString(entry.state))));
+      return absl::FailedPreconditionError(
+          absl::StrCat("entry ", entry.id, " is ", ToAbsl(ToString(entry.state))));
     }
     if (update.text) entry.text = *update.text;
     if (update.metadata) entry.metadata = *update.metadata;
@@ -210,11 +228,17 @@ absl::StatusOr<Entry> WritePipeline::Update(std::string_view name_space, std::st
         entry.report["quarantine"] = quarantine;
       }
     }
-    HistoryEvent ev{0, entry.id, entry.name_space, "update", std::string(actor), entry.updated_at_us,
+    HistoryEvent ev{0,
+                    entry.id,
+                    entry.name_space,
+                    "update",
+                    std::string(actor),
+                    entry.updated_at_us,
                     {{"text", entry.text}, {"metadata", entry.metadata}, {"state", ToString(entry.state)}}};
     if (previous_principal != entry.principal) ev.detail["previous_principal"] = previous_principal;
     if (before != entry.state) {
-      ev.detail["quarantined_by"] = {{"actor", kWriteGateActor}, {"reasons", entry.report["quarantine"]["reasons"]}};
+      ev.detail["quarantined_by"] = {{"actor", kWriteGateActor},
+                                     {"reasons", entry.report["quarantine"]["reasons"]}};
     }
     entries_.Sign(std::span<Entry>(&entry, 1), std::span<HistoryEvent>(&ev, 1));  // sign
     const absl::Status committed = entries_.CommitUpdate(read, entry, ev);        // persist + index

@@ -10,14 +10,14 @@
 // before anything is written, so bad input changes nothing.
 #pragma once
 
+#include <absl/status/statusor.h>
+
 #include <functional>
-#include <string>
+#include <nlohmann/json.hpp>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
-
-#include <absl/status/statusor.h>
-#include <nlohmann/json.hpp>
 
 #include "bulwark/embedder.h"
 #include "bulwark/entry.h"
@@ -44,8 +44,10 @@ class WritePipeline {
   // Adds the entries written by `principal` in one transaction, or none (MemoryStore::AddBatch's
   // contract). InvalidArgument names the first bad entry by its index ("entry 3: text is empty").
   using ProgressFn = std::function<void(size_t done, size_t total)>;
-  [[nodiscard]] absl::StatusOr<std::vector<Entry>> Add(std::string_view name_space, std::span<const NewEntry> entries,
-                                                       std::string_view principal, const ProgressFn& progress);
+  [[nodiscard]] absl::StatusOr<std::vector<Entry>> Add(std::string_view name_space,
+                                                       std::span<const NewEntry> entries,
+                                                       std::string_view principal,
+                                                       const ProgressFn& progress);
 
   // A privileged entry the store writes for itself (MemPot honeypots, DESIGN 4.7): its text and
   // the vector to index (which need not be E(text): the fit may index the optimised vector).
@@ -62,8 +64,8 @@ class WritePipeline {
   // Errors: InvalidArgument for a bad namespace, principal, text or metadata, an embedding of the
   // wrong dimension or not finite, an empty batch; the store's errors. Nothing is written on error.
   [[nodiscard]] absl::StatusOr<std::vector<Entry>> AddSystemEntries(std::string_view name_space,
-                                                                    std::span<const SystemEntry> entries, Kind kind,
-                                                                    std::string_view principal);
+                                                                    std::span<const SystemEntry> entries,
+                                                                    Kind kind, std::string_view principal);
 
   // Changes text and/or metadata of an active or quarantined entry (MemoryStore::Update's
   // contract): validated, re-embedded, screened again, re-signed and written back only over the
@@ -79,8 +81,10 @@ class WritePipeline {
                         std::string_view principal) const;
   // Builds the entries (ids and timestamps in input order), then embeds, screens and signs them,
   // in parallel slices for large batches.
-  absl::StatusOr<std::vector<Entry>> EmbedScreenAndSign(std::string_view name_space, std::span<const NewEntry> entries,
-                                                        std::string_view principal, const ProgressFn& progress);
+  absl::StatusOr<std::vector<Entry>> EmbedScreenAndSign(std::string_view name_space,
+                                                        std::span<const NewEntry> entries,
+                                                        std::string_view principal,
+                                                        const ProgressFn& progress);
   // The history events of new entries: "add", and "quarantine" for those the gate flagged; signed.
   std::vector<HistoryEvent> AddEvents(std::span<const Entry> built) const;
 

@@ -30,10 +30,12 @@ class WritePipelineTest : public ::testing::Test {
   }
   size_t Count(uint32_t states) {
     size_t n = 0;
-    EXPECT_THAT(store_->Export(kNs, states, [&](const Entry&) {
-      ++n;
-      return absl::OkStatus();
-    }), IsOk());
+    EXPECT_THAT(store_->Export(kNs, states,
+                               [&](const Entry&) {
+                                 ++n;
+                                 return absl::OkStatus();
+                               }),
+                IsOk());
     return n;
   }
   static constexpr uint32_t kAll = 0xF;
@@ -44,7 +46,8 @@ class WritePipelineTest : public ::testing::Test {
 
 TEST_F(WritePipelineTest, ABatchWithOneBadEntryStoresNothing) {
   std::vector<NewEntry> batch = {{.text = "Alice likes tea"}, {.text = ""}, {.text = "Bob likes coffee"}};
-  EXPECT_THAT(store_->AddBatch(kNs, batch, "alice"), StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("entry 1")));
+  EXPECT_THAT(store_->AddBatch(kNs, batch, "alice"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("entry 1")));
   batch[1].text = "fine";
   batch[1].metadata = nlohmann::json::array();  // metadata must be an object
   EXPECT_THAT(store_->AddBatch(kNs, batch, "alice"), StatusIs(absl::StatusCode::kInvalidArgument));
@@ -67,13 +70,14 @@ TEST_F(WritePipelineTest, AFlaggedWriteIsStoredQuarantinedAndSigned) {
 }
 
 TEST_F(WritePipelineTest, AnInjectionInAMetadataValueIsQuarantinedOnAdd) {
-  auto added = store_->Add(kNs, {.text = "Dinner with Sam on Friday", .metadata = {{"note", kInjection}}}, "mallory");
+  auto added =
+      store_->Add(kNs, {.text = "Dinner with Sam on Friday", .metadata = {{"note", kInjection}}}, "mallory");
   ASSERT_THAT(added, IsOk());
   EXPECT_EQ(added->state, State::kQuarantined);
   EXPECT_THAT(added->report["quarantine"]["reasons"].dump(), HasSubstr("metadata: validation"));
   // Nested values are screened too.
-  auto nested =
-      store_->Add(kNs, {.text = "Gym at 7", .metadata = {{"tags", {"fitness", {{"x", kInjection}}}}}}, "mallory");
+  auto nested = store_->Add(
+      kNs, {.text = "Gym at 7", .metadata = {{"tags", {"fitness", {{"x", kInjection}}}}}}, "mallory");
   ASSERT_THAT(nested, IsOk());
   EXPECT_EQ(nested->state, State::kQuarantined);
   // A benign metadata value passes.
@@ -83,10 +87,12 @@ TEST_F(WritePipelineTest, AnInjectionInAMetadataValueIsQuarantinedOnAdd) {
 }
 
 TEST_F(WritePipelineTest, AMetadataOnlyUpdateIsScreened) {
-  auto added = store_->Add(kNs, {.text = "Dinner with Sam on Friday", .metadata = {{"category", "calendar"}}}, "mallory");
+  auto added = store_->Add(kNs, {.text = "Dinner with Sam on Friday", .metadata = {{"category", "calendar"}}},
+                           "mallory");
   ASSERT_THAT(added, IsOk());
   ASSERT_EQ(added->state, State::kActive);
-  auto updated = store_->Update(kNs, added->id, {.metadata = nlohmann::json{{"note", kInjection}}}, "mallory");
+  auto updated =
+      store_->Update(kNs, added->id, {.metadata = nlohmann::json{{"note", kInjection}}}, "mallory");
   ASSERT_THAT(updated, IsOk());
   EXPECT_EQ(updated->state, State::kQuarantined);
   SearchOptions options;
