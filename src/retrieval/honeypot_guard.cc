@@ -155,7 +155,8 @@ absl::Status HoneypotGuard::CheckAllowed(const SessionKey& key) const {
 absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Observe(const SessionKey& key,
                                                                 const std::vector<float>& query) {
   honeypot::MonitorVerdict verdict;
-  if (Mode(key.ns) == HoneypotMode::kOff) return verdict;
+  // Without pots there is nothing to observe: such namespaces' searches cost what they did before.
+  if (Mode(key.ns) == HoneypotMode::kOff || !entries_->HasHoneypots(key.ns)) return verdict;
   BULWARK_ASSIGN_OR_RETURN(std::vector<EntryStore::ObservedRow> rows,
                            entries_->Observe(key.ns, query, KObs(key.ns)));
   std::vector<honeypot::RetrievedRow> top;

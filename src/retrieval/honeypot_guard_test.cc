@@ -157,5 +157,21 @@ TEST_F(HoneypotGuardTest, MonitorModeRecordsButNeverRefusesAndOffModeDoesNotObse
   EXPECT_THAT(ParseHoneypotMode("panic").status(), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// A namespace without pots has nothing to observe: its searches are not observed (they cost what
+// they did before honeypots existed), in any mode.
+TEST_F(HoneypotGuardTest, ANamespaceWithoutPotsIsNotObserved) {
+  ASSERT_TRUE(store_->Add("plain", {.text = "flight to Lisbon leaves at 9:40"}, "tester").ok());
+  EXPECT_FALSE(store_->impl().entries->HasHoneypots("plain"));
+  EXPECT_TRUE(store_->impl().entries->HasHoneypots(kPotNs));
+  const int64_t before = guard_->observations();
+  for (int i = 0; i < 5; ++i) {
+    auto v = Observe({"plain", "mallory", "s1"}, kExtractQuery);
+    ASSERT_TRUE(v.ok()) << v.status();
+    EXPECT_FALSE(v->blocked);
+  }
+  EXPECT_EQ(guard_->observations(), before);
+  EXPECT_THAT(guard_->CheckAllowed({"plain", "mallory", "s1"}), IsOk());
+}
+
 }  // namespace
 }  // namespace bulwark

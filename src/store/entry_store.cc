@@ -22,6 +22,7 @@ namespace bulwark {
 struct EntryStore::NamespaceIndex {
   std::unique_ptr<VectorIndex> vectors;
   MetadataIndex metadata;
+  absl::flat_hash_set<int64_t> honeypots;  // the rows of kind honeypot among them
 };
 
 namespace {
@@ -79,6 +80,7 @@ absl::Status EntryStore::LoadIndexes() {
     NamespaceIndex* index = IndexFor(e.name_space);
     BULWARK_RETURN_IF_ERROR(index->vectors->Add(row.row_id, e.embedding, e.state, e.kind));
     index->metadata.Add(row.row_id, e.metadata);
+    if (e.kind == Kind::kHoneypot) index->honeypots.insert(row.row_id);
     return absl::OkStatus();
   }));
   // A row older than its own history was rolled back while no process had the store open: it is
@@ -100,6 +102,7 @@ void EntryStore::UnindexRow(const std::string& name_space, int64_t row_id) {
   if (auto it = indexes_.find(name_space); it != indexes_.end()) {
     it->second->vectors->Remove(row_id).IgnoreError();  // it may not be indexed
     it->second->metadata.Remove(row_id);
+    it->second->honeypots.erase(row_id);
   }
 }
 
@@ -209,6 +212,7 @@ void EntryStore::IndexRow(int64_t row_id, const Entry& entry) {
     return;
   }
   index->metadata.Add(row_id, entry.metadata);
+  if (entry.kind == Kind::kHoneypot) index->honeypots.insert(row_id);
 }
 
 void EntryStore::NoteOwnEvents() {
@@ -398,6 +402,12 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
     fetch = std::min(searchable, fetch * 2);
   }
   return result;
+}
+
+bool EntryStore::HasHoneypots(std::string_view name_space) const {
+  std::shared_lock lock(mu_);
+  auto it = indexes_.find(ToAbsl(name_space));
+  return it != indexes_.end() && !it->second->honeypots.empty();
 }
 
 absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::string_view name_space,

@@ -113,6 +113,9 @@ class EntryStore {
   // A row that fails verification is skipped and reported, so a forged pot never counts. Only the
   // session monitor sees it; nothing of it reaches a caller. InvalidArgument for a query of the
   // wrong dimension or k_obs outside [1, 64]; the backend's errors.
+  // True if the namespace has indexed honeypots (any state); searches of a namespace without pots
+  // need no observation.
+  bool HasHoneypots(std::string_view name_space) const;
   [[nodiscard]] absl::StatusOr<std::vector<ObservedRow>> Observe(std::string_view name_space,
                                                                  const std::vector<float>& query, int k_obs);
   [[nodiscard]] absl::StatusOr<Entry> Get(std::string_view name_space, std::string_view id);
