@@ -89,6 +89,22 @@ int EvalContext::Finish(const std::string& markdown, const nlohmann::json& json)
   return 0;
 }
 
+absl::StatusOr<EvalStore> EvalContext::CreateStore(const StoreOptions& options) const {
+  EvalStore out;
+  if (env_.store) {
+    out.dir = *env_.store;
+  } else {
+    auto made = EvalTempDir::Create();
+    if (!made.ok()) return made.status();
+    out.temp.emplace(*std::move(made));
+    out.dir = out.temp->path() / "store";
+  }
+  auto store = MemoryStore::Create(out.dir, options);
+  if (!store.ok()) return store.status();
+  out.store = *std::move(store);
+  return out;
+}
+
 int EvalContext::Fail(const absl::Status& status) const {
   env_.err << "error: " << status.message() << "\n";
   return 1;

@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "bulwark/memory_store.h"
 #include "bulwark/options.h"
 #include "cli/command_env.h"
 
@@ -88,6 +89,14 @@ class EvalTempDir {
   std::filesystem::path path_;
 };
 
+// A store for one experiment: in --store DIR when given, else in a temporary directory removed with
+// this object.
+struct EvalStore {
+  std::optional<EvalTempDir> temp;
+  std::filesystem::path dir;
+  std::unique_ptr<MemoryStore> store;
+};
+
 class EvalContext {
  public:
   EvalContext(const EvalEnv& env, const EvalFlags& flags) : env_(env), flags_(flags) {}
@@ -103,6 +112,8 @@ class EvalContext {
   // Prints `markdown` on stdout and writes `json` to --json FILE. Returns the exit code (0, or 1
   // with a message when the file cannot be written).
   int Finish(const std::string& markdown, const nlohmann::json& json) const;
+  // A new store with `options` (EvalStore). The errors of MemoryStore::Create and EvalTempDir.
+  absl::StatusOr<EvalStore> CreateStore(const StoreOptions& options) const;
   // Prints "error: ..." and returns 1.
   int Fail(const absl::Status& status) const;
 

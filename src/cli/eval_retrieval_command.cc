@@ -82,18 +82,9 @@ class EvalRetrievalCommand final : public EvalSubcommand {
     if (!distractors.ok()) return ctx.Fail(distractors.status());
     auto options = Options(ctx);
     if (!options.ok()) return ctx.Fail(options.status());
-    std::optional<EvalTempDir> tmp;
-    std::filesystem::path dir;
-    if (ctx.env().store) {
-      dir = *ctx.env().store;
-    } else {
-      auto made = EvalTempDir::Create();
-      if (!made.ok()) return ctx.Fail(made.status());
-      tmp.emplace(*std::move(made));
-      dir = tmp->path() / "store";
-    }
-    auto store = MemoryStore::Create(dir, *options);
-    if (!store.ok()) return ctx.Fail(store.status());
+    auto created = ctx.CreateStore(*options);
+    if (!created.ok()) return ctx.Fail(created.status());
+    std::unique_ptr<MemoryStore>* store = &created->store;
     config_.ranking = eval::ParseRanking(ranking_).value_or(eval::Ranking::kVector);
     if (config_.ranking != eval::Ranking::kVector) {
       auto tokenizer = Tokenizer(*options);

@@ -488,8 +488,9 @@ void EntryStore::ReportBadEvent(int64_t seq, std::string_view reason) {
   spdlog::warn("rejected history event {}: {}", seq, reason);
 }
 
-absl::StatusOr<int64_t> EntryStore::Export(std::string_view name_space, uint32_t state_mask,
-                                           const std::function<absl::Status(const Entry&)>& visit) {
+absl::StatusOr<int64_t> EntryStore::ScanVerified(std::string_view name_space,
+                                                 const std::function<bool(const Entry&)>& wanted,
+                                                 const std::function<absl::Status(const Entry&)>& visit) {
   if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
   std::shared_lock lock(mu_);
   int64_t skipped = 0;
@@ -499,31 +500,27 @@ absl::StatusOr<int64_t> EntryStore::Export(std::string_view name_space, uint32_t
       ++skipped;
       return absl::OkStatus();
     }
-    if (row.entry.kind == Kind::kHoneypot || !((state_mask >> static_cast<int>(row.entry.state)) & 1u)) {
-      return absl::OkStatus();
-    }
-    return visit(row.entry);
+    return wanted(row.entry) ? visit(row.entry) : absl::OkStatus();
   });
   if (!scanned.ok()) return scanned;
   return skipped;
 }
 
+absl::StatusOr<int64_t> EntryStore::Export(std::string_view name_space, uint32_t state_mask,
+                                           const std::function<absl::Status(const Entry&)>& visit) {
+  return ScanVerified(
+      name_space,
+      [state_mask](const Entry& e) {
+        return e.kind != Kind::kHoneypot && ((state_mask >> static_cast<int>(e.state)) & 1u);
+      },
+      visit);
+}
+
 absl::StatusOr<int64_t> EntryStore::ExportHoneypots(std::string_view name_space,
                                                     const std::function<absl::Status(const Entry&)>& visit) {
-  if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
-  std::shared_lock lock(mu_);
-  int64_t skipped = 0;
-  absl::Status scanned = backend_->ScanEntries(name_space, [&](const StoredRow& row) {
-    if (auto s = CheckRow(row, name_space); !s.ok()) {
-      ReportBadRow(row.row_id, row.entry.id, name_space, ToStd(s.message()));
-      ++skipped;
-      return absl::OkStatus();
-    }
-    if (row.entry.kind != Kind::kHoneypot || row.entry.state != State::kActive) return absl::OkStatus();
-    return visit(row.entry);
-  });
-  if (!scanned.ok()) return scanned;
-  return skipped;
+  return ScanVerified(
+      name_space, [](const Entry& e) { return e.kind == Kind::kHoneypot && e.state == State::kActive; },
+      visit);
 }
 
 absl::StatusOr<VerifyReport> EntryStore::Verify() {

@@ -153,6 +153,11 @@ class EntryStore {
   // tag, not rolled back. Requires mu_ (shared).
   absl::Status CheckRow(const StoredRow& row, std::string_view name_space) const;
   absl::StatusOr<StoredRow> LoadVerified(std::string_view name_space, std::string_view id);
+  // Calls `visit` with every verified entry of the namespace that `wanted` accepts, oldest first;
+  // returns how many rows failed verification.
+  absl::StatusOr<int64_t> ScanVerified(std::string_view name_space,
+                                       const std::function<bool(const Entry&)>& wanted,
+                                       const std::function<absl::Status(const Entry&)>& visit);
   // One attempt of Transition on a row read at its current version. Requires mu_ (unique).
   absl::Status ApplyTransition(const RowForUpdate& read, std::string_view actor, const StateChange& change);
   void ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
