@@ -137,18 +137,22 @@ absl::StatusOr<std::unique_ptr<JsonHttpClient>> JsonHttpClient::Create(const Htt
   return client;
 }
 
+std::unique_ptr<httplib::Client> MakeKeepAliveClient(const BaseUrl& url, int timeout_ms) {
+  auto client = std::make_unique<httplib::Client>(url.scheme_host_port);
+  const auto timeout = std::chrono::milliseconds(timeout_ms);
+  client->set_connection_timeout(timeout);
+  client->set_read_timeout(timeout);
+  client->set_write_timeout(timeout);
+  client->set_keep_alive(true);
+  client->set_tcp_nodelay(true);
+  return client;
+}
+
 JsonHttpClient::JsonHttpClient(HttpEndpointOptions options, BaseUrl url, std::string who)
     : options_(std::move(options)),
       url_(std::move(url)),
       who_(std::move(who)),
-      client_(std::make_unique<httplib::Client>(url_.scheme_host_port)) {
-  const auto timeout = std::chrono::milliseconds(options_.timeout_ms);
-  client_->set_connection_timeout(timeout);
-  client_->set_read_timeout(timeout);
-  client_->set_write_timeout(timeout);
-  client_->set_keep_alive(true);
-  client_->set_tcp_nodelay(true);
-}
+      client_(MakeKeepAliveClient(url_, options_.timeout_ms)) {}
 
 JsonHttpClient::~JsonHttpClient() = default;
 

@@ -57,6 +57,10 @@ struct HttpEndpointOptions {
 [[nodiscard]] absl::Status CheckConfigKeys(const nlohmann::json& config,
                                            std::initializer_list<const char*> known, std::string_view who);
 
+// A keep-alive httplib client for `url` (its scheme, host and port) with `timeout_ms` for
+// connecting, reading and writing each, and TCP_NODELAY (requests are small and latency-bound).
+std::unique_ptr<httplib::Client> MakeKeepAliveClient(const BaseUrl& url, int timeout_ms);
+
 class JsonHttpClient {
  public:
   // Validates `options` (see ValidateEndpointOptions). `who` prefixes every error message

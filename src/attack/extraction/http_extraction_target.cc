@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/strings.h"
+#include "net/json_http_client.h"
 
 namespace bulwark::extraction {
 namespace {
@@ -48,13 +49,7 @@ absl::StatusOr<std::vector<RetrievedText>> ParseHits(const std::string& body, in
 HttpExtractionTarget::HttpExtractionTarget(HttpTargetOptions options, BaseUrl url)
     : options_(std::move(options)),
       url_(std::move(url)),
-      client_(std::make_unique<httplib::Client>(url_.scheme_host_port)) {
-  const auto timeout = std::chrono::milliseconds(options_.timeout_ms);
-  client_->set_connection_timeout(timeout);
-  client_->set_read_timeout(timeout);
-  client_->set_write_timeout(timeout);
-  client_->set_keep_alive(true);
-}
+      client_(MakeKeepAliveClient(url_, options_.timeout_ms)) {}
 
 HttpExtractionTarget::~HttpExtractionTarget() = default;
 
