@@ -7,6 +7,7 @@
 //
 //   build/bench/load_bench [--connections 8] [--seconds 5] [--entries 10000] [--max-requests 200000]
 //                          [--k 5] [--threads 0 (= connections + 2)] [--no-audit] [--phase all|search|add]
+//                          [--continuation-us 500 (the server's keep-alive continuation wait)]
 //
 // Besides throughput it reports the process's CPU time per request (user + system, clients
 // included): on a shared machine that moves far less between runs than req/s, so it is the number
@@ -49,6 +50,7 @@ struct Flags {
   long max_requests = 200'000;  // per phase, over all connections
   int k = 5;
   int threads = 0;
+  int continuation_us = server::ServerOptions{}.continuation_wait_us;
   bool audit = true;
   std::string phase = "all";
 };
@@ -154,7 +156,7 @@ Flags ParseFlags(int argc, char** argv) {
   auto usage = [] {
     std::fprintf(stderr,
                  "usage: load_bench [--connections N] [--seconds S] [--entries N] [--max-requests N] "
-                 "[--k K] [--threads N] [--no-audit] [--phase all|search|add]\n");
+                 "[--k K] [--threads N] [--no-audit] [--phase all|search|add] [--continuation-us N]\n");
     std::exit(2);
   };
   Flags f;
@@ -179,6 +181,8 @@ Flags ParseFlags(int argc, char** argv) {
       f.k = std::clamp(std::stoi(next()), 1, 100);
     } else if (a == "--threads") {
       f.threads = std::clamp(std::stoi(next()), 0, 1024);
+    } else if (a == "--continuation-us") {
+      f.continuation_us = std::clamp(std::stoi(next()), 0, 100'000);
     } else if (a == "--no-audit") {
       f.audit = false;
     } else if (a == "--phase") {
@@ -233,6 +237,7 @@ int Main(int argc, char** argv) {
   server::ServerOptions options;
   options.port = 0;
   options.threads = flags.threads > 0 ? flags.threads : flags.connections + 2;
+  options.continuation_wait_us = flags.continuation_us;
   options.rate_per_second = 0;  // the benchmark measures the service, not the limiter
   auto server =
       server::HttpServer::Create(options, {store->get(), registry->get(), audit->get(), nullptr, &retriever});

@@ -5,6 +5,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
@@ -55,6 +56,9 @@ absl::Status CheckOptions(const ConnectionLoopOptions& o) {
   if (o.keep_alive_max_requests < 1 || o.idle_timeout.count() < 1 || o.request_timeout.count() < 1 ||
       o.write_timeout.count() < 1) {
     return absl::InvalidArgumentError("keep-alive and timeout settings must be positive");
+  }
+  if (o.continuation_wait.count() < 0 || o.continuation_wait > std::chrono::milliseconds(100)) {
+    return absl::InvalidArgumentError("continuation_wait must be between 0 and 100 ms");
   }
   if (o.framing.max_request_line_bytes > o.framing.max_head_bytes) {
     return absl::InvalidArgumentError("max_request_line_bytes must not exceed max_head_bytes");
@@ -326,34 +330,90 @@ bool ConnectionLoop::Frame(Connection& c) {
   return c.phase != Phase::kReading;
 }
 
-void ConnectionLoop::Dispatch(Connection& c) {
+FramedRequest ConnectionLoop::TakeFramed(Connection& c) {
   FramedRequest request = c.framer.TakeRequest();
   c.in.erase(0, c.framer.consumed());  // what is left is the next, pipelined request
   c.framer.Reset();
   c.sent_continue = false;
   c.request_started = false;
   if (++c.served >= options_.keep_alive_max_requests) request.keep_alive = false;
+  return request;
+}
+
+void ConnectionLoop::Dispatch(Connection& c) {
+  FramedRequest request = TakeFramed(c);
   const std::string method = request.method;
   // An interim answer still unsent goes first: the worker then leaves all sending to the loop.
   const bool worker_sends = c.out_sent == c.out.size();
-  const bool queued = pool_->TrySubmit(
-      [this, connection = &c, fd = c.fd, worker_sends, request = std::move(request)]() mutable {
-        WireAnswer answer = callbacks_.serve(request);
-        const ssize_t sent = worker_sends ? SendSome(fd, answer.bytes) : 0;
-        answer.bytes.erase(0, static_cast<size_t>(std::max<ssize_t>(sent, 0)));
-        bool wake;
-        {
-          std::lock_guard<std::mutex> lock(completions_mu_);
-          wake = completions_.empty();
-          completions_.push_back(Completion{connection, std::move(answer.bytes), answer.close || sent < 0});
-        }
-        const uint64_t one = 1;
-        if (wake) [[maybe_unused]]
-          ssize_t n = ::write(wake_fd_, &one, sizeof(one));
+  const bool queued =
+      pool_->TrySubmit([this, connection = &c, worker_sends, request = std::move(request)]() mutable {
+        ServeOnWorker(*connection, worker_sends, std::move(request));
       });
   if (queued) return SetPhase(c, Phase::kDispatched);
   stats_.shed_total.fetch_add(1);
   Refuse(c, Refusal{503, "overloaded", "the server is overloaded; retry later", method});
+}
+
+// While dispatched, the loop does not touch the connection's socket, input, framer or counters
+// (HandleEvent only notes peer_closed, Sweep and eviction skip it), so the worker may use them;
+// PostCompletion's mutex orders its writes before the loop's next reads.
+void ConnectionLoop::ServeOnWorker(Connection& c, bool worker_sends, FramedRequest request) {
+  while (true) {
+    WireAnswer answer = callbacks_.serve(request);
+    const ssize_t sent = worker_sends ? SendSome(c.fd, answer.bytes) : 0;
+    answer.bytes.erase(0, static_cast<size_t>(std::max<ssize_t>(sent, 0)));
+    bool close = answer.close || sent < 0;
+    const bool all_sent = worker_sends && answer.bytes.empty();
+    if (close || !all_sent || !TakeNextRequest(c, &request, &close)) {
+      return PostCompletion(Completion{&c, std::move(answer.bytes), close});
+    }
+  }
+}
+
+bool ConnectionLoop::TakeNextRequest(Connection& c, FramedRequest* request, bool* close) {
+  if (options_.continuation_wait.count() == 0 || stopping_.load() ||
+      c.served >= options_.keep_alive_max_requests) {
+    return false;
+  }
+  if (c.in.empty()) {
+    if (pool_->queued() > 0) return false;  // others wait for a worker: hand this one back
+    pollfd ready{c.fd, POLLIN, 0};
+    const auto wait = std::chrono::duration_cast<std::chrono::nanoseconds>(options_.continuation_wait);
+    const timespec timeout{0, static_cast<long>(wait.count())};
+    if (::ppoll(&ready, 1, &timeout, nullptr) <= 0) return false;  // silent (or EINTR): the loop waits
+    char buffer[kReadChunk];
+    while (true) {
+      const ssize_t n = ::recv(c.fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+      if (n > 0) {
+        c.in.append(buffer, static_cast<size_t>(n));
+        if (static_cast<size_t>(n) < sizeof(buffer)) break;
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        break;
+      } else {
+        *close = true;  // end of stream or error: the loop lingers and closes
+        return false;
+      }
+    }
+  }
+  // Anything but a complete request (more to come, or a framing error) goes back to the loop,
+  // which parses the same bytes again (the framer's result is sticky) under its deadlines.
+  if (c.framer.Parse(c.in) != RequestFramer::Result::kComplete) return false;
+  *request = TakeFramed(c);
+  return true;
+}
+
+void ConnectionLoop::PostCompletion(Completion completion) {
+  bool wake;
+  {
+    std::lock_guard<std::mutex> lock(completions_mu_);
+    wake = completions_.empty();
+    completions_.push_back(std::move(completion));
+  }
+  const uint64_t one = 1;
+  if (wake) [[maybe_unused]]
+    ssize_t n = ::write(wake_fd_, &one, sizeof(one));
 }
 
 void ConnectionLoop::TakeCompletions() {

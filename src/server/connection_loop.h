@@ -4,6 +4,15 @@
 // requests go to the WorkerPool (worker_pool.h); a worker runs the handler, sends the answer
 // itself when the socket takes it at once, and hands the connection back.
 //
+// Keep-alive continuation: after answering, the worker waits up to `continuation_wait` (default
+// 500 us, and only while no other request waits for a worker) for the same client's next request
+// and serves it too when it arrives complete. A client that sends its next request as soon as it
+// has the answer (an agent's burst, a closed-loop benchmark) then costs one thread wake-up per
+// request instead of three (loop -> worker -> loop -> loop); anything else (a partial request, a
+// framing error, the end of the stream, a silent client) goes back to the loop, which re-frames
+// the buffered bytes under its deadlines. A worker spends at most `continuation_wait` per answer
+// on this, and never while the queue holds work (measured in bench/RESULTS.md).
+//
 // Why this design (issue #18): the previous server gave each keep-alive connection a worker thread
 // for its whole life and timed reads per byte, so 32 connections that each sent one header byte
 // every 3 s held all 32 workers and /healthz timed out for as long as they lasted. Here a connection
@@ -59,6 +68,9 @@ struct ConnectionLoopOptions {
   std::chrono::milliseconds idle_timeout{5000};      // accept or previous answer -> first byte of a request
   std::chrono::milliseconds request_timeout{10000};  // first byte of a request -> its last byte (408 after)
   std::chrono::milliseconds write_timeout{5000};     // to send one answer
+  // How long a worker that has answered waits for the same connection's next request (0: never;
+  // at most 100 ms).
+  std::chrono::microseconds continuation_wait{500};
   FramingLimits framing;
 };
 
@@ -131,6 +143,15 @@ class ConnectionLoop {
   void ReadAndFrame(Connection& c);
   bool Frame(Connection& c);  // true when the connection left the reading state
   void Dispatch(Connection& c);
+  // Runs on a worker: serves `request` and, while TakeNextRequest finds one, the connection's next
+  // requests; then hands the connection back with what it could not send.
+  void ServeOnWorker(Connection& c, bool worker_sends, FramedRequest request);
+  // On a worker that has sent a whole keep-alive answer: true and the next request in `request`
+  // when one is complete within continuation_wait; false to hand the connection back (with
+  // `*close` set when the client's stream ended or failed).
+  bool TakeNextRequest(Connection& c, FramedRequest* request, bool* close);
+  // Counts one request taken off the framer: resets the framer, drops its bytes from `in`.
+  FramedRequest TakeFramed(Connection& c);
   void TakeCompletions();
   void AfterAnswer(Connection& c);
   void Refuse(Connection& c, Refusal refusal);
@@ -168,6 +189,7 @@ class ConnectionLoop {
   };
   std::mutex completions_mu_;
   std::vector<Completion> completions_ ABSL_GUARDED_BY(completions_mu_);
+  void PostCompletion(Completion completion);
 };
 
 }  // namespace bulwark::server

@@ -91,6 +91,7 @@ class ConnectionLoopTest : public ::testing::Test {
       {
         std::unique_lock<std::mutex> lock(mu_);
         ++started_;
+        served_on_.push_back(std::this_thread::get_id());
         started_cv_.notify_all();
         release_cv_.wait(lock, [this] { return !hold_; });
       }
@@ -133,6 +134,7 @@ class ConnectionLoopTest : public ::testing::Test {
   std::mutex mu_;
   std::condition_variable started_cv_, release_cv_;
   int started_ = 0;
+  std::vector<std::thread::id> served_on_;  // the thread of each handler call, in order
   bool hold_ = false;
 };
 
@@ -284,6 +286,72 @@ TEST_F(ConnectionLoopTest, StopReturnsWithClientsConnected) {
   EXPECT_TRUE(idle.eof());
 }
 
+// A client that sends its next request as soon as it has the answer is served by the worker that
+// answered it (keep-alive continuation: one wake-up per request, not three).
+TEST_F(ConnectionLoopTest, KeepAliveBurstStaysOnItsWorker) {
+  ConnectionLoopOptions options;
+  options.threads = 4;
+  options.continuation_wait = std::chrono::milliseconds(100);
+  Start(options);
+  Client c(loop_->port());
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(c.Send(Get(absl::StrCat("/burst", i))));
+    EXPECT_THAT(c.ReadUntil(Answers(i + 1)), HasSubstr(absl::StrCat("GET /burst", i, " ")));
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  ASSERT_EQ(served_on_.size(), 5u);
+  for (const std::thread::id& id : served_on_) EXPECT_EQ(id, served_on_[0]);
+  EXPECT_FALSE(c.eof());
+}
+
+// What the worker cannot finish goes back to the loop with its bytes: a request completed after
+// the continuation window is answered, one never completed still meets the total deadline, a
+// framing error is refused without reaching a handler, and a client that hangs up is closed.
+TEST_F(ConnectionLoopTest, ContinuationHandsBackWhatItCannotServe) {
+  ConnectionLoopOptions options;
+  options.continuation_wait = std::chrono::milliseconds(20);
+  options.request_timeout = std::chrono::milliseconds(400);
+  Start(options);
+  {
+    Client late(loop_->port());
+    ASSERT_TRUE(late.Send(Get("/first")));
+    ASSERT_THAT(late.ReadUntil(Answers(1)), HasSubstr("GET /first"));
+    ASSERT_TRUE(late.Send("GET /sec"));  // arrives inside the window, incomplete
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    ASSERT_TRUE(late.Send("ond HTTP/1.1\r\nHost: x\r\n\r\n"));
+    EXPECT_THAT(late.ReadUntil(Answers(2)), HasSubstr("GET /second "));
+  }
+  {
+    Client stalled(loop_->port());
+    ASSERT_TRUE(stalled.Send(Get("/first")));
+    ASSERT_THAT(stalled.ReadUntil(Answers(1)), HasSubstr("GET /first"));
+    ASSERT_TRUE(stalled.Send("GET /never"));
+    EXPECT_THAT(stalled.ReadToEnd(), HasSubstr("408"));
+    EXPECT_TRUE(stalled.eof());
+  }
+  const int served_before = started_;
+  {
+    Client smuggler(loop_->port());
+    ASSERT_TRUE(smuggler.Send(Get("/first")));
+    ASSERT_THAT(smuggler.ReadUntil(Answers(1)), HasSubstr("GET /first"));
+    ASSERT_TRUE(
+        smuggler.Send("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +5\r\n\r\nhello" + Get("/smuggled")));
+    const std::string& got = smuggler.ReadToEnd();
+    EXPECT_EQ(Count(got, "HTTP/1.1 4"), 1u) << got;
+    EXPECT_THAT(got, Not(HasSubstr("smuggled")));
+    EXPECT_TRUE(smuggler.eof());
+  }
+  EXPECT_EQ(started_, served_before + 1) << "only /first reached a handler";
+  {
+    Client quitter(loop_->port());
+    ASSERT_TRUE(quitter.Send(Get("/first")));
+    ASSERT_THAT(quitter.ReadUntil(Answers(1)), HasSubstr("GET /first"));
+  }  // closes inside the window
+  for (int i = 0; i < 200 && loop_->stats().open.load() > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(loop_->stats().open.load(), 0) << "every connection was closed";
+}
+
 TEST(ConnectionLoopOptionsTest, RefusesOutOfRangeOptions) {
   ConnectionLoopCallbacks callbacks{[](FramedRequest&) { return WireAnswer{}; },
                                     [](const Refusal&) { return std::string(); }};
@@ -292,6 +360,9 @@ TEST(ConnectionLoopOptionsTest, RefusesOutOfRangeOptions) {
   EXPECT_EQ(ConnectionLoop::Create(options, callbacks).status().code(), absl::StatusCode::kInvalidArgument);
   options = {};
   options.request_timeout = std::chrono::milliseconds(0);
+  EXPECT_EQ(ConnectionLoop::Create(options, callbacks).status().code(), absl::StatusCode::kInvalidArgument);
+  options = {};
+  options.continuation_wait = std::chrono::milliseconds(101);
   EXPECT_EQ(ConnectionLoop::Create(options, callbacks).status().code(), absl::StatusCode::kInvalidArgument);
   options = {};
   EXPECT_EQ(ConnectionLoop::Create(options, {}).status().code(), absl::StatusCode::kInvalidArgument);

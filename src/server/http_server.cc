@@ -175,6 +175,7 @@ absl::StatusOr<int> HttpServer::Bind() {
   loop_options.idle_timeout = std::chrono::seconds(o.keep_alive_timeout_s);
   loop_options.request_timeout = std::chrono::seconds(o.request_timeout_s);
   loop_options.write_timeout = std::chrono::seconds(o.write_timeout_s);
+  loop_options.continuation_wait = std::chrono::microseconds(o.continuation_wait_us);
   loop_options.framing.max_head_bytes = o.max_header_bytes;
   loop_options.framing.max_request_line_bytes = std::min<size_t>(8 << 10, o.max_header_bytes);
   loop_options.framing.max_body_bytes = o.max_body_bytes;

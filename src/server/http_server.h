@@ -49,7 +49,10 @@ struct ServerOptions {
   int keep_alive_timeout_s = 5;         // idle time before a connection's next request starts
   int request_timeout_s = 10;           // total time from a request's first byte to its last (408)
   int write_timeout_s = 5;              // total time to send one answer
-  int listen_backlog = 1024;            // kernel queue of not-yet-accepted connections
+  // How long a worker that answered waits for the same connection's next request (connection_loop.h;
+  // 0 disables); 0 .. 100,000.
+  int continuation_wait_us = 500;
+  int listen_backlog = 1024;  // kernel queue of not-yet-accepted connections
   // How long an authenticated API key is remembered (credential_cache.h). Revocations through the
   // API apply at once; offline ones (`bulwark principals revoke`) within this time. 0 disables.
   int credential_cache_ms = 1000;
