@@ -21,6 +21,8 @@ namespace {
 constexpr uint64_t kListenTag = 0;  // epoll data of the listening socket
 constexpr uint64_t kWakeTag = 1;    // epoll data of the eventfd; connections use their address
 constexpr int kAcceptsPerWake = 64;
+// What the loop waits for on a connection it owns (edge-triggered).
+constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
 constexpr auto kSweepInterval = std::chrono::milliseconds(100);
 
 int64_t Seconds(std::chrono::milliseconds t) { return std::max<int64_t>(1, t.count() / 1000); }
@@ -263,7 +265,7 @@ void ConnectionLoop::Admit(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   auto owned = std::make_unique<Connection>(fd, options_.framing);
   Connection& c = *owned;
-  epoll_event event{EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, {.ptr = &c}};
+  epoll_event event{kConnectionEvents, {.ptr = &c}};
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
     ::close(fd);
     return;
@@ -273,6 +275,14 @@ void ConnectionLoop::Admit(int fd) {
   SetPhase(c, Phase::kReading);
   c.deadline = Clock::now() + options_.idle_timeout;
   ReadAndFrame(c);  // edge-triggered: the request may already be here
+}
+
+void ConnectionLoop::Watch(Connection& c, uint32_t events) {
+  epoll_event event{events | EPOLLET, {.ptr = &c}};
+  // Re-arming reports what is already pending (the kernel re-checks readiness on MOD).
+  if (::epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, c.fd, &event) != 0) {
+    spdlog::warn("epoll_ctl(MOD) failed for a connection: errno {}", errno);
+  }
 }
 
 void ConnectionLoop::ShedAtAccept(int fd) {
@@ -349,7 +359,12 @@ void ConnectionLoop::Dispatch(Connection& c) {
       pool_->TrySubmit([this, connection = &c, worker_sends, request = std::move(request)]() mutable {
         ServeOnWorker(*connection, worker_sends, std::move(request));
       });
-  if (queued) return SetPhase(c, Phase::kDispatched);
+  if (queued) {
+    // The worker owns the socket now: stop the loop being woken by the client's next request (or
+    // by the worker's sends) while it does; a hang-up is still reported (EPOLLRDHUP, EPOLLHUP).
+    Watch(c, EPOLLRDHUP);
+    return SetPhase(c, Phase::kDispatched);
+  }
   stats_.shed_total.fetch_add(1);
   Refuse(c, Refusal{503, "overloaded", "the server is overloaded; retry later", method});
 }
@@ -425,6 +440,7 @@ void ConnectionLoop::TakeCompletions() {
   const Clock::time_point now = Clock::now();
   for (Completion& d : done) {
     Connection& c = *d.connection;
+    Watch(c, kConnectionEvents);
     c.out.erase(0, c.out_sent);
     c.out_sent = 0;
     c.out.append(d.unsent);

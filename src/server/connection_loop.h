@@ -140,6 +140,8 @@ class ConnectionLoop {
   void HandleEvent(const epoll_event& event);
   void Accept();
   void Admit(int fd);
+  // Sets the epoll events the loop is woken for on `c` (always edge-triggered).
+  void Watch(Connection& c, uint32_t events);
   void ReadAndFrame(Connection& c);
   bool Frame(Connection& c);  // true when the connection left the reading state
   void Dispatch(Connection& c);
