@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "service_harness.h"
+#include "testing/exec_sql.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -264,6 +265,24 @@ TEST_F(HardeningServiceTest, AuditFailsClosedWhileItCannotWrite) {
 }
 
 // Point 9: a body must be declared JSON; a refused one writes nothing.
+// Point 6: access-control state is signed. One SQL statement that made a reader an admin, or an
+// inserted API key row, used to work; now the key is refused and verify names the row.
+TEST_F(HardeningServiceTest, AccessControlEditsAreRefusedAndReported) {
+  const std::string reader = NewPrincipal("eve", "reader", {"notes"});
+  ASSERT_EQ(Call("POST", "/v1/memories/search", reader, {{"namespace", "notes"}, {"query", "x"}}).status,
+            200);
+  EXPECT_EQ(Call("GET", "/v1/admin/principals", reader).status, 403);
+  testing::ExecSql(dir_ / "store" / "bulwark.db",
+                   "UPDATE principals SET role = 'admin', namespaces = '[\"*\"]' WHERE name = 'eve'");
+  std::this_thread::sleep_for(std::chrono::milliseconds(1200));  // past the credential cache
+  const Answer escalated = Call("GET", "/v1/admin/principals", reader);
+  EXPECT_EQ(escalated.status, 401) << escalated.body;
+  const Answer verify = Call("POST", "/v1/admin/verify", admin_);
+  ASSERT_EQ(verify.status, 200) << verify.body;
+  EXPECT_EQ(verify.json()["ok"], false) << verify.body;
+  EXPECT_THAT(verify.json()["access"]["problems"].dump(), HasSubstr("principal eve")) << verify.body;
+}
+
 TEST_F(HardeningServiceTest, JsonRoutesRequireTheJsonContentType) {
   httplib::Headers auth = {{"Authorization", "Bearer " + admin_}};
   const std::string body = json{{"namespace", "a"}, {"text", "sent as a form"}}.dump();

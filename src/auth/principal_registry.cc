@@ -1,43 +1,27 @@
-// PrincipalRegistry implementation: two SQLite tables beside the entry tables in the store's
-// database file, reached through a connection of our own that mu_ serializes. Keys are parsed
-// strictly and every authentication failure returns the same message, so a caller learns nothing
-// about why a key was refused. Key format and hashing are written down in doc/auth.md.
+// PrincipalRegistry implementation: the policy (names, grants, key format and hashing) over an
+// AccessRepository (storage/access_repository.h) whose rows it signs and checks with an
+// AccessSigner. Keys are parsed strictly and every authentication failure returns the same
+// message, so a caller learns nothing about why a key was refused. Format: doc/auth.md.
 #include "auth/principal_registry.h"
 
 #include <absl/strings/str_cat.h>
 #include <openssl/crypto.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <array>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "auth/access_signer.h"
 #include "core/hex.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "core/text_validation.h"
-#include "storage/sqlite_util.h"
+#include "storage/sqlite_access_repository.h"
+#include "storage/store_layout.h"
 
 namespace bulwark {
 namespace {
-
-constexpr char kSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS principals(
-  name          TEXT PRIMARY KEY,
-  role          TEXT NOT NULL,
-  namespaces    TEXT NOT NULL,
-  revoked       INTEGER NOT NULL DEFAULT 0,
-  created_at_us INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS api_keys(
-  key_id        TEXT PRIMARY KEY,
-  principal     TEXT NOT NULL,
-  secret_sha256 TEXT NOT NULL,
-  created_at_us INTEGER NOT NULL,
-  revoked       INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS api_keys_by_principal ON api_keys(principal);
-)sql";
 
 constexpr std::string_view kKeyPrefix = "bwk_";
 constexpr size_t kKeyIdBytes = 8;    // 16 hex chars
@@ -89,17 +73,15 @@ absl::StatusOr<std::vector<std::string>> NormalizeGrants(const std::vector<std::
   return sorted;
 }
 
-constexpr char kPrincipalColumns[] = "name, role, namespaces, revoked, created_at_us";
-
-// Decodes kPrincipalColumns starting at column `first`. DataLoss if the stored row does not
-// decode (an unknown role, or grants that are not a JSON array of valid grants).
-absl::StatusOr<Principal> DecodePrincipal(const Statement& st, int first) {
+// Decodes a verified row. DataLoss if it does not decode (an unknown role, or grants that are not
+// a JSON array of valid grants): possible only for a row signed by a faulty writer.
+absl::StatusOr<Principal> DecodePrincipal(const PrincipalRow& row) {
   Principal p;
-  p.name = st.Text(first);
-  std::optional<Role> role = ParseRole(st.Text(first + 1));
+  p.name = row.name;
+  std::optional<Role> role = ParseRole(row.role);
   if (!role) return absl::DataLossError(absl::StrCat("principal ", p.name, " has an unknown role"));
   p.role = *role;
-  nlohmann::json grants = nlohmann::json::parse(st.Text(first + 2), nullptr, /*allow_exceptions=*/false);
+  nlohmann::json grants = nlohmann::json::parse(row.grants, nullptr, /*allow_exceptions=*/false);
   if (!grants.is_array()) {
     return absl::DataLossError(absl::StrCat("principal ", p.name, " has unreadable namespace grants"));
   }
@@ -112,9 +94,13 @@ absl::StatusOr<Principal> DecodePrincipal(const Statement& st, int first) {
   if (!NormalizeGrants(p.namespaces).ok()) {
     return absl::DataLossError(absl::StrCat("principal ", p.name, " has an invalid namespace grant"));
   }
-  p.revoked = st.Int(first + 3) != 0;
-  p.created_at_us = st.Int(first + 4);
+  p.revoked = row.revoked;
+  p.created_at_us = row.created_at_us;
   return p;
+}
+
+ApiKeyInfo KeyInfoOf(const ApiKeyRow& row) {
+  return ApiKeyInfo{row.key_id, row.principal, row.created_at_us, row.revoked};
 }
 
 bool Granted(const std::vector<std::string>& grants, std::string_view name_space) {
@@ -153,11 +139,28 @@ bool Principal::CanWrite(std::string_view name_space) const {
 
 class PrincipalRegistry::Impl {
  public:
-  Impl(sqlite3* db, Env* env) : db_(db), env_(env) {}
-  ~Impl() { sqlite3_close(db_); }
+  Impl(std::unique_ptr<AccessRepository> rows, std::unique_ptr<RowSigner> signer, Env* env)
+      : rows_(std::move(rows)), signer_(std::move(signer)), env_(env) {}
 
-  std::mutex mu_;  // serializes all use of db_
-  sqlite3* db_;    // guarded by mu_
+  // The verified principal `name`: NotFound if absent, DataLoss if its row fails its tag.
+  absl::StatusOr<Principal> Load(std::string_view name) {
+    BULWARK_ASSIGN_OR_RETURN(std::optional<PrincipalRow> row, rows_->FindPrincipal(name));
+    if (!row) return absl::NotFoundError(absl::StrCat("no principal ", ToAbsl(name)));
+    BULWARK_RETURN_IF_ERROR(VerifyRow(*signer_, *row));
+    return DecodePrincipal(*row);
+  }
+
+  // Signs every row of a store made before rows were signed (once: at the upgrade).
+  absl::Status AdoptUnsignedRows() {
+    BULWARK_ASSIGN_OR_RETURN(std::vector<PrincipalRow> principals, rows_->ListPrincipals());
+    BULWARK_ASSIGN_OR_RETURN(std::vector<ApiKeyRow> keys, rows_->ListKeys(""));
+    for (PrincipalRow& row : principals) SignRow(*signer_, &row);
+    for (ApiKeyRow& row : keys) SignRow(*signer_, &row);
+    return rows_->Update(principals, keys);
+  }
+
+  std::unique_ptr<AccessRepository> rows_;
+  std::unique_ptr<RowSigner> signer_;
   Env* const env_;
 };
 
@@ -165,172 +168,142 @@ PrincipalRegistry::PrincipalRegistry(std::unique_ptr<Impl> impl) : impl_(std::mo
 PrincipalRegistry::~PrincipalRegistry() = default;
 
 absl::StatusOr<std::unique_ptr<PrincipalRegistry>> PrincipalRegistry::Open(
-    const std::filesystem::path& db_path, Env* env) {
+    const std::filesystem::path& db_path, Env* env, std::filesystem::path keyring_path) {
   if (env == nullptr) return absl::InvalidArgumentError("PrincipalRegistry needs an Env");
-  auto opened = OpenExistingDatabase(db_path, kSchema);
-  if (!opened.ok()) return opened.status();
-  sqlite3* db = *opened;
-  auto impl = std::make_unique<Impl>(db, env);
+  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<AccessRepository> rows, OpenSqliteAccessRepository(db_path));
+  if (keyring_path.empty()) keyring_path = StoreLayout::ForDatabase(db_path).keyring();
+  auto signer = RowSigner::Load(keyring_path);
+  if (!signer.ok()) {
+    return absl::Status(signer.status().code(), absl::StrCat("principal registry needs the store's keyring: ",
+                                                             signer.status().message()));
+  }
+  auto impl = std::make_unique<Impl>(std::move(rows), *std::move(signer), env);
+  if (impl->rows_->upgraded_from_unsigned()) BULWARK_RETURN_IF_ERROR(impl->AdoptUnsignedRows());
   return std::unique_ptr<PrincipalRegistry>(new PrincipalRegistry(std::move(impl)));
 }
 
 absl::Status PrincipalRegistry::AddPrincipal(const Principal& principal) {
-  if (auto s = ValidatePrincipalName(principal.name); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ValidatePrincipalName(principal.name));
   if (principal.revoked) return absl::InvalidArgumentError("a new principal cannot be revoked");
-  absl::StatusOr<std::vector<std::string>> grants = NormalizeGrants(principal.namespaces);
-  if (!grants.ok()) return grants.status();
-  std::lock_guard<std::mutex> lock(impl_->mu_);
-  Statement st(
-      impl_->db_,
-      "INSERT INTO principals(name, role, namespaces, revoked, created_at_us) VALUES(?, ?, ?, 0, ?)");
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, principal.name);
-  st.Bind(2, ToString(principal.role));
-  st.Bind(3, nlohmann::json(*grants).dump());
-  st.Bind(4, impl_->env_->NowMicros());
-  if (st.Step() == SQLITE_DONE) return absl::OkStatus();
-  if ((sqlite3_errcode(impl_->db_) & 0xff) == SQLITE_CONSTRAINT) {
+  BULWARK_ASSIGN_OR_RETURN(std::vector<std::string> grants, NormalizeGrants(principal.namespaces));
+  PrincipalRow row{principal.name, std::string(ToString(principal.role)), nlohmann::json(grants).dump(),
+                   false, impl_->env_->NowMicros()};
+  SignRow(*impl_->signer_, &row);
+  absl::Status s = impl_->rows_->InsertPrincipal(row);
+  if (s.code() == absl::StatusCode::kAlreadyExists) {
     return absl::AlreadyExistsError(absl::StrCat("principal ", principal.name, " already exists"));
   }
-  return SqliteError(impl_->db_, "add principal");
+  return s;
 }
 
 absl::Status PrincipalRegistry::RevokePrincipal(std::string_view name) {
-  std::lock_guard<std::mutex> lock(impl_->mu_);
-  sqlite3* db = impl_->db_;
-  Transaction txn(db);
-  if (!txn.status().ok()) return txn.status();
-  Statement principal(db, "UPDATE principals SET revoked = 1 WHERE name = ?");
-  if (auto s = principal.status(); !s.ok()) return s;
-  principal.Bind(1, name);
-  if (auto s = principal.Run("revoke principal"); !s.ok()) return s;
-  if (sqlite3_changes(db) == 0) return absl::NotFoundError(absl::StrCat("no principal ", ToAbsl(name)));
-  Statement keys(db, "UPDATE api_keys SET revoked = 1 WHERE principal = ?");
-  if (auto s = keys.status(); !s.ok()) return s;
-  keys.Bind(1, name);
-  if (auto s = keys.Run("revoke keys"); !s.ok()) return s;
-  return txn.Commit();
+  BULWARK_ASSIGN_OR_RETURN(std::optional<PrincipalRow> row, impl_->rows_->FindPrincipal(name));
+  if (!row) return absl::NotFoundError(absl::StrCat("no principal ", ToAbsl(name)));
+  BULWARK_ASSIGN_OR_RETURN(std::vector<ApiKeyRow> keys, impl_->rows_->ListKeys(name));
+  // Revocation only ever turns access off, so it is applied (and re-signed) even to a row whose
+  // tag fails: an operator revoking a tampered principal must not be refused.
+  row->revoked = true;
+  SignRow(*impl_->signer_, &*row);
+  for (ApiKeyRow& key : keys) {
+    key.revoked = true;
+    SignRow(*impl_->signer_, &key);
+  }
+  return impl_->rows_->Update({*row}, keys);
 }
 
-absl::StatusOr<Principal> PrincipalRegistry::GetPrincipal(std::string_view name) {
-  std::lock_guard<std::mutex> lock(impl_->mu_);
-  Statement st(impl_->db_, absl::StrCat("SELECT ", kPrincipalColumns, " FROM principals WHERE name = ?"));
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, name);
-  int rc = st.Step();
-  if (rc == SQLITE_ROW) return DecodePrincipal(st, 0);
-  if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no principal ", ToAbsl(name)));
-  return SqliteError(impl_->db_, "read principal");
-}
+absl::StatusOr<Principal> PrincipalRegistry::GetPrincipal(std::string_view name) { return impl_->Load(name); }
 
 absl::StatusOr<std::vector<Principal>> PrincipalRegistry::ListPrincipals() {
-  std::lock_guard<std::mutex> lock(impl_->mu_);
-  Statement st(impl_->db_, absl::StrCat("SELECT ", kPrincipalColumns, " FROM principals ORDER BY name"));
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_ASSIGN_OR_RETURN(std::vector<PrincipalRow> rows, impl_->rows_->ListPrincipals());
   std::vector<Principal> out;
-  int rc;
-  while ((rc = st.Step()) == SQLITE_ROW) {
-    absl::StatusOr<Principal> p = DecodePrincipal(st, 0);
-    if (!p.ok()) return p.status();
-    out.push_back(*std::move(p));
+  for (const PrincipalRow& row : rows) {
+    BULWARK_RETURN_IF_ERROR(VerifyRow(*impl_->signer_, row));
+    BULWARK_ASSIGN_OR_RETURN(Principal p, DecodePrincipal(row));
+    out.push_back(std::move(p));
   }
-  if (rc != SQLITE_DONE) return SqliteError(impl_->db_, "list principals");
   return out;
 }
 
 absl::StatusOr<bool> PrincipalRegistry::HasActiveAdmin() {
-  std::lock_guard<std::mutex> lock(impl_->mu_);
-  Statement st(impl_->db_,
-               "SELECT EXISTS(SELECT 1 FROM principals p JOIN api_keys k ON k.principal = p.name "
-               "WHERE p.role = 'admin' AND p.revoked = 0 AND k.revoked = 0)");
-  if (auto s = st.status(); !s.ok()) return s;
-  if (st.Step() != SQLITE_ROW) return SqliteError(impl_->db_, "look for an admin");
-  return st.Int(0) != 0;
+  BULWARK_ASSIGN_OR_RETURN(std::vector<ApiKeyRow> keys, impl_->rows_->ListKeys(""));
+  for (const ApiKeyRow& key : keys) {
+    if (key.revoked || !VerifyRow(*impl_->signer_, key).ok()) continue;
+    absl::StatusOr<Principal> owner = impl_->Load(key.principal);
+    if (owner.ok() && owner->IsAdmin()) return true;
+  }
+  return false;
 }
 
 absl::StatusOr<std::string> PrincipalRegistry::CreateKey(std::string_view principal) {
-  std::lock_guard<std::mutex> lock(impl_->mu_);
-  sqlite3* db = impl_->db_;
-  Transaction txn(db);
-  if (!txn.status().ok()) return txn.status();
-  {
-    Statement st(db, "SELECT revoked FROM principals WHERE name = ?");
-    if (auto s = st.status(); !s.ok()) return s;
-    st.Bind(1, principal);
-    int rc = st.Step();
-    if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no principal ", ToAbsl(principal)));
-    if (rc != SQLITE_ROW) return SqliteError(db, "read principal");
-    if (st.Int(0) != 0) {
-      return absl::FailedPreconditionError(absl::StrCat("principal ", ToAbsl(principal), " is revoked"));
-    }
+  BULWARK_ASSIGN_OR_RETURN(Principal owner, impl_->Load(principal));
+  if (owner.revoked) {
+    return absl::FailedPreconditionError(absl::StrCat("principal ", ToAbsl(principal), " is revoked"));
   }
   std::array<uint8_t, kKeyIdBytes> id_bytes;
   std::array<uint8_t, kSecretBytes> secret_bytes;
   for (int attempt = 0; attempt < kKeyIdAttempts; ++attempt) {
     impl_->env_->RandomBytes(id_bytes);
     impl_->env_->RandomBytes(secret_bytes);
-    std::string key_id = HexEncode(id_bytes);
+    ApiKeyRow row{HexEncode(id_bytes), std::string(principal), "", impl_->env_->NowMicros(), false};
     std::string secret = HexEncode(secret_bytes);
     OPENSSL_cleanse(secret_bytes.data(), secret_bytes.size());
-    Statement st(db,
-                 "INSERT INTO api_keys(key_id, principal, secret_sha256, created_at_us, revoked) "
-                 "VALUES(?, ?, ?, ?, 0)");
-    if (auto s = st.status(); !s.ok()) return s;
-    st.Bind(1, key_id);
-    st.Bind(2, principal);
-    st.Bind(3, Sha256Hex(secret));
-    st.Bind(4, impl_->env_->NowMicros());
-    int rc = st.Step();
-    if (rc == SQLITE_DONE) {
-      if (auto s = txn.Commit(); !s.ok()) {
-        OPENSSL_cleanse(secret.data(), secret.size());
-        return s;
-      }
-      std::string key = absl::StrCat(ToAbsl(kKeyPrefix), key_id, "_", secret);
+    row.secret_sha256 = Sha256Hex(secret);
+    SignRow(*impl_->signer_, &row);
+    absl::Status s = impl_->rows_->InsertKey(row);
+    if (s.ok()) {
+      std::string key = absl::StrCat(ToAbsl(kKeyPrefix), row.key_id, "_", secret);
       OPENSSL_cleanse(secret.data(), secret.size());
       return key;
     }
     OPENSSL_cleanse(secret.data(), secret.size());
-    if ((sqlite3_errcode(db) & 0xff) != SQLITE_CONSTRAINT) return SqliteError(db, "create key");
+    if (s.code() != absl::StatusCode::kAlreadyExists) return s;
     // The key id is taken: draw another.
   }
   return absl::InternalError("could not draw an unused API key id; is the random source broken?");
 }
 
 absl::Status PrincipalRegistry::RevokeKey(std::string_view key_id) {
-  std::lock_guard<std::mutex> lock(impl_->mu_);
-  Statement st(impl_->db_, "UPDATE api_keys SET revoked = 1 WHERE key_id = ?");
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, key_id);
-  if (auto s = st.Run("revoke key"); !s.ok()) return s;
-  if (sqlite3_changes(impl_->db_) == 0)
-    return absl::NotFoundError(absl::StrCat("no API key ", ToAbsl(key_id)));
-  return absl::OkStatus();
+  BULWARK_ASSIGN_OR_RETURN(std::optional<ApiKeyRow> row, impl_->rows_->FindKey(key_id));
+  if (!row) return absl::NotFoundError(absl::StrCat("no API key ", ToAbsl(key_id)));
+  row->revoked = true;  // applied even to a row whose tag fails (see RevokePrincipal)
+  SignRow(*impl_->signer_, &*row);
+  return impl_->rows_->Update({}, {*row});
 }
 
 absl::StatusOr<std::vector<ApiKeyInfo>> PrincipalRegistry::ListKeys(std::string_view principal) {
-  std::lock_guard<std::mutex> lock(impl_->mu_);
-  sqlite3* db = impl_->db_;
-  {
-    Statement st(db, "SELECT 1 FROM principals WHERE name = ?");
-    if (auto s = st.status(); !s.ok()) return s;
-    st.Bind(1, principal);
-    int rc = st.Step();
-    if (rc == SQLITE_DONE) return absl::NotFoundError(absl::StrCat("no principal ", ToAbsl(principal)));
-    if (rc != SQLITE_ROW) return SqliteError(db, "read principal");
-  }
-  Statement st(db,
-               "SELECT key_id, principal, created_at_us, revoked FROM api_keys WHERE principal = ? "
-               "ORDER BY created_at_us, key_id");
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, principal);
+  BULWARK_RETURN_IF_ERROR(impl_->Load(principal).status());
+  BULWARK_ASSIGN_OR_RETURN(std::vector<ApiKeyRow> rows, impl_->rows_->ListKeys(principal));
   std::vector<ApiKeyInfo> out;
-  int rc;
-  while ((rc = st.Step()) == SQLITE_ROW) {
-    out.push_back(ApiKeyInfo{st.Text(0), st.Text(1), st.Int(2), st.Int(3) != 0});
+  for (const ApiKeyRow& row : rows) {
+    BULWARK_RETURN_IF_ERROR(VerifyRow(*impl_->signer_, row));
+    out.push_back(KeyInfoOf(row));
   }
-  if (rc != SQLITE_DONE) return SqliteError(db, "list keys");
   return out;
+}
+
+absl::StatusOr<AccessVerifyReport> PrincipalRegistry::Verify() {
+  AccessVerifyReport report;
+  BULWARK_ASSIGN_OR_RETURN(std::vector<PrincipalRow> principals, impl_->rows_->ListPrincipals());
+  BULWARK_ASSIGN_OR_RETURN(std::vector<ApiKeyRow> keys, impl_->rows_->ListKeys(""));
+  report.principals = principals.size();
+  report.keys = keys.size();
+  for (const PrincipalRow& row : principals) {
+    absl::Status s = VerifyRow(*impl_->signer_, row);
+    if (s.ok()) s = DecodePrincipal(row).status();
+    if (!s.ok()) report.problems.push_back(std::string(s.message()));
+  }
+  for (const ApiKeyRow& row : keys) {
+    if (absl::Status s = VerifyRow(*impl_->signer_, row); !s.ok())
+      report.problems.push_back(std::string(s.message()));
+  }
+  return report;
+}
+
+nlohmann::json ToJson(const AccessVerifyReport& report) {
+  return {{"principals", report.principals},
+          {"keys", report.keys},
+          {"problems", report.problems},
+          {"ok", report.ok()}};
 }
 
 absl::StatusOr<Principal> PrincipalRegistry::Authenticate(std::string_view api_key) {
@@ -342,26 +315,22 @@ absl::StatusOr<Principal> PrincipalRegistry::Authenticate(std::string_view api_k
     return InvalidKey();
   }
   const std::string presented_hash = Sha256Hex(secret);
-
-  std::lock_guard<std::mutex> lock(impl_->mu_);
-  Statement st(impl_->db_,
-               absl::StrCat("SELECT k.secret_sha256, k.revoked, p.name, p.role, p.namespaces, p.revoked, "
-                            "p.created_at_us FROM api_keys k JOIN principals p ON p.name = k.principal "
-                            "WHERE k.key_id = ?"));
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, key_id);
-  int rc = st.Step();
-  if (rc == SQLITE_DONE) return InvalidKey();
-  if (rc != SQLITE_ROW) return SqliteError(impl_->db_, "look up API key");
-  const std::string stored_hash = st.Text(0);
+  BULWARK_ASSIGN_OR_RETURN(std::optional<ApiKeyRow> key, impl_->rows_->FindKey(key_id));
+  if (!key) return InvalidKey();
+  const std::string& stored_hash = key->secret_sha256;
   if (stored_hash.size() != presented_hash.size() ||
       CRYPTO_memcmp(stored_hash.data(), presented_hash.data(), presented_hash.size()) != 0) {
     return InvalidKey();
   }
-  if (st.Int(1) != 0) return InvalidKey();
-  // A principal row that does not decode fails closed, with the same message.
-  absl::StatusOr<Principal> principal = DecodePrincipal(st, 2);
-  if (!principal.ok() || principal->revoked) return InvalidKey();
+  // A key or principal row that fails its tag or does not decode fails closed, with the same
+  // message (verify reports which row).
+  if (key->revoked || !VerifyRow(*impl_->signer_, *key).ok()) return InvalidKey();
+  absl::StatusOr<Principal> principal = impl_->Load(key->principal);
+  if (!principal.ok()) {
+    if (principal.status().code() == absl::StatusCode::kUnavailable) return principal.status();
+    return InvalidKey();
+  }
+  if (principal->revoked) return InvalidKey();
   return principal;
 }
 

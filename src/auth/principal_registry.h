@@ -6,8 +6,10 @@
 //                              secret: 64 lowercase hex chars (256 bits from the Env's CSPRNG)
 // Authentication looks the key up by key_id and compares SHA-256(secret) in constant time.
 //
-// Persistence: tables `principals` and `api_keys` in the store's SQLite file (its own connection;
-// WAL allows it beside the entry backend). Thread-safe. Format and policy: doc/auth.md.
+// Persistence: an AccessRepository (tables `principals` and `api_keys` in the store's SQLite file).
+// Every row carries an HMAC tag under the store's keyring (auth/access_signer.h): a row edited,
+// inserted or re-keyed outside the registry fails authentication and is reported by Verify.
+// Thread-safe. Format and policy: doc/auth.md.
 //
 // Every method may also return Unavailable (database busy or I/O error) or DataLoss (a stored row
 // that does not decode); those messages never contain a key or a secret.
@@ -19,6 +21,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -52,15 +55,27 @@ struct ApiKeyInfo {
   bool revoked = false;
 };
 
+// What Verify found: every principal and key row whose tag fails or that does not decode.
+struct AccessVerifyReport {
+  size_t principals = 0;
+  size_t keys = 0;
+  std::vector<std::string> problems;  // one message per bad row, naming it
+  bool ok() const { return problems.empty(); }
+};
+// {"principals": N, "keys": N, "problems": [...], "ok": bool}
+nlohmann::json ToJson(const AccessVerifyReport& report);
+
 class PrincipalRegistry {
  public:
   // Opens (creating the tables if needed) the registry in the existing SQLite database at
-  // `db_path`, which is put in WAL mode if it is not already. `env` (not owned, must outlive the
+  // `db_path`, which is put in WAL mode if it is not already, signing with the keyring at
+  // `keyring_path` (default: the store's, beside the database). A store made before rows were
+  // signed is upgraded: its rows are signed once, now. `env` (not owned, must outlive the
   // registry) supplies the clock and the key randomness. InvalidArgument for a null env; NotFound
-  // if there is no file at `db_path`; Unavailable if it cannot be opened; DataLoss if it is not an
-  // SQLite database.
+  // if there is no file at `db_path` or no keyring; Unavailable if it cannot be opened; DataLoss
+  // if it is not an SQLite database or the keyring is damaged.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<PrincipalRegistry>> Open(
-      const std::filesystem::path& db_path, Env* env);
+      const std::filesystem::path& db_path, Env* env, std::filesystem::path keyring_path = {});
   ~PrincipalRegistry();
 
   // Adds an active principal. Grants are stored sorted and without duplicates; created_at_us is
@@ -71,9 +86,9 @@ class PrincipalRegistry {
   // NotFound if absent. Revoking a principal revokes all its keys (one transaction); revoking
   // again is OK. There is no un-revoke.
   [[nodiscard]] absl::Status RevokePrincipal(std::string_view name);
-  // NotFound if absent.
+  // NotFound if absent; DataLoss if its row fails its tag.
   [[nodiscard]] absl::StatusOr<Principal> GetPrincipal(std::string_view name);
-  // All principals, revoked ones included, ordered by name.
+  // All principals, revoked ones included, ordered by name. DataLoss if any row fails its tag.
   [[nodiscard]] absl::StatusOr<std::vector<Principal>> ListPrincipals();
   // True if any non-revoked admin principal with a non-revoked key exists.
   [[nodiscard]] absl::StatusOr<bool> HasActiveAdmin();
@@ -88,9 +103,13 @@ class PrincipalRegistry {
   // NotFound if the principal is absent.
   [[nodiscard]] absl::StatusOr<std::vector<ApiKeyInfo>> ListKeys(std::string_view principal);
 
+  // Checks every principal and key row's tag (`bulwark verify`, POST /v1/admin/verify).
+  [[nodiscard]] absl::StatusOr<AccessVerifyReport> Verify();
+
   // The principal owning `api_key`. Unauthenticated for a malformed, unknown, revoked key or
-  // revoked principal, all with the message "invalid API key", so callers learn nothing about
-  // which. A storage failure is Unavailable/DataLoss, never OK.
+  // revoked principal, or a key or principal row that fails its tag, all with the message
+  // "invalid API key", so callers learn nothing about which. A storage failure is Unavailable,
+  // never OK.
   [[nodiscard]] absl::StatusOr<Principal> Authenticate(std::string_view api_key);
 
  private:

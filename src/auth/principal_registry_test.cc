@@ -12,6 +12,7 @@
 #include <iterator>
 
 #include "core/hex.h"
+#include "provenance/keyring.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -65,6 +66,7 @@ class PrincipalRegistryTest : public ::testing::Test {
     ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
     ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr), SQLITE_OK);
     sqlite3_close(db);
+    ASSERT_TRUE(Keyring::Create(dir_ / "keyring.json", Env::Default()).ok());  // the store's keyring
     registry_ = OpenRegistry(Env::Default());
     ASSERT_NE(registry_, nullptr);
   }

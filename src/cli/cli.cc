@@ -29,6 +29,7 @@
 #include "cli/honeypot_commands.h"
 #include "cli/jsonl_import.h"
 #include "cli/read_defense_commands.h"
+#include "gate/gate_store.h"
 #include "provenance/keyring.h"
 #include "server/serve.h"
 #include "storage/store_layout.h"
@@ -345,13 +346,29 @@ int CmdExport(const GlobalFlags& g, const std::string& output, bool all_states, 
   return 0;
 }
 
+absl::StatusOr<std::unique_ptr<PrincipalRegistry>> OpenRegistry(const GlobalFlags& g);
+
 int CmdVerify(const GlobalFlags& g, Io io) {
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(io, store.status());
   auto report = (*store)->Verify();
   if (!report.ok()) return Fail(io, report.status());
+  // The access-control rows (principals, API keys) carry tags too.
+  auto registry = OpenRegistry(g);
+  if (!registry.ok()) return Fail(io, registry.status());
+  auto access = (*registry)->Verify();
+  if (!access.ok()) return Fail(io, access.status());
+  auto gates = GateStore::Open(StoreLayout(g.store).database(), KeyringPath(g));
+  if (!gates.ok()) return Fail(io, gates.status());
+  auto gate_problems = (*gates)->Verify();
+  if (!gate_problems.ok()) return Fail(io, gate_problems.status());
+  const bool ok = report->ok() && access->ok() && gate_problems->empty();
   if (g.json) {
-    io.out << ToJson(*report).dump() << "\n";
+    nlohmann::json out = ToJson(*report);
+    out["access"] = ToJson(*access);
+    out["gates"] = {{"problems", *gate_problems}, {"ok", gate_problems->empty()}};
+    out["ok"] = ok;
+    io.out << out.dump() << "\n";
   } else {
     for (const BadRow& b : report->bad_rows) {
       io.out << "BAD row " << b.row_id << "  id " << (b.id.empty() ? "(none)" : b.id) << "  namespace "
@@ -360,10 +377,14 @@ int CmdVerify(const GlobalFlags& g, Io io) {
     for (const BadEvent& b : report->bad_events) {
       io.out << "BAD history event " << b.seq << ": " << b.reason << "\n";
     }
+    for (const std::string& problem : access->problems) io.out << "BAD " << problem << "\n";
+    for (const std::string& problem : *gate_problems) io.out << "BAD " << problem << "\n";
     io.out << report->rows_checked << " rows checked, " << report->bad_rows.size() << " bad; "
-           << report->events_checked << " history events checked, " << report->bad_events.size() << " bad\n";
+           << report->events_checked << " history events checked, " << report->bad_events.size() << " bad; "
+           << access->principals << " principals and " << access->keys << " API keys checked, "
+           << access->problems.size() << " bad\n";
   }
-  return report->ok() ? 0 : 1;
+  return ok ? 0 : 1;
 }
 
 int CmdStats(const GlobalFlags& g, Io io) {
@@ -420,7 +441,7 @@ absl::StatusOr<std::unique_ptr<PrincipalRegistry>> OpenRegistry(const GlobalFlag
     return absl::NotFoundError(
         absl::StrCat("no store in ", g.store, " (run `bulwark init` or `bulwark serve` first)"));
   }
-  return PrincipalRegistry::Open(db, Env::Default());
+  return PrincipalRegistry::Open(db, Env::Default(), KeyringPath(g));
 }
 
 nlohmann::json PrincipalToJson(const Principal& p) {

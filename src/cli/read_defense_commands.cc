@@ -263,7 +263,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
 
   auto store = MemoryStore::Open(env.store, env.store_options);
   if (!store.ok()) return FailCommand(env, store.status());
-  auto gates = GateStore::Open(DatabasePath(env));
+  auto gates = GateStore::Open(DatabasePath(env), env.store_options.keyring_path);
   if (!gates.ok()) return FailCommand(env, gates.status());
 
   if (f.gate_remove->parsed()) {
@@ -403,7 +403,7 @@ int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& que
   Flags& f = *flags_;
   auto store = MemoryStore::Open(env.store, env.store_options);
   if (!store.ok()) return FailCommand(env, store.status());
-  auto gates = GateStore::Open(DatabasePath(env));
+  auto gates = GateStore::Open(DatabasePath(env), env.store_options.keyring_path);
   if (!gates.ok()) return FailCommand(env, gates.status());
   GateRegistry registry(gates->get(), Env::Default(), /*ttl_ms=*/0);
   auto llm = MaybeLlm(f.llm_json);

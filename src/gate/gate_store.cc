@@ -3,87 +3,107 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
-#include "storage/sqlite_util.h"
+#include "provenance/signer.h"
+#include "storage/sqlite_gate_repository.h"
+#include "storage/store_layout.h"
 
 namespace bulwark {
 namespace {
 
-constexpr char kSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS query_gates(
-  namespace    TEXT PRIMARY KEY,
-  mode         TEXT NOT NULL,
-  embedder     TEXT NOT NULL,
-  fitted_at_us INTEGER NOT NULL,
-  source       TEXT NOT NULL,
-  model        BLOB NOT NULL
-);
-)sql";
+constexpr std::string_view kGateDomain = "bulwark.query_gate.v1";
+
+std::string GateRowEncoding(const GateRow& row, uint32_t key_id) {
+  std::string out(kGateDomain);
+  AppendEncodingField(&out, absl::StrCat(key_id));
+  AppendEncodingField(&out, row.name_space);
+  AppendEncodingField(&out, row.mode);
+  AppendEncodingField(&out, row.embedder);
+  AppendEncodingField(&out, absl::StrCat(row.fitted_at_us));
+  AppendEncodingField(&out, row.source);
+  AppendEncodingField(&out, row.model);
+  return out;
+}
+
+void SignGateRow(RowSigner& signer, GateRow* row) {
+  std::tie(row->sign_key_id, row->tag) =
+      signer.Sign([row](uint32_t key_id) { return GateRowEncoding(*row, key_id); });
+}
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<GateStore>> GateStore::Open(const std::filesystem::path& db_path) {
-  auto db = OpenExistingDatabase(db_path, kSchema);
-  if (!db.ok()) return db.status();
-  return std::unique_ptr<GateStore>(new GateStore(*db));
+absl::StatusOr<std::unique_ptr<GateStore>> GateStore::Open(const std::filesystem::path& db_path,
+                                                           std::filesystem::path keyring_path) {
+  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<GateRepository> rows, OpenSqliteGateRepository(db_path));
+  if (keyring_path.empty()) keyring_path = StoreLayout::ForDatabase(db_path).keyring();
+  auto signer = RowSigner::Load(keyring_path);
+  if (!signer.ok()) {
+    return absl::Status(signer.status().code(),
+                        absl::StrCat("query gates need the store's keyring: ", signer.status().message()));
+  }
+  if (rows->upgraded_from_unsigned()) {  // a store made before rows were signed: sign them, once
+    BULWARK_ASSIGN_OR_RETURN(std::vector<GateRow> all, rows->List());
+    for (GateRow& row : all) {
+      SignGateRow(**signer, &row);
+      BULWARK_RETURN_IF_ERROR(rows->Save(row));
+    }
+  }
+  return std::unique_ptr<GateStore>(new GateStore(std::move(rows), *std::move(signer)));
 }
 
-GateStore::~GateStore() { sqlite3_close(db_); }
+GateStore::~GateStore() = default;
 
 absl::Status GateStore::Save(const StoredGate& gate) {
   if (gate.model == nullptr) return absl::InvalidArgumentError("no model to save");
-  const std::string bytes = gate.model->Serialize();
-  std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_,
-               "INSERT OR REPLACE INTO query_gates(namespace, mode, embedder, fitted_at_us, source, model) "
-               "VALUES (?, ?, ?, ?, ?, ?)");
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, gate.name_space);
-  st.Bind(2, ToString(gate.mode));
-  st.Bind(3, gate.embedder);
-  st.Bind(4, gate.fitted_at_us);
-  st.Bind(5, gate.source.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  st.BindBlob(6, bytes.data(), bytes.size());
-  return st.Run("save query gate");
+  GateRow row{gate.name_space,
+              std::string(ToString(gate.mode)),
+              gate.embedder,
+              gate.fitted_at_us,
+              gate.source.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+              gate.model->Serialize()};
+  SignGateRow(*signer_, &row);
+  return rows_->Save(row);
+}
+
+absl::StatusOr<StoredGate> GateStore::Decode(const GateRow& row) {
+  BULWARK_RETURN_IF_ERROR(signer_->Verify(absl::StrCat("query gate of ", row.name_space), row.sign_key_id,
+                                          row.tag,
+                                          [&row](uint32_t key_id) { return GateRowEncoding(row, key_id); }));
+  StoredGate gate;
+  gate.name_space = row.name_space;
+  auto mode = ParseGateMode(row.mode);
+  if (!mode) return absl::DataLossError(absl::StrCat("query gate of ", row.name_space, ": unknown mode"));
+  gate.mode = *mode;
+  gate.embedder = row.embedder;
+  gate.fitted_at_us = row.fitted_at_us;
+  gate.source = nlohmann::json::parse(row.source, nullptr, /*allow_exceptions=*/false);
+  if (!gate.source.is_object()) gate.source = nlohmann::json{{"corrupt", "source is not a JSON object"}};
+  auto model = GateModel::Deserialize(row.model);
+  if (!model.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("query gate of ", row.name_space, ": ", model.status().message()));
+  }
+  gate.model = std::make_shared<const GateModel>(*std::move(model));
+  return gate;
 }
 
 absl::StatusOr<std::optional<StoredGate>> GateStore::Load(std::string_view name_space) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_,
-               "SELECT mode, embedder, fitted_at_us, source, model FROM query_gates WHERE namespace = ?");
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, name_space);
-  const int rc = st.Step();
-  if (rc == SQLITE_DONE) return std::optional<StoredGate>();
-  if (rc != SQLITE_ROW) return SqliteError(db_, "load query gate");
-  StoredGate gate;
-  gate.name_space = std::string(name_space);
-  auto mode = ParseGateMode(st.Text(0));
-  if (!mode) return absl::DataLossError(absl::StrCat("query gate of ", ToAbsl(name_space), ": unknown mode"));
-  gate.mode = *mode;
-  gate.embedder = st.Text(1);
-  gate.fitted_at_us = st.Int(2);
-  gate.source = nlohmann::json::parse(st.Text(3), nullptr, /*allow_exceptions=*/false);
-  if (!gate.source.is_object()) gate.source = nlohmann::json{{"corrupt", "source is not a JSON object"}};
-  auto model = GateModel::Deserialize(st.Blob(4));
-  if (!model.ok()) {
-    return absl::DataLossError(
-        absl::StrCat("query gate of ", ToAbsl(name_space), ": ", model.status().message()));
-  }
-  gate.model = std::make_shared<const GateModel>(*std::move(model));
+  BULWARK_ASSIGN_OR_RETURN(std::optional<GateRow> row, rows_->Find(name_space));
+  if (!row) return std::optional<StoredGate>();
+  BULWARK_ASSIGN_OR_RETURN(StoredGate gate, Decode(*row));
   return std::optional<StoredGate>(std::move(gate));
 }
 
-absl::Status GateStore::Remove(std::string_view name_space) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_, "DELETE FROM query_gates WHERE namespace = ?");
-  if (auto s = st.status(); !s.ok()) return s;
-  st.Bind(1, name_space);
-  if (auto s = st.Run("remove query gate"); !s.ok()) return s;
-  if (sqlite3_changes(db_) == 0) {
-    return absl::NotFoundError(absl::StrCat("no query gate for namespace ", ToAbsl(name_space)));
+absl::Status GateStore::Remove(std::string_view name_space) { return rows_->Remove(name_space); }
+
+absl::StatusOr<std::vector<std::string>> GateStore::Verify() {
+  BULWARK_ASSIGN_OR_RETURN(std::vector<GateRow> rows, rows_->List());
+  std::vector<std::string> problems;
+  for (const GateRow& row : rows) {
+    if (absl::Status s = Decode(row).status(); !s.ok()) problems.push_back(std::string(s.message()));
   }
-  return absl::OkStatus();
+  return problems;
 }
 
 }  // namespace bulwark

@@ -5,7 +5,12 @@
 // A row holds the namespace's gate policy (the mode searches use unless a request asks for a
 // stricter one), the embedder fingerprint the gate was fitted under, when it was fitted, what it
 // was fitted on, and the serialized GateModel (magic, version, checksum: a damaged row is DataLoss,
-// never a silently different gate). Thread-safe.
+// never a silently different gate). Every row carries an HMAC tag under the store's keyring
+// (provenance/row_signer.h) over
+//   "bulwark.query_gate.v1" key_id namespace mode embedder fitted_at_us source model
+// so a policy switched off with SQL (mode 'reject' -> 'off') or a model swapped in is DataLoss —
+// searches of that namespace fail closed — and verify reports it. A deleted row is not detected
+// (doc/security.md). The SQL is in storage/sqlite_gate_repository.cc. Thread-safe.
 #pragma once
 
 #include <absl/status/statusor.h>
@@ -13,15 +18,15 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gate/gate_model.h"
 #include "gate/query_gate.h"
-
-struct sqlite3;
+#include "provenance/row_signer.h"
+#include "storage/gate_repository.h"
 
 namespace bulwark {
 
@@ -36,22 +41,31 @@ struct StoredGate {
 
 class GateStore {
  public:
-  // Opens the table in the existing store database at `db_path` (creating the table if needed).
-  // NotFound if there is no database file; Unavailable / DataLoss as OpenExistingDatabase.
-  [[nodiscard]] static absl::StatusOr<std::unique_ptr<GateStore>> Open(const std::filesystem::path& db_path);
+  // Opens the table in the existing store database at `db_path` (creating the table if needed),
+  // signing with the keyring at `keyring_path` (default: the store's, beside the database); a
+  // table made before rows were signed is upgraded and its rows signed once. NotFound if there is
+  // no database file or keyring; Unavailable / DataLoss as OpenExistingDatabase and Keyring::Load.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<GateStore>> Open(
+      const std::filesystem::path& db_path, std::filesystem::path keyring_path = {});
   ~GateStore();
 
   // Inserts or replaces the gate of gate.name_space (durable on return).
   [[nodiscard]] absl::Status Save(const StoredGate& gate);
-  // The gate of `name_space`, nullopt if none. DataLoss if the stored row is damaged.
+  // The gate of `name_space`, nullopt if none. DataLoss if the stored row is damaged or fails its
+  // tag.
   [[nodiscard]] absl::StatusOr<std::optional<StoredGate>> Load(std::string_view name_space);
   // Removes the gate of `name_space`; NotFound if there is none.
   [[nodiscard]] absl::Status Remove(std::string_view name_space);
+  // One message per row that fails its tag or does not decode (for `bulwark verify`).
+  [[nodiscard]] absl::StatusOr<std::vector<std::string>> Verify();
 
  private:
-  explicit GateStore(sqlite3* db) : db_(db) {}
-  std::mutex mu_;  // serializes use of db_
-  sqlite3* db_;
+  GateStore(std::unique_ptr<GateRepository> rows, std::unique_ptr<RowSigner> signer)
+      : rows_(std::move(rows)), signer_(std::move(signer)) {}
+  absl::StatusOr<StoredGate> Decode(const GateRow& row);
+
+  std::unique_ptr<GateRepository> rows_;
+  std::unique_ptr<RowSigner> signer_;
 };
 
 }  // namespace bulwark

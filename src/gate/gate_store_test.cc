@@ -10,6 +10,7 @@
 
 #include "bulwark/memory_store.h"
 #include "gate/gate_registry.h"
+#include "testing/exec_sql.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -98,7 +99,48 @@ TEST_F(GateStoreTest, DamagedRowIsDataLoss) {
   sqlite3_close(raw);
   auto loaded = (*gates)->Load("alice");
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_THAT(loaded.status().message(), HasSubstr("checksum"));
+  EXPECT_THAT(loaded.status().message(), HasSubstr("query gate of alice"));
+}
+
+// Issue #18 point 6: a gate policy switched off with SQL is refused (searches fail closed) and
+// reported by Verify; a table made before rows were signed is signed once, at the upgrade.
+TEST_F(GateStoreTest, PolicyEditsAreRefusedAndTheUpgradeSignsOnce) {
+  {
+    auto gates = GateStore::Open(db());
+    ASSERT_TRUE(gates.ok()) << gates.status();
+    StoredGate strict = MakeGate("alice");
+    strict.mode = GateMode::kReject;
+    ASSERT_TRUE((*gates)->Save(strict).ok());
+    ASSERT_TRUE((*gates)->Save(MakeGate("bob")).ok());
+    auto problems = (*gates)->Verify();
+    ASSERT_TRUE(problems.ok());
+    EXPECT_TRUE(problems->empty());
+  }
+  testing::ExecSql(db(), "UPDATE query_gates SET mode = 'off' WHERE namespace = 'alice'");
+  auto gates = GateStore::Open(db());
+  ASSERT_TRUE(gates.ok()) << gates.status();
+  EXPECT_EQ((*gates)->Load("alice").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE((*gates)->Load("bob").ok());
+  auto problems = (*gates)->Verify();
+  ASSERT_TRUE(problems.ok());
+  EXPECT_THAT(*problems, ::testing::ElementsAre(HasSubstr("query gate of alice")));
+
+  // The table as main made it before rows were signed (doc/gate_format.md), holding bob's row.
+  testing::ExecSql(
+      db(),
+      "CREATE TABLE old(namespace TEXT PRIMARY KEY, mode TEXT NOT NULL, embedder TEXT NOT NULL, "
+      "fitted_at_us INTEGER NOT NULL, source TEXT NOT NULL, model BLOB NOT NULL); "
+      "INSERT INTO old SELECT namespace, mode, embedder, fitted_at_us, source, model FROM query_gates "
+      "WHERE namespace = 'bob'; DROP TABLE query_gates; ALTER TABLE old RENAME TO query_gates;");
+  gates->reset();
+  auto upgraded = GateStore::Open(db());
+  ASSERT_TRUE(upgraded.ok()) << upgraded.status();
+  EXPECT_TRUE((*upgraded)->Load("bob").ok())
+      << "signed at the upgrade: " << (*upgraded)->Load("bob").status();
+  testing::ExecSql(db(), "UPDATE query_gates SET tag = x'' WHERE namespace = 'bob'");
+  auto reopened = GateStore::Open(db());
+  ASSERT_TRUE(reopened.ok());
+  EXPECT_EQ((*reopened)->Load("bob").status().code(), absl::StatusCode::kDataLoss) << "signed only once";
 }
 
 TEST_F(GateStoreTest, RegistryCachesForTtlAndInvalidates) {

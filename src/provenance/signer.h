@@ -74,15 +74,18 @@ class Signer {
   void Sign(HistoryEvent* event) const;
   [[nodiscard]] absl::Status Verify(const HistoryEvent& event) const;
 
- private:
-  // The tag of `encode(key_id)` under the newest key, and that key's id; an empty tag if the
+  // The same for any other signed record (e.g. the access-control rows, auth/access_signer.h),
+  // given its canonical encoding under a key id:
+  // the tag of `encode(key_id)` under the newest key, and that key's id; an empty tag if the
   // keyring is empty or OpenSSL fails.
   std::pair<uint32_t, std::string> NewestTag(const std::function<std::string(uint32_t)>& encode) const;
   // OK when `tag` is the tag of `encode(key_id)` under key `key_id`; DataLoss naming `what()` if
   // not (called only then: verification is on every search's path).
-  absl::Status CheckTag(const std::function<std::string()>& what, uint32_t key_id, std::string_view tag,
-                        const std::function<std::string(uint32_t)>& encode) const;
+  [[nodiscard]] absl::Status CheckTag(const std::function<std::string()>& what, uint32_t key_id,
+                                      std::string_view tag,
+                                      const std::function<std::string(uint32_t)>& encode) const;
 
+ private:
   const Keyring* keyring_;
 };
 

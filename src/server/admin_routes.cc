@@ -177,8 +177,21 @@ absl::StatusOr<Reply> Verify(ServiceContext& ctx, const Call& call) {
   if (!report.ok()) return report.status();
   Reply reply;
   reply.body = ToJson(*report);
+  if (ctx.backends.registry != nullptr) {  // principals and keys: their rows are signed too
+    auto access = ctx.backends.registry->Verify();
+    if (!access.ok()) return access.status();
+    reply.body["access"] = ToJson(*access);
+    reply.body["ok"] = reply.body["ok"].get<bool>() && access->ok();
+  }
+  if (ctx.backends.gates != nullptr) {  // the query gates' signed policies
+    auto problems = ctx.backends.gates->Verify();
+    if (!problems.ok()) return problems.status();
+    reply.body["gates"] = {{"problems", *problems}, {"ok", problems->empty()}};
+    reply.body["ok"] = reply.body["ok"].get<bool>() && problems->empty();
+  }
   // Recorded before the audit flush below, so the chain check covers this very record.
-  RecordAudit(ctx, call, kServiceWide, AuditOperation::kVerify, {}, "", {{"store_ok", report->ok()}});
+  RecordAudit(ctx, call, kServiceWide, AuditOperation::kVerify, {}, "",
+              {{"store_ok", reply.body["ok"].get<bool>()}});
   if (ctx.backends.audit != nullptr) {
     // The audit log's signed chain too, including the records of requests answered just before.
     if (auto s = ctx.backends.audit->Flush(); !s.ok()) return s;

@@ -113,7 +113,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
 
   Env* env = options.store.env ? options.store.env : Env::Default();
   const std::filesystem::path db_path = StoreLayout(options.store_dir).database();
-  auto registry = PrincipalRegistry::Open(db_path, env);
+  auto registry = PrincipalRegistry::Open(db_path, env, options.store.keyring_path);
   if (!registry.ok()) return Fail(err, registry.status(), "principal registry");
   auto has_admin = (*registry)->HasActiveAdmin();
   if (!has_admin.ok()) return Fail(err, has_admin.status(), "principal registry");
@@ -147,7 +147,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
 
   // The read-time defenses: fitted gates and the LLM. (The query history the gates can be fitted
   // on is the store's own, fed by every search the gate does not flag.)
-  auto gates = GateStore::Open(db_path);
+  auto gates = GateStore::Open(db_path, options.store.keyring_path);
   if (!gates.ok()) return Fail(err, gates.status(), "query gates");
   GateRegistry gate_registry(gates->get(), env);
   std::unique_ptr<ChatClient> llm;
@@ -172,7 +172,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   if (!guard.ok()) return Fail(err, guard.status(), "honeypots");
   retriever.SetHoneypotGuard(guard->get());
 
-  ServiceBackends backends{store->get(), registry->get(), audit->get(), env, &retriever};
+  ServiceBackends backends{store->get(), registry->get(), audit->get(), env, &retriever, gates->get()};
   auto server = HttpServer::Create(so, backends);
   if (!server.ok()) return Fail(err, server.status(), "server");
 

@@ -21,6 +21,7 @@
 #include "bulwark/env.h"
 #include "bulwark/memory_store.h"
 #include "core/json_writer.h"
+#include "gate/gate_store.h"
 #include "retrieval/defended_retriever.h"
 #include "server/authorization.h"
 #include "server/credential_cache.h"
@@ -39,6 +40,8 @@ struct ServiceBackends {
   // The read path of searches and answers (query gate, smoothing). Null: HttpServer uses one over
   // `store` without gates or LLM.
   DefendedRetriever* retriever = nullptr;
+  // The fitted query gates (their signed policies are checked by verify); may be null.
+  GateStore* gates = nullptr;
 };
 
 struct ServiceContext {

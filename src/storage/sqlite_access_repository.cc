@@ -1,0 +1,212 @@
+// SQLite AccessRepository (see sqlite_access_repository.h): the SQL of the principal registry.
+#include "storage/sqlite_access_repository.h"
+
+#include <absl/strings/str_cat.h>
+#include <sqlite3.h>
+
+#include <mutex>
+
+#include "storage/sqlite_util.h"
+
+namespace bulwark {
+namespace {
+
+constexpr char kAccessSchema[] = R"sql(
+CREATE TABLE IF NOT EXISTS principals(
+  name          TEXT PRIMARY KEY,
+  role          TEXT NOT NULL,
+  namespaces    TEXT NOT NULL,
+  revoked       INTEGER NOT NULL DEFAULT 0,
+  created_at_us INTEGER NOT NULL,
+  sign_key_id   INTEGER NOT NULL DEFAULT 0,
+  tag           BLOB NOT NULL DEFAULT x''
+);
+CREATE TABLE IF NOT EXISTS api_keys(
+  key_id        TEXT PRIMARY KEY,
+  principal     TEXT NOT NULL,
+  secret_sha256 TEXT NOT NULL,
+  created_at_us INTEGER NOT NULL,
+  revoked       INTEGER NOT NULL DEFAULT 0,
+  sign_key_id   INTEGER NOT NULL DEFAULT 0,
+  tag           BLOB NOT NULL DEFAULT x''
+);
+CREATE INDEX IF NOT EXISTS api_keys_by_principal ON api_keys(principal);
+)sql";
+
+constexpr char kPrincipalColumns[] = "name, role, namespaces, revoked, created_at_us, sign_key_id, tag";
+constexpr char kKeyColumns[] = "key_id, principal, secret_sha256, created_at_us, revoked, sign_key_id, tag";
+
+// Adds the signature columns to a table made before rows were signed (and sets *added). In a
+// write transaction, so that two processes opening an old store at once do not both add them.
+absl::Status AddSignatureColumns(sqlite3* db, const char* table, bool* added) {
+  Transaction txn(db);
+  if (!txn.status().ok()) return txn.status();
+  {
+    Statement info(db,
+                   absl::StrCat("SELECT count(*) FROM pragma_table_info('", table, "') WHERE name = 'tag'"));
+    if (auto s = info.status(); !s.ok()) return s;
+    if (info.Step() != SQLITE_ROW) return SqliteError(db, "read table layout");
+    if (info.Int(0) > 0) return absl::OkStatus();
+  }
+  const std::string alter =
+      absl::StrCat("ALTER TABLE ", table, " ADD COLUMN sign_key_id INTEGER NOT NULL DEFAULT 0; ",
+                   "ALTER TABLE ", table, " ADD COLUMN tag BLOB NOT NULL DEFAULT x''");
+  if (auto s = Exec(db, alter.c_str()); !s.ok()) return s;
+  *added = true;
+  return txn.Commit();
+}
+
+PrincipalRow DecodePrincipalRow(const Statement& st) {
+  return PrincipalRow{st.Text(0),     st.Text(1), st.Text(2),
+                      st.Int(3) != 0, st.Int(4),  static_cast<uint32_t>(st.Int(5)),
+                      st.Blob(6)};
+}
+
+ApiKeyRow DecodeKeyRow(const Statement& st) {
+  return ApiKeyRow{st.Text(0), st.Text(1),     st.Text(2),
+                   st.Int(3),  st.Int(4) != 0, static_cast<uint32_t>(st.Int(5)),
+                   st.Blob(6)};
+}
+
+class SqliteAccessRepository : public AccessRepository {
+ public:
+  explicit SqliteAccessRepository(sqlite3* db) : db_(db) {}
+  ~SqliteAccessRepository() override { sqlite3_close(db_); }
+
+  bool upgraded_from_unsigned() const override { return upgraded_; }
+  void set_upgraded() { upgraded_ = true; }
+
+  absl::Status InsertPrincipal(const PrincipalRow& row) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Statement st(db_,
+                 absl::StrCat("INSERT INTO principals(", kPrincipalColumns, ") VALUES(?, ?, ?, ?, ?, ?, ?)"));
+    if (auto s = st.status(); !s.ok()) return s;
+    BindPrincipal(st, row);
+    if (st.Step() == SQLITE_DONE) return absl::OkStatus();
+    return SqliteError(db_, "add principal");  // AlreadyExists for a taken name
+  }
+
+  absl::StatusOr<std::optional<PrincipalRow>> FindPrincipal(std::string_view name) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Statement st(db_, absl::StrCat("SELECT ", kPrincipalColumns, " FROM principals WHERE name = ?"));
+    if (auto s = st.status(); !s.ok()) return s;
+    st.Bind(1, name);
+    const int rc = st.Step();
+    if (rc == SQLITE_ROW) return std::optional<PrincipalRow>(DecodePrincipalRow(st));
+    if (rc == SQLITE_DONE) return std::optional<PrincipalRow>();
+    return SqliteError(db_, "read principal");
+  }
+
+  absl::StatusOr<std::vector<PrincipalRow>> ListPrincipals() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Statement st(db_, absl::StrCat("SELECT ", kPrincipalColumns, " FROM principals ORDER BY name"));
+    if (auto s = st.status(); !s.ok()) return s;
+    std::vector<PrincipalRow> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) out.push_back(DecodePrincipalRow(st));
+    if (rc != SQLITE_DONE) return SqliteError(db_, "list principals");
+    return out;
+  }
+
+  absl::Status InsertKey(const ApiKeyRow& row) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Statement st(db_, absl::StrCat("INSERT INTO api_keys(", kKeyColumns, ") VALUES(?, ?, ?, ?, ?, ?, ?)"));
+    if (auto s = st.status(); !s.ok()) return s;
+    BindKey(st, row);
+    if (st.Step() == SQLITE_DONE) return absl::OkStatus();
+    return SqliteError(db_, "create key");  // AlreadyExists for a taken key id
+  }
+
+  absl::StatusOr<std::optional<ApiKeyRow>> FindKey(std::string_view key_id) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Statement st(db_, absl::StrCat("SELECT ", kKeyColumns, " FROM api_keys WHERE key_id = ?"));
+    if (auto s = st.status(); !s.ok()) return s;
+    st.Bind(1, key_id);
+    const int rc = st.Step();
+    if (rc == SQLITE_ROW) return std::optional<ApiKeyRow>(DecodeKeyRow(st));
+    if (rc == SQLITE_DONE) return std::optional<ApiKeyRow>();
+    return SqliteError(db_, "look up API key");
+  }
+
+  absl::StatusOr<std::vector<ApiKeyRow>> ListKeys(std::string_view principal) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Statement st(db_, absl::StrCat("SELECT ", kKeyColumns, " FROM api_keys",
+                                   principal.empty() ? "" : " WHERE principal = ?",
+                                   " ORDER BY created_at_us, key_id"));
+    if (auto s = st.status(); !s.ok()) return s;
+    if (!principal.empty()) st.Bind(1, principal);
+    std::vector<ApiKeyRow> out;
+    int rc;
+    while ((rc = st.Step()) == SQLITE_ROW) out.push_back(DecodeKeyRow(st));
+    if (rc != SQLITE_DONE) return SqliteError(db_, "list keys");
+    return out;
+  }
+
+  absl::Status Update(const std::vector<PrincipalRow>& principals,
+                      const std::vector<ApiKeyRow>& keys) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Transaction txn(db_);
+    if (!txn.status().ok()) return txn.status();
+    for (const PrincipalRow& row : principals) {
+      Statement st(
+          db_,
+          "UPDATE principals SET name = ?1, role = ?2, namespaces = ?3, revoked = ?4, created_at_us = ?5, "
+          "sign_key_id = ?6, tag = ?7 WHERE name = ?1");
+      if (auto s = st.status(); !s.ok()) return s;
+      BindPrincipal(st, row);
+      if (auto s = st.Run("update principal"); !s.ok()) return s;
+      if (sqlite3_changes(db_) == 0) return absl::NotFoundError(absl::StrCat("no principal ", row.name));
+    }
+    for (const ApiKeyRow& row : keys) {
+      Statement st(db_,
+                   "UPDATE api_keys SET key_id = ?1, principal = ?2, secret_sha256 = ?3, created_at_us = ?4, "
+                   "revoked = ?5, sign_key_id = ?6, tag = ?7 WHERE key_id = ?1");
+      if (auto s = st.status(); !s.ok()) return s;
+      BindKey(st, row);
+      if (auto s = st.Run("update key"); !s.ok()) return s;
+      if (sqlite3_changes(db_) == 0) return absl::NotFoundError(absl::StrCat("no API key ", row.key_id));
+    }
+    return txn.Commit();
+  }
+
+ private:
+  static void BindPrincipal(Statement& st, const PrincipalRow& row) {
+    st.Bind(1, row.name);
+    st.Bind(2, row.role);
+    st.Bind(3, row.grants);
+    st.Bind(4, int64_t{row.revoked ? 1 : 0});
+    st.Bind(5, row.created_at_us);
+    st.Bind(6, int64_t{row.sign_key_id});
+    st.BindBlob(7, row.tag.data(), row.tag.size());
+  }
+  static void BindKey(Statement& st, const ApiKeyRow& row) {
+    st.Bind(1, row.key_id);
+    st.Bind(2, row.principal);
+    st.Bind(3, row.secret_sha256);
+    st.Bind(4, row.created_at_us);
+    st.Bind(5, int64_t{row.revoked ? 1 : 0});
+    st.Bind(6, int64_t{row.sign_key_id});
+    st.BindBlob(7, row.tag.data(), row.tag.size());
+  }
+
+  std::mutex mu_;  // serializes all use of db_
+  sqlite3* db_;
+  bool upgraded_ = false;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AccessRepository>> OpenSqliteAccessRepository(
+    const std::filesystem::path& db_path) {
+  auto opened = OpenExistingDatabase(db_path, kAccessSchema);
+  if (!opened.ok()) return opened.status();
+  auto repository = std::make_unique<SqliteAccessRepository>(*opened);
+  bool added = false;
+  for (const char* table : {"principals", "api_keys"}) {
+    if (auto s = AddSignatureColumns(*opened, table, &added); !s.ok()) return s;
+  }
+  if (added) repository->set_upgraded();
+  return std::unique_ptr<AccessRepository>(std::move(repository));
+}
+
+}  // namespace bulwark
