@@ -127,6 +127,22 @@ TEST_F(HardeningServiceTest, ProvenanceCannotBeBorrowed) {
   EXPECT_EQ(verify.json()["ok"], true) << "re-signed entries and their histories verify";
 }
 
+// Point 4 for deletion: deleting is changing the entry, so the same rule holds — another writer
+// cannot delete a writer's memory (and so cannot make room for its own version of it).
+TEST_F(HardeningServiceTest, OnlyTheLastWriterOrAnAdminMayDelete) {
+  const std::string w1 = NewPrincipal("w1", "writer", {"a"});
+  const std::string w2 = NewPrincipal("w2", "writer", {"a"});
+  const std::string first = AddEntry(w1, "a", "the spare key is under the blue pot", "user")["id"];
+  const std::string second = AddEntry(w1, "a", "the gate code is 4411", "user")["id"];
+  Answer refused = Call("DELETE", "/v1/memories/" + first + "?namespace=a", w2);
+  EXPECT_EQ(refused.status, 403) << refused.body;
+  EXPECT_EQ(Call("GET", "/v1/memories/" + first + "?namespace=a", admin_).json()["entry"]["state"], "active");
+  EXPECT_EQ(Call("DELETE", "/v1/memories/" + first + "?namespace=a", w1).status, 200);
+  EXPECT_EQ(Call("DELETE", "/v1/memories/" + second + "?namespace=a", admin_).status, 200);
+  EXPECT_EQ(Call("GET", "/v1/memories/" + second + "?namespace=a", admin_).json()["entry"]["state"],
+            "deleted");
+}
+
 // Point 7: the add answer, GET, search hits and PATCH answer carry no detector report for readers
 // and writers; admins still see it.
 TEST_F(HardeningServiceTest, ReadersAndWritersGetNoDetectorOracle) {

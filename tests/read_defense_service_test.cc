@@ -21,6 +21,7 @@ namespace {
 using nlohmann::json;
 using testing::Answer;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using testing::SendJson;
 using testing::ServerProcess;
 
@@ -87,7 +88,12 @@ TEST_F(ReadDefenseServiceTest, GateRejectIsA403AndEverySearchCarriesTheGate) {
       Post("/v1/memories/search", reader, {{"namespace", "travel"}, {"query", kTriggered}, {"k", 3}});
   EXPECT_EQ(rejected.status, 403) << rejected.body;
   EXPECT_EQ(rejected.error_code(), "query_rejected");
-  EXPECT_THAT(rejected.body, HasSubstr("lda score"));
+  // Issue #18 point 7: a reader gets the decision, not the score it could tune a query against.
+  EXPECT_THAT(rejected.body, Not(HasSubstr("score")));
+  Answer rejected_admin =
+      Post("/v1/memories/search", admin_, {{"namespace", "travel"}, {"query", kTriggered}});
+  EXPECT_EQ(rejected_admin.status, 403) << rejected_admin.body;
+  EXPECT_THAT(rejected_admin.body, HasSubstr("lda score"));
 
   Answer passed =
       Post("/v1/memories/search", reader, {{"namespace", "travel"}, {"query", kBenign}, {"k", 3}});
@@ -96,8 +102,13 @@ TEST_F(ReadDefenseServiceTest, GateRejectIsA403AndEverySearchCarriesTheGate) {
   EXPECT_EQ(body["hits"].size(), 3u);
   EXPECT_EQ(body["gate"]["decision"], "pass");
   EXPECT_EQ(body["gate"]["mode"], "reject");
-  EXPECT_EQ(body["gate"]["score_kind"], "lda");
-  EXPECT_TRUE(body["gate"]["scores"].contains("mahalanobis"));
+  EXPECT_FALSE(body["gate"].contains("score_kind")) << body["gate"];
+  EXPECT_FALSE(body["gate"].contains("scores")) << body["gate"];
+  Answer passed_admin =
+      Post("/v1/memories/search", admin_, {{"namespace", "travel"}, {"query", kBenign}, {"k", 3}});
+  ASSERT_EQ(passed_admin.status, 200) << passed_admin.body;
+  EXPECT_EQ(passed_admin.json()["gate"]["score_kind"], "lda");
+  EXPECT_TRUE(passed_admin.json()["gate"]["scores"].contains("mahalanobis"));
 
   // A reader may not weaken the policy; an admin may.
   Answer weaker =
@@ -136,9 +147,11 @@ TEST_F(ReadDefenseServiceTest, GateRejectIsA403AndEverySearchCarriesTheGate) {
   // /metrics counts each decision once (the reader's refused weakening never reached the gate).
   Answer metrics = testing::Send(*client_, "GET", "/metrics", admin_);
   ASSERT_EQ(metrics.status, 200);
-  for (const char* decision : {"off", "reject", "pass", "flag", "strip"}) {
-    EXPECT_THAT(metrics.body, HasSubstr(std::string("bulwark_query_gate_decisions_total{decision=\"") +
-                                        decision + "\"} 1\n"));
+  // (reject and pass twice: the reader's and the admin's view of each.)
+  for (const auto& [decision, count] : std::vector<std::pair<std::string, int>>{
+           {"off", 1}, {"reject", 2}, {"pass", 2}, {"flag", 1}, {"strip", 1}}) {
+    EXPECT_THAT(metrics.body, HasSubstr("bulwark_query_gate_decisions_total{decision=\"" + decision + "\"} " +
+                                        std::to_string(count) + "\n"));
   }
   EXPECT_THAT(metrics.body, HasSubstr("bulwark_query_gate_decisions_total{decision=\"escalate\"} 0\n"));
 }

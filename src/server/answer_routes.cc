@@ -40,10 +40,10 @@ absl::StatusOr<Reply> Answer(ServiceContext& ctx, const Call& call) {
   }
   RecordAudit(ctx, call, *ns, AuditOperation::kAnswer, ids, Sha256Hex(request->question),
               DefenseDetail(*result));
-  if (result->rejected()) return QueryRejected(result->gate);
+  if (result->rejected()) return QueryRejected(result->gate, ReportViewFor(*call.caller));
   Reply reply;
   reply.body = ToJson(*result->smoothed);
-  reply.body["gate"] = GateJson(*result);
+  reply.body["gate"] = GateJson(*result, ReportViewFor(*call.caller));
   return reply;
 }
 

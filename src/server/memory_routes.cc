@@ -109,7 +109,7 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
   detail["include_quarantined"] = request->options.include_quarantined;
   RecordAudit(ctx, call, *ns, AuditOperation::kSearch, std::move(ids), Sha256Hex(request->query),
               std::move(detail));
-  if (result->rejected()) return QueryRejected(result->gate);
+  if (result->rejected()) return QueryRejected(result->gate, ReportViewFor(*call.caller));
   Reply reply;
   reply.text = SearchResponseJson(*result, ReportViewFor(*call.caller));
   reply.content_type = "application/json";
@@ -191,7 +191,10 @@ absl::StatusOr<Reply> Remove(ServiceContext& ctx, const Call& call, bool purge) 
   if (!ns.ok()) return ns.status();
   if (auto s = Authorize(*call.caller, *ns, purge ? Need::kAdmin : Need::kWrite, EntryNotFound()); !s.ok())
     return s;
-  if (auto entry = LoadVisibleEntry(ctx, *ns, id); !entry.ok()) return entry.status();
+  auto entry = LoadVisibleEntry(ctx, *ns, id);
+  if (!entry.ok()) return entry.status();
+  // Deleting is changing the entry: the same principals who may rewrite it (issue #18 point 4).
+  if (auto s = MayRewrite(*call.caller, *entry); !s.ok()) return s;
   MemoryStore& store = *ctx.backends.store;
   const std::string& actor = call.caller->principal.name;
   absl::Status status = purge ? store.Purge(*ns, id, actor) : store.Delete(*ns, id, actor);
@@ -215,7 +218,12 @@ nlohmann::json EntryJson(const Entry& entry, ReportView view) {
   return j;
 }
 
-nlohmann::json GateJson(const DefendedSearchResult& result) {
+nlohmann::json GateJson(const DefendedSearchResult& result, ReportView view) {
+  if (view == ReportView::kHidden) {
+    return {{"decision", ToString(result.gate.decision)},
+            {"flagged", result.gate.flagged},
+            {"mode", ToString(result.gate.mode)}};
+  }
   nlohmann::json gate = ToJson(result.gate);
   if (result.gate.decision == GateDecision::kStrip) gate["query"] = result.retrieved_query;
   return gate;
@@ -265,7 +273,7 @@ std::string SearchResponseJson(const DefendedSearchResult& result, ReportView vi
   JsonWriter w(&out);
   w.BeginObject();  // members in nlohmann's (sorted) order
   w.Key("gate");
-  w.Json(GateJson(result));
+  w.Json(GateJson(result, view));
   w.Key("hits");
   w.BeginArray();
   for (const SearchHit& hit : result.search.hits) WriteEntryJson(w, hit.entry, hit.score, view);
@@ -306,7 +314,11 @@ DefendedSearchRequest MakeDefendedRequest(const Call& call, std::string name_spa
   return request;  // the seed is always fresh: a client must not pick the subsets
 }
 
-absl::Status QueryRejected(const GateVerdict& verdict) {
+absl::Status QueryRejected(const GateVerdict& verdict, ReportView view) {
+  if (view == ReportView::kHidden) {
+    return ApiError(absl::StatusCode::kPermissionDenied, "query_rejected",
+                    "the query gate rejected this query");
+  }
   return ApiError(
       absl::StatusCode::kPermissionDenied, "query_rejected",
       absl::StrCat("the query gate rejected this query (", ToAbsl(ToString(*verdict.score_kind)), " score ",

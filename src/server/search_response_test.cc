@@ -78,17 +78,26 @@ TEST(SearchResponseJsonTest, MatchesTheNlohmannObjectByteForByte) {
   EXPECT_EQ(SearchResponseJson(result, ReportView::kFull), Reference(result));
 }
 
-// Issue #18 point 7: a hit's write-gate report reaches admins only; the hidden view is the full
-// one minus "report", byte for byte.
-TEST(SearchResponseJsonTest, HiddenViewDropsOnlyTheReport) {
+// Issue #18 point 7: a hit's write-gate report and the query gate's scores reach admins only; the
+// hidden view is the full one minus "report" and minus the gate's numbers, byte for byte.
+TEST(SearchResponseJsonTest, HiddenViewDropsOnlyTheReportAndTheGateScores) {
   DefendedSearchResult result;
   result.k = 5;
+  result.gate.mode = GateMode::kReject;
+  result.gate.decision = GateDecision::kPass;
+  result.gate.score_kind = GateScore::kLda;
+  result.gate.score = -0.41;
+  result.gate.threshold = -0.06;
   for (int i = 0; i < 5; ++i) result.search.hits.push_back({MakeEntry(i), 0.5f});
   ASSERT_TRUE(result.search.hits[2].entry.report.contains("scores"));
   nlohmann::json full = nlohmann::json::parse(SearchResponseJson(result, ReportView::kFull));
   nlohmann::json hidden = nlohmann::json::parse(SearchResponseJson(result, ReportView::kHidden));
   ASSERT_TRUE(full["hits"][2].contains("report"));
   for (auto& hit : full["hits"]) hit.erase("report");
+  ASSERT_TRUE(full["gate"].contains("threshold"));
+  full["gate"] = {{"decision", full["gate"]["decision"]},
+                  {"flagged", full["gate"]["flagged"]},
+                  {"mode", full["gate"]["mode"]}};
   EXPECT_EQ(hidden, full);
   EXPECT_FALSE(EntryJson(result.search.hits[2].entry, ReportView::kHidden).contains("report"));
   EXPECT_TRUE(EntryJson(result.search.hits[2].entry, ReportView::kFull).contains("report"));

@@ -107,9 +107,11 @@ ReportView ReportViewFor(const Caller& caller);  // kFull for the admin role, el
 
 // ToJson(entry) plus the hex signature "tag"; without "report" unless `view` is kFull.
 nlohmann::json EntryJson(const Entry& entry, ReportView view);
-// The query gate's verdict for an answer: ToJson(gate), plus the cleaned "query" the search used
-// when the gate stripped it (the audit log never gets it).
-nlohmann::json GateJson(const DefendedSearchResult& result);
+// The query gate's verdict for an answer. kFull (admins): ToJson(gate) — scores, thresholds,
+// removed tokens — plus the cleaned "query" the search used when the gate stripped it (the audit
+// log never gets it). kHidden: {"mode", "decision", "flagged"} only, so a reader cannot tune a
+// query against the gate's score (issue #18 point 7).
+nlohmann::json GateJson(const DefendedSearchResult& result, ReportView view);
 // EntryJson(entry, view), plus "score" when given, written straight to `w` (the search answer's hits).
 void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> score, ReportView view);
 // The body of a search answer: {"gate", "hits" (entries with "score"), "k", "smoothed" (if
@@ -127,8 +129,9 @@ DefendedSearchRequest MakeDefendedRequest(const Call& call, std::string name_spa
 // A read path error as the API answers it: the honeypot guard's refusal becomes the generic
 // 403 {"code": "session_blocked", "message": "this session is blocked"}; others are unchanged.
 absl::Status ReadPathStatus(const absl::Status& status);
-// The canned refusal of a query the gate rejected: 403 {"code": "query_rejected", ...}.
-absl::Status QueryRejected(const GateVerdict& verdict);
+// The canned refusal of a query the gate rejected: 403 {"code": "query_rejected", ...}; the message
+// names the score and threshold for kFull only.
+absl::Status QueryRejected(const GateVerdict& verdict, ReportView view);
 // Appends an audit record for `call` (time, principal, session, namespace, operation, ids); its
 // detail gains "key_id", the caller's API key id. Service-wide actions use namespace "*".
 void RecordAudit(ServiceContext& context, const Call& call, std::string_view name_space,
