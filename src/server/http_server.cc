@@ -1,12 +1,14 @@
 // The HTTP server: the connection loop's callbacks and the single request path (see http_server.h).
 #include "server/http_server.h"
 
+#include <absl/cleanup/cleanup.h>
 #include <absl/strings/str_cat.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <exception>
 #include <optional>
 
@@ -21,6 +23,13 @@ using Clock = std::chrono::steady_clock;
 
 int64_t MonotonicMicros() {
   return std::chrono::duration_cast<std::chrono::microseconds>(Clock::now().time_since_epoch()).count();
+}
+
+// CPU time used by the calling thread, in microseconds.
+int64_t ThreadCpuMicros() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<int64_t>(t.tv_sec) * 1'000'000 + t.tv_nsec / 1'000;
 }
 
 // httplib's set_content without copying the body: replaces the body and the Content-Type.
@@ -159,6 +168,16 @@ void HttpServer::InstallRoutes() {
   AddSessionRoutes(context_, &routes_);
   AddHealthRoutes(context_, &routes_);
   for (const RouteSpec& route : routes_) table_.Add(route.method, route.pattern);
+}
+
+void HttpServer::ChargeWork(std::string_view key_id, int64_t handler_us, size_t answer_bytes) {
+  // One request's token covers up to kWorkBytesPerToken of answer and kWorkMicrosPerToken of
+  // handler CPU time; each further such unit costs one more token.
+  constexpr double kWorkBytesPerToken = 16 << 10;
+  constexpr double kWorkMicrosPerToken = 10'000;
+  const double extra = std::max(0.0, static_cast<double>(answer_bytes) / kWorkBytesPerToken - 1) +
+                       std::max(0.0, static_cast<double>(handler_us) / kWorkMicrosPerToken - 1);
+  limiter_.Charge(key_id, extra, MonotonicMicros());
 }
 
 absl::StatusOr<int> HttpServer::Bind() {
@@ -382,7 +401,14 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
     }
   }
   const Call call{request, match.params, query, caller ? &*caller : nullptr};
+  const int64_t handler_start_us = ThreadCpuMicros();
   absl::StatusOr<Reply> reply = route.handler(call);
+  // Work beyond one request's share is charged to the key afterwards (issue #18 point 9): CPU time
+  // of the handler's thread (time spent waiting for the disk or for a core is not the caller's
+  // work) and the answer's size.
+  absl::Cleanup charge = [&] {
+    if (caller) ChargeWork(caller->key_id, ThreadCpuMicros() - handler_start_us, response.body.size());
+  };
   if (!reply.ok()) {
     if (HttpStatusOf(reply.status().code()) == 500) {
       spdlog::error("{} {}: {}", request.method, route.pattern, reply.status().ToString());

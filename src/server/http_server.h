@@ -81,6 +81,8 @@ class HttpServer {
   const ConnectionStats* connection_stats() const { return loop_ ? &loop_->stats() : nullptr; }
 
  private:
+  // Charges `key_id`'s rate-limit bucket for the work of a request beyond one token's share.
+  void ChargeWork(std::string_view key_id, int64_t handler_us, size_t answer_bytes);
   HttpServer(const ServerOptions& options, const ServiceBackends& backends);
   void InstallRoutes();
   // The connection loop's callbacks: a complete request's answer (on a worker), and the answer to

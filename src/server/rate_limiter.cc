@@ -46,4 +46,16 @@ RateLimiter::Decision RateLimiter::Acquire(std::string_view key, int64_t now_us)
   return {false, (1.0 - bucket.tokens) / rate_};
 }
 
+void RateLimiter::Charge(std::string_view key, double tokens, int64_t now_us) {
+  if (!enabled() || !(tokens > 0)) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = buckets_.find(ToAbsl(key));
+  if (it == buckets_.end()) return;
+  Bucket& bucket = it->second;
+  const int64_t elapsed_us = std::max<int64_t>(0, now_us - bucket.last_us);
+  bucket.tokens = std::min(burst_, bucket.tokens + static_cast<double>(elapsed_us) / 1e6 * rate_);
+  bucket.last_us = std::max(bucket.last_us, now_us);
+  bucket.tokens = std::max(-burst_, bucket.tokens - tokens);
+}
+
 }  // namespace bulwark::server

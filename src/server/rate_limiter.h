@@ -1,6 +1,9 @@
 // RateLimiter: one token bucket per API key. A bucket holds at most `burst` tokens and refills at
 // `rate_per_second`; each request takes one token, and a request that finds the bucket empty is
-// refused with the time until the next token (the service answers 429 with Retry-After).
+// refused with the time until the next token (the service answers 429 with Retry-After). Work
+// beyond a plain request (large answers, long handlers: issue #18 point 9) is charged afterwards
+// with Charge, which may take a bucket into debt (down to -burst): the key then waits until the
+// debt is repaid, so one tenant's heavy searches cost it tokens instead of costing others time.
 //
 // Memory is bounded: at most `max_keys` buckets are kept. A full bucket is the same as no bucket,
 // so when the table is full the limiter first drops full buckets, then the oldest-touched one.
@@ -30,6 +33,10 @@ class RateLimiter {
   // Takes one token from `key`'s bucket at time `now_us`. A key seen for the first time starts
   // with a full bucket. Time going backwards is treated as no time passing.
   Decision Acquire(std::string_view key, int64_t now_us);
+
+  // Takes `tokens` more from `key`'s bucket for work already done (never refuses; the bucket may go
+  // down to -burst). Unknown keys and tokens <= 0 change nothing.
+  void Charge(std::string_view key, double tokens, int64_t now_us);
 
   bool enabled() const { return rate_ > 0; }
   size_t tracked_keys() const;

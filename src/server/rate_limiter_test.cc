@@ -47,6 +47,24 @@ TEST(RateLimiterTest, TimeGoingBackwardsAddsNoTokens) {
   EXPECT_FALSE(limiter.Acquire("k", 10 * kSecond).allowed);
 }
 
+// Work charged after a request takes the bucket into debt: the key waits until it is repaid, at
+// most burst / rate seconds; another key is not affected; unknown keys are not created.
+TEST(RateLimiterTest, ChargedWorkIsRepaidBeforeTheNextRequest) {
+  RateLimiter limiter(/*rate_per_second=*/10, /*burst=*/5);
+  ASSERT_TRUE(limiter.Acquire("heavy", 0).allowed);  // 4 tokens left
+  limiter.Charge("heavy", 7, 0);                     // -3
+  RateLimiter::Decision refused = limiter.Acquire("heavy", 0);
+  EXPECT_FALSE(refused.allowed);
+  EXPECT_NEAR(refused.retry_after_seconds, 0.4, 1e-9) << "from -3 to 1 token at 10/s";
+  EXPECT_FALSE(limiter.Acquire("heavy", 300'000).allowed);
+  EXPECT_TRUE(limiter.Acquire("heavy", 400'000).allowed);
+  limiter.Charge("heavy", 1000, 400'000);  // the debt stops at -burst
+  EXPECT_NEAR(limiter.Acquire("heavy", 400'000).retry_after_seconds, 0.6, 1e-9);
+  EXPECT_TRUE(limiter.Acquire("light", 400'000).allowed);
+  limiter.Charge("unknown", 3, 0);
+  EXPECT_EQ(limiter.tracked_keys(), 2u);
+}
+
 TEST(RateLimiterTest, DisabledAllowsEverything) {
   RateLimiter limiter(0, 1);
   EXPECT_FALSE(limiter.enabled());
