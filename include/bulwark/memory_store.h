@@ -70,11 +70,13 @@ struct VerifyReport {
   std::vector<BadRow> bad_rows;
   int64_t events_checked = 0;
   std::vector<BadEvent> bad_events;
-  bool ok() const { return bad_rows.empty() && bad_events.empty(); }
+  std::string integrity_problem;  // the database engine's integrity check; empty when it passed
+  bool ok() const { return bad_rows.empty() && bad_events.empty() && integrity_problem.empty(); }
 };
 
 // {"rows_checked", "bad_rows": [{"row_id", "id", "namespace", "reason"}], "events_checked",
-//  "bad_events": [{"seq", "entry_id", "namespace", "reason"}], "ok"}: for the CLI and the API.
+//  "bad_events": [{"seq", "entry_id", "namespace", "reason"}], "integrity": "ok" or the problem,
+//  "ok"}: for the CLI and the API.
 nlohmann::json ToJson(const VerifyReport& report);
 
 struct NamespaceStats {

@@ -377,6 +377,7 @@ int CmdVerify(const GlobalFlags& g, Io io) {
     for (const BadEvent& b : report->bad_events) {
       io.out << "BAD history event " << b.seq << ": " << b.reason << "\n";
     }
+    if (!report->integrity_problem.empty()) io.out << "BAD database: " << report->integrity_problem << "\n";
     for (const std::string& problem : access->problems) io.out << "BAD " << problem << "\n";
     for (const std::string& problem : *gate_problems) io.out << "BAD " << problem << "\n";
     io.out << report->rows_checked << " rows checked, " << report->bad_rows.size() << " bad; "

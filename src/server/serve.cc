@@ -111,6 +111,15 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
                       ", signing key ", stats->newest_key_id, ")"));
   }
 
+  // Issue #18 point 9: a database that fails the engine's integrity check serves reads but no
+  // writes until an admin's verify passes (POST /v1/admin/verify or `bulwark verify`).
+  if (absl::Status integrity = (*store)->impl().entries->CheckIntegrityOrFreeze(); !integrity.ok()) {
+    if (integrity.code() != absl::StatusCode::kDataLoss) return Fail(err, integrity, "integrity check");
+    spdlog::error("{}; writes are refused until an admin runs verify", std::string(integrity.message()));
+    Emit(out, options.json, {{"event", "writes_frozen"}, {"reason", std::string(integrity.message())}},
+         absl::StrCat("WRITES FROZEN: ", integrity.message(), "; run verify once the store is repaired"));
+  }
+
   Env* env = options.store.env ? options.store.env : Env::Default();
   const std::filesystem::path db_path = StoreLayout(options.store_dir).database();
   auto registry = PrincipalRegistry::Open(db_path, env, options.store.keyring_path);

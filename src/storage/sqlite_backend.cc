@@ -4,6 +4,7 @@
 #include "storage/sqlite_backend.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -598,6 +599,22 @@ absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
   if (auto s = Exec(db_, "DELETE FROM meta WHERE key = 'unsigned_history_through'"); !s.ok()) return s;
   if (auto s = txn.Commit(); !s.ok()) return s;
   return static_cast<int64_t>(unsigned_events.size());
+}
+
+absl::Status SqliteBackend::CheckIntegrity() {
+  constexpr int kMaxProblems = 5;
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, absl::StrCat("PRAGMA quick_check(", kMaxProblems, ")"));
+  if (auto s = st.status(); !s.ok()) return s;
+  std::vector<std::string> problems;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    if (st.Text(0) != "ok") problems.push_back(st.Text(0));
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, "integrity check");
+  if (problems.empty()) return absl::OkStatus();
+  return absl::DataLossError(
+      absl::StrCat("the database failed its integrity check: ", absl::StrJoin(problems, "; ")));
 }
 
 absl::StatusOr<std::vector<StateCount>> SqliteBackend::CountByState() {

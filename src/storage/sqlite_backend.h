@@ -48,6 +48,7 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   absl::StatusOr<int64_t> SignEventsFromBeforeSigning(
       const std::function<void(HistoryEvent*)>& sign) override;
   absl::StatusOr<std::vector<StateCount>> CountByState() override;
+  absl::Status CheckIntegrity() override;
   absl::Status SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
                                 std::span<const std::vector<float>> rows, uint64_t keep_from_sequence,
                                 bool replace) override;

@@ -120,6 +120,10 @@ class StorageBackend {
       const std::function<void(HistoryEvent*)>& sign) = 0;
 
   [[nodiscard]] virtual absl::StatusOr<std::vector<StateCount>> CountByState() = 0;
+
+  // The storage engine's own consistency check of the store's pages and indexes (SQLite:
+  // PRAGMA quick_check), not of signatures. OK, or DataLoss with the first problems found.
+  [[nodiscard]] virtual absl::Status CheckIntegrity() = 0;
 };
 
 }  // namespace bulwark

@@ -114,6 +114,7 @@ void EntryStore::Sign(std::span<Entry> entries, std::span<HistoryEvent> events) 
 
 absl::StatusOr<std::vector<int64_t>> EntryStore::Commit(std::span<const Entry> entries,
                                                         std::span<const HistoryEvent> events) {
+  BULWARK_RETURN_IF_ERROR(WritesAllowed());
   std::unique_lock lock(mu_);
   BULWARK_ASSIGN_OR_RETURN(std::vector<int64_t> row_ids, backend_->InsertEntries(entries, events));
   NoteOwnEvents();
@@ -129,6 +130,7 @@ absl::StatusOr<RowForUpdate> EntryStore::ReadForUpdate(std::string_view name_spa
 
 absl::Status EntryStore::CommitUpdate(const RowForUpdate& read, const Entry& entry,
                                       const HistoryEvent& event) {
+  BULWARK_RETURN_IF_ERROR(WritesAllowed());
   std::unique_lock lock(mu_);
   BULWARK_RETURN_IF_ERROR(backend_->UpdateEntry(entry, read.entry.updated_at_us, event));
   NoteOwnEvents();
@@ -139,6 +141,7 @@ absl::Status EntryStore::CommitUpdate(const RowForUpdate& read, const Entry& ent
 
 absl::Status EntryStore::Transition(std::string_view name_space, std::string_view id, std::string_view actor,
                                     const StateChange& change) {
+  BULWARK_RETURN_IF_ERROR(WritesAllowed());
   for (int attempt = 1;; ++attempt) {
     BULWARK_ASSIGN_OR_RETURN(RowForUpdate read, ReadForUpdate(name_space, id));
     std::unique_lock lock(mu_);
@@ -192,6 +195,30 @@ absl::Status EntryStore::ApplyTransition(const RowForUpdate& read, std::string_v
     IndexRow(read.row_id, entry);  // it was not indexed (e.g. it failed to load)
   }
   return absl::OkStatus();
+}
+
+absl::Status EntryStore::CheckIntegrityOrFreeze() {
+  absl::Status integrity = backend_->CheckIntegrity();
+  if (integrity.code() == absl::StatusCode::kDataLoss) {
+    std::lock_guard<std::mutex> lock(freeze_mu_);
+    freeze_reason_ = std::string(integrity.message());
+    writes_frozen_.store(true);
+  }
+  return integrity;
+}
+
+void EntryStore::ThawWrites() {
+  if (!writes_frozen_.load()) return;
+  std::lock_guard<std::mutex> lock(freeze_mu_);
+  freeze_reason_.clear();
+  writes_frozen_.store(false);
+}
+
+absl::Status EntryStore::WritesAllowed() const {
+  if (!writes_frozen_.load()) return absl::OkStatus();
+  std::lock_guard<std::mutex> lock(freeze_mu_);
+  return absl::UnavailableError(
+      absl::StrCat("writes are refused until an admin runs verify and it passes: ", freeze_reason_));
 }
 
 absl::StatusOr<uint32_t> EntryStore::RotateSigningKey() {
@@ -544,6 +571,11 @@ absl::StatusOr<VerifyReport> EntryStore::Verify() {
     return absl::OkStatus();
   });
   if (!scanned.ok()) return scanned;
+  if (absl::Status integrity = backend_->CheckIntegrity(); !integrity.ok()) {
+    if (integrity.code() != absl::StatusCode::kDataLoss) return integrity;
+    report.integrity_problem = std::string(integrity.message());
+  }
+  if (report.ok()) ThawWrites();  // a clean verify lifts a freeze from a failed start-up check
   return report;
 }
 

@@ -129,7 +129,14 @@ class EntryStore {
   // path of `bulwark honeypots`; Export never shows them). Returns how many rows failed verification.
   [[nodiscard]] absl::StatusOr<int64_t> ExportHoneypots(
       std::string_view name_space, const std::function<absl::Status(const Entry&)>& visit);
+  // Every row's signature. A clean report also lifts a write freeze (below).
   [[nodiscard]] absl::StatusOr<VerifyReport> Verify();
+  // Runs the backend's integrity check (issue #18 point 9: `bulwark serve` at start). On DataLoss
+  // it freezes writes: Commit, CommitUpdate and Transition answer Unavailable until a Verify of
+  // the whole store passes; reads go on (rows that fail their tags are withheld as always).
+  // Returns the check's status.
+  [[nodiscard]] absl::Status CheckIntegrityOrFreeze();
+  bool writes_frozen() const { return writes_frozen_.load(); }
   // Entry counts per namespace and the keyring's state.
   [[nodiscard]] absl::StatusOr<StoreStats> Stats(const EmbedderFingerprint& embedder);
   [[nodiscard]] absl::StatusOr<uint32_t> RotateSigningKey();
@@ -184,6 +191,12 @@ class EntryStore {
   const Options options_;
   std::unique_ptr<StorageBackend> backend_;
   std::unique_ptr<Keyring> keyring_;
+  // The write freeze of CheckIntegrityOrFreeze.
+  absl::Status WritesAllowed() const;
+  void ThawWrites();
+  std::atomic<bool> writes_frozen_{false};
+  mutable std::mutex freeze_mu_;
+  std::string freeze_reason_;  // guarded by freeze_mu_
   std::unique_ptr<Signer> signer_;
 
   // Guards the indexes, the keyring (a rotation invalidates its keys) and the bookkeeping below,

@@ -280,6 +280,7 @@ nlohmann::json ToJson(const VerifyReport& report) {
           {"bad_rows", std::move(rows)},
           {"events_checked", report.events_checked},
           {"bad_events", std::move(events)},
+          {"integrity", report.integrity_problem.empty() ? "ok" : report.integrity_problem},
           {"ok", report.ok()}};
 }
 
