@@ -16,28 +16,65 @@ Bm25Index::Bm25Index(Bm25Options options) : options_(options) {
 }
 
 absl::Status Bm25Index::Add(int64_t id, std::span<const std::string> tokens) {
+  if (id == kFreeSlot) return absl::InvalidArgumentError("document id -1 is reserved");
   if (position_by_id_.contains(id))
     return absl::InvalidArgumentError(absl::StrCat("document ", id, " already added"));
   if (ids_.size() >= std::numeric_limits<uint32_t>::max() ||
       tokens.size() >= std::numeric_limits<uint32_t>::max()) {
     return absl::InvalidArgumentError("index or document too large");
   }
-  const uint32_t doc = static_cast<uint32_t>(ids_.size());
+  uint32_t doc = static_cast<uint32_t>(ids_.size());
+  if (!free_slots_.empty()) {
+    doc = free_slots_.back();
+    free_slots_.pop_back();
+  } else {
+    ids_.push_back(kFreeSlot);
+    lengths_.push_back(0);
+    terms_.emplace_back();
+  }
   absl::flat_hash_map<std::string_view, uint32_t> tf;
   for (const std::string& t : tokens) ++tf[t];
-  for (const auto& [term, count] : tf) postings_[std::string(term)].push_back({doc, count});
+  std::vector<std::string>& terms = terms_[doc];
+  terms.clear();
+  terms.reserve(tf.size());
+  for (const auto& [term, count] : tf) {
+    postings_[std::string(term)].push_back({doc, count});
+    terms.emplace_back(term);
+  }
   position_by_id_[id] = doc;
-  ids_.push_back(id);
-  lengths_.push_back(static_cast<uint32_t>(tokens.size()));
+  ids_[doc] = id;
+  lengths_[doc] = static_cast<uint32_t>(tokens.size());
   total_length_ += tokens.size();
   return absl::OkStatus();
 }
 
-std::vector<Bm25Hit> Bm25Index::Search(std::span<const std::string> query_tokens, int k) const {
-  if (k <= 0 || ids_.empty()) return {};
-  const double n = static_cast<double>(ids_.size());
+absl::Status Bm25Index::Remove(int64_t id) {
+  const auto found = position_by_id_.find(id);
+  if (found == position_by_id_.end())
+    return absl::NotFoundError(absl::StrCat("document ", id, " not indexed"));
+  const uint32_t doc = found->second;
+  for (const std::string& term : terms_[doc]) {
+    const auto it = postings_.find(term);
+    if (it == postings_.end()) continue;
+    std::erase_if(it->second, [doc](const Posting& p) { return p.doc == doc; });
+    if (it->second.empty()) postings_.erase(it);
+  }
+  std::vector<std::string>().swap(terms_[doc]);  // the words' memory is released
+  total_length_ -= lengths_[doc];
+  lengths_[doc] = 0;
+  ids_[doc] = kFreeSlot;
+  free_slots_.push_back(doc);
+  position_by_id_.erase(found);
+  return absl::OkStatus();
+}
+
+std::vector<Bm25Hit> Bm25Index::Search(std::span<const std::string> query_tokens, int k, Accept accept,
+                                       const void* context) const {
+  if (k <= 0 || position_by_id_.empty()) return {};
+  const double n = static_cast<double>(position_by_id_.size());
   const double avgdl = std::max(1.0, static_cast<double>(total_length_) / n);
   std::vector<double> scores(ids_.size(), 0.0);
+  std::vector<uint32_t> matched;
   absl::flat_hash_set<std::string_view> seen;
   for (const std::string& term : query_tokens) {
     if (!seen.insert(term).second) continue;
@@ -48,21 +85,46 @@ std::vector<Bm25Hit> Bm25Index::Search(std::span<const std::string> query_tokens
     for (const Posting& p : it->second) {
       const double tf = p.tf;
       const double norm = options_.k1 * (1 - options_.b + options_.b * lengths_[p.doc] / avgdl);
+      if (scores[p.doc] == 0) matched.push_back(p.doc);
       scores[p.doc] += idf * tf * (options_.k1 + 1) / (tf + norm);
     }
   }
-  std::vector<uint32_t> matched;
-  for (uint32_t d = 0; d < scores.size(); ++d) {
-    if (scores[d] > 0) matched.push_back(d);
+  if (accept != nullptr) {
+    std::erase_if(matched, [&](uint32_t d) { return !accept(context, ids_[d]); });
   }
+  std::erase_if(matched, [&](uint32_t d) { return !(scores[d] > 0); });
   const size_t keep = std::min(matched.size(), static_cast<size_t>(k));
-  std::partial_sort(matched.begin(), matched.begin() + keep, matched.end(), [&](uint32_t a, uint32_t b) {
-    return scores[a] != scores[b] ? scores[a] > scores[b] : a < b;
-  });
+  std::partial_sort(matched.begin(), matched.begin() + static_cast<ptrdiff_t>(keep), matched.end(),
+                    [&](uint32_t a, uint32_t b) {
+                      return scores[a] != scores[b] ? scores[a] > scores[b] : ids_[a] < ids_[b];
+                    });
   std::vector<Bm25Hit> hits;
   hits.reserve(keep);
   for (size_t i = 0; i < keep; ++i) hits.push_back({ids_[matched[i]], scores[matched[i]]});
   return hits;
+}
+
+double Bm25Index::ScoreDocument(std::span<const std::string> doc_tokens,
+                                std::span<const std::string> query_tokens) const {
+  const double n = static_cast<double>(position_by_id_.size());
+  const double avgdl = n > 0 ? std::max(1.0, static_cast<double>(total_length_) / n) : 1.0;
+  absl::flat_hash_map<std::string_view, uint32_t> tf;
+  for (const std::string& t : doc_tokens) ++tf[t];
+  absl::flat_hash_set<std::string_view> seen;
+  double score = 0;
+  for (const std::string& term : query_tokens) {
+    if (!seen.insert(term).second) continue;
+    const auto in_doc = tf.find(term);
+    if (in_doc == tf.end()) continue;
+    const auto it = postings_.find(term);
+    const double df = it == postings_.end() ? 0.0 : static_cast<double>(it->second.size());
+    const double idf = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+    const double f = in_doc->second;
+    const double norm =
+        options_.k1 * (1 - options_.b + options_.b * static_cast<double>(doc_tokens.size()) / avgdl);
+    score += idf * f * (options_.k1 + 1) / (f + norm);
+  }
+  return score;
 }
 
 }  // namespace bulwark

@@ -1,9 +1,11 @@
 // Bm25Index: an in-memory Okapi BM25 lexical index over pre-tokenized documents (issue #19: a
-// lexical ranking to fuse with the vector ranking). Not wired into MemoryStore::Search; the
-// retrieval evaluation (`bulwark-lab eval retrieval --ranking bm25|rrf`) uses it.
+// lexical ranking to fuse with the vector ranking). The store keeps one per namespace over its
+// active memories (store/lexical_rows.h; `retrieval: hybrid`); the retrieval evaluation
+// (`bulwark-lab eval retrieval --ranking bm25|rrf`) builds its own.
 //
-// Callers tokenize; to "tokenize like the lexical embedder" pass LexicalEmbedder::Tokens(text)
-// (lowercased ASCII words, optionally WordNet-canonicalized). Scoring, with the Lucene form of the
+// Callers tokenize (index/lexical_tokenizer.h for the store; LexicalEmbedder::Tokens in the
+// evaluation). A removed document leaves nothing behind: its postings go, and a term no other
+// document has is erased (a purged entry's words do not stay in memory). Scoring, with the Lucene form of the
 // IDF (Robertson & Zaragoza 2009, "The Probabilistic Relevance Framework: BM25 and Beyond",
 // Eq. 3.26, plus 1 inside the log so IDF is never negative):
 //   idf(t)      = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
@@ -44,21 +46,38 @@ class Bm25Index {
   // Adds a document. InvalidArgument if `id` was already added (nothing changes then). A document
   // with no tokens is kept (it counts in N and avgdl) but never matches.
   [[nodiscard]] absl::Status Add(int64_t id, std::span<const std::string> tokens);
+  // Removes a document and every posting of it. NotFound if `id` is not in the index.
+  [[nodiscard]] absl::Status Remove(int64_t id);
+  bool Contains(int64_t id) const { return position_by_id_.contains(id); }
 
-  // The at most `k` documents with a positive score for `query_tokens`, best first; equal scores
-  // in the order the documents were added. Empty for k <= 0, an empty index or no matching term.
-  std::vector<Bm25Hit> Search(std::span<const std::string> query_tokens, int k) const;
+  // The at most `k` documents with a positive score for `query_tokens` that `accept` (if set)
+  // accepts, best first; equal scores to the lower id. Empty for k <= 0, an empty index or no
+  // matching term.
+  using Accept = bool (*)(const void* context, int64_t id);
+  std::vector<Bm25Hit> Search(std::span<const std::string> query_tokens, int k, Accept accept = nullptr,
+                              const void* context = nullptr) const;
 
-  size_t size() const { return ids_.size(); }
+  // The score `doc_tokens` would have as a document of this index, with the index's statistics (N,
+  // df, avgdl) as they are, without adding it: a document scored this way changes no other
+  // document's score (the store scores honeypots so, for the honeypot observation only).
+  double ScoreDocument(std::span<const std::string> doc_tokens,
+                       std::span<const std::string> query_tokens) const;
+
+  size_t size() const { return position_by_id_.size(); }
+  // Distinct terms held (for tests: a removed document's unique words are gone).
+  size_t term_count() const { return postings_.size(); }
 
  private:
   struct Posting {
     uint32_t doc = 0;  // position in ids_
     uint32_t tf = 0;
   };
+  static constexpr int64_t kFreeSlot = -1;  // ids_ value of a removed document's slot
   Bm25Options options_;
-  std::vector<int64_t> ids_;
-  std::vector<uint32_t> lengths_;
+  std::vector<int64_t> ids_;                     // by slot; kFreeSlot once removed
+  std::vector<uint32_t> lengths_;                // by slot
+  std::vector<std::vector<std::string>> terms_;  // by slot: the document's distinct terms
+  std::vector<uint32_t> free_slots_;
   uint64_t total_length_ = 0;
   absl::flat_hash_map<int64_t, uint32_t> position_by_id_;
   absl::flat_hash_map<std::string, std::vector<Posting>> postings_;

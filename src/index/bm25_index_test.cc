@@ -43,7 +43,7 @@ TEST(Bm25Index, RareTermsWeighMoreAndRepeatsInTheQueryCountOnce) {
   EXPECT_EQ(hits[0].id, 1);
   EXPECT_GT(hits[0].score, hits[1].score);
   EXPECT_DOUBLE_EQ(hits[1].score, hits[2].score);  // both match "expires" only, same length
-  EXPECT_EQ(hits[1].id, 2);                        // ties in insertion order
+  EXPECT_EQ(hits[1].id, 2);                        // ties to the lower id
   EXPECT_EQ(hits[2].id, 3);
   EXPECT_DOUBLE_EQ(index.Search(Tokens{"passport", "expires"}, 1)[0].score, hits[0].score);
 }
@@ -65,6 +65,65 @@ TEST(Bm25Index, RefusesADuplicateIdAndChangesNothing) {
   EXPECT_THAT(index.Add(7, Tokens{"b"}), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(index.size(), 1u);
   EXPECT_TRUE(index.Search(Tokens{"b"}, 5).empty());
+}
+
+TEST(Bm25Index, RemoveDropsEveryPostingAndTheStatistics) {
+  Bm25Index index;
+  ASSERT_THAT(index.Add(1, Tokens{"passport", "expires", "june"}), IsOk());
+  ASSERT_THAT(index.Add(2, Tokens{"license", "expires", "june"}), IsOk());
+  const size_t terms_before = index.term_count();
+  ASSERT_THAT(index.Add(3, Tokens{"latex", "allergy", "expires"}), IsOk());
+  EXPECT_EQ(index.term_count(), terms_before + 2);
+  ASSERT_THAT(index.Remove(3), IsOk());
+  EXPECT_FALSE(index.Contains(3));
+  EXPECT_EQ(index.size(), 2u);
+  EXPECT_EQ(index.term_count(), terms_before);  // "latex" and "allergy" are gone from memory
+  EXPECT_TRUE(index.Search(Tokens{"latex"}, 5).empty());
+  EXPECT_THAT(index.Remove(3), StatusIs(absl::StatusCode::kNotFound));
+
+  // Scores equal those of an index that never held document 3.
+  Bm25Index fresh;
+  ASSERT_THAT(fresh.Add(1, Tokens{"passport", "expires", "june"}), IsOk());
+  ASSERT_THAT(fresh.Add(2, Tokens{"license", "expires", "june"}), IsOk());
+  const auto a = index.Search(Tokens{"passport", "june"}, 5);
+  const auto b = fresh.Search(Tokens{"passport", "june"}, 5);
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].id, b[i].id);
+    EXPECT_DOUBLE_EQ(a[i].score, b[i].score);
+  }
+  // A freed slot is reused; the new document is found under its own id.
+  ASSERT_THAT(index.Add(7, Tokens{"ferritin"}), IsOk());
+  ASSERT_EQ(index.Search(Tokens{"ferritin"}, 5).size(), 1u);
+  EXPECT_EQ(index.Search(Tokens{"ferritin"}, 5)[0].id, 7);
+  EXPECT_THAT(index.Add(-1, Tokens{"x"}), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST(Bm25Index, AcceptFiltersBeforeTheTopK) {
+  Bm25Index index;
+  for (int64_t id = 1; id <= 6; ++id) ASSERT_THAT(index.Add(id, Tokens{"dentist", "appointment"}), IsOk());
+  const auto even = [](const void*, int64_t id) { return id % 2 == 0; };
+  const auto hits = index.Search(Tokens{"dentist"}, 2, even);
+  ASSERT_EQ(hits.size(), 2u);
+  EXPECT_EQ(hits[0].id, 2);  // equal scores: lower id first, odd ids never
+  EXPECT_EQ(hits[1].id, 4);
+}
+
+TEST(Bm25Index, ScoreDocumentEqualsTheScoreOfAnAddedDocumentWithoutChangingOthers) {
+  Bm25Index index;
+  ASSERT_THAT(index.Add(1, Tokens{"passport", "expires", "june"}), IsOk());
+  ASSERT_THAT(index.Add(2, Tokens{"license", "expires", "june"}), IsOk());
+  const Tokens query{"passport", "june"};
+  const auto before = index.Search(query, 5);
+  const double outside = index.ScoreDocument(Tokens{"passport", "renewal"}, query);
+  EXPECT_GT(outside, 0);
+  EXPECT_EQ(index.ScoreDocument(Tokens{"renewal"}, query), 0);
+  const auto after = index.Search(query, 5);
+  ASSERT_EQ(after.size(), before.size());
+  for (size_t i = 0; i < after.size(); ++i) EXPECT_DOUBLE_EQ(after[i].score, before[i].score);
+  // Scored with the index's statistics: a rarer term weighs more than a common one.
+  EXPECT_GT(index.ScoreDocument(Tokens{"passport"}, Tokens{"passport"}),
+            index.ScoreDocument(Tokens{"june"}, Tokens{"june"}));
 }
 
 }  // namespace

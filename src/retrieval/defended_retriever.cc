@@ -9,6 +9,7 @@
 #include "smoothing/extractive_responder.h"
 #include "smoothing/llm_equivalence.h"
 #include "smoothing/llm_responder.h"
+#include "store/memory_store_impl.h"
 
 namespace bulwark {
 namespace {
@@ -114,7 +115,12 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
 
   if (guard_ != nullptr && !request.principal.empty()) {
     // The observation never changes what this search returns; a failure is logged, not raised.
-    if (auto v = guard_->Observe(caller, *embedding); !v.ok()) {
+    // Over the ranking the namespace's searches use: the fused one for hybrid retrieval.
+    auto retrieval = store_->impl().retrieval->Get(request.name_space);
+    const bool hybrid = retrieval.ok() && *retrieval == Retrieval::kHybrid;
+    if (auto v = guard_->Observe(caller, *embedding,
+                                 hybrid ? std::string_view(request.query) : std::string_view());
+        !v.ok()) {
       spdlog::warn("honeypot monitor: {}", ToStd(v.status().message()));
     }
   }

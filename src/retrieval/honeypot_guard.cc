@@ -153,12 +153,13 @@ absl::Status HoneypotGuard::CheckAllowed(const SessionKey& key) const {
 }
 
 absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Observe(const SessionKey& key,
-                                                                const std::vector<float>& query) {
+                                                                const std::vector<float>& query,
+                                                                std::string_view query_text) {
   honeypot::MonitorVerdict verdict;
   // Without pots there is nothing to observe: such namespaces' searches cost what they did before.
   if (Mode(key.ns) == HoneypotMode::kOff || !entries_->HasHoneypots(key.ns)) return verdict;
   BULWARK_ASSIGN_OR_RETURN(std::vector<EntryStore::ObservedRow> rows,
-                           entries_->Observe(key.ns, query, KObs(key.ns)));
+                           entries_->Observe(key.ns, query, KObs(key.ns), query_text));
   std::vector<honeypot::RetrievedRow> top;
   top.reserve(rows.size());
   for (const EntryStore::ObservedRow& r : rows) top.push_back({r.score, r.is_pot});

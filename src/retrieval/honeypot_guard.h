@@ -70,8 +70,11 @@ class HoneypotGuard {
   // After retrieval (not in off mode): feeds the observation of `query` to the monitor and
   // persists a new H1 decision. The repository's error if persisting fails (the decision stands
   // in memory); the store's errors for the observation.
+  // `query_text` non-empty: the observation is over the hybrid ranking (namespaces whose retrieval
+  // is hybrid; EntryStore::Observe).
   [[nodiscard]] absl::StatusOr<honeypot::MonitorVerdict> Observe(const honeypot::SessionKey& key,
-                                                                 const std::vector<float>& query);
+                                                                 const std::vector<float>& query,
+                                                                 std::string_view query_text = {});
 
   // The persisted blocks (all namespaces, or one), by key.
   [[nodiscard]] absl::StatusOr<std::vector<BlockedKey>> Blocked(std::string_view name_space = {}) const;

@@ -92,6 +92,42 @@ TEST_F(HoneypotGuardTest, ObservationRanksVerifiedPotsWithMemories) {
   for (const SearchHit& h : hits->hits) EXPECT_EQ(h.entry.kind, Kind::kMemory);
 }
 
+// Hybrid namespaces are observed over the fused ranking: pots take part in its lexical side
+// (scored against the memories' BM25 statistics) but never in a caller's hits.
+TEST_F(HoneypotGuardTest, HybridObservationFusesPotsLexicallyAndHitsNeverHoldThem) {
+  auto attack = store_->embedder().Embed(kExtractQuery);
+  auto benign = store_->embedder().Embed(kUserQuery);
+  ASSERT_TRUE(attack.ok() && benign.ok());
+  EntryStore& entries = *store_->impl().entries;
+  auto a = entries.Observe(kPotNs, *attack, 4, kExtractQuery);
+  ASSERT_THAT(a.status(), IsOk());
+  ASSERT_EQ(a->size(), 4u);
+  for (const auto& row : *a) EXPECT_TRUE(row.is_pot);
+  auto b = entries.Observe(kPotNs, *benign, 4, kUserQuery);
+  ASSERT_THAT(b.status(), IsOk());
+  ASSERT_EQ(b->size(), 4u);
+  for (const auto& row : *b) EXPECT_FALSE(row.is_pot);
+  // The pots' own words: first in the lexical ranking, so first in the fused observation, though
+  // the vector side ranks every memory above them.
+  auto c = entries.Observe(kPotNs, *benign, 4, "crimson lantern orchard");
+  ASSERT_THAT(c.status(), IsOk());
+  ASSERT_EQ(c->size(), 4u);
+  for (const auto& row : *c) EXPECT_TRUE(row.is_pot);
+  auto v = entries.Observe(kPotNs, *benign, 4);  // vector observation: memories first
+  ASSERT_THAT(v.status(), IsOk());
+  for (const auto& row : *v) EXPECT_FALSE(row.is_pot);
+  EXPECT_THAT(entries.Observe(kPotNs, *benign, 65, kUserQuery).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+
+  ASSERT_THAT(store_->impl().retrieval->Set(kPotNs, Retrieval::kHybrid), IsOk());
+  for (const std::string& q : {kExtractQuery, std::string("crimson lantern orchard"), kUserQuery}) {
+    auto hits = store_->Search(kPotNs, q, {.k = 50});
+    ASSERT_THAT(hits.status(), IsOk());
+    EXPECT_EQ(hits->hits.size(), 30u);
+    for (const SearchHit& h : hits->hits) EXPECT_EQ(h.entry.kind, Kind::kMemory);
+  }
+}
+
 TEST_F(HoneypotGuardTest, BlockModeBlocksAnExtractorBeforeRetrievalAndNotBenignUsers) {
   const SessionKey attacker{kPotNs, "mallory", "s1"};
   const SessionKey user{kPotNs, "alice", "s2"};

@@ -14,16 +14,9 @@
 #include "provenance/keyring.h"
 #include "provenance/signer.h"
 #include "store/metadata_index.h"
+#include "store/namespace_index.h"
 
 namespace bulwark {
-
-// The in-memory index of one namespace: vectors with state and kind, and top-level metadata.
-// Both hold the same rows.
-struct EntryStore::NamespaceIndex {
-  std::unique_ptr<VectorIndex> vectors;
-  MetadataIndex metadata;
-  absl::flat_hash_set<int64_t> honeypots;  // the rows of kind honeypot among them
-};
 
 namespace {
 
@@ -67,7 +60,8 @@ EntryStore::EntryStore(std::unique_ptr<StorageBackend> backend, std::unique_ptr<
     : options_(options),
       backend_(std::move(backend)),
       keyring_(std::move(keyring)),
-      signer_(std::make_unique<Signer>(keyring_.get())) {}
+      signer_(std::make_unique<Signer>(keyring_.get())),
+      tokenizer_(options.hybrid.tokenizer) {}
 
 EntryStore::~EntryStore() = default;
 
@@ -81,6 +75,7 @@ absl::Status EntryStore::LoadIndexes() {
     BULWARK_RETURN_IF_ERROR(index->vectors->Add(row.row_id, e.embedding, e.state, e.kind));
     index->metadata.Add(row.row_id, e.metadata);
     if (e.kind == Kind::kHoneypot) index->honeypots.insert(row.row_id);
+    SyncLexical(index, row.row_id, e);
     return absl::OkStatus();
   }));
   // A row older than its own history was rolled back while no process had the store open: it is
@@ -92,7 +87,7 @@ absl::Status EntryStore::LoadIndexes() {
 EntryStore::NamespaceIndex* EntryStore::IndexFor(const std::string& name_space) {
   auto& slot = indexes_[name_space];
   if (!slot) {
-    slot = std::make_unique<NamespaceIndex>();
+    slot = std::make_unique<NamespaceIndex>(options_.hybrid.bm25);
     slot->vectors = *FlatIndex::Create(options_.dimension);  // dimension checked in Open
   }
   return slot.get();
@@ -103,6 +98,26 @@ void EntryStore::UnindexRow(const std::string& name_space, int64_t row_id) {
     it->second->vectors->Remove(row_id).IgnoreError();  // it may not be indexed
     it->second->metadata.Remove(row_id);
     it->second->honeypots.erase(row_id);
+    it->second->lexical.Remove(row_id).IgnoreError();  // only active memories are there
+    it->second->pot_tokens.erase(row_id);
+  }
+}
+
+void EntryStore::SyncLexical(NamespaceIndex* index, int64_t row_id, const Entry& entry) {
+  if (entry.kind == Kind::kHoneypot) {
+    if (entry.state == State::kActive) {
+      index->pot_tokens[row_id] = tokenizer_.Tokens(entry.text);
+    } else {
+      index->pot_tokens.erase(row_id);
+    }
+    return;
+  }
+  const bool wanted = entry.kind == Kind::kMemory && entry.state == State::kActive;
+  if (!wanted) {
+    index->lexical.Remove(row_id).IgnoreError();
+  } else if (!index->lexical.Contains(row_id)) {
+    const std::vector<std::string> tokens = tokenizer_.Tokens(entry.text);
+    index->lexical.Add(row_id, tokens).IgnoreError();  // absent, checked above
   }
 }
 
@@ -193,6 +208,8 @@ absl::Status EntryStore::ApplyTransition(const RowForUpdate& read, std::string_v
     UnindexRow(entry.name_space, read.row_id);
   } else if (!index->vectors->SetState(read.row_id, entry.state).ok()) {
     IndexRow(read.row_id, entry);  // it was not indexed (e.g. it failed to load)
+  } else {
+    SyncLexical(index, read.row_id, entry);  // quarantine drops it, release restores it
   }
   return absl::OkStatus();
 }
@@ -240,6 +257,7 @@ void EntryStore::IndexRow(int64_t row_id, const Entry& entry) {
   }
   index->metadata.Add(row_id, entry.metadata);
   if (entry.kind == Kind::kHoneypot) index->honeypots.insert(row_id);
+  SyncLexical(index, row_id, entry);
 }
 
 void EntryStore::NoteOwnEvents() {
@@ -439,7 +457,9 @@ bool EntryStore::HasHoneypots(std::string_view name_space) const {
 
 absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::string_view name_space,
                                                                          const std::vector<float>& query,
-                                                                         int k_obs) {
+                                                                         int k_obs,
+                                                                         std::string_view query_text) {
+  if (!query_text.empty()) return ObserveHybrid(name_space, query, query_text, k_obs);
   if (query.size() != static_cast<size_t>(options_.dimension)) {
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }

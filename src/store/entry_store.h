@@ -37,7 +37,9 @@
 #include "bulwark/env.h"
 #include "bulwark/memory_store.h"
 #include "bulwark/options.h"
+#include "index/lexical_tokenizer.h"
 #include "storage/storage_backend.h"
+#include "store/hybrid_ranking.h"
 
 namespace bulwark {
 
@@ -45,6 +47,7 @@ class Keyring;
 class Signer;
 class VectorIndex;
 class MetadataIndex;
+struct IndexFilter;
 
 // The bit of `state` in a state mask (Export, StateChange::from_states).
 constexpr uint32_t StateBit(State s) { return 1u << static_cast<int>(s); }
@@ -61,6 +64,7 @@ class EntryStore {
     int dimension = 0;                 // the embedder's; every stored vector has it
     int other_writers_check_ms = 100;  // StoreOptions::other_writers_check_ms
     Env* env = nullptr;                // not null
+    HybridOptions hybrid;              // the lexical index's tokenizer and BM25 options; fusion
   };
   // Takes the backend and the keyring; loads every indexable row into the in-memory indexes.
   // InvalidArgument for a dimension the index cannot hold; the backend's error otherwise.
@@ -102,6 +106,22 @@ class EntryStore {
   [[nodiscard]] absl::StatusOr<SearchResult> Search(std::string_view name_space,
                                                     const std::vector<float>& query,
                                                     const SearchOptions& options);
+  // Search with hybrid ranking (store/hybrid_ranking.h): the vector ranking and the BM25 ranking of
+  // `query_text` over the namespace's active memories, fused by Eq. 1 of hybrid_ranking.h, then
+  // read and verified best first exactly as Search does (same guarantees: only verified rows of
+  // the namespace in the requested states that match the metadata filter; never a honeypot).
+  // Quarantined entries (include_quarantined) are ranked by the vector side only. Hit scores are
+  // the cosine with the query (the order is the fused one). Errors as Search.
+  [[nodiscard]] absl::StatusOr<SearchResult> SearchHybrid(std::string_view name_space,
+                                                          const std::vector<float>& query,
+                                                          std::string_view query_text,
+                                                          const SearchOptions& options);
+  // Documents and distinct terms in the namespace's lexical index (tests, stats).
+  struct LexicalStats {
+    size_t documents = 0;
+    size_t terms = 0;
+  };
+  LexicalStats Lexical(std::string_view name_space) const;
   // One row of a honeypot observation: its cosine to the query and whether it is a honeypot.
   struct ObservedRow {
     float score = 0;
@@ -116,8 +136,12 @@ class EntryStore {
   // True if the namespace has indexed honeypots (any state); searches of a namespace without pots
   // need no observation.
   bool HasHoneypots(std::string_view name_space) const;
+  // `query_text` non-empty: the observation is over the hybrid (fused) ranking of the same rows
+  // (SearchHybrid's; honeypots take part in the lexical side through Bm25Index::ScoreDocument, so
+  // they never change a caller's hits); each row still reports its cosine with the query.
   [[nodiscard]] absl::StatusOr<std::vector<ObservedRow>> Observe(std::string_view name_space,
-                                                                 const std::vector<float>& query, int k_obs);
+                                                                 const std::vector<float>& query, int k_obs,
+                                                                 std::string_view query_text = {});
   [[nodiscard]] absl::StatusOr<Entry> Get(std::string_view name_space, std::string_view id);
   [[nodiscard]] absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space,
                                                                   std::string_view id);
@@ -154,6 +178,23 @@ class EntryStore {
   NamespaceIndex* IndexFor(const std::string& name_space);  // requires mu_ held exclusively
   // Adds a row to its namespace's index, logging instead of failing. Requires mu_ (unique).
   void IndexRow(int64_t row_id, const Entry& entry);
+  // Observe over the fused ranking (hybrid_search.cc).
+  absl::StatusOr<std::vector<ObservedRow>> ObserveHybrid(std::string_view name_space,
+                                                         const std::vector<float>& query,
+                                                         std::string_view query_text, int k_obs);
+  std::vector<int64_t> ObservedLexicalRanking(const NamespaceIndex& index,
+                                              std::span<const std::string> tokens,
+                                              size_t depth) const;  // requires mu_ (shared)
+  // Puts the row in the namespace's lexical index if it is an active memory, else takes it out.
+  // Requires mu_ (unique).
+  void SyncLexical(NamespaceIndex* index, int64_t row_id, const Entry& entry);
+  // Reads and verifies the rows of `ordered` (best first) not yet in `seen`, in batches, appending
+  // those that pass (verified, in the namespace, accepted by `filter` and the metadata filter) to
+  // result->hits until it holds `k`, with their cosine to `query`. Requires mu_ (shared).
+  absl::Status TakeVerified(std::string_view name_space, std::span<const int64_t> ordered,
+                            const IndexFilter& filter, const SearchOptions& options,
+                            const std::vector<float>& query, size_t k, absl::flat_hash_set<int64_t>* seen,
+                            SearchResult* result);
   // Drops a row from its namespace's index (if indexed). Requires mu_ (unique).
   void UnindexRow(const std::string& name_space, int64_t row_id);
   // Checks a row read back from storage: decoded, in `name_space`, right embedding size, valid
@@ -198,6 +239,7 @@ class EntryStore {
   mutable std::mutex freeze_mu_;
   std::string freeze_reason_;  // guarded by freeze_mu_
   std::unique_ptr<Signer> signer_;
+  const LexicalTokenizer tokenizer_;
 
   // Guards the indexes, the keyring (a rotation invalidates its keys) and the bookkeeping below,
   // and orders changes.

@@ -101,10 +101,13 @@ absl::StatusOr<std::unique_ptr<MemoryStore::Impl>> Assemble(const std::filesyste
                                                 ? Keyring::Create(keyring_path, impl->env)
                                                 : Keyring::Load(keyring_path));
   DefenseStateRepository* defense_state = backend.get();  // owned by the entry store from here on
+  BULWARK_ASSIGN_OR_RETURN(const HybridOptions hybrid, ParseRetrievalConfig(options.retrieval_config));
   BULWARK_ASSIGN_OR_RETURN(
       impl->entries,
       EntryStore::Open(std::move(backend), std::make_unique<Keyring>(std::move(keyring)),
-                       {impl->embedder->dimension(), options.other_writers_check_ms, impl->env}));
+                       {impl->embedder->dimension(), options.other_writers_check_ms, impl->env, hybrid}));
+  impl->retrieval = std::make_unique<RetrievalSettings>(&impl->entries->backend(), hybrid.default_retrieval,
+                                                        options.other_writers_check_ms, impl->env);
   BULWARK_ASSIGN_OR_RETURN(const nlohmann::json gate_config,
                            ReadGateConfig(impl->layout.write_gate_config(), options.write_gate_config));
   BULWARK_ASSIGN_OR_RETURN(impl->defenses,
@@ -174,6 +177,9 @@ absl::StatusOr<SearchResult> MemoryStore::Search(std::string_view name_space, st
   }
   // MemSAD's rolling history H is fed by real searches.
   if (options.record_query) impl_->defenses->RecordQuery(name_space, *embedded);
+  BULWARK_ASSIGN_OR_RETURN(const Retrieval retrieval, impl_->retrieval->Get(name_space));
+  if (retrieval == Retrieval::kHybrid)
+    return impl_->entries->SearchHybrid(name_space, *embedded, query, options);
   return impl_->entries->Search(name_space, *embedded, options);
 }
 

@@ -3,7 +3,8 @@
 //
 //   writes   -> WritePipeline (write/write_pipeline.h): validate -> embed -> WriteDefenses ->
 //               sign -> EntryStore (persist + index)
-//   searches -> EntryStore::Search over the embedded query; the query feeds WriteDefenses (MemSAD's
+//   searches -> EntryStore::Search (or SearchHybrid, per RetrievalSettings) over the embedded query; the
+//   query feeds WriteDefenses (MemSAD's
 //               rolling history); the read-time defenses wrap this in DefendedRetriever
 //   the rest -> EntryStore (get, history, state changes, export, verify) or WriteDefenses
 //               (calibration)
@@ -20,6 +21,7 @@
 #include "detect/write_defenses.h"
 #include "storage/store_layout.h"
 #include "store/entry_store.h"
+#include "store/retrieval_settings.h"
 #include "write/write_pipeline.h"
 
 namespace bulwark {
@@ -38,6 +40,7 @@ class MemoryStore::Impl {
   std::unique_ptr<EntryStore> entries;
   std::unique_ptr<WriteDefenses> defenses;
   std::unique_ptr<WritePipeline> pipeline;
+  std::unique_ptr<RetrievalSettings> retrieval;  // vector or hybrid ranking, per namespace
 };
 
 }  // namespace bulwark

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "provenance/keyring.h"
+#include "store/memory_store_impl.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -295,8 +296,10 @@ TEST_F(MemoryStoreTest, NonMatchingMetadataFilterReadsNoRows) {
   EXPECT_EQ(plain->rows_read, 5);
 }
 
-// Filtered results are exactly the unfiltered ranking with non-matching entries left out.
+// Filtered results are exactly the unfiltered ranking with non-matching entries left out (vector
+// ranking; hybrid ranking's filters: hybrid_search_test.cc).
 TEST_F(MemoryStoreTest, MetadataFilterMatchesTheUnfilteredRanking) {
+  ASSERT_TRUE(store_->impl().retrieval->Set("default", Retrieval::kVector).ok());
   const std::vector<std::string> words = {"flight", "budget", "dentist", "garden", "invoice", "coffee"};
   std::vector<NewEntry> batch;
   for (int i = 0; i < 900; ++i) {

@@ -1,0 +1,39 @@
+// LexicalTokenizer: words, lowercasing, stop words, Snowball stemming and the bounds.
+#include "index/lexical_tokenizer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace bulwark {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+
+TEST(LexicalTokenizer, StemsAndDropsStopWords) {
+  const LexicalTokenizer tokenizer;
+  EXPECT_THAT(tokenizer.Tokens("When are my Dental appointments?"), ElementsAre("dental", "appoint"));
+  EXPECT_THAT(tokenizer.Tokens("the appointment"), ElementsAre("appoint"));
+  EXPECT_THAT(tokenizer.Tokens("Running 10k, 6:30 pm"), ElementsAre("run", "10k", "6", "30", "pm"));
+}
+
+TEST(LexicalTokenizer, OptionsOff) {
+  const LexicalTokenizer tokenizer({.stem = false, .stop_words = false});
+  EXPECT_THAT(tokenizer.Tokens("When are my appointments?"),
+              ElementsAre("when", "are", "my", "appointments"));
+}
+
+TEST(LexicalTokenizer, KeepsUtf8WordsWholeAndBoundsWords) {
+  const LexicalTokenizer tokenizer({.stem = false, .stop_words = true});
+  EXPECT_THAT(tokenizer.Tokens("Żurek pâté"), ElementsAre("Żurek", "pâté"));  // non-ASCII not lowercased
+  EXPECT_THAT(tokenizer.Tokens(std::string(LexicalTokenizer::kMaxWordBytes + 1, 'a')), IsEmpty());
+  EXPECT_THAT(tokenizer.Tokens(" ,.;"), IsEmpty());
+  std::string many;
+  for (size_t i = 0; i < LexicalTokenizer::kMaxTokens + 10; ++i) many += "word ";
+  EXPECT_EQ(tokenizer.Tokens(many).size(), LexicalTokenizer::kMaxTokens);
+}
+
+}  // namespace
+}  // namespace bulwark

@@ -1,0 +1,106 @@
+// The retrieval setting, its options and weighted reciprocal-rank fusion (see hybrid_ranking.h).
+#include "store/hybrid_ranking.h"
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/strings/str_cat.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "core/strings.h"
+
+namespace bulwark {
+namespace {
+
+// Reads a number of `config[key]` into *out if present; InvalidArgument unless it is a finite
+// number in [lo, hi].
+absl::Status ReadNumber(const nlohmann::json& config, const char* key, double lo, double hi, double* out) {
+  const auto it = config.find(key);
+  if (it == config.end()) return absl::OkStatus();
+  if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < lo ||
+      it->get<double>() > hi) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("retrieval_config.", key, " must be a number in [", lo, ", ", hi, "]"));
+  }
+  *out = it->get<double>();
+  return absl::OkStatus();
+}
+
+absl::Status ReadBool(const nlohmann::json& config, const char* key, bool* out) {
+  const auto it = config.find(key);
+  if (it == config.end()) return absl::OkStatus();
+  if (!it->is_boolean())
+    return absl::InvalidArgumentError(absl::StrCat("retrieval_config.", key, " must be a boolean"));
+  *out = it->get<bool>();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string_view ToString(Retrieval retrieval) {
+  return retrieval == Retrieval::kHybrid ? "hybrid" : "vector";
+}
+
+absl::StatusOr<Retrieval> ParseRetrieval(std::string_view name) {
+  if (name == "vector") return Retrieval::kVector;
+  if (name == "hybrid") return Retrieval::kHybrid;
+  return absl::InvalidArgumentError(
+      absl::StrCat("retrieval must be \"vector\" or \"hybrid\", not \"", ToAbsl(name), "\""));
+}
+
+absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config) {
+  HybridOptions options;
+  if (config.is_null()) return options;
+  if (!config.is_object()) return absl::InvalidArgumentError("retrieval_config must be a JSON object");
+  static constexpr std::string_view kKeys[] = {"default",       "rrf_k",          "depth",
+                                               "vector_weight", "lexical_weight", "stem",
+                                               "stop_words",    "bm25_k1",        "bm25_b"};
+  for (const auto& [key, value] : config.items()) {
+    if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
+      return absl::InvalidArgumentError(absl::StrCat("retrieval_config: unknown key \"", key, "\""));
+    }
+  }
+  if (const auto it = config.find("default"); it != config.end()) {
+    if (!it->is_string()) return absl::InvalidArgumentError("retrieval_config.default must be a string");
+    auto parsed = ParseRetrieval(it->get<std::string>());
+    if (!parsed.ok()) return parsed.status();
+    options.default_retrieval = *parsed;
+  }
+  double depth = options.depth;
+  if (auto s = ReadNumber(config, "rrf_k", 0, 1e6, &options.rrf_k); !s.ok()) return s;
+  if (auto s = ReadNumber(config, "depth", 1, 1000, &depth); !s.ok()) return s;
+  options.depth = static_cast<int>(depth);
+  if (auto s = ReadNumber(config, "vector_weight", 0, 1e6, &options.vector_weight); !s.ok()) return s;
+  if (auto s = ReadNumber(config, "lexical_weight", 0, 1e6, &options.lexical_weight); !s.ok()) return s;
+  if (auto s = ReadNumber(config, "bm25_k1", 0, 100, &options.bm25.k1); !s.ok()) return s;
+  if (auto s = ReadNumber(config, "bm25_b", 0, 1, &options.bm25.b); !s.ok()) return s;
+  if (auto s = ReadBool(config, "stem", &options.tokenizer.stem); !s.ok()) return s;
+  if (auto s = ReadBool(config, "stop_words", &options.tokenizer.stop_words); !s.ok()) return s;
+  return options;
+}
+
+std::vector<int64_t> FuseRankings(std::span<const int64_t> vector_ranking,
+                                  std::span<const int64_t> lexical_ranking, const HybridOptions& options) {
+  absl::flat_hash_map<int64_t, double> fused;
+  fused.reserve(vector_ranking.size() + lexical_ranking.size());
+  const auto add = [&](std::span<const int64_t> ranking, double weight) {
+    for (size_t r = 0; r < ranking.size(); ++r) {
+      fused[ranking[r]] += weight / (options.rrf_k + static_cast<double>(r + 1));
+    }
+  };
+  add(vector_ranking, options.vector_weight);
+  add(lexical_ranking, options.lexical_weight);
+  std::vector<std::pair<double, int64_t>> order;
+  order.reserve(fused.size());
+  for (const auto& [id, score] : fused) order.emplace_back(score, id);
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::vector<int64_t> ids;
+  ids.reserve(order.size());
+  for (const auto& [score, id] : order) ids.push_back(id);
+  return ids;
+}
+
+}  // namespace bulwark

@@ -1,0 +1,200 @@
+// EntryStore::SearchHybrid: the fused lexical + vector ranking of one namespace, read and verified
+// like EntryStore::Search (see entry_store.h and hybrid_ranking.h).
+#include <absl/container/flat_hash_set.h>
+#include <absl/strings/str_cat.h>
+
+#include <algorithm>
+#include <optional>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "index/vector_index.h"
+#include "store/entry_store.h"
+#include "store/namespace_index.h"
+
+namespace bulwark {
+namespace {
+
+bool MatchesFilter(const nlohmann::json& metadata, const nlohmann::json& filter) {
+  for (const auto& [key, value] : filter.items()) {
+    auto it = metadata.find(key);
+    if (it == metadata.end() || *it != value) return false;
+  }
+  return true;
+}
+
+float Cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  float dot = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) dot += a[i] * b[i];
+  return dot;  // stored and query embeddings are L2-normalized by the embedders
+}
+
+// Bm25Index::Accept over the metadata filter's candidate rows.
+bool InAllowed(const void* context, int64_t id) {
+  return static_cast<const absl::flat_hash_set<int64_t>*>(context)->contains(id);
+}
+
+}  // namespace
+
+EntryStore::LexicalStats EntryStore::Lexical(std::string_view name_space) const {
+  std::shared_lock lock(mu_);
+  const auto it = indexes_.find(ToAbsl(name_space));
+  if (it == indexes_.end()) return {};
+  return {it->second->lexical.size(), it->second->lexical.term_count()};
+}
+
+absl::Status EntryStore::TakeVerified(std::string_view name_space, std::span<const int64_t> ordered,
+                                      const IndexFilter& filter, const SearchOptions& options,
+                                      const std::vector<float>& query, size_t k,
+                                      absl::flat_hash_set<int64_t>* seen, SearchResult* result) {
+  size_t next = 0;
+  std::vector<int64_t> batch;
+  while (result->hits.size() < k) {
+    batch.clear();
+    for (; next < ordered.size() && batch.size() < k - result->hits.size(); ++next) {
+      const int64_t row_id = ordered[next];
+      if (!seen->insert(row_id).second) continue;
+      {
+        std::lock_guard<std::mutex> bad_lock(bad_mu_);
+        if (bad_rows_.contains(row_id)) continue;
+      }
+      batch.push_back(row_id);
+    }
+    if (batch.empty()) return absl::OkStatus();
+    BULWARK_ASSIGN_OR_RETURN(std::vector<std::optional<StoredRow>> rows, backend_->GetRows(batch));
+    result->rows_read += static_cast<int64_t>(batch.size());
+    for (size_t i = 0; i < batch.size() && i < rows.size(); ++i) {
+      std::optional<StoredRow>& row = rows[i];
+      if (!row.has_value()) {
+        ReportBadRow(batch[i], "", name_space, "indexed row is missing from storage");
+        ++result->rejected_candidates;
+        continue;
+      }
+      if (auto s = CheckRow(*row, name_space); !s.ok()) {
+        ReportBadRow(batch[i], row->entry.id, name_space, ToStd(s.message()));
+        ++result->rejected_candidates;
+        continue;
+      }
+      if (!filter.Accepts(row->entry.state, row->entry.kind)) continue;
+      if (!MatchesFilter(row->entry.metadata, options.metadata_filter)) continue;
+      const float score = Cosine(query, row->entry.embedding);
+      result->hits.push_back({std::move(row->entry), score});
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_space,
+                                                      const std::vector<float>& query,
+                                                      std::string_view query_text,
+                                                      const SearchOptions& options) {
+  if (query.size() != static_cast<size_t>(options_.dimension)) {
+    return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
+  }
+  BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
+  const std::vector<std::string> tokens = tokenizer_.Tokens(query_text);
+
+  IndexFilter filter;
+  if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
+  SearchResult result;
+  std::shared_lock lock(mu_);
+  auto it = indexes_.find(ToAbsl(name_space));
+  if (it == indexes_.end()) return result;
+  const NamespaceIndex& index = *it->second;
+
+  std::optional<std::vector<int64_t>> allowed;  // nullopt: every row may match the metadata filter
+  absl::flat_hash_set<int64_t> allowed_set;
+  if (!options.metadata_filter.empty()) {
+    allowed = index.metadata.Candidates(options.metadata_filter);
+    if (allowed && allowed->empty()) return result;
+    if (allowed) allowed_set.insert(allowed->begin(), allowed->end());
+  }
+  const size_t searchable = allowed ? allowed->size() : index.vectors->size();
+  const size_t k = static_cast<size_t>(options.k);
+
+  // Fuse the top `depth` of each ranking; if fewer than k of the fused rows pass, deepen both.
+  absl::flat_hash_set<int64_t> seen;
+  size_t depth = std::max(k, static_cast<size_t>(options_.hybrid.depth));
+  while (true) {
+    auto vector_hits = allowed ? index.vectors->SearchRows(query, static_cast<int>(depth), filter, *allowed)
+                               : index.vectors->Search(query, static_cast<int>(depth), filter);
+    if (!vector_hits.ok()) return vector_hits.status();
+    const std::vector<Bm25Hit> lexical_hits = index.lexical.Search(
+        tokens, static_cast<int>(depth), allowed ? &InAllowed : nullptr, allowed ? &allowed_set : nullptr);
+    std::vector<int64_t> vector_ids, lexical_ids;
+    vector_ids.reserve(vector_hits->size());
+    for (const IndexHit& h : *vector_hits) vector_ids.push_back(h.row_id);
+    lexical_ids.reserve(lexical_hits.size());
+    for (const Bm25Hit& h : lexical_hits) lexical_ids.push_back(h.id);
+    const std::vector<int64_t> fused = FuseRankings(vector_ids, lexical_ids, options_.hybrid);
+    BULWARK_RETURN_IF_ERROR(TakeVerified(name_space, fused, filter, options, query, k, &seen, &result));
+    const bool exhausted = vector_hits->size() < depth && lexical_hits.size() < depth;
+    if (result.hits.size() >= k || exhausted || depth >= searchable) break;
+    depth = std::min(searchable, depth * 2);
+  }
+  return result;
+}
+
+// The lexical side of the observation: the active memories' BM25 ranking merged with the active
+// honeypots scored against the same statistics, best first, at most `depth`.
+std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& index,
+                                                        std::span<const std::string> tokens,
+                                                        size_t depth) const {
+  std::vector<Bm25Hit> hits = index.lexical.Search(tokens, static_cast<int>(depth));
+  for (const auto& [row_id, pot] : index.pot_tokens) {
+    const double score = index.lexical.ScoreDocument(pot, tokens);
+    if (score > 0) hits.push_back({row_id, score});
+  }
+  std::sort(hits.begin(), hits.end(), [](const Bm25Hit& a, const Bm25Hit& b) {
+    return a.score != b.score ? a.score > b.score : a.id < b.id;
+  });
+  if (hits.size() > depth) hits.resize(depth);
+  std::vector<int64_t> ids;
+  ids.reserve(hits.size());
+  for (const Bm25Hit& h : hits) ids.push_back(h.id);
+  return ids;
+}
+
+absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::ObserveHybrid(
+    std::string_view name_space, const std::vector<float>& query, std::string_view query_text, int k_obs) {
+  if (query.size() != static_cast<size_t>(options_.dimension)) {
+    return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
+  }
+  if (k_obs < 1 || k_obs > 64) return absl::InvalidArgumentError("k_obs must be between 1 and 64");
+  const std::vector<std::string> tokens = tokenizer_.Tokens(query_text);
+  std::vector<ObservedRow> observed;
+  std::shared_lock lock(mu_);
+  auto it = indexes_.find(ToAbsl(name_space));
+  if (it == indexes_.end()) return observed;
+  const NamespaceIndex& index = *it->second;
+  const IndexFilter filter{StateBit(State::kActive), (1u << static_cast<int>(Kind::kMemory)) |
+                                                         (1u << static_cast<int>(Kind::kHoneypot))};
+  const size_t depth = std::max(static_cast<size_t>(k_obs), static_cast<size_t>(options_.hybrid.depth));
+  BULWARK_ASSIGN_OR_RETURN(std::vector<IndexHit> vector_hits,
+                           index.vectors->Search(query, static_cast<int>(depth), filter));
+  std::vector<int64_t> vector_ids;
+  vector_ids.reserve(vector_hits.size());
+  for (const IndexHit& h : vector_hits) vector_ids.push_back(h.row_id);
+  const std::vector<int64_t> fused =
+      FuseRankings(vector_ids, ObservedLexicalRanking(index, tokens, depth), options_.hybrid);
+  // Read best first until k_obs rows verify; a forged row is skipped and reported.
+  for (size_t next = 0; next < fused.size() && observed.size() < static_cast<size_t>(k_obs);) {
+    const size_t n = std::min(fused.size() - next, static_cast<size_t>(k_obs) - observed.size());
+    const std::vector<int64_t> batch(fused.begin() + static_cast<ptrdiff_t>(next),
+                                     fused.begin() + static_cast<ptrdiff_t>(next + n));
+    next += n;
+    BULWARK_ASSIGN_OR_RETURN(std::vector<std::optional<StoredRow>> rows, backend_->GetRows(batch));
+    for (size_t i = 0; i < batch.size() && i < rows.size(); ++i) {
+      if (!rows[i].has_value()) continue;
+      if (auto s = CheckRow(*rows[i], name_space); !s.ok()) {
+        ReportBadRow(batch[i], rows[i]->entry.id, name_space, ToStd(s.message()));
+        continue;
+      }
+      if (rows[i]->entry.state != State::kActive) continue;
+      observed.push_back({Cosine(query, rows[i]->entry.embedding), rows[i]->entry.kind == Kind::kHoneypot});
+    }
+  }
+  return observed;
+}
+
+}  // namespace bulwark
