@@ -20,9 +20,10 @@ using mcp::ToolOutput;
 // The namespace of a call (see mcp_service.h); "" when none can be chosen.
 std::string NamespaceOf(const Caller& caller, const std::string& fallback, const json& arguments) {
   if (auto ns = arguments.find("namespace"); ns != arguments.end()) return ns->get<std::string>();
+  if (!fallback.empty()) return fallback;
   const std::vector<std::string>& grants = caller.principal.namespaces;
   if (grants.size() == 1 && grants[0] != "*") return grants[0];
-  return fallback;
+  return "";
 }
 
 ToolOutput Failure(const absl::Status& status) {

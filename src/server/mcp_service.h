@@ -11,9 +11,9 @@
 // (limit <= 100, keyset cursor on the time-ordered id), which reads the namespace from its start
 // on every page.
 //
-// The namespace of a call: its `namespace` argument, else the caller's only granted namespace
-// (when it has exactly one and it is not "*"), else the service's default (the `namespace` query
-// parameter of /mcp, or `bulwark mcp -n`); with none of these the call fails and says so.
+// The namespace of a call: its `namespace` argument, else the service's default (the `namespace`
+// query parameter of /mcp, or `bulwark mcp -n`), else the caller's only granted namespace (when it
+// has exactly one and it is not "*"); with none of these the call fails and says so.
 #pragma once
 
 #include <nlohmann/json.hpp>
