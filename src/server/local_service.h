@@ -36,6 +36,7 @@ class LocalService {
 
   ServiceContext& context() { return context_; }
   MemoryStore& store() { return *store_; }
+  AuditLog& audit() { return *audit_; }
 
  private:
   LocalService() = default;
