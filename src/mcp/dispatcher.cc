@@ -64,7 +64,6 @@ std::string SessionOf(const RequestMeta& meta, const HttpHeaders* http) {
   if (http != nullptr) {
     if (std::string trace = TraceIdOf(http->traceparent); !trace.empty()) return trace;
   }
-  if (!meta.client_name.empty()) return absl::StrCat("mcp:", meta.client_name);
   return "";
 }
 

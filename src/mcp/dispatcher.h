@@ -28,9 +28,9 @@ struct CallInfo {
   std::string protocol_version;  // the modern version, or "legacy"
   std::string client_name;       // self-reported (clientInfo), may be ""
   std::string client_version;
-  // The session to record, chosen in this order: _meta["io.bulwark/session"], the HTTP
-  // Mcp-Session-Id header, the trace id of _meta.traceparent or the HTTP traceparent header,
-  // "mcp:<client name>"; "" when none (the runner then keeps its own, e.g. X-Bulwark-Session).
+  // The session the request names, in this order: _meta["io.bulwark/session"], the HTTP
+  // Mcp-Session-Id header, the trace id of _meta.traceparent or the HTTP traceparent header; ""
+  // when none (the runner then uses its own, e.g. X-Bulwark-Session, or "mcp:<client name>").
   std::string session;
 };
 

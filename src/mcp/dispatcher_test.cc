@@ -115,7 +115,7 @@ TEST_F(DispatcherTest, HeaderRules) {
   EXPECT_EQ(ok.http_status, 200) << ok.response->dump();
   ASSERT_EQ(writer_.calls.size(), 1u);
   EXPECT_EQ(writer_.calls[0].client_name, "tester");
-  EXPECT_EQ(writer_.calls[0].session, "mcp:tester");
+  EXPECT_EQ(writer_.calls[0].session, "");  // no session named: the runner picks one
 }
 
 TEST_F(DispatcherTest, VersionAndMethodErrors) {

@@ -107,8 +107,13 @@ absl::StatusOr<Reply> McpService::CallRoute(std::string_view method, std::string
 
 ToolOutput McpService::Run(const Caller& caller, const std::string& default_namespace,
                            const mcp::ToolSpec& tool, const json& arguments, const mcp::CallInfo& info) {
+  // The session: the one the request names, else X-Bulwark-Session, else "mcp:<client name>".
   Caller acting = caller;
-  if (!info.session.empty() && ValidateSessionId(info.session).ok()) acting.session = info.session;
+  if (!info.session.empty() && ValidateSessionId(info.session).ok()) {
+    acting.session = info.session;
+  } else if (acting.session.empty() && !info.client_name.empty()) {
+    acting.session = absl::StrCat("mcp:", info.client_name);
+  }
   const json audit = {{"tool", info.tool},
                       {"client", info.client_name},
                       {"client_version", info.client_version},

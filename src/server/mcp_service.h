@@ -4,7 +4,8 @@
 // with the caller's identity, so authorization, tenant isolation, the write pipeline (write gate,
 // signing), the defended read path (query gate, smoothing, honeypot guard), metrics and the audit
 // record are exactly the API's. The audit record's detail gains "mcp": {"tool", "client",
-// "client_version", "protocol"}.
+// "client_version", "protocol"}, and its session is the one the request names (dispatcher.h), else
+// the caller's X-Bulwark-Session, else "mcp:<client name>".
 //
 // get_memories has no route yet (the paginated list of issue #15 point 1 is being added
 // separately): until it lands it is served here from MemoryStore::Export with a bounded page

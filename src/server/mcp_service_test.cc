@@ -37,7 +37,7 @@ class McpServiceTest : public ::testing::Test {
   mcp::ToolOutput Run(const Caller& caller, std::string_view tool, json args, std::string default_ns = "") {
     const mcp::ToolSpec* spec = mcp::FindTool(tool);
     EXPECT_NE(spec, nullptr) << tool;
-    mcp::CallInfo info{std::string(tool), "2026-07-28", "unit-client", "9", "mcp:unit-client"};
+    mcp::CallInfo info{std::string(tool), "2026-07-28", "unit-client", "9", ""};
     return service_->Run(caller, default_ns, *spec, args, info);
   }
 
