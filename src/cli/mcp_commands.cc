@@ -95,13 +95,17 @@ int RunEmbedded(const CommandEnv& env, const std::string& honeypot_mode) {
 }
 
 int RunProxy(const CommandEnv& env, const std::string& url) {
-  auto base = ParseBaseUrl(url);
+  // "http://HOST:PORT[/prefix][/mcp][?namespace=NS]": the query string is kept for every POST.
+  const size_t mark = url.find('?');
+  const std::string query = mark == std::string::npos ? "" : url.substr(mark);
+  auto base = ParseBaseUrl(url.substr(0, mark));
   if (!base.ok()) return FailCommand(env, base.status());
   const char* key = std::getenv("BULWARK_API_KEY");
   const std::string api_key = key != nullptr ? key : "";
   if (api_key.empty()) spdlog::warn("bulwark mcp: $BULWARK_API_KEY is not set; requests carry no API key");
   std::unique_ptr<httplib::Client> client = MakeKeepAliveClient(*base, kProxyTimeoutMs);
-  const std::string path = base->prefix.ends_with("/mcp") ? base->prefix : absl::StrCat(base->prefix, "/mcp");
+  const std::string path =
+      absl::StrCat(base->prefix.ends_with("/mcp") ? base->prefix : absl::StrCat(base->prefix, "/mcp"), query);
   ServeStdio(std::cin, std::cout, mcp::kMaxMessageBytes,
              [&](std::string_view line) { return Forward(*client, path, api_key, line); });
   return 0;

@@ -5,9 +5,10 @@
 //       embedded: opens the store in this process and serves the tools with the service's own
 //       handlers (server/mcp_service.h) as principal local:$USER, role writer on every namespace
 //       (default namespace -n). Several processes may serve one store at once.
-//   bulwark mcp --url http://HOST:PORT
-//       proxy: each message is POSTed to URL/mcp with the API key of $BULWARK_API_KEY and the MCP
-//       headers derived from the message; the answer is written back as one line.
+//   bulwark mcp --url http://HOST:PORT[/mcp][?namespace=NS]
+//       proxy: each message is POSTed to URL/mcp (with the URL's query string) with the API key of
+//       $BULWARK_API_KEY and the MCP headers derived from the message; the answer is written back as one
+//       line.
 #pragma once
 
 #include <CLI/CLI.hpp>

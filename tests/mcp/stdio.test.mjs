@@ -96,6 +96,12 @@ describe('bulwark mcp --url (stdio proxy)', () => {
     assert.equal(found.structuredContent.hits[0].principal, 'bob');
     await client.close();
 
+    // The URL may name /mcp and a default namespace, as HTTP client configs do.
+    const admin = await stdioClient(['mcp', '--url', `${server.url}/mcp?namespace=ops`], { BULWARK_API_KEY: server.adminKey });
+    const ops = await admin.callTool({ name: 'add_memory', arguments: { text: 'backups run at 02:00' } });
+    assert.equal(ops.structuredContent.namespace, 'ops', JSON.stringify(ops));
+    await admin.close();
+
     const anonymous = new Client({ name: 'no-key', version: '1.0.0' });
     await assert.rejects(
       anonymous.connect(new StdioClientTransport({ command: BIN, args: ['mcp', '--url', server.url], stderr: 'pipe' })),
