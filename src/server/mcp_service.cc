@@ -3,6 +3,9 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <iterator>
+#include <map>
+
 #include "core/ids.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -185,8 +188,10 @@ absl::StatusOr<ToolOutput> McpService::RunTool(const Caller& caller, const std::
   return absl::InternalError("unknown tool");
 }
 
-// One page of get_memories (see mcp_service.h): active entries after `cursor`, oldest first, that
-// match `filters`; "next_cursor" is the last id when more follow.
+// One page of get_memories (see mcp_service.h): the `limit` active entries with the smallest ids
+// after `cursor` that match `filters`, in id (time) order; "next_cursor" is the last id when more
+// follow. The scan's order is the store's row order, which is not id order when several processes
+// write at once, so the page is kept as the limit + 1 smallest ids seen (bounded memory).
 absl::StatusOr<ToolOutput> McpService::ListPage(const Caller& caller, const std::string& ns, const json& args,
                                                 const json& audit) {
   BULWARK_RETURN_IF_ERROR(Authorize(caller, ns, Need::kRead, NamespaceNotFound()));
@@ -196,25 +201,27 @@ absl::StatusOr<ToolOutput> McpService::ListPage(const Caller& caller, const std:
     return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument", "the cursor is not a memory id");
   }
   const json filters = args.value("filters", json::object());
-  json entries = json::array();
-  std::vector<std::string> ids;
-  bool more = false;
+  std::map<std::string, json> page;  // id -> entry, at most limit + 1
   auto visit = [&](const Entry& e) -> absl::Status {
     if (!cursor.empty() && e.id <= cursor) return absl::OkStatus();
+    if (page.size() > limit && e.id >= page.rbegin()->first) return absl::OkStatus();
     for (const auto& [key, value] : filters.items()) {
       auto field = e.metadata.find(key);
       if (field == e.metadata.end() || *field != value) return absl::OkStatus();
     }
-    if (entries.size() == limit) {
-      more = true;
-      return absl::CancelledError("page full");  // stops the scan
-    }
-    entries.push_back(EntryJson(e, ReportView::kHidden));
-    ids.push_back(e.id);
+    page.emplace(e.id, EntryJson(e, ReportView::kHidden));
+    if (page.size() > limit + 1) page.erase(std::prev(page.end()));
     return absl::OkStatus();
   };
-  absl::StatusOr<int64_t> scanned = context_.backends.store->Export(ns, StateBit(State::kActive), visit);
-  if (!scanned.ok() && !absl::IsCancelled(scanned.status())) return scanned.status();
+  BULWARK_RETURN_IF_ERROR(context_.backends.store->Export(ns, StateBit(State::kActive), visit).status());
+  const bool more = page.size() > limit;
+  if (more) page.erase(std::prev(page.end()));
+  json entries = json::array();
+  std::vector<std::string> ids;
+  for (auto& [id, entry] : page) {
+    ids.push_back(id);
+    entries.push_back(std::move(entry));
+  }
 
   const json next = more ? json(ids.back()) : json(nullptr);
   if (context_.backends.audit != nullptr) {

@@ -9,8 +9,8 @@
 //
 // get_memories has no route yet (the paginated list of issue #15 point 1 is being added
 // separately): until it lands it is served here from MemoryStore::Export with a bounded page
-// (limit <= 100, keyset cursor on the time-ordered id), which reads the namespace from its start
-// on every page.
+// (limit <= 100, keyset cursor on the time-ordered id, at most limit + 1 entries held), which
+// reads the whole namespace on every page.
 //
 // The namespace of a call: its `namespace` argument, else the service's default (the `namespace`
 // query parameter of /mcp, or `bulwark mcp -n`), else the caller's only granted namespace (when it
