@@ -28,6 +28,7 @@
 #include "cli/gate_commands.h"
 #include "cli/honeypot_commands.h"
 #include "cli/jsonl_import.h"
+#include "cli/mcp_commands.h"
 #include "cli/read_defense_commands.h"
 #include "gate/gate_store.h"
 #include "provenance/keyring.h"
@@ -892,6 +893,8 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   read_defenses.Register(app);
   HoneypotCommands honeypots;
   honeypots.Register(app);
+  McpCommands mcp;
+  mcp.Register(app);
   for (CommandGroup* group : groups) group->Register(app);
 
   try {
@@ -940,6 +943,7 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
                                out,     err,          store_given, err_is_terminal};
   if (auto code = read_defenses.Run(command_env)) return *code;
   if (auto code = honeypots.Run(command_env)) return *code;
+  if (auto code = mcp.Run(command_env)) return *code;
   for (CommandGroup* group : groups) {
     if (auto code = group->Run(command_env)) return *code;
   }

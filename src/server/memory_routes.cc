@@ -339,6 +339,8 @@ void RecordAudit(ServiceContext& ctx, const Call& call, std::string_view name_sp
   record.detail = std::move(detail);
   if (!record.detail.is_object()) record.detail = {{"detail", std::move(record.detail)}};
   record.detail["key_id"] = call.caller->key_id;  // which credential, not only which principal
+  // A call made by an MCP tool records the tool and the client.
+  if (call.mcp != nullptr) record.detail["mcp"] = *call.mcp;
   ctx.backends.audit->Append(std::move(record));
 }
 

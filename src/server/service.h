@@ -59,6 +59,9 @@ struct Call {
   const PathParams& params;  // from the route template, e.g. {id}
   const QueryParams& query;  // the URL query string only (never form fields of the body)
   const Caller* caller;      // the authenticated caller; null on public routes
+  // For a call made by an MCP tool (mcp_service.h): {"tool", "client", ...}, recorded as the audit
+  // record's detail "mcp". Null for HTTP requests.
+  const nlohmann::json* mcp = nullptr;
 
   std::string_view Param(std::string_view name) const { return PathParam(params, name); }
 };
@@ -95,6 +98,7 @@ void AddAdminRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddHealthRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddAnswerRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddSessionRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
+void AddMcpRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);  // POST /mcp
 
 // Shared by the route files.
 

@@ -1,0 +1,96 @@
+// The MCP endpoint (issue #15 point 2; modelcontextprotocol.io/specification/2026-07-28/basic/
+// transports/streamable-http):
+//
+//   POST /mcp[?namespace=NS]   any role   one JSON-RPC message; tools by role (mcp/tool_table.h)
+//
+// Same port, same API keys, same rate limits and audit as the rest of the API (a request reaches
+// this handler only authenticated). Both protocol eras on one endpoint: modern requests carry
+// `_meta` and the MCP headers (checked against the body, -32020), legacy clients open with
+// `initialize`. Answers are always a single application/json object (no SSE): 200 with the
+// response, 202 with no body for a notification, 400/404 for the protocol errors of
+// dispatcher.h. No session is minted; GET and DELETE get 405 from the router. No OAuth metadata
+// is advertised: a 401 carries only `WWW-Authenticate: Bearer realm="bulwark"`.
+//
+// Origin (DNS rebinding): a request with an Origin header is served only when that origin is a
+// loopback one or names the very host the request was sent to; otherwise 403 with a JSON-RPC
+// error without id. `?namespace=` sets the default namespace of tool calls that name none.
+#include <absl/strings/ascii.h>
+
+#include <memory>
+
+#include "core/strings.h"
+#include "mcp/dispatcher.h"
+#include "server/api_status.h"
+#include "server/mcp_service.h"
+#include "server/request_guards.h"
+#include "server/service.h"
+
+namespace bulwark::server {
+namespace {
+
+std::optional<std::string> HeaderOf(const httplib::Request& request, const char* name) {
+  if (!request.has_header(name)) return std::nullopt;
+  return request.get_header_value(name);
+}
+
+// True when the request has no Origin, or its Origin is http(s):// followed by a loopback
+// authority or by the request's own Host.
+bool OriginAllowed(const httplib::Request& request) {
+  if (!request.has_header("Origin")) return true;
+  const std::string origin = request.get_header_value("Origin");
+  std::string_view authority = origin;
+  if (authority.starts_with("http://")) {
+    authority.remove_prefix(7);
+  } else if (authority.starts_with("https://")) {
+    authority.remove_prefix(8);
+  } else {
+    return false;  // "null", other schemes
+  }
+  if (authority.empty() || authority.find('/') != std::string_view::npos) return false;
+  if (IsLoopbackAuthority(authority)) return true;
+  const std::string host = request.get_header_value("Host");
+  return !host.empty() && absl::AsciiStrToLower(host) == absl::AsciiStrToLower(ToAbsl(authority));
+}
+
+Reply JsonRpcReply(int status, const std::optional<nlohmann::json>& response) {
+  Reply reply;
+  reply.status = status;
+  reply.content_type = "application/json";
+  reply.text = response ? mcp::Serialize(*response) : std::string();
+  return reply;
+}
+
+absl::StatusOr<Reply> Serve(McpService& service, const mcp::Dispatcher& dispatcher, const Call& call) {
+  if (!OriginAllowed(call.http)) {
+    return JsonRpcReply(403, mcp::ErrorResponse(mcp::RpcError{
+                                 mcp::kInvalidRequest, "Forbidden: this Origin may not use the MCP endpoint",
+                                 nullptr, nullptr}));
+  }
+  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  std::string default_namespace;
+  if (QueryParam(call.query, "namespace")) {
+    auto ns = ResolveNamespace(std::nullopt, call.query);
+    if (!ns.ok()) return ns.status();
+    default_namespace = *ns;
+  }
+  mcp::HttpHeaders headers;
+  headers.protocol_version = HeaderOf(call.http, "MCP-Protocol-Version");
+  headers.method = HeaderOf(call.http, "Mcp-Method");
+  headers.name = HeaderOf(call.http, "Mcp-Name");
+  headers.session_id = call.http.get_header_value("Mcp-Session-Id");
+  headers.traceparent = call.http.get_header_value("traceparent");
+  CallerToolRunner runner(service, *call.caller, std::move(default_namespace));
+  mcp::Outcome outcome = dispatcher.Handle(call.http.body, &headers, runner);
+  return JsonRpcReply(outcome.http_status, outcome.response);
+}
+
+}  // namespace
+
+void AddMcpRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
+  auto service = std::make_shared<McpService>(ctx);
+  auto dispatcher = std::make_shared<mcp::Dispatcher>(mcp::BulwarkIdentity());
+  routes->push_back({"POST", "/mcp", Access::kAuthenticated,
+                     [service, dispatcher](const Call& call) { return Serve(*service, *dispatcher, call); }});
+}
+
+}  // namespace bulwark::server
