@@ -299,6 +299,24 @@ TEST_F(HardeningServiceTest, AccessControlEditsAreRefusedAndReported) {
   EXPECT_THAT(verify.json()["access"]["problems"].dump(), HasSubstr("principal eve")) << verify.body;
 }
 
+// Issue #15 point 6: a caller's W3C traceparent is carried into the audit record of its request
+// (and a malformed one is dropped, not copied).
+TEST_F(HardeningServiceTest, TraceparentReachesTheAuditRecord) {
+  const std::string trace = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  ASSERT_EQ(Call("POST", "/v1/memories/search", admin_, {{"namespace", "t"}, {"query", "x"}},
+                 {{"traceparent", trace}})
+                .status,
+            200);
+  ASSERT_EQ(Call("POST", "/v1/memories/search", admin_, {{"namespace", "t"}, {"query", "y"}},
+                 {{"traceparent", "00-not-a-trace-<b>"}})
+                .status,
+            200);
+  const json records = AuditRecords("&namespace=t");
+  ASSERT_GE(records.size(), 2u) << records;
+  EXPECT_EQ(records[1]["detail"]["traceparent"], trace) << records;  // newest first
+  EXPECT_FALSE(records[0]["detail"].contains("traceparent")) << records;
+}
+
 TEST_F(HardeningServiceTest, JsonRoutesRequireTheJsonContentType) {
   httplib::Headers auth = {{"Authorization", "Bearer " + admin_}};
   const std::string body = json{{"namespace", "a"}, {"text", "sent as a form"}}.dump();

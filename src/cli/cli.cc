@@ -840,6 +840,11 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
       ->capture_default_str();
   serve->add_flag("--insecure-dev", so.insecure_dev,
                   "DEVELOPMENT ONLY: requests without a key act as admin (loopback only)");
+  serve
+      ->add_option("--log-format", serve_options.log_format,
+                   "log lines: text, or json (one object per line, OpenTelemetry field names)")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->capture_default_str();
   std::string serve_llm;
   serve->add_option("--llm", serve_llm,
                     R"(LLM of the llm responder and judge as JSON {"url", "model", "api_key_env", ...}; )"

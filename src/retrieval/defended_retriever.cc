@@ -4,6 +4,8 @@
 #include <absl/strings/str_cat.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
+
 #include "core/strings.h"
 #include "smoothing/embedding_equivalence.h"
 #include "smoothing/extractive_responder.h"
@@ -13,6 +15,20 @@
 
 namespace bulwark {
 namespace {
+
+// Seconds since the previous Lap (or construction), for SearchStageTimes.
+class StageClock {
+ public:
+  double Lap() {
+    const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - last_).count();
+    last_ = now;
+    return seconds;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+};
 
 constexpr int kMaxK = 1000;
 
@@ -77,13 +93,16 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
     return absl::FailedPreconditionError("the query gate was fitted for another embedder; fit it again");
   }
 
+  DefendedSearchResult result;
+  StageClock clock;
   auto embedding = embedder.Embed(request.query);
   if (!embedding.ok()) return embedding.status();
-  DefendedSearchResult result;
+  result.stages.embed = clock.Lap();
   QueryGate query_gate(gate ? gate->model : nullptr, &embedder);
   auto verdict = query_gate.Evaluate(request.query, *embedding, mode);
   if (!verdict.ok()) return verdict.status();
   result.gate = *std::move(verdict);
+  result.stages.gate = clock.Lap();
   if (result.rejected()) return result;
 
   const bool stripped = result.gate.decision == GateDecision::kStrip;
@@ -99,6 +118,7 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   options.record_query = !result.gate.flagged;  // the history learns only from unflagged queries
   auto found = store_->Search(request.name_space, result.retrieved_query, options);
   if (!found.ok()) return found.status();
+  result.stages.search = clock.Lap();
   std::vector<SearchHit> pool;  // honeypots never reach a caller or a responder
   pool.reserve(found->hits.size());
   for (SearchHit& hit : found->hits) {
@@ -123,6 +143,7 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
         !v.ok()) {
       spdlog::warn("honeypot monitor: {}", ToStd(v.status().message()));
     }
+    result.stages.observe = clock.Lap();
   }
 
   if (smoothing) {
@@ -141,6 +162,7 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
             .Answer(result.retrieved_query, std::span<const SearchHit>(pool.data(), m), *smoothing, &rng);
     if (!answer.ok()) return answer.status();
     result.smoothed = *std::move(answer);
+    result.stages.smooth = clock.Lap();
   }
 
   return result;

@@ -55,7 +55,19 @@ struct DefendedSearchRequest {
   std::string session;
 };
 
+// Where one search spent its time (seconds; /metrics histograms by stage). `search` is the store's
+// verified search: index scan (and lexical ranking for hybrid) plus the signature check of each
+// candidate. A stage that did not run is 0.
+struct SearchStageTimes {
+  double embed = 0;
+  double gate = 0;
+  double search = 0;
+  double observe = 0;  // the honeypot monitor's observation
+  double smooth = 0;
+};
+
 struct DefendedSearchResult {
+  SearchStageTimes stages;
   GateVerdict gate;
   std::string retrieved_query;  // what retrieval used: the cleaned query after strip
   int k = 0;                    // hits asked for (k_high when escalated)

@@ -28,6 +28,7 @@ absl::StatusOr<Reply> Answer(ServiceContext& ctx, const Call& call) {
       MakeDefendedRequest(call, *ns, request->question, std::move(options), request->defenses));
   if (!result.ok()) return ReadPathStatus(result.status());
   ctx.metrics->CountGateDecision(result->gate.decision);
+  ctx.metrics->ObserveSearchStages(result->stages);
 
   // "Which memories fed this answer": every entry of every run, in order of first appearance.
   std::vector<std::string> ids;

@@ -13,8 +13,10 @@
 #include <optional>
 
 #include "server/api_status.h"
+#include "server/process_metrics.h"
 #include "server/request_guards.h"
 #include "server/response_writer.h"
+#include "server/trace_context.h"
 
 namespace bulwark::server {
 namespace {
@@ -290,6 +292,7 @@ std::vector<Sample> HttpServer::Gauges() const {
     samples.push_back({"bulwark_honeypot_refusals_total", "Searches and answers refused as session_blocked.",
                        "counter", static_cast<double>(guard->refusals())});
   }
+  for (Sample& s : ProcessSamples()) samples.push_back(std::move(s));
   return samples;
 }
 
@@ -326,6 +329,7 @@ void HttpServer::RecordRefusal(const httplib::Request& request, std::string_view
                    {"route", route},
                    {"status", http_status},
                    {"code", ApiCodeOf(status)}};
+  if (auto trace = TraceParentOf(request)) record.detail["traceparent"] = *std::move(trace);
   context_.backends.audit->Append(std::move(record));
 }
 

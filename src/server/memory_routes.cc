@@ -18,6 +18,7 @@
 #include "core/strings.h"
 #include "server/api_status.h"
 #include "server/service.h"
+#include "server/trace_context.h"
 
 namespace bulwark::server {
 namespace {
@@ -99,6 +100,7 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
   if (!result.ok()) return ReadPathStatus(result.status());
 
   ctx.metrics->CountGateDecision(result->gate.decision);
+  ctx.metrics->ObserveSearchStages(result->stages);
   if (result->search.rejected_candidates > 0) {
     ctx.metrics->Count(EventCounter::kSearchWithheldCandidates, result->search.rejected_candidates);
   }
@@ -339,6 +341,7 @@ void RecordAudit(ServiceContext& ctx, const Call& call, std::string_view name_sp
   record.detail = std::move(detail);
   if (!record.detail.is_object()) record.detail = {{"detail", std::move(record.detail)}};
   record.detail["key_id"] = call.caller->key_id;  // which credential, not only which principal
+  if (auto trace = TraceParentOf(call.http)) record.detail["traceparent"] = *std::move(trace);
   // A call made by an MCP tool records the tool and the client.
   if (call.mcp != nullptr) record.detail["mcp"] = *call.mcp;
   ctx.backends.audit->Append(std::move(record));

@@ -66,12 +66,35 @@ std::string_view ToString(RejectReason reason) {
 void Metrics::ObserveRequest(std::string_view route, std::string_view method, int status, double seconds) {
   std::lock_guard<std::mutex> lock(mu_);
   ++requests_[{std::string(route), std::string(method), status}];
-  Histogram& h = latency_[std::string(route)];
+  Add(latency_[std::string(route)], kLatencyBuckets, seconds);
+}
+
+void Metrics::Add(Histogram& h, const std::array<double, 14>& bounds, double seconds) {
   size_t bucket = 0;
-  while (bucket < kLatencyBuckets.size() && seconds > kLatencyBuckets[bucket]) ++bucket;
-  if (bucket < kLatencyBuckets.size()) ++h.buckets[bucket];
+  while (bucket < bounds.size() && seconds > bounds[bucket]) ++bucket;
+  if (bucket < bounds.size()) ++h.buckets[bucket];
   ++h.count;
   h.sum += seconds;
+}
+
+void Metrics::ObserveSearchStages(const SearchStageTimes& stages) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double times[] = {stages.embed, stages.gate, stages.search, stages.observe, stages.smooth};
+  for (size_t i = 0; i < stages_.size(); ++i) {
+    if (times[i] > 0) Add(stages_[i], kStageBuckets, times[i]);
+  }
+}
+
+void Metrics::RenderHistogram(std::ostream& out, std::string_view name, std::string_view label,
+                              const Histogram& h, const std::array<double, 14>& bounds) {
+  int64_t cumulative = 0;
+  for (size_t i = 0; i < bounds.size(); ++i) {
+    cumulative += h.buckets[i];
+    out << name << "_bucket{" << label << ",le=\"" << FormatDouble(bounds[i]) << "\"} " << cumulative << "\n";
+  }
+  out << name << "_bucket{" << label << ",le=\"+Inf\"} " << h.count << "\n";
+  out << name << "_sum{" << label << "} " << FormatDouble(h.sum) << "\n";
+  out << name << "_count{" << label << "} " << h.count << "\n";
 }
 
 void Metrics::CountReject(RejectReason reason) {
@@ -126,18 +149,18 @@ std::string Metrics::Render(const std::vector<Sample>& extra) const {
   Header(out, "bulwark_http_request_duration_seconds", "Time from routing to response, by route template.",
          "histogram");
   for (const auto& [route, h] : latency_) {
-    int64_t cumulative = 0;
-    for (size_t i = 0; i < kLatencyBuckets.size(); ++i) {
-      cumulative += h.buckets[i];
-      out << "bulwark_http_request_duration_seconds_bucket{route=\"" << Escape(route) << "\",le=\""
-          << FormatDouble(kLatencyBuckets[i]) << "\"} " << cumulative << "\n";
-    }
-    out << "bulwark_http_request_duration_seconds_bucket{route=\"" << Escape(route) << "\",le=\"+Inf\"} "
-        << h.count << "\n";
-    out << "bulwark_http_request_duration_seconds_sum{route=\"" << Escape(route) << "\"} "
-        << FormatDouble(h.sum) << "\n";
-    out << "bulwark_http_request_duration_seconds_count{route=\"" << Escape(route) << "\"} " << h.count
-        << "\n";
+    RenderHistogram(out, "bulwark_http_request_duration_seconds", "route=\"" + Escape(route) + "\"", h,
+                    kLatencyBuckets);
+  }
+
+  Header(out, "bulwark_search_stage_seconds",
+         "Time of each stage of a search or answer: embed, gate, search (index and signature checks), "
+         "observe (honeypot monitor), smooth.",
+         "histogram");
+  constexpr std::string_view kStageNames[] = {"embed", "gate", "search", "observe", "smooth"};
+  for (size_t i = 0; i < stages_.size(); ++i) {
+    RenderHistogram(out, "bulwark_search_stage_seconds", "stage=\"" + std::string(kStageNames[i]) + "\"",
+                    stages_[i], kStageBuckets);
   }
 
   Header(out, "bulwark_requests_rejected_total", "Requests refused before reaching the store, by reason.",
@@ -162,7 +185,7 @@ std::string Metrics::Render(const std::vector<Sample>& extra) const {
 
   for (const Sample& s : extra) {
     Header(out, s.name, s.help, s.type);
-    out << s.name << " " << FormatDouble(s.value) << "\n";
+    out << s.name << (s.labels.empty() ? "" : "{" + s.labels + "}") << " " << FormatDouble(s.value) << "\n";
   }
   return out.str();
 }

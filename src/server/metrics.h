@@ -12,12 +12,14 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <vector>
 
 #include "gate/query_gate.h"
+#include "retrieval/defended_retriever.h"
 
 namespace bulwark::server {
 
@@ -49,6 +51,7 @@ struct Sample {
   std::string help;
   std::string type;  // "gauge" or "counter"
   double value = 0;
+  std::string labels;  // rendered as name{labels}, e.g. version="0.1.0"; from closed sets only
 };
 
 class Metrics {
@@ -63,6 +66,9 @@ class Metrics {
   void Count(EventCounter counter, int64_t n = 1);
   // Counts a query gate decision.
   void CountGateDecision(GateDecision decision);
+  // Adds one search's time per stage (embed, gate, search, observe, smooth) to the stage
+  // histograms; stages that did not run (0 s) are not counted.
+  void ObserveSearchStages(const SearchStageTimes& stages);
 
   int64_t requests_total() const;
   int64_t rejects(RejectReason reason) const;
@@ -78,6 +84,10 @@ class Metrics {
     int64_t count = 0;
     double sum = 0;
   };
+  static void Add(Histogram& h, const std::array<double, 14>& bounds, double seconds);
+  static void RenderHistogram(std::ostream& out, std::string_view name, std::string_view label,
+                              const Histogram& h, const std::array<double, 14>& bounds);
+
   mutable std::mutex mu_;
   std::map<std::tuple<std::string, std::string, int>, int64_t>
       requests_;                                              // (route, method, status); guarded by mu_
@@ -85,6 +95,10 @@ class Metrics {
   std::array<int64_t, kRejectReasonCount> rejects_{};         // guarded by mu_
   std::array<int64_t, kEventCounterCount> events_{};          // guarded by mu_
   std::array<int64_t, kGateDecisionCount> gate_decisions_{};  // guarded by mu_
+  // Search stages take microseconds: finer buckets than requests.
+  static constexpr std::array<double, 14> kStageBuckets = {1e-5,   2.5e-5, 5e-5, 1e-4,   2.5e-4, 5e-4, 1e-3,
+                                                           2.5e-3, 5e-3,   1e-2, 2.5e-2, 0.1,    1.0,  10.0};
+  std::array<Histogram, 5> stages_{};  // embed, gate, search, observe, smooth; guarded by mu_
 };
 
 }  // namespace bulwark::server

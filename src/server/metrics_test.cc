@@ -4,6 +4,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <ctime>
+
+#include "server/process_metrics.h"
+
 namespace bulwark::server {
 namespace {
 
@@ -75,6 +79,43 @@ TEST(MetricsTest, GateDecisionsFromTheClosedSetOnly) {
   for (int i = 0; i < kGateDecisionCount; ++i) {
     EXPECT_EQ(ParseGateDecision(ToString(static_cast<GateDecision>(i))), static_cast<GateDecision>(i));
   }
+}
+
+// Issue #15 point 6: per-stage search latency, in microsecond buckets; stages that did not run are
+// not counted.
+TEST(MetricsTest, SearchStagesHaveTheirOwnHistograms) {
+  Metrics m;
+  m.ObserveSearchStages({.embed = 0.00002, .gate = 0.00001, .search = 0.0004, .observe = 0, .smooth = 0});
+  m.ObserveSearchStages(
+      {.embed = 0.00003, .gate = 0.00001, .search = 0.002, .observe = 0.00005, .smooth = 0});
+  const std::string text = m.Render({});
+  EXPECT_THAT(text, HasSubstr("# TYPE bulwark_search_stage_seconds histogram\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_count{stage=\"embed\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_count{stage=\"observe\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_count{stage=\"smooth\"} 0\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_bucket{stage=\"search\",le=\"0.0005\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_bucket{stage=\"search\",le=\"0.0025\"} 2\n"));
+}
+
+TEST(ProcessMetricsTest, DescribeThisProcess) {
+  const std::vector<Sample> samples = ProcessSamples();
+  auto value = [&](const std::string& name) {
+    for (const Sample& s : samples) {
+      if (s.name == name) return s.value;
+    }
+    return -1.0;
+  };
+  EXPECT_GT(value("process_resident_memory_bytes"), 1 << 20);
+  EXPECT_GE(value("process_virtual_memory_bytes"), value("process_resident_memory_bytes"));
+  EXPECT_GT(value("process_open_fds"), 2);
+  EXPECT_GE(value("process_max_fds"), value("process_open_fds"));
+  EXPECT_GE(value("process_cpu_seconds_total"), 0);
+  const double now = static_cast<double>(std::time(nullptr));
+  EXPECT_LE(value("process_start_time_seconds"), now + 1);
+  EXPECT_GT(value("process_start_time_seconds"), now - 3600) << "started within the hour";
+  EXPECT_EQ(value("bulwark_build_info"), 1);
+  Metrics m;
+  EXPECT_THAT(m.Render(samples), ::testing::ContainsRegex("bulwark_build_info\\{version=\"[0-9.]+\"\\} 1\n"));
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "gate/gate_registry.h"
 #include "llm/chat_client.h"
 #include "retrieval/defended_retriever.h"
+#include "server/log_format.h"
 #include "storage/sqlite_honeypot_repository.h"
 #include "storage/store_layout.h"
 #include "store/memory_store_impl.h"
@@ -78,6 +79,8 @@ bool IsLoopbackHost(std::string_view host) {
 }
 
 int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) {
+  if (absl::Status format = SetLogFormat(options.log_format); !format.ok())
+    return Fail(err, format, "log format");
   const ServerOptions& so = options.server;
   if (so.insecure_dev && !IsLoopbackHost(so.host)) {
     err << "error: --insecure-dev is refused on a non-loopback host (" << so.host

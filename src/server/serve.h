@@ -26,6 +26,8 @@ struct ServeOptions {
   nlohmann::json llm;
   // The honeypot monitor's mode for every namespace (HoneypotGuard): off | monitor | block.
   std::string honeypot_mode = "monitor";
+  // Log lines on stderr: "text" or "json" (log_format.h).
+  std::string log_format = "text";
 };
 
 // Runs the service; returns the process exit code: 0 after a clean stop, 1 if the store, the
