@@ -26,6 +26,8 @@ struct ServeOptions {
   nlohmann::json llm;
   // The honeypot monitor's mode for every namespace (HoneypotGuard): off | monitor | block.
   std::string honeypot_mode = "monitor";
+  // How often the expiry sweeper purges expired entries (store/expiry_sweeper.h).
+  int expiry_sweep_ms = 60'000;
 };
 
 // Runs the service; returns the process exit code: 0 after a clean stop, 1 if the store, the

@@ -92,6 +92,8 @@ void AddAdminRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddHealthRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddAnswerRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddSessionRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
+// GET /v1/memories (list), GET /v1/namespaces, delete-all and forget (list_routes.cc).
+void AddListRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 
 // Shared by the route files.
 
@@ -126,6 +128,14 @@ DefendedSearchRequest MakeDefendedRequest(const Call& call, std::string name_spa
 absl::Status ReadPathStatus(const absl::Status& status);
 // The canned refusal of a query the gate rejected: 403 {"code": "query_rejected", ...}.
 absl::Status QueryRejected(const GateVerdict& verdict);
+// Issue #18 point 4: an update is made only by a principal who could create the entry as it
+// stands -- an admin, or its current principal when its source is not "system". PermissionDenied
+// otherwise.
+[[nodiscard]] absl::Status MayRewrite(const Caller& caller, const Entry& entry);
+// The add of POST /v1/memories when the request has a client `key` (upsert) or an
+// Idempotency-Key header (keyed_add.cc); `request` is parsed and authorized for `name_space`.
+[[nodiscard]] absl::StatusOr<Reply> KeyedAdd(ServiceContext& context, const Call& call, AddRequest request,
+                                             const std::string& name_space);
 // Appends an audit record for `call` (time, principal, session, namespace, operation, ids); its
 // detail gains "key_id", the caller's API key id. Service-wide actions use namespace "*".
 void RecordAudit(ServiceContext& context, const Call& call, std::string_view name_space,
