@@ -158,6 +158,7 @@ void HttpServer::InstallRoutes() {
   AddAdminRoutes(context_, &routes_);
   AddSessionRoutes(context_, &routes_);
   AddListRoutes(context_, &routes_);
+  AddMem0Routes(context_, &routes_);
   AddHealthRoutes(context_, &routes_);
   for (const RouteSpec& route : routes_) table_.Add(route.method, route.pattern);
 }

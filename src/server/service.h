@@ -94,6 +94,8 @@ void AddAnswerRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddSessionRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 // GET /v1/memories (list), GET /v1/namespaces, delete-all and forget (list_routes.cc).
 void AddListRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
+// Mem0's platform paths (mem0_routes.cc, doc/mem0.md).
+void AddMem0Routes(ServiceContext& context, std::vector<RouteSpec>* routes);
 
 // Shared by the route files.
 
