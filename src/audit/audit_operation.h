@@ -28,6 +28,11 @@ enum class AuditOperation {
   kRotateSigningKey,
   kVerify,
   kRefused,  // a request answered 401 or 403
+  // Routes the agent clients need (issue #15 point 1).
+  kList,            // GET /v1/memories
+  kListNamespaces,  // GET /v1/namespaces
+  kDeleteAll,       // POST /v1/namespaces/{namespace}/delete-all
+  kForget,          // POST /v1/namespaces/{namespace}/forget
 };
 
 constexpr std::string_view ToString(AuditOperation op) {
@@ -68,6 +73,14 @@ constexpr std::string_view ToString(AuditOperation op) {
       return "verify";
     case AuditOperation::kRefused:
       return "refused";
+    case AuditOperation::kList:
+      return "list";
+    case AuditOperation::kListNamespaces:
+      return "list_namespaces";
+    case AuditOperation::kDeleteAll:
+      return "delete_all";
+    case AuditOperation::kForget:
+      return "forget";
   }
   return "unknown";
 }

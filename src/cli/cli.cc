@@ -854,6 +854,9 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
                    "honeypot monitor: off | monitor (record blocks) | block (refuse blocked sessions)")
       ->capture_default_str()
       ->check(CLI::IsMember({"off", "monitor", "block"}));
+  serve->add_option("--expiry-sweep-ms", serve_options.expiry_sweep_ms, "purge expired entries every N ms")
+      ->capture_default_str()
+      ->check(CLI::Range(10, 86'400'000));
   serve->add_option("--max-nruns", so.limits.max_smoothing_runs, "largest smoothing nruns")
       ->capture_default_str()
       ->check(CLI::Range(1, 101));

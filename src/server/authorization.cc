@@ -27,15 +27,24 @@ absl::StatusOr<std::string> ApiKeyOf(const httplib::Request& request) {
   std::string from_header;
   if (request.has_header("Authorization")) {
     const std::string value = request.get_header_value("Authorization");
+    // "Bearer <key>", or "Token <key>" as Mem0's clients send it (doc/mem0.md); case-insensitive.
+    auto has_scheme = [&value](std::string_view scheme) {
+      return value.size() > scheme.size() &&
+             std::equal(scheme.begin(), scheme.end(), value.begin(), [](char a, char b) {
+               return std::tolower(static_cast<unsigned char>(a)) ==
+                      std::tolower(static_cast<unsigned char>(b));
+             });
+    };
     constexpr std::string_view kBearer = "Bearer ";
-    if (value.size() <= kBearer.size() ||
-        !std::equal(kBearer.begin(), kBearer.end(), value.begin(), [](char a, char b) {
-          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
-        })) {
+    constexpr std::string_view kToken = "Token ";
+    if (has_scheme(kBearer)) {
+      from_header = value.substr(kBearer.size());
+    } else if (has_scheme(kToken)) {
+      from_header = value.substr(kToken.size());
+    } else {
       return ApiError(absl::StatusCode::kUnauthenticated, "unauthenticated",
                       "the Authorization header must be \"Bearer <api key>\"");
     }
-    from_header = value.substr(kBearer.size());
   }
   std::string from_api_key = request.has_header("X-API-Key") ? request.get_header_value("X-API-Key") : "";
   if (!from_header.empty() && !from_api_key.empty() && from_header != from_api_key) {

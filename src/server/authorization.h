@@ -30,8 +30,9 @@ struct Caller {
 // The principal anonymous requests act as under --insecure-dev: admin on every namespace.
 Principal InsecureDevPrincipal();
 
-// The API key of a request: `Authorization: Bearer <key>` or `X-API-Key: <key>`; empty if neither.
-// InvalidArgument if both are given and differ, or the Authorization scheme is not Bearer.
+// The API key of a request: `Authorization: Bearer <key>` (or `Token <key>`, Mem0's scheme) or
+// `X-API-Key: <key>`; empty if neither. InvalidArgument if both are given and differ;
+// Unauthenticated if the Authorization scheme is neither Bearer nor Token.
 [[nodiscard]] absl::StatusOr<std::string> ApiKeyOf(const httplib::Request& request);
 
 // The public key id of "bwk_<key_id>_<secret>", or "" for a string of another shape.

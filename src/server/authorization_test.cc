@@ -30,6 +30,12 @@ TEST(ApiKeyOfTest, BearerOrXApiKey) {
   httplib::Request basic;
   basic.set_header("Authorization", "Basic dXNlcjpwYXNz");
   EXPECT_EQ(ApiKeyOf(basic).status().code(), absl::StatusCode::kUnauthenticated);
+  httplib::Request token;  // Mem0's clients (doc/mem0.md)
+  token.set_header("Authorization", "Token bwk_0123456789abcdef_xyz");
+  EXPECT_EQ(*ApiKeyOf(token), "bwk_0123456789abcdef_xyz");
+  httplib::Request empty_token;
+  empty_token.set_header("Authorization", "Token ");
+  EXPECT_EQ(ApiKeyOf(empty_token).status().code(), absl::StatusCode::kUnauthenticated);
 }
 
 TEST(KeyIdOfTest, ParsesThePublicPart) {

@@ -168,6 +168,8 @@ void HttpServer::InstallRoutes() {
   AddQuarantineRoutes(context_, &routes_);
   AddAdminRoutes(context_, &routes_);
   AddSessionRoutes(context_, &routes_);
+  AddListRoutes(context_, &routes_);
+  AddMem0Routes(context_, &routes_);
   AddHealthRoutes(context_, &routes_);
   AddMcpRoutes(context_, &routes_);
   for (const RouteSpec& route : routes_) table_.Add(route.method, route.pattern);

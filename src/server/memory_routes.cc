@@ -19,6 +19,7 @@
 #include "server/api_status.h"
 #include "server/service.h"
 #include "server/trace_context.h"
+#include "store/entry_keys.h"
 
 namespace bulwark::server {
 namespace {
@@ -34,19 +35,6 @@ absl::Status CheckEntryId(std::string_view id) {
 // namespace and id; the canned one is identical for every case the caller may not tell apart).
 absl::Status EntryStatus(const absl::Status& status) {
   return status.code() == absl::StatusCode::kNotFound ? EntryNotFound() : status;
-}
-
-// Issue #18 point 4: an update is made only by a principal who could create the entry as it
-// stands -- an admin, or its current principal (the last writer) when the entry's source is not
-// "system" (which only admins may create). PermissionDenied otherwise; the caller can read the
-// entry, so the refusal reveals nothing new.
-absl::Status MayRewrite(const Caller& caller, const Entry& entry) {
-  if (caller.principal.IsAdmin()) return absl::OkStatus();
-  if (entry.source == Source::kSystem) return Forbidden("only an admin may change a \"system\" entry");
-  if (entry.principal != caller.principal.name) {
-    return Forbidden("only the entry's principal (its last writer) or an admin may change it");
-  }
-  return absl::OkStatus();
 }
 
 absl::StatusOr<Reply> Add(ServiceContext& ctx, const Call& call) {
@@ -65,6 +53,17 @@ absl::StatusOr<Reply> Add(ServiceContext& ctx, const Call& call) {
     if (entry.source == Source::kSystem && !caller.principal.IsAdmin()) {
       return Forbidden("source \"system\" needs the admin role");
     }
+  }
+  const int64_t now = (ctx.backends.env ? ctx.backends.env : Env::Default())->NowMicros();
+  for (const NewEntry& entry : request->entries) {
+    auto expires = entry.metadata.find(kExpiresAtField);
+    if (expires != entry.metadata.end() && expires->get<int64_t>() <= now) {
+      return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument",
+                      "expires_at_us is not in the future");
+    }
+  }
+  if (request->key || call.http.has_header("Idempotency-Key")) {
+    return KeyedAdd(ctx, call, *std::move(request), *ns);  // keyed_add.cc
   }
   auto added = ctx.backends.store->AddBatch(*ns, request->entries, caller.principal.name);
   if (!added.ok()) return added.status();
@@ -168,6 +167,8 @@ absl::StatusOr<Reply> Update(ServiceContext& ctx, const Call& call) {
   auto entry = LoadVisibleEntry(ctx, *ns, id);
   if (!entry.ok()) return entry.status();
   if (auto s = MayRewrite(*call.caller, *entry); !s.ok()) return s;
+  // The entry keeps its key and expiry (reserved metadata) when the metadata is replaced.
+  if (request->update.metadata) CarryReservedMetadata(entry->metadata, &*request->update.metadata);
   auto updated = ctx.backends.store->Update(*ns, id, request->update, call.caller->principal.name);
   if (!updated.ok()) return EntryStatus(updated.status());
   RecordAudit(ctx, call, *ns, AuditOperation::kUpdate, {updated->id});
@@ -208,6 +209,19 @@ absl::StatusOr<Reply> Remove(ServiceContext& ctx, const Call& call, bool purge) 
 }
 
 }  // namespace
+
+// Issue #18 point 4: an update is made only by a principal who could create the entry as it
+// stands -- an admin, or its current principal (the last writer) when the entry's source is not
+// "system" (which only admins may create). PermissionDenied otherwise; the caller can read the
+// entry, so the refusal reveals nothing new.
+absl::Status MayRewrite(const Caller& caller, const Entry& entry) {
+  if (caller.principal.IsAdmin()) return absl::OkStatus();
+  if (entry.source == Source::kSystem) return Forbidden("only an admin may change a \"system\" entry");
+  if (entry.principal != caller.principal.name) {
+    return Forbidden("only the entry's principal (its last writer) or an admin may change it");
+  }
+  return absl::OkStatus();
+}
 
 ReportView ReportViewFor(const Caller& caller) {
   return caller.principal.IsAdmin() ? ReportView::kFull : ReportView::kHidden;
@@ -297,6 +311,9 @@ absl::StatusOr<Entry> LoadVisibleEntry(ServiceContext& ctx, std::string_view nam
   auto entry = ctx.backends.store->Get(name_space, id);
   if (!entry.ok()) return EntryStatus(entry.status());
   if (entry->kind == Kind::kHoneypot) return EntryNotFound();
+  // Expired: never returned, even before the sweeper purges it (store/expiry_sweeper.h).
+  Env* env = ctx.backends.env ? ctx.backends.env : Env::Default();
+  if (IsExpired(*entry, env->NowMicros())) return EntryNotFound();
   return entry;
 }
 

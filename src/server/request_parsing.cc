@@ -10,6 +10,7 @@
 #include "core/strings.h"
 #include "core/text_validation.h"
 #include "server/api_status.h"
+#include "store/entry_keys.h"
 
 namespace bulwark::server {
 namespace {
@@ -99,7 +100,9 @@ absl::Status ParseSourceField(const json& object, std::string_view where, Source
   return absl::OkStatus();
 }
 
-// Fills text, metadata and source of `entry` from `object` (which has passed CheckFields).
+// Fills text, metadata and source of `entry` from `object` (which has passed CheckFields), and
+// the reserved metadata member "bulwark.expires_at_us" from the optional `expires_at_us` field
+// (store/entry_keys.h); client metadata may not hold reserved members.
 absl::Status ParseNewEntry(const json& object, std::string_view where, NewEntry* entry) {
   auto text = RequiredString(object, "text", where);
   if (!text.ok()) return text.status();
@@ -107,6 +110,16 @@ absl::Status ParseNewEntry(const json& object, std::string_view where, NewEntry*
   auto metadata = OptionalObject(object, "metadata", where);
   if (!metadata.ok()) return metadata.status();
   if (metadata->has_value()) entry->metadata = **std::move(metadata);
+  if (auto s = CheckNoReservedMetadata(entry->metadata); !s.ok()) {
+    return Invalid("invalid_argument", absl::StrCat(ToAbsl(where), s.message()));
+  }
+  if (const json* expires = Find(object, "expires_at_us"); expires != nullptr) {
+    if (!expires->is_number_integer() ||
+        (expires->is_number_unsigned() && expires->get<uint64_t>() > INT64_MAX)) {
+      return WrongType(where, "expires_at_us", "an integer (microseconds since the epoch)");
+    }
+    entry->metadata[kExpiresAtField] = expires->get<int64_t>();
+  }
   return ParseSourceField(object, where, &entry->source);
 }
 
@@ -239,10 +252,19 @@ absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestL
 
   const json* entries = Find(*object, "entries");
   if (entries == nullptr) {
-    if (auto s = CheckFields(*object, {"namespace", "principal", "text", "metadata", "source"}, ""); !s.ok())
+    if (auto s = CheckFields(
+            *object, {"namespace", "principal", "text", "metadata", "source", "key", "expires_at_us"}, "");
+        !s.ok())
       return s;
     NewEntry entry;
     if (auto s = ParseNewEntry(*object, "", &entry); !s.ok()) return s;
+    auto key = OptionalString(*object, "key");
+    if (!key.ok()) return key.status();
+    if (key->has_value()) {
+      if (auto s = ValidateEntryKey(**key); !s.ok()) return Invalid("invalid_argument", ToStd(s.message()));
+      entry.metadata[kEntryKeyField] = **key;
+      request.key = *std::move(key);
+    }
     request.entries.push_back(std::move(entry));
     return request;
   }
@@ -262,7 +284,7 @@ absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestL
     const std::string where = absl::StrCat("entries[", i, "]: ");
     const json& item = (*entries)[i];
     if (!item.is_object()) return Invalid("wrong_type", absl::StrCat(where, "must be a JSON object"));
-    if (auto s = CheckFields(item, {"text", "metadata", "source"}, where); !s.ok()) return s;
+    if (auto s = CheckFields(item, {"text", "metadata", "source", "expires_at_us"}, where); !s.ok()) return s;
     NewEntry entry;
     if (auto s = ParseNewEntry(item, where, &entry); !s.ok()) return s;
     request.entries.push_back(std::move(entry));
@@ -340,6 +362,11 @@ absl::StatusOr<UpdateRequest> ParseUpdateRequest(std::string_view body, const Re
   auto metadata = OptionalObject(*object, "metadata");
   if (!metadata.ok()) return metadata.status();
   request.update.metadata = *std::move(metadata);
+  if (request.update.metadata) {
+    if (auto s = CheckNoReservedMetadata(*request.update.metadata); !s.ok()) {
+      return Invalid("invalid_argument", ToStd(s.message()));
+    }
+  }
   if (!request.update.text && !request.update.metadata) {
     return Invalid("missing_field", "an update needs \"text\" and/or \"metadata\"");
   }

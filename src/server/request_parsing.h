@@ -44,8 +44,9 @@ using QueryParams = std::multimap<std::string, std::string>;
 // Parses `body` as a single JSON object under the rules above. An empty body is an error.
 [[nodiscard]] absl::StatusOr<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth);
 
-// POST /v1/memories. One entry {"namespace", "text", "metadata"?, "source"?, "principal"?} or a
-// batch {"namespace", "entries": [{"text", "metadata"?, "source"?}, ...]}.
+// POST /v1/memories. One entry {"namespace", "text", "metadata"?, "source"?, "principal"?, "key"?,
+// "expires_at_us"?} or a batch {"namespace", "entries": [{"text", "metadata"?, "source"?,
+// "expires_at_us"?}, ...]}. Metadata members named "bulwark.*" are refused (reserved).
 struct AddRequest {
   std::optional<std::string> name_space;
   std::vector<NewEntry> entries;  // one for a single add
@@ -53,6 +54,9 @@ struct AddRequest {
   // A principal named by the client. The server writes as the authenticated caller, so the handler
   // refuses any value other than the caller's own name.
   std::optional<std::string> principal;
+  // A single add's client-chosen key (also set as the entry's metadata "bulwark.key"): upsert.
+  // Each entry's optional "expires_at_us" becomes its metadata "bulwark.expires_at_us".
+  std::optional<std::string> key;
 };
 [[nodiscard]] absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestLimits& limits);
 

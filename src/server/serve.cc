@@ -22,6 +22,7 @@
 #include "server/log_format.h"
 #include "storage/sqlite_honeypot_repository.h"
 #include "storage/store_layout.h"
+#include "store/expiry_sweeper.h"
 #include "store/memory_store_impl.h"
 
 namespace bulwark::server {
@@ -188,6 +189,10 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   auto server = HttpServer::Create(so, backends);
   if (!server.ok()) return Fail(err, server.status(), "server");
 
+  // Expired entries are never returned; the sweeper erases them (and old idempotency records).
+  ExpirySweeper sweeper(store->get(), env, {.interval_ms = options.expiry_sweep_ms});
+  sweeper.Start();
+
   auto port = (*server)->Bind();
   if (!port.ok()) return Fail(err, port.status(), "listen");
   const std::string url = absl::StrCat(
@@ -212,6 +217,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   pthread_kill(signal_thread.native_handle(), SIGTERM);  // wakes sigwait if no signal came
   signal_thread.join();
 
+  sweeper.Stop();
   server->reset();
   if (auto s = (*audit)->Flush(); !s.ok()) spdlog::error("audit flush: {}", s.ToString());
   if (!served.ok()) return Fail(err, served, "serve");

@@ -28,6 +28,8 @@ struct ServeOptions {
   std::string honeypot_mode = "monitor";
   // Log lines on stderr: "text" or "json" (log_format.h).
   std::string log_format = "text";
+  // How often the expiry sweeper purges expired entries (store/expiry_sweeper.h).
+  int expiry_sweep_ms = 60'000;
 };
 
 // Runs the service; returns the process exit code: 0 after a clean stop, 1 if the store, the

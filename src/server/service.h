@@ -99,6 +99,10 @@ void AddHealthRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddAnswerRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddSessionRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 void AddMcpRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);  // POST /mcp
+// GET /v1/memories (list), GET /v1/namespaces, delete-all and forget (list_routes.cc).
+void AddListRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
+// Mem0's platform paths (mem0_routes.cc, doc/mem0.md).
+void AddMem0Routes(ServiceContext& context, std::vector<RouteSpec>* routes);
 
 // Shared by the route files.
 
@@ -136,6 +140,14 @@ absl::Status ReadPathStatus(const absl::Status& status);
 // The canned refusal of a query the gate rejected: 403 {"code": "query_rejected", ...}; the message
 // names the score and threshold for kFull only.
 absl::Status QueryRejected(const GateVerdict& verdict, ReportView view);
+// Issue #18 point 4: an update is made only by a principal who could create the entry as it
+// stands -- an admin, or its current principal when its source is not "system". PermissionDenied
+// otherwise.
+[[nodiscard]] absl::Status MayRewrite(const Caller& caller, const Entry& entry);
+// The add of POST /v1/memories when the request has a client `key` (upsert) or an
+// Idempotency-Key header (keyed_add.cc); `request` is parsed and authorized for `name_space`.
+[[nodiscard]] absl::StatusOr<Reply> KeyedAdd(ServiceContext& context, const Call& call, AddRequest request,
+                                             const std::string& name_space);
 // Appends an audit record for `call` (time, principal, session, namespace, operation, ids); its
 // detail gains "key_id", the caller's API key id. Service-wide actions use namespace "*".
 void RecordAudit(ServiceContext& context, const Call& call, std::string_view name_space,

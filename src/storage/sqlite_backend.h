@@ -49,6 +49,13 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
       const std::function<void(HistoryEvent*)>& sign) override;
   absl::StatusOr<std::vector<StateCount>> CountByState() override;
   absl::Status CheckIntegrity() override;
+  absl::StatusOr<InsertOutcome> InsertEntriesOnce(std::span<const Entry> entries,
+                                                  std::span<const HistoryEvent> events,
+                                                  const InsertClaim& claim) override;
+  absl::StatusOr<std::vector<StoredRow>> ListEntries(const ListQuery& query) override;
+  absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ExpiredEntries(int64_t now_us,
+                                                                                  int limit) override;
+  absl::StatusOr<int64_t> DeleteIdempotencyRecords(int64_t before_us) override;
   absl::Status SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
                                 std::span<const std::vector<float>> rows, uint64_t keep_from_sequence,
                                 bool replace) override;
@@ -60,6 +67,13 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
 
  private:
   explicit SqliteBackend(sqlite3* db);
+  // InsertEntries' rows and events inside the caller's transaction. Requires mu_.
+  absl::StatusOr<std::vector<int64_t>> InsertLocked(std::span<const Entry> entries,
+                                                    std::span<const HistoryEvent> events);
+  // InsertEntriesOnce's claim checks inside the caller's transaction: fills `outcome` when the
+  // insert must not happen. Requires mu_.
+  absl::Status CheckClaimLocked(std::string_view name_space, std::string_view principal,
+                                const InsertClaim& claim, InsertOutcome* outcome);
   absl::Status UpdateLocked(const Entry& entry, int64_t expected_updated_at_us,
                             std::span<const HistoryEvent> scrubbed, const HistoryEvent& event);
   // The statement cached in `slot`, prepared from `sql` on first use. Requires mu_.

@@ -16,6 +16,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bulwark/entry.h"
@@ -35,6 +36,37 @@ struct StateCount {
   State state = State::kActive;
   Kind kind = Kind::kMemory;
   int64_t count = 0;
+};
+
+// What an insert claims besides its rows (InsertEntriesOnce): at most one idempotency record and
+// at most one client-chosen entry key. The namespace and principal are those of the entries.
+struct InsertClaim {
+  // Idempotency (doc/api.md, "Idempotency-Key"): the record (namespace, principal,
+  // idempotency_key) -> the ids this insert stores. Empty: no record.
+  std::string idempotency_key;
+  std::string request_hash;          // what the record remembers of the request (hex SHA-256)
+  int64_t idempotency_after_us = 0;  // records created at or before this are expired: replaced
+  // The client-chosen key of the (single) entry: refused while a live (active or quarantined)
+  // entry of the namespace carries it. Empty: no key.
+  std::string entry_key;
+  int64_t now_us = 0;  // an entry whose "bulwark.expires_at_us" is at or before this holds no key
+};
+
+// The result of InsertEntriesOnce: exactly one of these holds.
+struct InsertOutcome {
+  std::vector<int64_t> row_ids;         // inserted: the row id of each entry, in order
+  std::vector<std::string> replay_ids;  // not inserted: the live idempotency record's entry ids
+  std::string replay_request_hash;      // ... and the request hash it was stored with
+  std::string key_taken_by;             // not inserted: the id of the live entry holding entry_key
+};
+
+// One page of a namespace's entries in id order (ListEntries).
+struct ListQuery {
+  std::string name_space;
+  std::string after_id;            // exclusive; empty: from the start
+  std::vector<State> states;       // rows in one of these states; must not be empty
+  std::optional<std::string> key;  // only rows whose metadata "bulwark.key" is this
+  int limit = 100;                 // rows read, 1..10000
 };
 
 class StorageBackend {
@@ -124,6 +156,26 @@ class StorageBackend {
   // The storage engine's own consistency check of the store's pages and indexes (SQLite:
   // PRAGMA quick_check), not of signatures. OK, or DataLoss with the first problems found.
   [[nodiscard]] virtual absl::Status CheckIntegrity() = 0;
+
+  // --- Routes the agent clients need (issue #15 point 1; doc/api.md). ---
+
+  // InsertEntries with `claim` checked in the same transaction: if a live idempotency record
+  // (created after claim.idempotency_after_us) matches, or a live entry holds claim.entry_key,
+  // nothing is written and the outcome says which; otherwise the entries, events and the
+  // idempotency record (if any) are written together. Errors as InsertEntries.
+  [[nodiscard]] virtual absl::StatusOr<InsertOutcome> InsertEntriesOnce(std::span<const Entry> entries,
+                                                                        std::span<const HistoryEvent> events,
+                                                                        const InsertClaim& claim) = 0;
+  // Up to query.limit rows of memories (never honeypots) of one namespace with id > after_id, in
+  // id order (ids are time-ordered: oldest first), in the asked states, undecoded rows included
+  // (the caller verifies). InvalidArgument for a limit outside 1..10000 or no states.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<StoredRow>> ListEntries(const ListQuery& query) = 0;
+  // (namespace, id) of up to `limit` rows not purged whose metadata "bulwark.expires_at_us" is an
+  // integer <= now_us, oldest expiry first.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<std::pair<std::string, std::string>>> ExpiredEntries(
+      int64_t now_us, int limit) = 0;
+  // Deletes idempotency records created at or before `before_us`; returns how many.
+  [[nodiscard]] virtual absl::StatusOr<int64_t> DeleteIdempotencyRecords(int64_t before_us) = 0;
 };
 
 }  // namespace bulwark

@@ -13,6 +13,7 @@
 #include "index/flat_index.h"
 #include "provenance/keyring.h"
 #include "provenance/signer.h"
+#include "store/entry_keys.h"
 #include "store/metadata_index.h"
 #include "store/namespace_index.h"
 
@@ -135,6 +136,18 @@ absl::StatusOr<std::vector<int64_t>> EntryStore::Commit(std::span<const Entry> e
   NoteOwnEvents();
   for (size_t i = 0; i < entries.size(); ++i) IndexRow(row_ids[i], entries[i]);
   return row_ids;
+}
+
+absl::StatusOr<InsertOutcome> EntryStore::CommitOnce(std::span<const Entry> entries,
+                                                     std::span<const HistoryEvent> events,
+                                                     const InsertClaim& claim) {
+  std::unique_lock lock(mu_);
+  BULWARK_ASSIGN_OR_RETURN(InsertOutcome outcome, backend_->InsertEntriesOnce(entries, events, claim));
+  NoteOwnEvents();
+  for (size_t i = 0; i < outcome.row_ids.size() && i < entries.size(); ++i) {
+    IndexRow(outcome.row_ids[i], entries[i]);
+  }
+  return outcome;
 }
 
 absl::StatusOr<RowForUpdate> EntryStore::ReadForUpdate(std::string_view name_space, std::string_view id) {
@@ -382,6 +395,7 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
 
   IndexFilter filter;
   if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
+  const int64_t now_us = options_.env->NowMicros();  // expired entries are never returned
   SearchResult result;
   std::shared_lock lock(mu_);
   auto it = indexes_.find(ToAbsl(name_space));
@@ -440,6 +454,7 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
         }
         if (!filter.Accepts(row->entry.state, row->entry.kind)) continue;
         if (!MatchesMetadata(row->entry.metadata, options.metadata_filter)) continue;
+        if (IsExpired(row->entry, now_us)) continue;
         result.hits.push_back({std::move(row->entry), batch[i].score});
       }
     }

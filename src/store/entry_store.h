@@ -52,6 +52,21 @@ struct IndexFilter;
 // The bit of `state` in a state mask (Export, StateChange::from_states).
 constexpr uint32_t StateBit(State s) { return 1u << static_cast<int>(s); }
 
+// A page of entries for EntryStore::List (GET /v1/memories, issue #15 point 1).
+struct ListRequest {
+  std::vector<State> states = {State::kActive};      // not empty
+  nlohmann::json filter = nlohmann::json::object();  // flat equality on top-level metadata
+  std::optional<std::string> key;                    // only the entry with this client key
+  std::string cursor;                                // an entry id: list ids after it; empty: from the start
+  int limit = 100;                                   // entries returned, 1..1000
+  bool include_expired = false;                      // bulk purges reach expired entries too
+};
+struct ListPage {
+  std::vector<Entry> entries;  // oldest first (ids are time-ordered)
+  std::string next_cursor;     // empty: the namespace has no more rows after this page
+  int64_t withheld = 0;        // rows that failed verification and were skipped
+};
+
 // A verified row read for a change: the entry and the version (updated_at_us) it was read at.
 struct RowForUpdate {
   int64_t row_id = 0;
@@ -79,6 +94,25 @@ class EntryStore {
   // then indexes the entries. Returns their row ids. AlreadyExists if an id is taken.
   [[nodiscard]] absl::StatusOr<std::vector<int64_t>> Commit(std::span<const Entry> entries,
                                                             std::span<const HistoryEvent> events);
+
+  // Commit with a claim (StorageBackend::InsertEntriesOnce) checked in the same transaction: an
+  // idempotency record or a client key. Indexes the entries only if they were inserted.
+  [[nodiscard]] absl::StatusOr<InsertOutcome> CommitOnce(std::span<const Entry> entries,
+                                                         std::span<const HistoryEvent> events,
+                                                         const InsertClaim& claim);
+
+  // --- Listing (entry_listing.cc) ---
+  // One page of the namespace's verified memories (never honeypots) in the request's states that
+  // match its filter and key and have not expired (now: the store's clock), in id order after the
+  // cursor. Reads at most 10,000 rows per call: a page may then be short (even empty) with a
+  // next_cursor to continue from. InvalidArgument for a malformed namespace, cursor, key or a limit
+  // outside 1..1000; the backend's errors.
+  [[nodiscard]] absl::StatusOr<ListPage> List(std::string_view name_space, const ListRequest& request);
+  // The live (active or quarantined), unexpired, verified entry of the namespace holding `key`, or
+  // nullopt. InvalidArgument for a malformed namespace or key.
+  [[nodiscard]] absl::StatusOr<std::optional<Entry>> FindByKey(std::string_view name_space,
+                                                               std::string_view key);
+  Env* env() const { return options_.env; }
 
   // The verified row of (namespace, id), for a change. NotFound if absent; DataLoss if it fails
   // verification; InvalidArgument for a malformed namespace or id.

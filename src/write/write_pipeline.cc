@@ -54,6 +54,23 @@ absl::StatusOr<std::vector<Entry>> WritePipeline::Add(std::string_view name_spac
   return built;
 }
 
+absl::StatusOr<WritePipeline::AddOnceResult> WritePipeline::AddOnce(std::string_view name_space,
+                                                                    std::span<const NewEntry> entries,
+                                                                    std::string_view principal,
+                                                                    const InsertClaim& claim) {
+  BULWARK_RETURN_IF_ERROR(Validate(name_space, entries, principal));
+  AddOnceResult result;
+  BULWARK_ASSIGN_OR_RETURN(result.entries, EmbedScreenAndSign(name_space, entries, principal, {}));
+  std::vector<HistoryEvent> events = AddEvents(result.entries);
+  BULWARK_ASSIGN_OR_RETURN(result.outcome, entries_.CommitOnce(result.entries, events, claim));
+  if (result.outcome.row_ids.empty()) {
+    result.entries.clear();  // refused by the claim: nothing was stored
+    return result;
+  }
+  defenses_.OnCommitted(name_space, result.entries);
+  return result;
+}
+
 absl::StatusOr<std::vector<Entry>> WritePipeline::AddSystemEntries(std::string_view name_space,
                                                                    std::span<const SystemEntry> entries,
                                                                    Kind kind, std::string_view principal) {

@@ -23,6 +23,7 @@
 #include "bulwark/entry.h"
 #include "bulwark/memory_store.h"
 #include "bulwark/options.h"
+#include "storage/storage_backend.h"
 
 namespace bulwark {
 
@@ -48,6 +49,18 @@ class WritePipeline {
                                                        std::span<const NewEntry> entries,
                                                        std::string_view principal,
                                                        const ProgressFn& progress);
+
+  // Add with a claim checked in the persist stage's transaction (StorageBackend::InsertClaim: an
+  // idempotency record, a client key). The entries are built, embedded, screened and signed as for
+  // Add; if the claim refuses the insert (a live idempotency record, a key held by a live entry),
+  // nothing is written, the defenses are not told, and the outcome says why.
+  struct AddOnceResult {
+    std::vector<Entry> entries;  // what was stored (empty if the claim refused the insert)
+    InsertOutcome outcome;
+  };
+  [[nodiscard]] absl::StatusOr<AddOnceResult> AddOnce(std::string_view name_space,
+                                                      std::span<const NewEntry> entries,
+                                                      std::string_view principal, const InsertClaim& claim);
 
   // A privileged entry the store writes for itself (MemPot honeypots, DESIGN 4.7): its text and
   // the vector to index (which need not be E(text): the fit may index the optimised vector).
