@@ -9,6 +9,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "index/vector_index.h"
+#include "store/entry_keys.h"
 #include "store/entry_store.h"
 #include "store/namespace_index.h"
 
@@ -63,6 +64,7 @@ absl::Status EntryStore::TakeVerified(std::string_view name_space, std::span<con
     if (batch.empty()) return absl::OkStatus();
     BULWARK_ASSIGN_OR_RETURN(std::vector<std::optional<StoredRow>> rows, backend_->GetRows(batch));
     result->rows_read += static_cast<int64_t>(batch.size());
+    const int64_t now_us = options_.env->NowMicros();
     for (size_t i = 0; i < batch.size() && i < rows.size(); ++i) {
       std::optional<StoredRow>& row = rows[i];
       if (!row.has_value()) {
@@ -77,6 +79,7 @@ absl::Status EntryStore::TakeVerified(std::string_view name_space, std::span<con
       }
       if (!filter.Accepts(row->entry.state, row->entry.kind)) continue;
       if (!MatchesFilter(row->entry.metadata, options.metadata_filter)) continue;
+      if (IsExpired(row->entry, now_us)) continue;  // never returned after its expiry
       const float score = Cosine(query, row->entry.embedding);
       result->hits.push_back({std::move(row->entry), score});
     }
