@@ -42,6 +42,12 @@ absl::StatusOr<std::string> Expand(std::string_view pattern,
     if (c == '\\' && i + 1 < pattern.size()) {
       out.push_back(c);
       out.push_back(pattern[++i]);
+      // \x{FEFF}, \p{Greek}, \P{L}: the braces belong to the escape.
+      const char e = pattern[i];
+      if ((e == 'x' || e == 'p' || e == 'P') && i + 1 < pattern.size() && pattern[i + 1] == '{') {
+        while (++i < pattern.size() && pattern[i] != '}') out.push_back(pattern[i]);
+        if (i < pattern.size()) out.push_back('}');
+      }
       continue;
     }
     size_t end = i + 1;

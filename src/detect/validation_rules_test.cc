@@ -377,6 +377,10 @@ TEST(ValidationRulesTest, ParseErrorsNameTheLine) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ(Names(**ok, "FOOO and BAR"), (std::vector<std::string>{"c/foo", "c/bar"}));  // case-insensitive
   EXPECT_TRUE(ValidationRules::Parse("c\tfoo\tx{2}y\n").ok());  // RE2's own braces are not macros
+  // Nor are the braces of \x{...} and \p{...} escapes (the old rules file used them).
+  auto escapes = ValidationRules::Parse("c\tzw\traw\t[\\x{200B}\\x{FEFF}]\\p{Greek}\n");
+  ASSERT_TRUE(escapes.ok()) << escapes.status();
+  EXPECT_EQ((*escapes)->rules()[0].pattern, "[\\x{200B}\\x{FEFF}]\\p{Greek}");
 }
 
 }  // namespace
