@@ -172,7 +172,8 @@ std::string ToMarkdown(const std::vector<InjectionEvalResult>& results) {
                          "us/write (cold)", "us/write (warm)"});
   for (const InjectionEvalResult& r : results) {
     summary.AddRow({r.name, InjectionRateCell(r.tpr), InjectionRateCell(r.fpr),
-                    InjectionRateCell(r.category_agreement), FormatNumber(r.micros_per_write, 1)});
+                    InjectionRateCell(r.category_agreement), FormatNumber(r.micros_per_write, 1),
+                    FormatNumber(r.micros_per_write_warm, 1)});
   }
   absl::StrAppend(&out, summary.Render(), "\n");
   for (const InjectionEvalResult& r : results) {

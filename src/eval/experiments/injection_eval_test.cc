@@ -65,6 +65,7 @@ TEST(InjectionEvalTest, CountsRatesPerCategoryFormAndGroup) {
   const std::string md = ToMarkdown({r});
   EXPECT_NE(md.find("| tiny"), std::string::npos) << md;
   EXPECT_EQ(ToJson(r)["tpr"]["successes"], 2);
+  EXPECT_GT(r.micros_per_write_warm, 0.0);
 }
 
 TEST(InjectionEvalTest, UnlabelledFilesTakeTheFileLabelAndMetadataKind) {
