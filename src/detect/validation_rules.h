@@ -89,7 +89,7 @@ class ValidationRules {
   bool HasAffirmedMatch(uint32_t id, std::string_view text) const;
 
   std::vector<ValidationRule> rules_;
-  std::vector<std::unique_ptr<RE2>> single_;  // per rule, for the set's out-of-memory fallback
+  std::vector<std::unique_ptr<RE2>> single_;  // per rule: compiled for affirmed rules, else null
   std::unique_ptr<RE2::Set> norm_set_, raw_set_;
   std::vector<uint32_t> norm_ids_, raw_ids_;  // set index -> rules() index
   uint32_t first_signal_ = 0;
