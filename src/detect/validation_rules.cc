@@ -1,5 +1,6 @@
 #include "detect/validation_rules.h"
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_split.h>
@@ -10,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "detect/validation_rules_data.h"
 
@@ -20,43 +22,139 @@ RE2::Options RuleOptions() {
   RE2::Options options;
   options.set_case_sensitive(false);
   options.set_log_errors(false);
-  options.set_max_mem(64 << 20);  // the set's DFA: the bounded repetitions make it large
+  options.set_max_mem(64 << 20);  // each set's DFA: the bounded repetitions make it large
   return options;
 }
+
+absl::Status LineError(int line_number, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("validation rules line ", line_number, ": ", what));
+}
+
+bool IsMacroChar(char c) { return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'; }
+
+// Replaces every {NAME} of `pattern` by "(?:" + macros[NAME] + ")". A '{' after a backslash or
+// not followed by [A-Z][A-Z0-9_]*} is left alone (RE2's own repetition braces hold digits).
+absl::StatusOr<std::string> Expand(std::string_view pattern,
+                                   const absl::flat_hash_map<std::string, std::string>& macros) {
+  std::string out;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\' && i + 1 < pattern.size()) {
+      out.push_back(c);
+      out.push_back(pattern[++i]);
+      // \x{FEFF}, \p{Greek}, \P{L}: the braces belong to the escape.
+      const char e = pattern[i];
+      if ((e == 'x' || e == 'p' || e == 'P') && i + 1 < pattern.size() && pattern[i + 1] == '{') {
+        while (++i < pattern.size() && pattern[i] != '}') out.push_back(pattern[i]);
+        if (i < pattern.size()) out.push_back('}');
+      }
+      continue;
+    }
+    size_t end = i + 1;
+    if (c == '{' && end < pattern.size() && pattern[end] >= 'A' && pattern[end] <= 'Z') {
+      while (end < pattern.size() && IsMacroChar(pattern[end])) ++end;
+      if (end < pattern.size() && pattern[end] == '}') {
+        const std::string name(pattern.substr(i + 1, end - i - 1));
+        auto it = macros.find(name);
+        if (it == macros.end()) return absl::InvalidArgumentError(absl::StrCat("unknown macro {", name, "}"));
+        absl::StrAppend(&out, "(?:", it->second, ")");
+        if (out.size() > ValidationRules::kMaxPatternBytes)
+          return absl::InvalidArgumentError("pattern longer than kMaxPatternBytes after expansion");
+        i = end;
+        continue;
+      }
+    }
+    out.push_back(c);
+  }
+  return out;
+}
+
+// The built-in hidden_text rules fed by the normaliser, in this order (see AddSignalRules).
+constexpr const char* kSignalNames[] = {"zero_width_chars", "bidi_controls", "tag_characters",
+                                        "mixed_script_word"};
 
 }  // namespace
 
 ValidationRules::ValidationRules() = default;
 ValidationRules::~ValidationRules() = default;
 
+absl::Status ValidationRules::AddRule(ValidationRule rule, int line_number) {
+  RE2::Options options = RuleOptions();
+  // Affirmed rules need their own RE2 on every hit (the match's position); the others only on the
+  // rare out-of-memory fallback, where one is compiled then. Compiling every rule up front tripled
+  // the time to load the default rules.
+  std::unique_ptr<RE2> single;
+  if (rule.affirmed) {
+    single = std::make_unique<RE2>(rule.pattern, options);
+    if (!single->ok())
+      return LineError(line_number, absl::StrCat("(", rule.name, ") bad pattern: ", single->error()));
+  }
+  RE2::Set& set = rule.view == RuleView::kRaw ? *raw_set_ : *norm_set_;
+  std::string error;
+  if (set.Add(rule.pattern, &error) < 0)
+    return LineError(line_number, absl::StrCat("(", rule.name, ") bad pattern: ", error));
+  (rule.view == RuleView::kRaw ? raw_ids_ : norm_ids_).push_back(static_cast<uint32_t>(rules_.size()));
+  single_.push_back(std::move(single));
+  rules_.push_back(std::move(rule));
+  return absl::OkStatus();
+}
+
+void ValidationRules::AddSignalRules() {
+  first_signal_ = static_cast<uint32_t>(rules_.size());
+  for (const char* name : kSignalNames) rules_.push_back({"hidden_text", name, "", RuleView::kSignal});
+}
+
+absl::Status ValidationRules::Compile() {
+  if (rules_.empty()) return absl::InvalidArgumentError("validation rules: no rule");
+  if ((!norm_ids_.empty() && !norm_set_->Compile()) || (!raw_ids_.empty() && !raw_set_->Compile()))
+    return absl::ResourceExhaustedError("validation rules: RE2 set does not compile");
+  AddSignalRules();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::unique_ptr<ValidationRules>> ValidationRules::Parse(std::string_view tsv) {
   std::unique_ptr<ValidationRules> rules(new ValidationRules());
-  rules->set_ = std::make_unique<RE2::Set>(RuleOptions(), RE2::UNANCHORED);
+  rules->norm_set_ = std::make_unique<RE2::Set>(RuleOptions(), RE2::UNANCHORED);
+  rules->raw_set_ = std::make_unique<RE2::Set>(RuleOptions(), RE2::UNANCHORED);
   absl::flat_hash_set<std::string> names;
+  absl::flat_hash_map<std::string, std::string> macros;
   int line_number = 0;
   for (absl::string_view line : absl::StrSplit(ToAbsl(tsv), '\n')) {
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
     if (line.empty() || line.front() == '#') continue;
-    std::vector<std::string> fields = absl::StrSplit(line, absl::MaxSplits('\t', 2));
-    if (fields.size() != 3 || fields[0].empty() || fields[1].empty() || fields[2].empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("validation rules line ", line_number, ": expected category<TAB>name<TAB>pattern"));
+    std::vector<std::string> fields = absl::StrSplit(line, '\t');
+    if (fields.size() < 3 || fields.size() > 4 ||
+        std::any_of(fields.begin(), fields.end(), [](const std::string& f) { return f.empty(); })) {
+      return LineError(line_number,
+                       "expected category<TAB>name<TAB>[raw<TAB>]pattern or @define<TAB>NAME<TAB>fragment");
     }
-    if (!names.insert(fields[1]).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("validation rules line ", line_number, ": duplicate rule name '", fields[1], "'"));
+    auto expanded = Expand(fields.back(), macros);
+    if (!expanded.ok()) return LineError(line_number, expanded.status().message());
+    if (fields[0] == "@define") {
+      if (fields.size() != 3 || !(fields[1][0] >= 'A' && fields[1][0] <= 'Z') ||
+          !std::all_of(fields[1].begin(), fields[1].end(), IsMacroChar)) {
+        return LineError(line_number, "expected @define<TAB>NAME<TAB>fragment with NAME in [A-Z][A-Z0-9_]*");
+      }
+      if (!RE2(*expanded, RuleOptions()).ok())
+        return LineError(line_number, "macro is not a valid RE2 fragment");
+      if (!macros.emplace(fields[1], *std::move(expanded)).second)
+        return LineError(line_number, absl::StrCat("duplicate macro '", fields[1], "'"));
+      continue;
     }
-    std::string error;
-    if (rules->set_->Add(fields[2], &error) < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("validation rules line ", line_number, " (", fields[1], "): bad pattern: ", error));
+    RuleView view = RuleView::kNormalized;
+    if (fields.size() == 4) {
+      if (fields[2] != "raw" && fields[2] != "norm" && fields[2] != "affirmed")
+        return LineError(line_number, "view must be raw, norm or affirmed");
+      view = fields[2] == "raw" ? RuleView::kRaw : RuleView::kNormalized;
     }
-    rules->rules_.push_back({fields[0], fields[1], fields[2]});
+    if (!names.insert(fields[1]).second)
+      return LineError(line_number, absl::StrCat("duplicate rule name '", fields[1], "'"));
+    const bool affirmed = fields.size() == 4 && fields[2] == "affirmed";
+    BULWARK_RETURN_IF_ERROR(
+        rules->AddRule({fields[0], fields[1], *std::move(expanded), view, affirmed}, line_number));
   }
-  if (rules->rules_.empty()) return absl::InvalidArgumentError("validation rules: no rule");
-  if (!rules->set_->Compile())
-    return absl::ResourceExhaustedError("validation rules: RE2 set does not compile");
+  BULWARK_RETURN_IF_ERROR(rules->Compile());
   return rules;
 }
 
@@ -84,13 +182,77 @@ std::vector<const ValidationRule*> ValidationRules::Match(std::string_view text)
 }
 
 void ValidationRules::Match(std::string_view text, absl::InlinedVector<uint32_t, 4>* out) const {
-  out->clear();
+  Match(text, NormalizeText(text), out);
+}
+
+void ValidationRules::MatchSet(const RE2::Set& set, const std::vector<uint32_t>& ids, std::string_view text,
+                               std::vector<uint32_t>* hits) const {
+  if (ids.empty()) return;
   const re2::StringPiece piece(text.data(), text.size());
-  if (!set_->Match(piece, nullptr)) return;
-  std::vector<int> hits;
-  set_->Match(piece, &hits);
+  std::vector<int> found;
+  RE2::Set::ErrorInfo error;
+  if (set.Match(piece, &found, &error)) {
+    for (int i : found) {
+      const uint32_t id = ids[static_cast<size_t>(i)];
+      if (!rules_[id].affirmed || HasAffirmedMatch(id, text)) hits->push_back(id);
+    }
+  } else if (error.kind == RE2::Set::kOutOfMemory) {
+    // The set's DFA ran out of its budget on this text: match rule by rule (each RE2 falls back to
+    // its NFA, still linear in the text), so a large input is never waved through.
+    for (uint32_t id : ids) {
+      if (rules_[id].affirmed ? HasAffirmedMatch(id, text)
+                              : RE2::PartialMatch(piece, RE2(rules_[id].pattern, RuleOptions())))
+        hits->push_back(id);
+    }
+  }
+}
+
+namespace {
+
+// Whether the clause before `end` (back to . ! ? ; : , or a line break, at most 80 bytes) holds a
+// negation word: never, not, n't, no one, nobody, under no circumstances.
+bool NegatedBefore(std::string_view text, size_t end) {
+  size_t start = end;
+  while (start > 0 && end - start < 80 &&
+         std::string_view(".!?;:,\n").find(text[start - 1]) == std::string_view::npos)
+    --start;
+  static const RE2 kNegation("\\b(?:never|not|no\\s+one|nobody|under\\s+no\\s+circumstances)\\b|n't\\b");
+  return RE2::PartialMatch(re2::StringPiece(text.data() + start, end - start), kNegation);
+}
+
+}  // namespace
+
+bool ValidationRules::HasAffirmedMatch(uint32_t id, std::string_view text) const {
+  const RE2& re = *single_[id];
+  re2::StringPiece match;
+  size_t from = 0;
+  // At most 8 matches are looked at (each a linear scan from where the last one ended).
+  for (int tries = 0; tries < 8 && from <= text.size(); ++tries) {
+    if (!re.Match(re2::StringPiece(text.data(), text.size()), from, text.size(), RE2::UNANCHORED, &match, 1))
+      return false;
+    const size_t start = static_cast<size_t>(match.data() - text.data());
+    if (!NegatedBefore(text, start)) return true;
+    from = start + std::max<size_t>(match.size(), 1);
+  }
+  return false;
+}
+
+void ValidationRules::Match(std::string_view raw, const NormalizedText& normalized,
+                            absl::InlinedVector<uint32_t, 4>* out) const {
+  out->clear();
+  std::vector<uint32_t> hits;
+  MatchSet(*raw_set_, raw_ids_, raw, &hits);
+  MatchSet(*norm_set_, norm_ids_, normalized.folded, &hits);
+  if (normalized.deobfuscated != normalized.folded)
+    MatchSet(*norm_set_, norm_ids_, normalized.deobfuscated, &hits);
+  const int signals[] = {normalized.zero_width, normalized.bidi_controls, normalized.tag_characters,
+                         normalized.mixed_script_words};
+  for (size_t i = 0; i < std::size(signals); ++i) {
+    if (signals[i] > 0) hits.push_back(first_signal_ + static_cast<uint32_t>(i));
+  }
   std::sort(hits.begin(), hits.end());
-  for (int i : hits) out->push_back(static_cast<uint32_t>(i));
+  hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
+  out->assign(hits.begin(), hits.end());
 }
 
 }  // namespace bulwark
