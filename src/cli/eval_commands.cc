@@ -19,6 +19,7 @@ std::unique_ptr<EvalSubcommand> MakeEvalGateCommand();
 std::unique_ptr<EvalSubcommand> MakeEvalPoisoningCommand();
 std::unique_ptr<EvalSubcommand> MakeEvalAdaptiveCommand();
 std::unique_ptr<EvalSubcommand> MakeEvalRetrievalCommand();
+std::unique_ptr<EvalSubcommand> MakeEvalSessionsCommand();
 
 namespace {
 
@@ -26,8 +27,8 @@ using EvalSubcommandFactory = std::unique_ptr<EvalSubcommand> (*)();
 
 // One line per subcommand, in the order `bulwark-lab eval --help` lists them.
 constexpr EvalSubcommandFactory kEvalSubcommands[] = {
-    &MakeEvalDetectCommand,    &MakeEvalSmoothingCommand, &MakeEvalGateCommand,
-    &MakeEvalPoisoningCommand, &MakeEvalAdaptiveCommand,  &MakeEvalRetrievalCommand,
+    &MakeEvalDetectCommand,   &MakeEvalSmoothingCommand, &MakeEvalGateCommand,     &MakeEvalPoisoningCommand,
+    &MakeEvalAdaptiveCommand, &MakeEvalRetrievalCommand, &MakeEvalSessionsCommand,
 };
 
 }  // namespace

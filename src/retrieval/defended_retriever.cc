@@ -116,6 +116,8 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
     // The observation never changes what this search returns; a failure is logged, not raised.
     if (auto v = guard_->Observe(caller, *embedding); !v.ok()) {
       spdlog::warn("honeypot monitor: {}", ToStd(v.status().message()));
+    } else {
+      result.honeypot = *v;
     }
   }
 
