@@ -97,6 +97,10 @@ class EvalSessionsCommand final : public EvalSubcommand {
     sub->add_option("--ratio", config_.fit.ratio, "pots per memory")
         ->check(CLI::Range(1e-6, 0.5))
         ->capture_default_str();
+    sub->add_option("--calibration-cap", config_.calibration_cap,
+                    "cap on |LLR| of the count_calibrated table (0: none; 1.1 needs two pot rounds to block)")
+        ->check(CLI::Range(0.0, 100.0))
+        ->capture_default_str();
     sub->add_option("--generated-sessions", config_.generated_sessions,
                     "sessions per built-in attack (64 queries) and per benign length (8, 64) for the fit")
         ->check(CLI::Range(1, 1000))

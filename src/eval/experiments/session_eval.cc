@@ -100,6 +100,78 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+namespace {
+
+// Questions near the memories themselves (benign users ask about what is stored): the first 10
+// words of each of up to 1,000 evenly spaced memories.
+std::vector<std::string> MemoryQueries(const std::vector<honeypot::FitMemory>& memories) {
+  std::vector<std::string> out;
+  const size_t step = std::max<size_t>(1, memories.size() / 1000);
+  for (size_t i = 0; i < memories.size(); i += step) {
+    std::istringstream words(memories[i].text);
+    std::string word, query;
+    for (int n = 0; n < 10 && words >> word; ++n) absl::StrAppend(&query, n ? " " : "", word);
+    if (!query.empty()) out.push_back(std::move(query));
+  }
+  return out;
+}
+
+// Even positions to the fit, odd ones to the calibration (everything to both when !split).
+void Split(const std::vector<std::string>& all, bool split, std::vector<std::string>* fit,
+           std::vector<std::string>* calibrate) {
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (!split || i % 2 == 0) fit->push_back(all[i]);
+    if (!split || i % 2 == 1) calibrate->push_back(all[i]);
+  }
+}
+
+// The pot counts that `queries` draw in the top k_obs of the namespace's observation.
+absl::StatusOr<std::vector<int>> PotCounts(MemoryStore& store, const SessionEvalConfig& config,
+                                           const std::vector<std::string>& queries) {
+  std::vector<int> counts;
+  for (const std::string& q : queries) {
+    BULWARK_ASSIGN_OR_RETURN(std::vector<float> embedding, store.embedder().Embed(q));
+    BULWARK_ASSIGN_OR_RETURN(auto rows,
+                             store.impl().entries->Observe(config.name_space, embedding, config.k_obs));
+    int pots = 0;
+    for (const auto& r : rows) pots += r.is_pot ? 1 : 0;
+    counts.push_back(pots);
+  }
+  return counts;
+}
+
+struct TrainingQueries {
+  std::vector<std::string> attack, benign;
+};
+
+// The fit's positives (given, or generated) and negatives (given + simulated + memory-derived).
+absl::StatusOr<TrainingQueries> Training(MemoryStore& store, const SessionEvalConfig& config,
+                                         const std::vector<honeypot::FitMemory>& active, SessionEvalFit* fit,
+                                         const std::function<void(std::string_view)>& stage) {
+  TrainingQueries t{config.attack_queries, config.benign_queries};
+  fit->generated_attacks = t.attack.empty();
+  if (t.attack.empty()) {
+    stage("generating attack logs");
+    BULWARK_ASSIGN_OR_RETURN(t.attack, GeneratedQueries(store, config,
+                                                        {"mextra_general", "mextra_edit", "mextra_cosine",
+                                                         "dgea", "rag_thief", "ikea"}));
+  }
+  if (!config.benign_query_files.empty()) {
+    stage("generating benign sessions");
+    BULWARK_ASSIGN_OR_RETURN(std::vector<std::string> simulated, GeneratedQueries(store, config, {"benign"}));
+    t.benign.insert(t.benign.end(), simulated.begin(), simulated.end());
+  }
+  if (config.memory_queries) {
+    const std::vector<std::string> near = MemoryQueries(active);
+    t.benign.insert(t.benign.end(), near.begin(), near.end());
+  }
+  fit->attack_queries = t.attack.size();
+  fit->benign_queries = t.benign.size();
+  return t;
+}
+
+}  // namespace
+
 absl::StatusOr<DefendedStore> BuildDefendedStore(MemoryStore& store, std::span<const NewEntry> memories,
                                                  const SessionEvalConfig& config,
                                                  const std::function<void(std::string_view)>& progress) {
@@ -114,32 +186,19 @@ absl::StatusOr<DefendedStore> BuildDefendedStore(MemoryStore& store, std::span<c
   BULWARK_ASSIGN_OR_RETURN(std::vector<Entry> written, store.AddBatch(config.name_space, memories, kOwner));
   out.fit.memories = written.size();
   for (const Entry& e : written) out.fit.quarantined += e.state == State::kActive ? 0 : 1;
-
-  std::vector<std::string> attack = config.attack_queries;
-  out.fit.generated_attacks = attack.empty();
-  if (attack.empty()) {
-    stage("generating attack logs");
-    BULWARK_ASSIGN_OR_RETURN(attack, GeneratedQueries(store, config,
-                                                      {"mextra_general", "mextra_edit", "mextra_cosine",
-                                                       "dgea", "rag_thief", "ikea"}));
-  }
-  std::vector<std::string> benign = config.benign_queries;
-  if (!config.benign_query_files.empty()) {
-    stage("generating benign sessions");
-    BULWARK_ASSIGN_OR_RETURN(std::vector<std::string> simulated, GeneratedQueries(store, config, {"benign"}));
-    benign.insert(benign.end(), simulated.begin(), simulated.end());
-  }
-  out.fit.attack_queries = attack.size();
-  out.fit.benign_queries = benign.size();
+  BULWARK_ASSIGN_OR_RETURN(std::vector<honeypot::FitMemory> active, ActiveMemories(store, config.name_space));
+  BULWARK_ASSIGN_OR_RETURN(TrainingQueries all, Training(store, config, active, &out.fit, stage));
+  TrainingQueries fit_set, calibration_set;
+  Split(all.attack, config.heldout_calibration, &fit_set.attack, &calibration_set.attack);
+  Split(all.benign, config.heldout_calibration, &fit_set.benign, &calibration_set.benign);
 
   stage("fitting honeypots");
-  BULWARK_ASSIGN_OR_RETURN(std::vector<honeypot::FitMemory> active, ActiveMemories(store, config.name_space));
   BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<honeypot::LexicalRealizer> realizer,
                            MakeRealizer(store.embedder(), config.wordnet_dir));
   const honeypot::LexicalPotRealizer pot_realizer(*realizer);
-  BULWARK_ASSIGN_OR_RETURN(
-      honeypot::FitResult fit,
-      honeypot::FitHoneypots(active, attack, benign, store.embedder(), pot_realizer, config.fit));
+  BULWARK_ASSIGN_OR_RETURN(honeypot::FitResult fit,
+                           honeypot::FitHoneypots(active, fit_set.attack, fit_set.benign, store.embedder(),
+                                                  pot_realizer, config.fit));
   std::vector<WritePipeline::SystemEntry> pots;
   for (const honeypot::FittedPot& p : fit.pots) pots.push_back({p.text, Json::object(), p.vector});
   BULWARK_RETURN_IF_ERROR(
@@ -148,7 +207,13 @@ absl::StatusOr<DefendedStore> BuildDefendedStore(MemoryStore& store, std::span<c
           .status());
   out.fit.pots = pots.size();
   out.fit.metrics = std::move(fit.metrics);
-  out.calibration = std::move(fit.calibration);
+  // The count LLR table from queries the pots were not trained on (research/mempot.md 2.5).
+  BULWARK_ASSIGN_OR_RETURN(std::vector<int> benign_counts, PotCounts(store, config, calibration_set.benign));
+  BULWARK_ASSIGN_OR_RETURN(std::vector<int> attack_counts, PotCounts(store, config, calibration_set.attack));
+  BULWARK_ASSIGN_OR_RETURN(
+      out.calibration,
+      honeypot::CountCalibration::Fit(benign_counts, attack_counts, config.k_obs, config.calibration_cap));
+  out.fit.metrics["eval_calibration"] = out.calibration.ToJson();
   out.fit.seconds = SecondsSince(start);
   return out;
 }

@@ -60,6 +60,15 @@ struct SessionEvalConfig {
   // and 64, generated_sessions each) built from benign_query_files and run against the store.
   std::vector<std::string> benign_queries;
   std::vector<std::string> benign_query_files;  // at least one query file or benign query
+  // Also use the first words of the memories as benign negatives (users ask about what is stored).
+  bool memory_queries = true;
+  // Fit the pots on half of the attack and benign queries and the count_calibrated table on the
+  // other half (a table from the training queries overstates how rarely benign queries draw pots).
+  bool heldout_calibration = true;
+  // |llr| cap of the table (CountCalibration::Fit; 0: none). The default, just above log A / 2,
+  // needs two pot-drawing queries to block: on held-out personas one query was too often a
+  // benign user's (doc/eval.md, "eval sessions": measured numbers).
+  double calibration_cap = 1.1;
   std::string wordnet_dir = "/usr/share/wordnet";
 };
 

@@ -119,7 +119,7 @@ class SessionEvalEndToEnd : public ::testing::Test {
     auto all = ParseMemoryFile(in);
     ASSERT_THAT(all, IsOk());
     all->resize(300);
-    config_.generated_sessions = 1;
+    config_.generated_sessions = 3;
     config_.fit.optimizer.steps = 100;
     config_.benign_query_files = {Corpus("benign_queries.jsonl")};
     auto defended = BuildDefendedStore(*store_, *all, config_);
