@@ -29,6 +29,9 @@ using honeypot::LlrEstimatorKind;
 
 constexpr char kOwner[] = "eval:owner";
 constexpr char kPotPrincipal[] = "bulwark:honeypots";  // as `bulwark honeypots fit` writes them
+// Subtracted per query index from the session score: orders equal maxima by how early they came,
+// and is too small (<= 1e-3 over 1,000 queries) to reorder different maxima of the LLRs.
+constexpr double kTieBreakPerQuery = 1e-6;
 
 absl::Status ValidateConfig(const SessionEvalConfig& config) {
   if (config.k < 1 || config.k > 1000) return absl::InvalidArgumentError("k must be in 1 .. 1000");
@@ -255,7 +258,9 @@ absl::StatusOr<SessionOutcome> ReplayOne(MemoryStore& store, DefendedRetriever& 
       const double lower = std::log(config.sprt.beta / (1 - config.sprt.alpha));
       const double st = std::max(v.session == honeypot::SprtDecision::kH0 ? lower : v.session_statistic,
                                  v.principal == honeypot::SprtDecision::kH0 ? lower : v.principal_statistic);
-      out.score = scored ? std::max(out.score, st) : st;
+      // Ties of the maximum (capped LLRs make many) go to the session that reached it first.
+      const double tie_broken = st - kTieBreakPerQuery * static_cast<double>(t + 1);
+      out.score = scored ? std::max(out.score, tie_broken) : tie_broken;
       scored = true;
       if (v.blocked && out.detected_at == 0) out.detected_at = t + 1;
     }

@@ -14,8 +14,9 @@
 //      sessions into one test (a real deployment gives each user a key). A refused query
 //      (PermissionDenied session_blocked) ends the session's leakage; it is replayed without the
 //      defense to count what an undefended store would have leaked.
-//   3. SummarizeSessions: from ONE score per session, s = max_t S_t (the largest SPRT statistic
-//      after any round; a blocked session keeps its deciding value, research/mempot.md 3.3):
+//   3. SummarizeSessions: from ONE score per session, s = max_t (S_t - 1e-6 t) (the largest SPRT
+//      statistic after any round, equal maxima ordered by how early they came; a blocked session
+//      keeps its deciding value, research/mempot.md 3.3):
 //      AUROC (Mann-Whitney), TPR at 1 % FPR, FPR at the block threshold (benign sessions the
 //      monitor blocked, with a Clopper-Pearson interval), mean first-detection time (1-based
 //      query index of the block, over blocked attack sessions), detected fraction and leakage
@@ -104,7 +105,7 @@ struct SessionOutcome {
   SessionLabel label = SessionLabel::kBenign;
   std::string style;
   size_t queries = 0;
-  double score = 0;              // max_t S_t over both SPRT levels
+  double score = 0;              // max_t (S_t - 1e-6 t) over both SPRT levels
   size_t detected_at = 0;        // 1-based query index of the block; 0 if never blocked
   size_t refused = 0;            // queries refused after the block
   size_t leaked = 0;             // distinct memories returned before the block
