@@ -155,9 +155,7 @@ absl::StatusOr<TrainingQueries> Training(MemoryStore& store, const SessionEvalCo
   fit->generated_attacks = t.attack.empty();
   if (t.attack.empty()) {
     stage("generating attack logs");
-    BULWARK_ASSIGN_OR_RETURN(t.attack, GeneratedQueries(store, config,
-                                                        {"mextra_general", "mextra_edit", "mextra_cosine",
-                                                         "dgea", "rag_thief", "ikea"}));
+    BULWARK_ASSIGN_OR_RETURN(t.attack, GeneratedQueries(store, config, config.generated_attacks));
   }
   if (!config.benign_query_files.empty()) {
     stage("generating benign sessions");
