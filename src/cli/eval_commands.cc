@@ -20,6 +20,8 @@ std::unique_ptr<EvalSubcommand> MakeEvalPoisoningCommand();
 std::unique_ptr<EvalSubcommand> MakeEvalAdaptiveCommand();
 std::unique_ptr<EvalSubcommand> MakeEvalRetrievalCommand();
 std::unique_ptr<EvalSubcommand> MakeEvalInjectionCommand();
+std::unique_ptr<EvalSubcommand> MakeEvalSessionsCommand();
+std::unique_ptr<EvalSubcommand> MakeEvalExtractionCommand();
 
 namespace {
 
@@ -27,8 +29,9 @@ using EvalSubcommandFactory = std::unique_ptr<EvalSubcommand> (*)();
 
 // One line per subcommand, in the order `bulwark-lab eval --help` lists them.
 constexpr EvalSubcommandFactory kEvalSubcommands[] = {
-    &MakeEvalDetectCommand,   &MakeEvalSmoothingCommand, &MakeEvalGateCommand,      &MakeEvalPoisoningCommand,
-    &MakeEvalAdaptiveCommand, &MakeEvalRetrievalCommand, &MakeEvalInjectionCommand,
+    &MakeEvalDetectCommand,    &MakeEvalSmoothingCommand, &MakeEvalGateCommand,
+    &MakeEvalPoisoningCommand, &MakeEvalAdaptiveCommand,  &MakeEvalRetrievalCommand,
+    &MakeEvalInjectionCommand, &MakeEvalSessionsCommand,  &MakeEvalExtractionCommand,
 };
 
 }  // namespace

@@ -142,6 +142,8 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
                                  hybrid ? std::string_view(request.query) : std::string_view());
         !v.ok()) {
       spdlog::warn("honeypot monitor: {}", ToStd(v.status().message()));
+    } else {
+      result.honeypot = *v;
     }
     result.stages.observe = clock.Lap();
   }

@@ -73,6 +73,9 @@ struct DefendedSearchResult {
   int k = 0;                    // hits asked for (k_high when escalated)
   SearchResult search;          // verified hits (never honeypots); empty when rejected
   std::optional<SmoothedAnswer> smoothed;
+  // The honeypot monitor's verdict on this search (set when a guard observed it). Internal, for
+  // evaluations: never rendered to a caller (the statistic would be an oracle for the pots).
+  std::optional<honeypot::MonitorVerdict> honeypot;
   bool rejected() const { return gate.rejected(); }
 };
 

@@ -1,0 +1,87 @@
+// `bulwark-lab eval extraction` (issue #13 point 5, reduced): MemPot detection of the built-in
+// extraction attacks on the shipped memories, attack x estimator, in-family and
+// leave-one-attack-family-out, against benign sessions of 8 and 64 queries
+// (eval/experiments/extraction_eval.h; what is not covered: doc/REPRODUCTION.md).
+#include <absl/strings/str_cat.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+
+#include "cli/eval_commands.h"
+#include "eval/experiments/extraction_eval.h"
+#include "eval/experiments/session_file.h"
+
+namespace bulwark::cli {
+namespace {
+
+class EvalExtractionCommand final : public EvalSubcommand {
+ public:
+  std::string name() const override { return "extraction"; }
+  std::string description() const override {
+    return "MemPot honeypots vs the built-in extraction attacks: attack x estimator, in-family and "
+           "leave-one-family-out, benign sessions of 8 and 64 queries";
+  }
+  void AddFlags(CLI::App* sub) override {
+    sub->add_option("--memories", memories_, "shipped memories to store")
+        ->check(CLI::Range(10, 1400))
+        ->capture_default_str();
+    sub->add_option("--attack-sessions", config_.attack_sessions, "evaluation sessions per attack family")
+        ->check(CLI::Range(1, 10000))
+        ->capture_default_str();
+    sub->add_option("--benign-sessions", config_.benign_sessions, "benign sessions per length (8, 64)")
+        ->check(CLI::Range(1, 10000))
+        ->capture_default_str();
+    sub->add_flag("--no-held-out", no_held_out_, "skip the leave-one-family-out fits");
+  }
+  int Run(const EvalContext& ctx) override {
+    if (ctx.Seeds(1) != 1) {
+      ctx.Fail(absl::InvalidArgumentError("eval extraction runs one seed (--seeds 1)"));
+      return 2;
+    }
+    std::ifstream in(DefaultCorpusPath("benign_memories.jsonl"));
+    auto memories = eval::ParseMemoryFile(in);
+    if (!memories.ok()) return ctx.Fail(memories.status());
+    memories->resize(std::min<size_t>(memories->size(), memories_));
+    config_.memories = *std::move(memories);
+    config_.leave_one_out = !no_held_out_;
+    config_.base.benign_query_files = {DefaultCorpusPath("benign_queries.jsonl")};
+    config_.base.fit.seed = ctx.flags().seed;
+    config_.base.generator_seed = ctx.flags().seed;
+    config_.session_seed = ctx.flags().seed + 1000003;
+    config_.store_options = ctx.env().store_options;
+    config_.store_options.write_gate_config = {{"memsad", {{"enabled", false}}},
+                                               {"memsad_plus", {{"enabled", false}}},
+                                               {"validation", {{"enabled", false}}},
+                                               {"proactive", {{"enabled", false}}}};
+    auto dir = EvalTempDir::Create();
+    if (!dir.ok()) return ctx.Fail(dir.status());
+    const spdlog::level::level_enum level = spdlog::get_level();
+    spdlog::set_level(spdlog::level::err);  // every block logs a warning
+    const bool terminal = ctx.env().err_is_terminal;
+    auto result = eval::RunExtractionEval(config_, dir->path(), [&](std::string_view stage) {
+      if (terminal) ctx.err() << "eval extraction: " << stage << "\n";
+    });
+    spdlog::set_level(level);
+    if (!result.ok()) return ctx.Fail(result.status());
+    nlohmann::json json = eval::ToJson(*result);
+    json["config"] = {{"memories", config_.memories.size()},
+                      {"attack_sessions", config_.attack_sessions},
+                      {"benign_sessions", config_.benign_sessions},
+                      {"leave_one_out", config_.leave_one_out},
+                      {"seed", ctx.flags().seed}};
+    return ctx.Finish(eval::ToMarkdown(*result), json);
+  }
+
+ private:
+  size_t memories_ = 300;
+  bool no_held_out_ = false;
+  eval::ExtractionEvalConfig config_;
+};
+
+}  // namespace
+
+std::unique_ptr<EvalSubcommand> MakeEvalExtractionCommand() {
+  return std::make_unique<EvalExtractionCommand>();
+}
+
+}  // namespace bulwark::cli

@@ -1,0 +1,240 @@
+// The extraction experiment (see extraction_eval.h).
+#include "eval/experiments/extraction_eval.h"
+
+#include <absl/strings/str_cat.h>
+
+#include <chrono>
+#include <cmath>
+#include <sstream>
+
+#include "attack/extraction/attack_log.h"
+#include "attack/extraction/extraction_target.h"
+#include "attack/extraction/run_extraction.h"
+#include "core/status_macros.h"
+#include "eval/roc.h"
+
+namespace bulwark::eval {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// Sessions of the built-in generators (the benign simulator too) against `store`, as labelled
+// sessions with style = the generator ("benign-t8", "benign-t64" for benign ones).
+absl::StatusOr<std::vector<LabelledSession>> EvalSessions(MemoryStore& store,
+                                                          const ExtractionEvalConfig& config,
+                                                          const std::vector<std::string>& attacks,
+                                                          int sessions) {
+  extraction::ExtractionAttackOptions options;
+  options.attacks = attacks;
+  options.sessions = sessions;
+  options.seed = config.session_seed;
+  options.embedder = &store.embedder();
+  options.wordnet_dir = config.base.wordnet_dir;
+  options.benign_query_files = config.base.benign_query_files;
+  options.budget.k = config.base.k;
+  extraction::StoreExtractionTarget target(&store, config.base.name_space, /*record_queries=*/false);
+  std::stringstream log;
+  BULWARK_RETURN_IF_ERROR(extraction::RunExtractionAttacks(options, target, log).status());
+  BULWARK_ASSIGN_OR_RETURN(std::vector<extraction::AttackSession> read, extraction::ReadAttackLog(log));
+  std::vector<LabelledSession> out;
+  for (const extraction::AttackSession& s : read) {
+    const bool benign = s.attack == "benign";
+    LabelledSession l{.session = s.session,
+                      .label = benign ? SessionLabel::kBenign : SessionLabel::kAttack,
+                      .style = benign ? absl::StrCat("benign-t", s.steps.size()) : s.attack};
+    for (const extraction::AttackStep& step : s.steps) l.queries.push_back(step.query);
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+// One row: the attack family's sessions against the benign sessions of one length.
+ExtractionRow Row(const std::vector<SessionOutcome>& outcomes, const std::string& attack, int length) {
+  std::vector<SessionOutcome> picked;
+  const std::string benign_style = absl::StrCat("benign-t", length);
+  std::vector<double> pos, neg;
+  for (const SessionOutcome& o : outcomes) {
+    if (o.style != attack && o.style != benign_style) continue;
+    picked.push_back(o);
+    (o.label == SessionLabel::kAttack ? pos : neg).push_back(o.score);
+  }
+  ExtractionRow row{.attack = attack, .benign_length = length};
+  row.metrics = SummarizeSessions(picked).overall;
+  row.tpr_at_10fpr = TprAtFpr(RocCurve(pos, neg), 0.10);
+  return row;
+}
+
+struct Store {
+  std::unique_ptr<MemoryStore> store;
+  DefendedStore defended;
+};
+
+absl::StatusOr<Store> Defended(const ExtractionEvalConfig& config, const std::filesystem::path& dir,
+                               const std::vector<std::string>& fit_attacks) {
+  Store s;
+  BULWARK_ASSIGN_OR_RETURN(s.store, MemoryStore::Create(dir, config.store_options));
+  SessionEvalConfig fit = config.base;
+  fit.generated_attacks = fit_attacks;
+  BULWARK_ASSIGN_OR_RETURN(s.defended, BuildDefendedStore(*s.store, config.memories, fit));
+  return s;
+}
+
+// Rows of `attacks` for every estimator on `s`, and the benign sessions' cost per search.
+absl::Status AddRows(Store& s, const ExtractionEvalConfig& config,
+                     const std::vector<LabelledSession>& sessions, const std::vector<std::string>& attacks,
+                     const std::string& protocol, ExtractionEvalResult* result) {
+  for (const std::string& estimator : config.estimators) {
+    SessionEvalConfig replay = config.base;
+    BULWARK_ASSIGN_OR_RETURN(replay.estimator, honeypot::ParseLlrEstimatorKind(estimator));
+    BULWARK_ASSIGN_OR_RETURN(std::vector<SessionOutcome> outcomes,
+                             ReplaySessions(*s.store, s.defended, sessions, replay));
+    for (const std::string& attack : attacks) {
+      for (int length : {8, 64}) {
+        ExtractionRow row = Row(outcomes, attack, length);
+        row.protocol = protocol;
+        row.estimator = estimator;
+        result->rows.push_back(std::move(row));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Per query of the benign sessions: the defended replay's time minus plain searches' time.
+absl::StatusOr<double> AddedMicroseconds(Store& s, const ExtractionEvalConfig& config,
+                                         const std::vector<LabelledSession>& sessions) {
+  std::vector<LabelledSession> benign;
+  size_t queries = 0;
+  for (const LabelledSession& l : sessions) {
+    if (l.label == SessionLabel::kBenign) {
+      benign.push_back(l);
+      queries += l.queries.size();
+    }
+  }
+  if (queries == 0) return 0.0;
+  auto start = Clock::now();
+  SearchOptions plain;
+  plain.k = config.base.k;
+  plain.record_query = false;
+  for (const LabelledSession& l : benign) {
+    for (const std::string& q : l.queries) {
+      BULWARK_RETURN_IF_ERROR(s.store->Search(config.base.name_space, q, plain).status());
+    }
+  }
+  const double plain_s = Since(start);
+  start = Clock::now();
+  BULWARK_RETURN_IF_ERROR(ReplaySessions(*s.store, s.defended, benign, config.base).status());
+  return (Since(start) - plain_s) * 1e6 / static_cast<double>(queries);
+}
+
+}  // namespace
+
+absl::StatusOr<ExtractionEvalResult> RunExtractionEval(
+    const ExtractionEvalConfig& config, const std::filesystem::path& dir,
+    const std::function<void(std::string_view)>& progress) {
+  if (config.attack_sessions < 1 || config.attack_sessions > 10000 || config.benign_sessions < 1 ||
+      config.benign_sessions > 10000) {
+    return absl::InvalidArgumentError("attack and benign sessions must be in 1 .. 10000");
+  }
+  const auto start = Clock::now();
+  auto stage = [&](std::string_view name) {
+    if (progress) progress(name);
+  };
+  const std::vector<std::string> families = config.base.generated_attacks;
+  ExtractionEvalResult result;
+  stage("in-family fit");
+  BULWARK_ASSIGN_OR_RETURN(Store all, Defended(config, dir / "in-family", families));
+  result.pots = all.defended.fit.pots;
+  stage("generating evaluation sessions");
+  BULWARK_ASSIGN_OR_RETURN(std::vector<LabelledSession> sessions,
+                           EvalSessions(*all.store, config, families, config.attack_sessions));
+  BULWARK_ASSIGN_OR_RETURN(std::vector<LabelledSession> benign,
+                           EvalSessions(*all.store, config, {"benign"}, config.benign_sessions));
+  sessions.insert(sessions.end(), benign.begin(), benign.end());
+  stage("in-family replay");
+  BULWARK_RETURN_IF_ERROR(AddRows(all, config, sessions, families, "in-family", &result));
+  BULWARK_ASSIGN_OR_RETURN(result.added_us_per_search, AddedMicroseconds(all, config, sessions));
+  if (config.leave_one_out) {
+    for (const std::string& held_out : families) {
+      stage(absl::StrCat("held-out ", held_out));
+      std::vector<std::string> fit_families;
+      for (const std::string& f : families) {
+        if (f != held_out) fit_families.push_back(f);
+      }
+      BULWARK_ASSIGN_OR_RETURN(Store s, Defended(config, dir / held_out, fit_families));
+      std::vector<LabelledSession> subset;
+      for (const LabelledSession& l : sessions) {
+        if (l.style == held_out || l.label == SessionLabel::kBenign) subset.push_back(l);
+      }
+      BULWARK_RETURN_IF_ERROR(AddRows(s, config, subset, {held_out}, "held-out", &result));
+    }
+  }
+  result.seconds = Since(start);
+  return result;
+}
+
+namespace {
+
+nlohmann::json Opt(const std::optional<double>& v) {
+  return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+std::string Fixed(const std::optional<double>& v, int precision = 2) {
+  if (!v || !std::isfinite(*v)) return "-";
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(precision);
+  s << *v;
+  return s.str();
+}
+
+}  // namespace
+
+nlohmann::json ToJson(const ExtractionEvalResult& result) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ExtractionRow& r : result.rows) {
+    const SessionMetrics& m = r.metrics;
+    rows.push_back({{"protocol", r.protocol},
+                    {"attack", r.attack},
+                    {"estimator", r.estimator},
+                    {"benign_length", r.benign_length},
+                    {"attack_sessions", m.attack_sessions},
+                    {"benign_sessions", m.benign_sessions},
+                    {"auroc", Opt(m.auroc)},
+                    {"tpr_at_1fpr", Opt(m.tpr_at_1fpr)},
+                    {"tpr_at_10fpr", r.tpr_at_10fpr},
+                    {"fpr_at_block", Opt(m.fpr_at_block)},
+                    {"fpr_at_block_ci95", {m.fpr_ci.lo, m.fpr_ci.hi}},
+                    {"fdt_mean", Opt(m.fdt_mean)},
+                    {"fdt_median", Opt(m.fdt_median)},
+                    {"detected_fraction", Opt(m.detected_fraction)},
+                    {"leakage", Opt(m.leakage)}});
+  }
+  return {{"rows", rows},
+          {"added_us_per_search", result.added_us_per_search},
+          {"pots", result.pots},
+          {"seconds", result.seconds}};
+}
+
+std::string ToMarkdown(const ExtractionEvalResult& result) {
+  std::ostringstream out;
+  out << result.pots << " pots (in-family fit); monitor adds " << Fixed(result.added_us_per_search, 1)
+      << " us per search (benign replay minus plain searches); " << Fixed(result.seconds, 1) << " s\n\n"
+      << "| protocol | attack | estimator | benign T | AUROC | TPR@1% | TPR@10% | FPR at block [95 % CI] | "
+         "FDT mean "
+         "/ median | detected | leakage |\n"
+      << "|---|---|---|---|---|---|---|---|---|---|---|\n";
+  for (const ExtractionRow& r : result.rows) {
+    const SessionMetrics& m = r.metrics;
+    out << "| " << r.protocol << " | " << r.attack << " | " << r.estimator << " | " << r.benign_length
+        << " | " << Fixed(m.auroc) << " | " << Fixed(m.tpr_at_1fpr) << " | " << Fixed(r.tpr_at_10fpr) << " | "
+        << Fixed(m.fpr_at_block, 3) << " [" << Fixed(m.fpr_ci.lo, 3) << ", " << Fixed(m.fpr_ci.hi, 3)
+        << "] | " << Fixed(m.fdt_mean, 1) << " / " << Fixed(m.fdt_median, 1) << " | "
+        << Fixed(m.detected_fraction) << " | " << Fixed(m.leakage) << " |\n";
+  }
+  return out.str();
+}
+
+}  // namespace bulwark::eval

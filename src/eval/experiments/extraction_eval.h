@@ -1,0 +1,69 @@
+// The extraction experiment of `bulwark-lab eval extraction` (issue #13 point 5; a reduced MemPot
+// Tables 2-6 in our setting), built on the session experiment (session_eval.h):
+//
+//   1. A store of the first N shipped memories (data/corpora/benign_memories.jsonl; N = 300, the
+//      paper's internal-memory scale), pots fitted by BuildDefendedStore on the built-in attacks'
+//      logs (the eval's --seed) and benign queries.
+//   2. Evaluation sessions generated with another seed against that store (pots are invisible,
+//      so the hits equal an undefended store's): `attack_sessions` of 64 queries per attack family
+//      and `benign_sessions` benign-simulator sessions of 8 and of 64 queries.
+//   3. Rows attack x estimator (count_calibrated, count = Eq. 17, similarity = Eq. 18) against the
+//      benign sessions of each length, in-family (the fit saw every family) and, with
+//      leave_one_out, held-out (a store whose pots were fitted without that family).
+//
+// Not here (doc/REPRODUCTION.md): the external WordNet-gloss store, the pot-free baselines, Eq. 19,
+// several seeds, plots. Evaluation-only code: linked by bulwark-lab, never by the product binary.
+#pragma once
+
+#include <absl/status/statusor.h>
+
+#include <filesystem>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "eval/experiments/session_eval.h"
+
+namespace bulwark::eval {
+
+struct ExtractionEvalConfig {
+  std::vector<NewEntry> memories;  // the store's memories
+  int attack_sessions = 17;        // per family (6 families: 102), 64 queries each; 1 .. 10000
+  int benign_sessions = 150;       // per length (8 and 64: 300); 1 .. 10000
+  uint64_t session_seed = 1;       // of the evaluation sessions (not the fit's)
+  std::vector<std::string> estimators = {"count_calibrated", "count", "similarity"};
+  bool leave_one_out = true;
+  SessionEvalConfig base;  // fit, k, k_obs, SPRT; base.fit.seed seeds the fit's generators
+  StoreOptions store_options;
+};
+
+struct ExtractionRow {
+  std::string protocol;  // "in-family" | "held-out"
+  std::string attack;
+  std::string estimator;
+  int benign_length = 0;  // 8 or 64
+  SessionMetrics metrics;
+  double tpr_at_10fpr = 0;
+};
+
+struct ExtractionEvalResult {
+  std::vector<ExtractionRow> rows;
+  double added_us_per_search = 0;  // benign replay with the guard minus plain searches, per query
+  size_t pots = 0;
+  double seconds = 0;
+};
+
+// Runs the experiment, creating stores in subdirectories of `dir`. `progress` gets a stage name.
+// Errors: InvalidArgument for a bad config; the errors of the stores, generators, fit and replay.
+[[nodiscard]] absl::StatusOr<ExtractionEvalResult> RunExtractionEval(
+    const ExtractionEvalConfig& config, const std::filesystem::path& dir,
+    const std::function<void(std::string_view)>& progress = {});
+
+// {"rows": [{"protocol", "attack", "estimator", "benign_length", "auroc", "tpr_at_1fpr",
+// "tpr_at_10fpr", "fpr_at_block", "fpr_at_block_ci95", "fdt_mean", "fdt_median",
+// "detected_fraction", "leakage"}], "added_us_per_search", "pots", "seconds"}.
+nlohmann::json ToJson(const ExtractionEvalResult& result);
+std::string ToMarkdown(const ExtractionEvalResult& result);
+
+}  // namespace bulwark::eval

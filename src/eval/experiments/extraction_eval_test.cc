@@ -1,0 +1,58 @@
+// The extraction experiment on a small store: one row per protocol x attack x estimator x benign
+// length, the held-out rows come from fits without their family, and the numbers are rates.
+#include "eval/experiments/extraction_eval.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
+
+namespace bulwark::eval {
+namespace {
+
+using ::bulwark::testing::IsOk;
+
+TEST(RunExtractionEval, GivesOneRowPerAttackEstimatorAndLength) {
+  const std::string corpora = std::string(BULWARK_SOURCE_DIR) + "/data/corpora/";
+  std::ifstream in(corpora + "benign_memories.jsonl");
+  auto memories = ParseMemoryFile(in);
+  ASSERT_THAT(memories, IsOk());
+  memories->resize(120);
+  ExtractionEvalConfig config;
+  config.memories = *memories;
+  config.attack_sessions = 1;
+  config.benign_sessions = 2;
+  config.estimators = {"count_calibrated", "count"};
+  config.base.generated_sessions = 1;
+  config.base.fit.optimizer.steps = 50;
+  config.base.generated_attacks = {"mextra_cosine", "dgea"};
+  config.base.benign_query_files = {corpora + "benign_queries.jsonl"};
+  config.store_options.embedder_config = {{"kind", "lexical"}, {"synonyms", false}};
+  config.store_options.write_gate_config = {{"memsad", {{"enabled", false}}},
+                                            {"memsad_plus", {{"enabled", false}}},
+                                            {"validation", {{"enabled", false}}},
+                                            {"proactive", {{"enabled", false}}}};
+  bulwark::testing::TempDir dir;
+  auto result = RunExtractionEval(config, dir.path());
+  ASSERT_THAT(result, IsOk());
+  // in-family: 2 attacks x 2 estimators x 2 lengths; held-out: the same once per left-out family.
+  ASSERT_EQ(result->rows.size(), 16u);
+  size_t held_out = 0;
+  for (const ExtractionRow& r : result->rows) {
+    held_out += r.protocol == "held-out" ? 1 : 0;
+    EXPECT_EQ(r.metrics.attack_sessions, 1u) << r.attack;
+    EXPECT_EQ(r.metrics.benign_sessions, 2u) << r.attack;
+    ASSERT_TRUE(r.metrics.auroc.has_value());
+    EXPECT_GE(*r.metrics.auroc, 0.0);
+    EXPECT_LE(*r.metrics.auroc, 1.0);
+    EXPECT_GE(r.tpr_at_10fpr, r.metrics.tpr_at_1fpr.value_or(0));
+  }
+  EXPECT_EQ(held_out, 8u);
+  EXPECT_GT(result->pots, 0u);
+  EXPECT_EQ(ToJson(*result)["rows"].size(), 16u);
+}
+
+}  // namespace
+}  // namespace bulwark::eval
