@@ -43,6 +43,11 @@ def test_typed_errors(server, ns):
     assert un.value.status == 401
     with pytest.raises(ValueError):
         server.client().search("no namespace given")
+    closed = bulwark.Client("http://127.0.0.1:2", "k", namespace=ns, max_retries=1,
+                            max_retry_wait=1)
+    with pytest.raises(bulwark.TransportError) as te:
+        closed.search("nothing listens on port 2")
+    assert te.value.status == 0 and "ConnectionRefused" in te.value.message
 
 
 def test_roles_and_isolation(server, ns):

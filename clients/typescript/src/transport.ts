@@ -59,7 +59,9 @@ export class Transport {
       res = await fetch(url, { method, headers, body, signal: AbortSignal.timeout(this.opts.timeoutMs) });
       text = await res.text();
     } catch (e) {
-      throw new TransportError("transport", 0, e instanceof Error ? `${e.name}: ${e.message}` : String(e));
+      // fetch reports "fetch failed" and keeps the reason (ECONNREFUSED, a timeout) in `cause`.
+      const cause = e instanceof Error && e.cause instanceof Error ? ` (${e.cause.message})` : "";
+      throw new TransportError("transport", 0, e instanceof Error ? `${e.name}: ${e.message}${cause}` : String(e));
     }
     if (res.status < 200 || res.status >= 300) {
       throw errorFromResponse(res.status, text, res.headers.get("Retry-After"));

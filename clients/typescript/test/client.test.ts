@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 
-import { BadRequest, BulwarkClient, Conflict, Forbidden, NamespaceNotFound, NotFound, RateLimited, Unauthenticated } from "../src/index.js";
+import { BadRequest, BulwarkClient, Conflict, Forbidden, NamespaceNotFound, NotFound, RateLimited, TransportError, Unauthenticated } from "../src/index.js";
 import { Server, freshNamespace } from "./server.js";
 
 let server: Server;
@@ -47,6 +47,8 @@ test("typed errors carry code, status and message", async () => {
   const bad = server.client({ apiKey: `bwk_0000000000000000_${"0".repeat(64)}`, namespace: "x" });
   await assert.rejects(bad.search("x"), Unauthenticated);
   assert.throws(() => server.client().ns(), TypeError);
+  const closed = new BulwarkClient({ url: "http://127.0.0.1:2", namespace: "x", maxRetries: 1, maxRetryWaitMs: 1000 });
+  await assert.rejects(closed.search("x"), (err: unknown) => err instanceof TransportError && err.status === 0 && /ECONNREFUSED/.test(err.message));
 });
 
 test("roles and isolation", async () => {
