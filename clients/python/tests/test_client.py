@@ -160,3 +160,12 @@ def test_retries_honour_retry_after_and_are_bounded(slow_server, ns):
     time.sleep(1.1)
     assert c.add("with a key it is retried", idempotency_key="k-1").state == "active"
     assert c.add("with a key it is retried", idempotency_key="k-1").state == "active"
+
+
+def test_idle_connection_is_reopened_before_a_write(server, ns):
+    # The server closes a connection idle for 5 s; a non-retryable write after that must not
+    # fail on the stale socket (the client reopens one idle for 4 s).
+    c = server.client(namespace=ns)
+    e = c.add("before the pause")
+    time.sleep(5.5)
+    assert c.update(e.id, text="after the pause").text == "after the pause"
