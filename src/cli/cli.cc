@@ -29,6 +29,7 @@
 #include "cli/honeypot_commands.h"
 #include "cli/jsonl_import.h"
 #include "cli/read_defense_commands.h"
+#include "cli/retrieval_commands.h"
 #include "provenance/keyring.h"
 #include "server/serve.h"
 #include "storage/store_layout.h"
@@ -870,6 +871,8 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   read_defenses.Register(app);
   HoneypotCommands honeypots;
   honeypots.Register(app);
+  RetrievalCommands retrieval;
+  retrieval.Register(app);
   for (CommandGroup* group : groups) group->Register(app);
 
   try {
@@ -918,6 +921,7 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
                                out,     err,          store_given, err_is_terminal};
   if (auto code = read_defenses.Run(command_env)) return *code;
   if (auto code = honeypots.Run(command_env)) return *code;
+  if (auto code = retrieval.Run(command_env)) return *code;
   for (CommandGroup* group : groups) {
     if (auto code = group->Run(command_env)) return *code;
   }
