@@ -34,7 +34,7 @@ std::string_view ToString(Retrieval retrieval);
 struct HybridOptions {
   Retrieval default_retrieval = Retrieval::kVector;  // namespaces without their own setting
   double rrf_k = 10;                                 // k of Eq. 1; >= 0
-  int depth = 100;                                   // candidates taken from each ranking; 1 .. 1000
+  int depth = 30;                                    // candidates taken from each ranking; 1 .. 1000
   double vector_weight = 1;                          // >= 0
   double lexical_weight = 3;                         // >= 0
   LexicalTokenizerOptions tokenizer = {.stem = true, .stop_words = false};
