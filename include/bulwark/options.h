@@ -26,8 +26,9 @@ struct StoreOptions {
   nlohmann::json write_gate_config;
 
   // Ranking of searches (issue #19, doc/retrieval.md): "default" is the ranking of namespaces
-  // without their own setting ("vector" or "hybrid" lexical + vector; per namespace: `bulwark
-  // retrieval set`), the rest tunes hybrid ranking (store/hybrid_ranking.h). Null: the defaults.
+  // without their own setting ("vector", the default, or "hybrid" lexical + vector; per namespace:
+  // `bulwark retrieval set`), the rest tunes hybrid ranking (store/hybrid_ranking.h). Null: the
+  // defaults.
   nlohmann::json retrieval_config;
 
   // Keyring file. Default (empty): <store dir>/keyring.json.

@@ -30,6 +30,7 @@
 #include "cli/jsonl_import.h"
 #include "cli/mcp_commands.h"
 #include "cli/read_defense_commands.h"
+#include "cli/retrieval_commands.h"
 #include "gate/gate_store.h"
 #include "provenance/keyring.h"
 #include "server/serve.h"
@@ -903,6 +904,8 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   honeypots.Register(app);
   McpCommands mcp;
   mcp.Register(app);
+  RetrievalCommands retrieval;
+  retrieval.Register(app);
   for (CommandGroup* group : groups) group->Register(app);
 
   try {
@@ -952,6 +955,7 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   if (auto code = read_defenses.Run(command_env)) return *code;
   if (auto code = honeypots.Run(command_env)) return *code;
   if (auto code = mcp.Run(command_env)) return *code;
+  if (auto code = retrieval.Run(command_env)) return *code;
   for (CommandGroup* group : groups) {
     if (auto code = group->Run(command_env)) return *code;
   }

@@ -66,9 +66,11 @@ class EvalRetrievalCommand final : public EvalSubcommand {
     sub->add_option(
            "--ranking", ranking_,
            "vector (MemoryStore::Search), bm25 (in-memory BM25 over the lexical embedder's tokens) or rrf "
-           "(reciprocal-rank fusion of both, k = 60)")
-        ->check(CLI::IsMember({"vector", "bm25", "rrf"}))
+           "(reciprocal-rank fusion of both, k = 60) in the eval; hybrid: the store's hybrid ranking")
+        ->check(CLI::IsMember({"vector", "bm25", "rrf", "hybrid"}))
         ->capture_default_str();
+    sub->add_option("--retrieval-config", retrieval_json_,
+                    "the store's retrieval_config JSON (hybrid ranking's constants; doc/retrieval.md)");
     sub->add_option("--resamples", config_.bootstrap.resamples, "bootstrap resamples")
         ->check(CLI::Range(1, 100'000))
         ->capture_default_str();
@@ -86,7 +88,7 @@ class EvalRetrievalCommand final : public EvalSubcommand {
     if (!created.ok()) return ctx.Fail(created.status());
     std::unique_ptr<MemoryStore>* store = &created->store;
     config_.ranking = eval::ParseRanking(ranking_).value_or(eval::Ranking::kVector);
-    if (config_.ranking != eval::Ranking::kVector) {
+    if (config_.ranking == eval::Ranking::kBm25 || config_.ranking == eval::Ranking::kRrf) {
       auto tokenizer = Tokenizer(*options);
       if (!tokenizer.ok()) return ctx.Fail(tokenizer.status());
       tokenizer_ = *std::move(tokenizer);
@@ -108,6 +110,7 @@ class EvalRetrievalCommand final : public EvalSubcommand {
                       {"ndcg_k", config_.ndcg_k},
                       {"depth", config_.depth},
                       {"ranking", ranking_},
+                      {"retrieval_config", retrieval_json_},
                       {"resamples", config_.bootstrap.resamples},
                       {"seed", ctx.flags().seed}};
     return ctx.Finish(eval::ToMarkdown(*result), json);
@@ -150,6 +153,13 @@ class EvalRetrievalCommand final : public EvalSubcommand {
       }
       options.embedder_config = std::move(config);
     }
+    if (!retrieval_json_.empty()) {
+      nlohmann::json config = nlohmann::json::parse(retrieval_json_, nullptr, /*allow_exceptions=*/false);
+      if (config.is_discarded() || !config.is_object()) {
+        return absl::InvalidArgumentError("--retrieval-config must be a JSON object");
+      }
+      options.retrieval_config = std::move(config);
+    }
     return options;
   }
 
@@ -162,7 +172,8 @@ class EvalRetrievalCommand final : public EvalSubcommand {
     return LexicalEmbedder::FromConfig({{"kind", "lexical"}});
   }
 
-  std::string memories_file_, labels_file_, distractors_file_, embedder_json_, ranking_ = "vector";
+  std::string memories_file_, labels_file_, distractors_file_, embedder_json_, retrieval_json_,
+      ranking_ = "vector";
   std::unique_ptr<LexicalEmbedder> tokenizer_;
   std::optional<size_t> distractor_count_, store_size_;
   eval::RetrievalEvalConfig config_;

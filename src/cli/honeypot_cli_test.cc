@@ -1,7 +1,8 @@
 // `bulwark honeypots fit|show|list|remove`, driven in-process through cli::Run against a store in a
 // temp dir: pots are written through the privileged system path (kind honeypot, source system,
 // principal bulwark:honeypots, never screened), each run's metrics are recorded, search results are
-// byte-identical with pots on and off, stacking adds a batch, and bad input changes nothing.
+// byte-identical with pots on and off (vector and hybrid ranking), stacking adds a batch, and bad input
+// changes nothing.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -63,8 +64,19 @@ class HoneypotCliTest : public ::testing::Test {
     args.insert(args.end(), extra.begin(), extra.end());
     return InNs(args);
   }
-  // What callers see for a fixed set of searches: benign and attack queries, large k, filters.
+  // What callers see for a fixed set of searches: benign and attack queries, large k, filters,
+  // with vector and with hybrid ranking (pots take no part in the lexical index).
   std::string SearchOutputs() {
+    std::string all;
+    for (const char* ranking : {"vector", "hybrid"}) {
+      CliResult set = InNs({"retrieval", "set", ranking});
+      EXPECT_EQ(set.code, 0) << set.err;
+      all += ranking;
+      all += SearchOutputsOf();
+    }
+    return all;
+  }
+  std::string SearchOutputsOf() {
     std::string all;
     std::vector<std::string> queries(benign_.begin(), benign_.begin() + 10);
     for (const std::string& q : honeypot::testing::ExtractionAttackQueries()) queries.push_back(q);

@@ -151,7 +151,7 @@ TEST_F(HybridSearchTest, ARowThatFailsVerificationIsNeverReturned) {
   EXPECT_GE(r->rejected_candidates, 1);
 }
 
-// With a metadata filter every hit matches it, and for k up to the fusion depth (100) a smaller k
+// With a metadata filter every hit matches it, and for k up to the fusion depth (30) a smaller k
 // is a prefix of a larger one (the fused ranking does not depend on k).
 TEST_F(HybridSearchTest, FilteredRankingIsConsistentAcrossK) {
   const std::vector<std::string> words = {"flight", "budget", "dentist", "garden", "invoice", "coffee"};
@@ -164,11 +164,11 @@ TEST_F(HybridSearchTest, FilteredRankingIsConsistentAcrossK) {
   for (const std::string query : {"flight budget", "garden note 3", "coffee"}) {
     for (const std::string category : {"rare", "work"}) {
       const nlohmann::json filter = {{"category", category}};
-      auto full = store_->Search("default", query, {.k = 100, .metadata_filter = filter});
+      auto full = store_->Search("default", query, {.k = 30, .metadata_filter = filter});
       ASSERT_THAT(full.status(), IsOk());
-      ASSERT_EQ(full->hits.size(), 100u);
+      ASSERT_EQ(full->hits.size(), 30u);
       for (const SearchHit& h : full->hits) EXPECT_EQ(h.entry.metadata["category"], category);
-      for (int k : {1, 5, 40}) {
+      for (int k : {1, 5, 20}) {
         auto r = store_->Search("default", query, {.k = k, .metadata_filter = filter});
         ASSERT_THAT(r.status(), IsOk());
         ASSERT_EQ(r->hits.size(), static_cast<size_t>(k));

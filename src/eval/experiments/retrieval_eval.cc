@@ -14,6 +14,7 @@
 #include "eval/experiments/rank_fusion.h"
 #include "eval/report.h"
 #include "index/bm25_index.h"
+#include "store/memory_store_impl.h"
 
 namespace bulwark::eval {
 namespace {
@@ -75,7 +76,7 @@ absl::Status ValidateConfig(const RetrievalEvalConfig& config) {
           absl::StrCat("recall k ", k, " is not in 1 .. depth (", config.depth, ")"));
     }
   }
-  if (config.ranking != Ranking::kVector && config.tokenizer == nullptr) {
+  if ((config.ranking == Ranking::kBm25 || config.ranking == Ranking::kRrf) && config.tokenizer == nullptr) {
     return absl::InvalidArgumentError("the bm25 and rrf rankings need a tokenizer");
   }
   if (config.fusion_depth < config.depth || config.fusion_depth > 1000) {
@@ -140,7 +141,7 @@ absl::StatusOr<BuiltStore> Build(MemoryStore& store, std::span<const NewEntry> m
   result.distractors = distractors.size();
   result.embedder = store.embedder().Fingerprint().ToString();
   result.ranking = config.ranking;
-  if (config.ranking != Ranking::kVector) {
+  if (config.ranking == Ranking::kBm25 || config.ranking == Ranking::kRrf) {
     start = std::chrono::steady_clock::now();
     built.bm25.emplace();
     for (size_t i = 0; i < built.texts.size(); ++i) {
@@ -185,7 +186,8 @@ absl::StatusOr<QueryOutcome> RunQuery(MemoryStore& store, const LabelledQuery& l
                                       const RetrievalEvalConfig& config) {
   std::vector<int64_t> ranking;
   switch (config.ranking) {
-    case Ranking::kVector: {
+    case Ranking::kVector:
+    case Ranking::kHybrid: {
       BULWARK_ASSIGN_OR_RETURN(ranking, VectorRanking(store, label.query, config.depth, built, config));
       break;
     }
@@ -258,12 +260,14 @@ std::string_view ToString(Ranking ranking) {
       return "bm25";
     case Ranking::kRrf:
       return "rrf";
+    case Ranking::kHybrid:
+      return "hybrid";
   }
   return "vector";
 }
 
 std::optional<Ranking> ParseRanking(std::string_view name) {
-  for (Ranking r : {Ranking::kVector, Ranking::kBm25, Ranking::kRrf}) {
+  for (Ranking r : {Ranking::kVector, Ranking::kBm25, Ranking::kRrf, Ranking::kHybrid}) {
     if (name == ToString(r)) return r;
   }
   return std::nullopt;
@@ -298,6 +302,9 @@ absl::StatusOr<RetrievalEvalResult> RunRetrievalEval(MemoryStore& store, std::sp
                                                      const std::function<void(size_t, size_t)>& progress) {
   BULWARK_RETURN_IF_ERROR(ValidateConfig(config));
   BULWARK_RETURN_IF_ERROR(CheckLabels(memories, queries));
+  // The store's own ranking for kHybrid; the vector ranking for everything else (kRrf fuses it).
+  BULWARK_RETURN_IF_ERROR(store.impl().retrieval->Set(
+      config.name_space, config.ranking == Ranking::kHybrid ? Retrieval::kHybrid : Retrieval::kVector));
   RetrievalEvalResult result;
   BULWARK_ASSIGN_OR_RETURN(BuiltStore built, Build(store, memories, distractors, queries, config, result));
   const auto start = std::chrono::steady_clock::now();

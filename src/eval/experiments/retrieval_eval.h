@@ -52,12 +52,15 @@ struct LabelLimits {
 [[nodiscard]] absl::StatusOr<std::vector<LabelledQuery>> ParseRetrievalLabels(std::istream& in,
                                                                               const LabelLimits& limits = {});
 
-// How the queries' rankings are made. kVector: MemoryStore::Search (the product's ranking).
-// kBm25: an in-memory BM25 index (index/bm25_index.h) over the same entries, tokenized by the
-// lexical embedder. kRrf: reciprocal-rank fusion (rank_fusion.h) of the top fusion_depth of both.
-enum class Ranking { kVector, kBm25, kRrf };
+// How the queries' rankings are made. kVector and kHybrid: MemoryStore::Search with the
+// namespace's retrieval set to "vector" or "hybrid" (the product's two rankings; hybrid as
+// configured by the store's StoreOptions::retrieval_config). kBm25: an in-memory BM25 index
+// (index/bm25_index.h) over the same entries, tokenized by the lexical embedder. kRrf:
+// reciprocal-rank fusion (rank_fusion.h) of the top fusion_depth of the vector ranking and kBm25,
+// in the evaluation only.
+enum class Ranking { kVector, kBm25, kRrf, kHybrid };
 std::string_view ToString(Ranking ranking);
-std::optional<Ranking> ParseRanking(std::string_view name);  // "vector", "bm25", "rrf"
+std::optional<Ranking> ParseRanking(std::string_view name);  // "vector", "bm25", "rrf", "hybrid""
 
 struct RetrievalEvalConfig {
   std::string name_space = "retrieval-eval";
@@ -68,6 +71,7 @@ struct RetrievalEvalConfig {
   BootstrapOptions bootstrap;
   Ranking ranking = Ranking::kVector;
   // Tokenizer of the BM25 index (kBm25, kRrf; required then, not owned): LexicalEmbedder::Tokens.
+  // kHybrid uses the store's own lexical index and tokenizer.
   const LexicalEmbedder* tokenizer = nullptr;
   int fusion_depth = 100;  // kRrf: candidates taken from each ranking; depth .. 1000
   double rrf_k = 60;       // kRrf: k of Cormack et al. 2009

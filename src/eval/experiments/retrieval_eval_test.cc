@@ -8,6 +8,7 @@
 
 #include <sstream>
 
+#include "store/memory_store_impl.h"
 #include "testing/lexical_store.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -168,8 +169,33 @@ TEST_F(RetrievalEvalTest, Bm25AndFusionRankTheSameEntries) {
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("need a tokenizer")));
 }
 
+// kHybrid is the store's own hybrid ranking; kVector sets the namespace to vector ranking even in a
+// store whose default is hybrid, so the two are compared on the same code path.
+TEST_F(RetrievalEvalTest, HybridIsTheStoresRankingAndVectorIsPinned) {
+  const auto memories =
+      Entries({"My passport expires in June 2031.", "The cat eats salmon kibble twice a day.",
+               "Dentist appointment with Dr. Lee on May 3."});
+  const auto distractors =
+      Entries({"Pascal's dentist appointment is on June 9.", "Ines feeds her cat tuna kibble."});
+  const std::vector<LabelledQuery> queries = {{.query = "salmon kibble", .relevant = {memories[1].text}}};
+  RetrievalEvalConfig config;
+  config.ranking = Ranking::kHybrid;  // needs no tokenizer: the store has its own
+  auto hybrid = RunRetrievalEval(*store_, memories, distractors, queries, config);
+  ASSERT_THAT(hybrid, IsOk());
+  EXPECT_EQ(hybrid->queries[0].ranks.relevant_ranks, std::vector<int>{1});
+  EXPECT_EQ(ToJson(*hybrid)["ranking"], "hybrid");
+  EXPECT_EQ(*store_->impl().retrieval->Get(config.name_space), Retrieval::kHybrid);
+
+  auto other = bulwark::testing::CreateLexicalStore(dir_.path() / "vector");
+  ASSERT_NE(other, nullptr);
+  config.ranking = Ranking::kVector;
+  ASSERT_THAT(RunRetrievalEval(*other, memories, distractors, queries, config), IsOk());
+  EXPECT_EQ(*other->impl().retrieval->Get(config.name_space), Retrieval::kVector);
+}
+
 TEST(Ranking, NamesRoundTrip) {
-  for (Ranking r : {Ranking::kVector, Ranking::kBm25, Ranking::kRrf}) EXPECT_EQ(ParseRanking(ToString(r)), r);
+  for (Ranking r : {Ranking::kVector, Ranking::kBm25, Ranking::kRrf, Ranking::kHybrid})
+    EXPECT_EQ(ParseRanking(ToString(r)), r);
   EXPECT_EQ(ParseRanking("cosine"), std::nullopt);
 }
 

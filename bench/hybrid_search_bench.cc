@@ -1,0 +1,104 @@
+// Search latency with vector-only and hybrid (lexical + vector, issue #19 point 2) ranking, in one
+// run on the same store: the night_nurse persona's memories plus distractors from
+// data/retrieval/ up to 10,000 entries (default lexical embedder with WordNet synonyms when
+// installed), every query of the persona's labelled set in turn, k = 10, record_query off.
+// Hybrid is measured at the default fusion depth (30) and at 100. Each benchmark times each search
+// separately and reports p50 and p99 (microseconds) as counters;
+// the target is hybrid p99 <= 2x vector p99 at 10k entries.
+//
+//   build/bench/hybrid_search_bench [--benchmark_filter=...]
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "bulwark/memory_store.h"
+#include "store/memory_store_impl.h"
+#include "testing/temp_dir.h"
+
+namespace bulwark {
+namespace {
+
+constexpr size_t kEntries = 10'000;
+constexpr char kNs[] = "bench";
+
+std::vector<std::string> ReadField(const std::string& path, const char* field, size_t limit) {
+  std::vector<std::string> out;
+  std::ifstream in(path);
+  std::string line;
+  while (out.size() < limit && std::getline(in, line)) {
+    auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains(field) && j[field].is_string())
+      out.push_back(j[field].get<std::string>());
+  }
+  return out;
+}
+
+struct Fixture {
+  testing::TempDir dir;
+  std::unique_ptr<MemoryStore> store;
+  std::vector<std::string> queries;
+};
+
+// The store with the default retrieval_config (fusion depth 30) or, `deep`, with {"depth": 100}.
+Fixture& Store(bool deep) {
+  static Fixture* stores[2] = {nullptr, nullptr};
+  Fixture*& f = stores[deep ? 1 : 0];
+  if (f == nullptr) {
+    auto* fixture = new Fixture();
+    const std::string data = std::string(BULWARK_SOURCE_DIR) + "/data/retrieval/";
+    std::vector<std::string> texts = ReadField(data + "night_nurse_memories.jsonl", "text", kEntries);
+    for (std::string& t : ReadField(data + "distractors_10k.jsonl", "text", kEntries - texts.size()))
+      texts.push_back(std::move(t));
+    fixture->queries = ReadField(data + "night_nurse_queries.jsonl", "query", 1000);
+    StoreOptions options;
+    if (deep) options.retrieval_config = {{"depth", 100}};
+    auto store = MemoryStore::Create(fixture->dir.path(), options);
+    if (!store.ok() || texts.size() != kEntries || fixture->queries.empty()) std::abort();
+    fixture->store = *std::move(store);
+    std::vector<NewEntry> entries;
+    for (const std::string& t : texts) entries.push_back({.text = t});
+    if (!fixture->store->AddBatch(kNs, entries, "bench").ok()) std::abort();
+    f = fixture;
+  }
+  return *f;
+}
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(p * static_cast<double>(v.size())));
+  return v[i];
+}
+
+// range(0): 0 vector, 1 hybrid (default fusion depth 30), 2 hybrid with fusion depth 100.
+void BM_Search(benchmark::State& state) {
+  Fixture& f = Store(state.range(0) == 2);
+  const Retrieval retrieval = state.range(0) >= 1 ? Retrieval::kHybrid : Retrieval::kVector;
+  if (!f.store->impl().retrieval->Set(kNs, retrieval).ok()) std::abort();
+  std::vector<double> micros;
+  size_t i = 0;
+  for (auto _ : state) {
+    const auto start = std::chrono::steady_clock::now();
+    auto r = f.store->Search(kNs, f.queries[i++ % f.queries.size()], {.k = 10, .record_query = false});
+    micros.push_back(
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count());
+    if (!r.ok() || r->hits.empty()) state.SkipWithError("search failed");
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["p50_us"] = Percentile(micros, 0.50);
+  state.counters["p99_us"] = Percentile(micros, 0.99);
+  state.SetLabel(std::string(ToString(retrieval)) + (state.range(0) == 2 ? " depth 100" : ""));
+}
+// Alternating repetitions, so both rankings see the same machine state.
+BENCHMARK(BM_Search)->Arg(0)->Arg(1)->Arg(2)->Arg(0)->Arg(1)->Arg(2)->Iterations(2000)->Unit(
+    benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace bulwark
+
+BENCHMARK_MAIN();
