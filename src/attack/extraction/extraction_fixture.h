@@ -46,8 +46,8 @@ class FixtureStore {
                                  {"validation", {{"enabled", false}}},
                                  {"proactive", {{"enabled", false}}}};
     // The attacks are defined against embedding retrieval (DGEA and IKEA steer in embedding
-    // space), so their own tests pin vector ranking. Under the hybrid default their leakage on
-    // this fixture drops (DGEA 35 unique memories in 64 queries instead of about 140; IKEA 52).
+    // space), so their own tests pin vector ranking. With hybrid ranking their leakage on this
+    // fixture drops (DGEA 35 unique memories in 64 queries instead of about 140; IKEA 52).
     options.retrieval_config = {{"default", "vector"}};
     auto store = MemoryStore::Create(dir_.path() / "store", options);
     EXPECT_TRUE(store.ok()) << store.status();
