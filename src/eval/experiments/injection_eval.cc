@@ -186,12 +186,13 @@ std::string ToMarkdown(const std::vector<InjectionEvalResult>& results) {
     std::map<std::string, int> keys;
     for (const auto& [k, v] : r.detected_category_injections) keys[k] = 1;
     for (const auto& [k, v] : r.detected_category_benign) keys[k] = 1;
-    for (const auto& [k, v] : keys) {
+    for (const auto& entry : keys) {
+      const std::string& category = entry.first;  // a named copy: clang 14 cannot capture bindings
       auto count = [&](const std::map<std::string, int64_t>& m) {
-        auto it = m.find(k);
+        auto it = m.find(category);
         return absl::StrCat(it == m.end() ? 0 : it->second);
       };
-      fired.AddRow({k, count(r.detected_category_injections), count(r.detected_category_benign)});
+      fired.AddRow({category, count(r.detected_category_injections), count(r.detected_category_benign)});
     }
     if (fired.rows() > 0) absl::StrAppend(&out, fired.Render(), "\n");
     InjectionExampleList(&out, "Missed injections (first ones):", r.misses);
