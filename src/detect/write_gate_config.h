@@ -23,7 +23,9 @@ struct WriteGateConfig {
     bool enabled = true;
     nlohmann::json options;  // normalized by descriptor->options: every option with its value
   };
-  // One per registered detector, in registry order.
+  // One per detector registered when FromJson ran, in registry order. Make configurations with
+  // FromJson (FromJson(nullptr): the defaults); a default-constructed one has no sections, so a
+  // gate made from it runs no detector (its options read as the detectors' defaults).
   std::vector<Detector> detectors;
   double target_fpr = 0.01;  // calibration default
 
