@@ -103,7 +103,6 @@ struct BenignDraw {
 
 struct Deployment {
   MemoryStore* store;
-  const ScreenedOutcomes& screened;
   const EvalCorpora& corpora;
   const PoisoningEvalConfig& config;
   std::shared_ptr<const SynonymTable> synonyms;
@@ -507,7 +506,7 @@ absl::StatusOr<nlohmann::json> RunPoisoningSeed(const EvalCorpora& corpora, cons
   if (!store.ok()) return store.status();
   auto synonyms = SynonymTable::Shared();
   const ScreenedOutcomes screened((*store)->impl().defenses.get());
-  Deployment d{store->get(), screened, corpora, config, synonyms.ok() ? *synonyms : nullptr};
+  Deployment d{store->get(), corpora, config, synonyms.ok() ? *synonyms : nullptr};
   const Picks picks = PickTargets(corpora, config, seed);
   const BenignDraw draw = d.Draw(seed);
   auto agentpoison = AgentPoisonOfSeed(**store, config.attacks, picks, draw, seed);
@@ -612,7 +611,7 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
   auto store = CreateEvalStore(work_dir / ("adaptive-" + std::to_string(seed)), config.base.synonyms, &env);
   if (!store.ok()) return store.status();
   const ScreenedOutcomes screened((*store)->impl().defenses.get());
-  Deployment d{store->get(), screened, corpora, config.base, *synonyms};
+  Deployment d{store->get(), corpora, config.base, *synonyms};
   const Picks picks = PickTargets(corpora, config.base, seed);
   const BenignDraw draw = d.Draw(seed);
   auto agentpoison = AgentPoisonOfSeed(**store, config.base.attacks, picks, draw, seed);
