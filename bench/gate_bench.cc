@@ -76,8 +76,8 @@ struct Fixture {
       input.reference_texts.push_back(t);
       input.reference_embeddings.push_back(*embedder->Embed(t));
     }
-    input.probes = gate->probe_embeddings();
-    gate->state().SetCalibration("ns", std::make_shared<NamespaceCalibration>(*CalibrateNamespace(input)));
+    gate->state().SetCalibration(
+        "ns", std::make_shared<NamespaceCalibration>(*CalibrateNamespace(input, gate->instances())));
     embedding = *embedder->Embed(text);
     paragraph = MarkText(paragraph, gate->watermark(), 1.5).text;
     paragraph_embedding = *embedder->Embed(paragraph);

@@ -1,8 +1,8 @@
 // The attack x defense experiment behind `bulwark-lab eval poisoning` (MemSAD paper Tables 2-3) and
 // the adaptive-attacker experiment behind `bulwark-lab eval adaptive` (Table 4 / Table 18).
 //
-// Per seed, one real store (lexical embedder, every write-time detector enabled, the watermark
-// included) in `work_dir`/poisoning-<seed>, one namespace "eval-<attack>" per attack, each set up
+// Per seed, one real store (lexical embedder, every registered write-time detector enabled, the
+// watermark included) in `work_dir`/poisoning-<seed>, one namespace "eval-<attack>" per attack, each set up
 // like a deployment:
 //   1. calibrate the gate on the namespace's query history H (benign queries + the attacked
 //      victim queries, as users asked them) and on `reference` benign reference memories;
@@ -12,7 +12,8 @@
 //      agent, whose records are marked like all agent writes), InjecMEM (15 anchors in one agent
 //      interaction, marked), SMSR direct / paraphrase flooding (t = 3) / subtle / fluent bypass
 //      (enterprise scenarios; supporting passages join the benign memories; written unmarked);
-//   4. measure, from the write-time gate reports, each detector's TPR (poison flagged), FPR
+//   4. measure, from the write-time gate's typed outcomes (detect/screened_outcomes.h), each detector's TPR
+//   (poison flagged), FPR
 //      (benign flagged) and AUROC, and ASR-R@k, ASR-A and ASR-T of the victim queries (triggered
 //      for AgentPoison) with no defense and with each detector (or the OR composite) filtering the
 //      top k: ASR-A = the ExtractiveResponder's answer from that top k is the attacker's, ASR-T =
@@ -44,13 +45,10 @@ inline const std::vector<std::string>& kPoisoningAttacks() {
       "smsr_direct", "smsr_paraphrase_flooding", "smsr_subtle", "smsr_fluent_bypass"};
   return kNames;
 }
-inline const std::vector<std::string>& kEvalDetectors() {
-  // composite: the gate's OR of all five; composite_no_watermark: memsad OR memsad_plus OR
-  // validation OR proactive (for deployments whose writers cannot watermark).
-  static const std::vector<std::string> kNames = {
-      "memsad", "memsad_plus", "watermark", "validation", "proactive", "composite", "composite_no_watermark"};
-  return kNames;
-}
+// The defenses measured: every registered detector (detect/detector_registry.h, in the gate's
+// order), then "composite", the gate's OR of all of them, and "composite_no_watermark", the OR of
+// those that do not need the writers' watermark (for deployments whose writers cannot mark).
+const std::vector<std::string>& kEvalDetectors();
 
 struct PoisoningEvalConfig {
   int memories = 300;         // benign memories per namespace, 1 .. 1400

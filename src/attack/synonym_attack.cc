@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "attack/attack.h"
+#include "detect/detector_registry.h"
 #include "detect/write_gate.h"
 #include "store/memory_store_impl.h"
 
@@ -74,7 +75,7 @@ class Scorer {
         if (v.detector() == name) verdict = &v;
       if (verdict == nullptr)
         return absl::InvalidArgumentError("synonym attack: detector not enabled: " + name);
-      const double sign = name == "watermark" ? -1.0 : 1.0;
+      const double sign = verdict->by->descriptor().flags == FlagSide::kBelow ? -1.0 : 1.0;
       const double margin =
           sign * (verdict->score - verdict->threshold) / std::max(std::abs(verdict->threshold), 1e-3);
       worst = std::max(worst, margin);

@@ -11,9 +11,9 @@
 //   4. MemoryStore::Calibrate with the reference texts (N = all of them) against that history; with
 //      --trigger, triggered calibration (MemSAD App. D): H is replaced by the same queries, each
 //      followed by the trigger;
-//   5. the benign entries, then the poison entries, are written with AddBatch; each stored entry's
-//      gate report (report.gate.detectors.<name>.{score, flagged}) gives the per-detector
-//      decision, report.gate.flagged the composite (logical OR).
+//   5. the benign entries, then the poison entries, are written with AddBatch; each entry's typed
+//      gate outcome (detect/screened_outcomes.h: per detector score and flag) gives the
+//      per-detector decision, its flag the composite (logical OR).
 // TPR = flagged poison / poison and FPR = flagged benign / benign, with Clopper–Pearson 95 %
 // intervals; AUROC from the detector scores oriented so higher is more suspicious (the
 // watermark's z-score is negated); the composite AUROC is that of its 0/1 decision. The
@@ -22,16 +22,19 @@
 
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "bulwark/memory_store.h"
 #include "cli/eval_commands.h"
 #include "cli/jsonl_import.h"
 #include "cli/query_file.h"
+#include "detect/screened_outcomes.h"
 #include "eval/rates.h"
 #include "eval/report.h"
 #include "eval/roc.h"
 #include "eval/roc_svg.h"
+#include "store/memory_store_impl.h"
 
 namespace bulwark::cli {
 namespace {
@@ -87,24 +90,20 @@ struct DetectorTally {
   bool calibrated = true;
 };
 
-// Oriented so that higher is more suspicious: the watermark flags low z-scores.
-double SuspicionScore(const std::string& detector, double score) {
-  return detector == "watermark" ? -score : score;
-}
-
-void Tally(const std::vector<Entry>& entries, bool poison, std::map<std::string, DetectorTally>* tallies) {
+// Scores are oriented so that higher is more suspicious (DetectorOutcome::suspicion).
+void Tally(const ScreenedOutcomes& screened, const std::vector<Entry>& entries, bool poison,
+           std::map<std::string, DetectorTally>* tallies) {
   for (const Entry& e : entries) {
-    const nlohmann::json gate = e.report.contains("gate") ? e.report["gate"] : nlohmann::json::object();
-    const nlohmann::json detectors = gate.value("detectors", nlohmann::json::object());
-    for (const auto& [name, verdict] : detectors.items()) {
-      DetectorTally& t = (*tallies)[name];
-      const bool flagged = verdict.value("flagged", false);
-      const double score = SuspicionScore(name, verdict.value("score", 0.0));
-      (poison ? t.tpr : t.fpr).Add(flagged);
-      (poison ? t.positive_scores : t.negative_scores).push_back(score);
-      if (!verdict.value("calibrated", true)) t.calibrated = false;
+    static const GateOutcome kNotScreened;
+    const std::optional<GateOutcome> found = screened.Find(e.id);
+    const GateOutcome& outcome = found ? *found : kNotScreened;
+    for (const DetectorOutcome& d : outcome.detectors) {
+      DetectorTally& t = (*tallies)[d.detector->name];
+      (poison ? t.tpr : t.fpr).Add(d.flagged);
+      (poison ? t.positive_scores : t.negative_scores).push_back(d.suspicion());
+      if (!d.calibrated) t.calibrated = false;
     }
-    const bool flagged = gate.value("flagged", false) || e.state == State::kQuarantined;
+    const bool flagged = outcome.flagged || e.state == State::kQuarantined;
     DetectorTally& c = (*tallies)["composite"];
     (poison ? c.tpr : c.fpr).Add(flagged);
     (poison ? c.positive_scores : c.negative_scores).push_back(flagged ? 1.0 : 0.0);
@@ -166,6 +165,7 @@ class EvalDetectCommand : public EvalSubcommand {
     auto store = MemoryStore::Create(dir, ctx.env().store_options);
     if (!store.ok()) return ctx.Fail(store.status());
     const std::string& ns = ctx.env().name_space;
+    const ScreenedOutcomes screened((*store)->impl().defenses.get());
 
     const size_t steps = 4 + queries->size() + poison->victim_queries.size();
     EvalProgress progress = ctx.Progress("eval detect", steps);
@@ -203,8 +203,8 @@ class EvalDetectCommand : public EvalSubcommand {
     progress.Step();
 
     std::map<std::string, DetectorTally> tallies;
-    Tally(*stored_benign, /*poison=*/false, &tallies);
-    Tally(*stored_poison, /*poison=*/true, &tallies);
+    Tally(screened, *stored_benign, /*poison=*/false, &tallies);
+    Tally(screened, *stored_poison, /*poison=*/true, &tallies);
 
     eval::MarkdownTable table({"detector", "TPR [95% CI]", "FPR [95% CI]", "AUROC", "TPR@1%FPR",
                                "flagged poison", "flagged benign", "calibrated"});

@@ -10,6 +10,7 @@
 
 #include "cli/jsonl_import.h"
 #include "cli/query_file.h"
+#include "detect/detector_registry.h"
 #include "detect/watermark_marker.h"
 #include "detect/write_gate.h"
 #include "store/memory_store_impl.h"
@@ -22,22 +23,14 @@ int Fail(std::ostream& err, const absl::Status& status) {
   return 1;
 }
 
+// Each registered detector's calibration, as its calibration hook describes it.
 void PrintCalibration(std::ostream& out, const std::string& ns, const nlohmann::json& c) {
   out << "namespace " << ns << " calibrated\n";
-  const auto& m = c["memsad"];
-  out << absl::StrFormat("  memsad (%s%s): mu %.4f  sigma %.4f  N %d  kappa %.2f  threshold %.4f\n",
-                         m["mode"].get<std::string>(), m["triggered"].get<bool>() ? ", triggered" : "",
-                         m["mu"].get<double>(), m["sigma"].get<double>(), m["n"].get<int>(),
-                         m["kappa"].get<double>(), m["threshold"].get<double>());
-  out << absl::StrFormat(
-      "  Theorem 11 tolerance eta = %.4f (delta %.2f): |tau_N - tau*| <= eta w.p. >= %.2f\n",
-      m["eta"].get<double>(), m["delta"].get<double>(), 1 - m["delta"].get<double>());
-  if (!c["memsad_plus"].is_null()) {
-    out << absl::StrFormat("  memsad_plus: JSD threshold %.4f\n",
-                           c["memsad_plus"]["threshold"].get<double>());
+  for (const DetectorDescriptor* d : DetectorRegistry::Global().All()) {
+    if (!d->calibration || !d->calibration->describe || !c.contains(d->name) || c[d->name].is_null())
+      continue;
+    out << d->calibration->describe(c[d->name]);
   }
-  if (!c["proactive"].is_null())
-    out << absl::StrFormat("  proactive: tau %.4f\n", c["proactive"]["tau"].get<double>());
   out << "  target FPR " << c["target_fpr"].get<double>()
       << "; on the reference set: " << c["provenance"]["reference_fpr"].dump() << "\n";
   out << "  queries: " << c["provenance"]["queries"].dump()
@@ -114,7 +107,7 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
   std::string text = text_arg;
   if (text == "-") text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   const WriteGate& gate = store.impl().defenses->gate();
-  const double threshold = gate.config().watermark.z_threshold;
+  const double threshold = gate.watermark_options().z_threshold;
   if (action == "check") {
     const WatermarkScore s = gate.watermark().Score(text);
     const bool ok = WatermarkScheme::Verifies(s, threshold);

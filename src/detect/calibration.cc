@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "index/inner_product.h"
 
@@ -32,14 +33,14 @@ absl::StatusOr<std::vector<std::vector<float>>> DecodeVectors(const std::string&
   return out;
 }
 
+}  // namespace
+
 double FractionAbove(std::span<const double> scores, double threshold) {
   if (scores.empty()) return 0;
   return static_cast<double>(
              std::count_if(scores.begin(), scores.end(), [&](double s) { return s > threshold; })) /
          static_cast<double>(scores.size());
 }
-
-}  // namespace
 
 double ThresholdAtFpr(std::span<const double> scores, double fpr) {
   std::vector<double> sorted(scores.begin(), scores.end());
@@ -72,7 +73,8 @@ double ProactiveScore(std::span<const float> embedding, std::span<const std::vec
   return ProactiveScore(embedding, ProbeCentroid(probes, embedding.size()));
 }
 
-absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& input) {
+absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& input,
+                                                        const DetectorInstances& instances) {
   if (input.history.empty()) {
     return absl::InvalidArgumentError(
         "no query history to calibrate against: supply calibration queries, or let searches accumulate "
@@ -85,65 +87,55 @@ absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& 
   if (!(input.target_fpr >= 0 && input.target_fpr < 1))
     return absl::InvalidArgumentError("target FPR must be in [0, 1)");
 
-  const size_t dim = input.history.front().size();
-  std::vector<const float*> rows;
-  for (const auto& q : input.history) rows.push_back(q.data());
-  std::vector<double> memsad_scores;
-  for (const auto& e : input.reference_embeddings) {
-    memsad_scores.push_back(ScoreAgainstHistory(e, rows.data(), rows.size(), dim).Get(input.mode));
-  }
   NamespaceCalibration cal;
-  auto memsad = CalibrateMemsad(memsad_scores, input.mode, input.kappa, input.delta);
-  if (!memsad.ok()) return memsad.status();
-  memsad->triggered = input.triggered;
-  cal.memsad = *memsad;
   cal.reference = input.reference_embeddings;
   cal.target_fpr = input.target_fpr;
-
-  // MemSAD+: pooled baseline of the whole reference set; each reference entry's JSD is taken
-  // against the baseline without it (leave one out), as a new benign write would see it. The
-  // length model is fitted on those JSDs and the threshold set on their residuals.
-  auto baseline = std::make_shared<CharNgramProfile>();
-  for (const auto& t : input.reference_texts) baseline->Add(t);
-  std::vector<double> jsd;
-  std::vector<size_t> trigrams;
-  for (const auto& t : input.reference_texts) {
-    jsd.push_back(baseline->JensenShannonLeavingOut(t));
-    trigrams.push_back(CharNgramProfile::TrigramCount(t));
-  }
-  cal.memsad_plus_length = JsdLengthModel::Fit(trigrams, jsd);
-  for (size_t i = 0; i < jsd.size(); ++i) jsd[i] = cal.memsad_plus_length.Residual(jsd[i], trigrams[i]);
-  cal.memsad_plus_threshold = ThresholdAtFpr(jsd, input.target_fpr);
-  cal.baseline = baseline;
-
-  nlohmann::json fpr = {{"memsad", FractionAbove(memsad_scores, cal.memsad->threshold())},
-                        {"memsad_plus", FractionAbove(jsd, *cal.memsad_plus_threshold)}};
-  if (!input.probes.empty()) {
-    const std::vector<float> centroid =
-        ProbeCentroid(input.probes, input.reference_embeddings.front().size());
-    std::vector<double> proactive;
-    for (const auto& e : input.reference_embeddings) proactive.push_back(ProactiveScore(e, centroid));
-    cal.proactive_tau = ThresholdAtFpr(proactive, input.target_fpr);
-    fpr["proactive"] = FractionAbove(proactive, *cal.proactive_tau);
+  nlohmann::json fpr = nlohmann::json::object();
+  for (const DetectorDescriptor* d : DetectorRegistry::Global().All()) {
+    if (!d->calibration) continue;
+    const WriteDetector* instance = nullptr;
+    for (const auto& [descriptor, detector] : instances) {
+      if (descriptor == d) instance = detector;
+    }
+    BULWARK_ASSIGN_OR_RETURN(CalibrationFit fit, d->calibration->fit(input, instance));
+    if (fit.fitted == nullptr) continue;
+    cal.Set(*d, std::move(fit.fitted));
+    fpr[d->name] = fit.reference_fpr;
   }
   cal.provenance["reference_fpr"] = fpr;
   cal.provenance["history_size"] = input.history.size();
   return cal;
 }
 
+const DetectorCalibration* NamespaceCalibration::Find(const DetectorDescriptor& detector) const {
+  for (const auto& [descriptor, value] : fitted) {
+    if (descriptor == &detector) return value.get();
+  }
+  return nullptr;
+}
+
+void NamespaceCalibration::Set(const DetectorDescriptor& detector,
+                               std::shared_ptr<const DetectorCalibration> value) {
+  for (auto& [descriptor, slot] : fitted) {
+    if (descriptor == &detector) {
+      slot = std::move(value);
+      return;
+    }
+  }
+  fitted.emplace_back(&detector, std::move(value));
+}
+
 nlohmann::json NamespaceCalibration::ToJson(bool with_data) const {
   nlohmann::json j = {
       {"target_fpr", target_fpr}, {"calibrated_at_us", calibrated_at_us}, {"provenance", provenance}};
-  j["memsad"] = memsad ? memsad->ToJson() : nlohmann::json(nullptr);
-  j["memsad_plus"] = memsad_plus_threshold ? nlohmann::json{{"threshold", *memsad_plus_threshold},
-                                                            {"length_model", memsad_plus_length.ToJson()}}
-                                           : nlohmann::json(nullptr);
-  j["proactive"] = proactive_tau ? nlohmann::json{{"tau", *proactive_tau}} : nlohmann::json(nullptr);
-  j["reference_count"] = reference.size();
-  if (with_data) {
-    j["reference_embeddings"] = EncodeVectors(reference);
-    if (baseline) j["baseline"] = {{"texts", baseline->texts()}, {"counts", baseline->Serialize()}};
+  for (const DetectorDescriptor* d : DetectorRegistry::Global().All()) {
+    if (d->calibration) j[d->name] = nullptr;
   }
+  for (const auto& [descriptor, value] : fitted) {
+    if (value != nullptr && descriptor->calibration) descriptor->calibration->store(*value, with_data, &j);
+  }
+  j["reference_count"] = reference.size();
+  if (with_data) j["reference_embeddings"] = EncodeVectors(reference);
   return j;
 }
 
@@ -153,30 +145,17 @@ absl::StatusOr<NamespaceCalibration> NamespaceCalibration::FromJson(const nlohma
     cal.target_fpr = j.at("target_fpr").get<double>();
     cal.calibrated_at_us = j.at("calibrated_at_us").get<int64_t>();
     cal.provenance = j.at("provenance");
-    if (!j.at("memsad").is_null()) {
-      auto m = MemsadCalibration::FromJson(j.at("memsad"));
-      if (!m.ok()) return m.status();
-      cal.memsad = *m;
+    // A detector registered after the record was written finds no key: it is uncalibrated.
+    for (const DetectorDescriptor* d : DetectorRegistry::Global().All()) {
+      if (!d->calibration || !j.contains(d->name) || j.at(d->name).is_null()) continue;
+      auto fitted = d->calibration->load(j);
+      if (!fitted.ok()) return fitted.status();
+      cal.Set(*d, *std::move(fitted));
     }
-    if (const nlohmann::json& plus = j.at("memsad_plus"); !plus.is_null()) {
-      cal.memsad_plus_threshold = plus.at("threshold").get<double>();
-      // Absent in calibrations stored before the length correction: raw JSD (slope 0).
-      if (plus.contains("length_model")) {
-        cal.memsad_plus_length.intercept = plus.at("length_model").at("intercept").get<double>();
-        cal.memsad_plus_length.slope = plus.at("length_model").at("slope").get<double>();
-      }
-    }
-    if (!j.at("proactive").is_null()) cal.proactive_tau = j.at("proactive").at("tau").get<double>();
     auto reference =
         DecodeVectors(j.at("reference_embeddings").get<std::string>(), j.at("reference_count").get<size_t>());
     if (!reference.ok()) return reference.status();
     cal.reference = *std::move(reference);
-    if (j.contains("baseline")) {
-      auto profile = CharNgramProfile::Deserialize(j.at("baseline").at("counts").get<std::string>(),
-                                                   j.at("baseline").at("texts").get<size_t>());
-      if (!profile.ok()) return profile.status();
-      cal.baseline = std::make_shared<CharNgramProfile>(*std::move(profile));
-    }
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(absl::StrCat("stored calibration does not parse: ", e.what()));
   }

@@ -1,8 +1,9 @@
-// Per-namespace calibration of the write gate (issue: `bulwark calibrate`): MemSAD's mu, sigma,
-// N, kappa and Theorem 11 tolerance eta; the reference embeddings (for Lemma 8's benign
-// similarity ceiling); MemSAD+'s benign character n-gram baseline and JSD threshold; the
-// proactive detector's tau. Thresholds whose scale depends on the embedder (MemSAD+ and
-// proactive) are set from a target false-positive rate on the reference set, not hard-coded.
+// Per-namespace calibration of the write gate (`bulwark calibrate`): the reference embeddings (for
+// Lemma 8's benign similarity ceiling) and, per registered detector with a calibration hook
+// (detector_registry.h), what that hook fitted from the reference set: MemSAD's mu, sigma, N, kappa
+// and Theorem 11 tolerance eta; MemSAD+'s benign character n-gram baseline and JSD threshold; the
+// proactive detector's tau. Thresholds whose scale depends on the embedder (MemSAD+ and proactive)
+// are set from a target false-positive rate on the reference set, not hard-coded.
 #pragma once
 
 #include <absl/status/statusor.h>
@@ -12,33 +13,44 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "detect/char_ngram_profile.h"
-#include "detect/jsd_length_model.h"
+#include "detect/detector_registry.h"
 #include "detect/memsad.h"
 
 namespace bulwark {
 
+// The gate's enabled detectors by registry entry (WriteGate::instances()).
+using DetectorInstances = std::vector<std::pair<const DetectorDescriptor*, const WriteDetector*>>;
+
 struct NamespaceCalibration {
-  std::optional<MemsadCalibration> memsad;
   std::vector<std::vector<float>> reference;  // embeddings of M_ref
-  std::shared_ptr<const CharNgramProfile> baseline;
-  // MemSAD+ scores JSD minus its expectation at the entry's length (jsd_length_model.h); the
-  // threshold applies to that residual.
-  JsdLengthModel memsad_plus_length;
-  std::optional<double> memsad_plus_threshold;
-  std::optional<double> proactive_tau;
   double target_fpr = 0.01;
   int64_t calibrated_at_us = 0;
   // Where the inputs came from and what the thresholds do on them: free-form, shown to operators
   // ({"queries": "file q.jsonl (50)", "reference": "store (50 newest)", "trigger": ...,
   //   "reference_fpr": {"memsad": 0.0, ...}}).
   nlohmann::json provenance = nlohmann::json::object();
+  // What each detector's calibration hook fitted; a detector without an entry is uncalibrated.
+  std::vector<std::pair<const DetectorDescriptor*, std::shared_ptr<const DetectorCalibration>>> fitted;
 
-  // with_data: include the reference embeddings and the baseline (the stored form); without:
-  // the summary an operator reads.
+  // The detector's fitted calibration; nullptr when it has none.
+  const DetectorCalibration* Find(const DetectorDescriptor& detector) const;
+  // The detector's fitted value of type T (FittedValue<T>); nullptr when it has none.
+  template <typename T>
+  const T* Get(const DetectorDescriptor& detector) const {
+    const auto* fitted_value = dynamic_cast<const FittedValue<T>*>(Find(detector));
+    return fitted_value ? &fitted_value->value : nullptr;
+  }
+  // Replaces (or adds) the detector's fitted calibration.
+  void Set(const DetectorDescriptor& detector, std::shared_ptr<const DetectorCalibration> value);
+
+  // with_data: include the reference embeddings and what the hooks need to load (the stored
+  // form); without: the summary an operator reads. Each registered detector with a calibration
+  // hook has its key, null when it has no fitted calibration.
   nlohmann::json ToJson(bool with_data) const;
+  // DataLoss for a record that does not parse or whose parts do not decode.
   static absl::StatusOr<NamespaceCalibration> FromJson(const nlohmann::json& json);
 };
 
@@ -46,7 +58,9 @@ struct CalibrationInput {
   std::vector<std::vector<float>> history;  // H the memsad scores are taken against
   std::vector<std::string> reference_texts;
   std::vector<std::vector<float>> reference_embeddings;  // same order as reference_texts
-  std::vector<std::vector<float>> probes;                // proactive probe embeddings (may be empty)
+  // Probe embeddings for the proactive detector when it calibrates without a gate instance (may be
+  // empty: then it is not calibrated).
+  std::vector<std::vector<float>> probes;
   MemsadMode mode = MemsadMode::kCombined;
   double kappa = 2.0;
   double delta = 0.05;
@@ -54,13 +68,19 @@ struct CalibrationInput {
   bool triggered = false;
 };
 
-// InvalidArgument for an empty history, fewer than 2 reference entries, mismatched sizes or a
-// target FPR outside [0, 1).
-absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& input);
+// Runs the calibration hook of every registered detector that has one, in registry order.
+// `instances`: the gate's enabled detectors (a hook gets nullptr for any other). Records each
+// hook's reference-set flag rate in provenance["reference_fpr"][name]. InvalidArgument for an
+// empty history, fewer than 2 reference entries, mismatched sizes or a target FPR outside [0, 1).
+absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& input,
+                                                        const DetectorInstances& instances = {});
 
 // The smallest threshold t among the scores such that at most floor(fpr * n) scores exceed t
 // (a detector flags score > t). Requires a non-empty span and 0 <= fpr < 1.
 double ThresholdAtFpr(std::span<const double> scores, double fpr);
+// The share of `scores` above `threshold` (what a detector flagging score > threshold flags); 0
+// for no scores.
+double FractionAbove(std::span<const double> scores, double threshold);
 
 // Mean cosine of `embedding` against the probes (the proactive score); 0 without probes. The
 // score is linear in the probes, so it is one dot product with their centroid (1/P) sum_i p_i:

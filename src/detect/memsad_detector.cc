@@ -1,9 +1,14 @@
+// The memsad detector (MemSAD paper Sec. 4-5): its options, factory and calibration hook.
+#include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
 
 #include <cmath>
 
+#include "core/status_macros.h"
+#include "detect/calibration.h"
 #include "detect/detectors.h"
 #include "detect/memsad.h"
+#include "detect/query_history.h"
 
 namespace bulwark {
 namespace {
@@ -13,13 +18,13 @@ enum MemsadSlot { kMode, kSMax, kSMean, kSComb, kHistorySize, kMu, kSigma, kKapp
 
 class MemsadDetector final : public WriteDetector {
  public:
-  explicit MemsadDetector(WriteGateConfig::Memsad config) : config_(config) {}
-  std::string_view name() const override { return "memsad"; }
+  explicit MemsadDetector(MemsadOptions config) : config_(config) {}
+  const DetectorDescriptor& descriptor() const override { return MemsadDescriptor(); }
 
   DetectorVerdict Evaluate(const WriteCandidate& c, const NamespaceState& state) const override {
     DetectorVerdict v{.by = this};
     const MemsadCalibration* cal =
-        state.calibration && state.calibration->memsad ? &*state.calibration->memsad : nullptr;
+        state.calibration ? state.calibration->Get<MemsadCalibration>(MemsadDescriptor()) : nullptr;
     // Before calibration only a near-copy of a recent query is flagged: s_max against a fixed bound.
     const MemsadMode mode = cal ? cal->mode : MemsadMode::kMax;
     MemsadScores scores;
@@ -99,13 +104,102 @@ class MemsadDetector final : public WriteDetector {
     return static_cast<MemsadMode>(static_cast<int>(v.values[kMode]));
   }
 
-  WriteGateConfig::Memsad config_;
+  MemsadOptions config_;
 };
+
+absl::Status ReadMemsadOptions(ConfigReader& r, MemsadOptions* o) {
+  std::string mode = std::string(ToString(o->mode));
+  for (auto s :
+       {r.Get("history_capacity", &o->history_capacity), r.Get("mode", &mode), r.Get("kappa", &o->kappa),
+        r.Get("delta", &o->delta), r.Get("uncalibrated_max_threshold", &o->uncalibrated_max_threshold),
+        r.Get("recalibrate_every", &o->recalibrate_every),
+        r.Get("recalibrate_window", &o->recalibrate_window)}) {
+    BULWARK_RETURN_IF_ERROR(s);
+  }
+  BULWARK_ASSIGN_OR_RETURN(o->mode, ParseMemsadMode(mode));
+  for (auto s : {r.Check(o->history_capacity >= 1 && o->history_capacity <= 100'000,
+                         "history_capacity must be 1 to 100000"),
+                 r.Check(o->kappa > 0, "kappa must be positive"),
+                 r.Check(o->delta > 0 && o->delta < 1, "delta must be in (0, 1)"),
+                 r.Check(o->recalibrate_window >= 2, "recalibrate_window must be at least 2")}) {
+    BULWARK_RETURN_IF_ERROR(s);
+  }
+  return absl::OkStatus();
+}
+
+nlohmann::json ToJson(const MemsadOptions& o) {
+  return {{"history_capacity", o.history_capacity},
+          {"mode", ToString(o.mode)},
+          {"kappa", o.kappa},
+          {"delta", o.delta},
+          {"uncalibrated_max_threshold", o.uncalibrated_max_threshold},
+          {"recalibrate_every", o.recalibrate_every},
+          {"recalibrate_window", o.recalibrate_window}};
+}
+
+// Calibration (MemSAD Sec. 5, Theorem 11): mu and sigma of the reference entries' scores
+// s(c; H) against the history, in the configured mode.
+absl::StatusOr<CalibrationFit> FitMemsad(const CalibrationInput& input, const WriteDetector*) {
+  const size_t dim = input.history.front().size();
+  std::vector<const float*> rows;
+  for (const auto& q : input.history) rows.push_back(q.data());
+  std::vector<double> scores;
+  for (const auto& e : input.reference_embeddings) {
+    scores.push_back(ScoreAgainstHistory(e, rows.data(), rows.size(), dim).Get(input.mode));
+  }
+  BULWARK_ASSIGN_OR_RETURN(MemsadCalibration memsad,
+                           CalibrateMemsad(scores, input.mode, input.kappa, input.delta));
+  memsad.triggered = input.triggered;
+  const double fpr = FractionAbove(scores, memsad.threshold());
+  return CalibrationFit{std::make_shared<FittedValue<MemsadCalibration>>(memsad), fpr};
+}
+
+std::string DescribeMemsad(const nlohmann::json& m) {
+  return absl::StrCat(
+      absl::StrFormat("  memsad (%s%s): mu %.4f  sigma %.4f  N %d  kappa %.2f  threshold %.4f\n",
+                      m["mode"].get<std::string>(), m["triggered"].get<bool>() ? ", triggered" : "",
+                      m["mu"].get<double>(), m["sigma"].get<double>(), m["n"].get<int>(),
+                      m["kappa"].get<double>(), m["threshold"].get<double>()),
+      absl::StrFormat("  Theorem 11 tolerance eta = %.4f (delta %.2f): |tau_N - tau*| <= eta w.p. >= %.2f\n",
+                      m["eta"].get<double>(), m["delta"].get<double>(), 1 - m["delta"].get<double>()));
+}
+
+DetectorDescriptor MakeMemsadDescriptor() {
+  DetectorDescriptor d;
+  d.name = "memsad";
+  d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {
+    MemsadOptions o;
+    BULWARK_RETURN_IF_ERROR(ReadMemsadOptions(section, &o));
+    return ToJson(o);
+  };
+  d.create = [](const nlohmann::json& options,
+                const GateResources&) -> absl::StatusOr<std::unique_ptr<WriteDetector>> {
+    BULWARK_ASSIGN_OR_RETURN(const MemsadOptions o, ParseMemsadOptions(options));
+    return std::make_unique<MemsadDetector>(o);
+  };
+  d.calibration = CalibrationHook{
+      .fit = FitMemsad,
+      .store =
+          [](const DetectorCalibration& fitted, bool, nlohmann::json* record) {
+            (*record)["memsad"] = static_cast<const FittedValue<MemsadCalibration>&>(fitted).value.ToJson();
+          },
+      .load = [](const nlohmann::json& record) -> absl::StatusOr<std::shared_ptr<const DetectorCalibration>> {
+        BULWARK_ASSIGN_OR_RETURN(MemsadCalibration m, MemsadCalibration::FromJson(record.at("memsad")));
+        return std::make_shared<FittedValue<MemsadCalibration>>(m);
+      },
+      .describe = DescribeMemsad};
+  return d;
+}
 
 }  // namespace
 
-std::unique_ptr<WriteDetector> MakeMemsadDetector(const WriteGateConfig::Memsad& config) {
-  return std::make_unique<MemsadDetector>(config);
+absl::StatusOr<MemsadOptions> ParseMemsadOptions(const nlohmann::json& options) {
+  return ParseDetectorOptions<MemsadOptions>(options, "memsad", ReadMemsadOptions);
+}
+
+const DetectorDescriptor& MemsadDescriptor() {
+  static const DetectorDescriptor* descriptor = new DetectorDescriptor(MakeMemsadDescriptor());
+  return *descriptor;
 }
 
 }  // namespace bulwark

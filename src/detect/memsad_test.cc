@@ -6,6 +6,7 @@
 #include <random>
 
 #include "detect/calibration.h"
+#include "detect/detectors.h"
 
 namespace bulwark {
 namespace {
@@ -238,9 +239,10 @@ TEST(CalibrationTest, TriggeredCalibrationLowersTheThreshold) {
   auto a = CalibrateNamespace(plain);
   auto b = CalibrateNamespace(triggered);
   ASSERT_TRUE(a.ok() && b.ok());
-  EXPECT_LT(b->memsad->threshold(), a->memsad->threshold());
-  EXPECT_TRUE(b->memsad->triggered);
-  EXPECT_EQ(a->memsad->n, 50u);
+  EXPECT_LT(b->Get<MemsadCalibration>(MemsadDescriptor())->threshold(),
+            a->Get<MemsadCalibration>(MemsadDescriptor())->threshold());
+  EXPECT_TRUE(b->Get<MemsadCalibration>(MemsadDescriptor())->triggered);
+  EXPECT_EQ(a->Get<MemsadCalibration>(MemsadDescriptor())->n, 50u);
 }
 
 TEST(CalibrationTest, RejectsUnusableInput) {
@@ -262,12 +264,17 @@ TEST(CalibrationTest, RoundTripsThroughJson) {
   ASSERT_TRUE(cal.ok());
   auto back = NamespaceCalibration::FromJson(cal->ToJson(/*with_data=*/true));
   ASSERT_TRUE(back.ok()) << back.status();
-  EXPECT_DOUBLE_EQ(back->memsad->mu, cal->memsad->mu);
-  EXPECT_DOUBLE_EQ(*back->memsad_plus_threshold, *cal->memsad_plus_threshold);
-  EXPECT_DOUBLE_EQ(*back->proactive_tau, *cal->proactive_tau);
+  EXPECT_DOUBLE_EQ(back->Get<MemsadCalibration>(MemsadDescriptor())->mu,
+                   cal->Get<MemsadCalibration>(MemsadDescriptor())->mu);
+  const auto* plus = cal->Get<MemsadPlusCalibration>(MemsadPlusDescriptor());
+  const auto* plus_back = back->Get<MemsadPlusCalibration>(MemsadPlusDescriptor());
+  ASSERT_TRUE(plus != nullptr && plus_back != nullptr);
+  EXPECT_DOUBLE_EQ(plus_back->threshold, plus->threshold);
+  ASSERT_NE(cal->Get<double>(ProactiveDescriptor()), nullptr);
+  EXPECT_DOUBLE_EQ(*back->Get<double>(ProactiveDescriptor()), *cal->Get<double>(ProactiveDescriptor()));
   EXPECT_EQ(back->reference, cal->reference);
-  EXPECT_DOUBLE_EQ(back->baseline->JensenShannon(CharNgramProfile::Distribution("alpha")),
-                   cal->baseline->JensenShannon(CharNgramProfile::Distribution("alpha")));
+  EXPECT_DOUBLE_EQ(plus_back->baseline->JensenShannon(CharNgramProfile::Distribution("alpha")),
+                   plus->baseline->JensenShannon(CharNgramProfile::Distribution("alpha")));
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 
 #include <algorithm>
 
+#include "core/status_macros.h"
 #include "detect/detectors.h"
+#include "detect/validation_rules.h"
 
 namespace bulwark {
 namespace {
@@ -11,8 +13,7 @@ namespace {
 class ValidationDetector final : public WriteDetector {
  public:
   explicit ValidationDetector(std::unique_ptr<ValidationRules> rules) : rules_(std::move(rules)) {}
-  std::string_view name() const override { return "validation"; }
-  bool screens_metadata() const override { return true; }
+  const DetectorDescriptor& descriptor() const override { return ValidationDescriptor(); }
 
   DetectorVerdict Evaluate(const WriteCandidate& c, const NamespaceState&) const override {
     DetectorVerdict v{.by = this, .threshold = 0, .calibrated = true};
@@ -59,10 +60,32 @@ class ValidationDetector final : public WriteDetector {
   std::unique_ptr<ValidationRules> rules_;
 };
 
+DetectorDescriptor MakeValidationDescriptor() {
+  DetectorDescriptor d;
+  d.name = "validation";
+  d.screens_metadata = true;  // injected instructions in metadata reach readers too
+  // rules_file: empty for the rules compiled in from data/validation_rules.tsv.
+  d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {
+    std::string rules_file;
+    BULWARK_RETURN_IF_ERROR(section.Get("rules_file", &rules_file));
+    return nlohmann::json{{"rules_file", rules_file}};
+  };
+  d.create = [](const nlohmann::json& options,
+                const GateResources&) -> absl::StatusOr<std::unique_ptr<WriteDetector>> {
+    const std::string rules_file = options.value("rules_file", std::string());
+    BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<ValidationRules> rules, rules_file.empty()
+                                                                         ? ValidationRules::Default()
+                                                                         : ValidationRules::Load(rules_file));
+    return std::make_unique<ValidationDetector>(std::move(rules));
+  };
+  return d;
+}
+
 }  // namespace
 
-std::unique_ptr<WriteDetector> MakeValidationDetector(std::unique_ptr<ValidationRules> rules) {
-  return std::make_unique<ValidationDetector>(std::move(rules));
+const DetectorDescriptor& ValidationDescriptor() {
+  static const DetectorDescriptor* descriptor = new DetectorDescriptor(MakeValidationDescriptor());
+  return *descriptor;
 }
 
 }  // namespace bulwark

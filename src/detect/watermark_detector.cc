@@ -1,5 +1,11 @@
+// The watermark detector (DESIGN 4.5): its options and factory. The scheme it verifies is the
+// gate's (WriteGate::watermark()), built from these options and the store's watermark key.
+#include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
 
+#include <cmath>
+
+#include "core/status_macros.h"
 #include "detect/detectors.h"
 
 namespace bulwark {
@@ -12,7 +18,7 @@ class WatermarkDetector final : public WriteDetector {
  public:
   WatermarkDetector(const WatermarkScheme* scheme, double z_threshold)
       : scheme_(scheme), z_threshold_(z_threshold) {}
-  std::string_view name() const override { return "watermark"; }
+  const DetectorDescriptor& descriptor() const override { return WatermarkDescriptor(); }
 
   DetectorVerdict Evaluate(const WriteCandidate& c, const NamespaceState&) const override {
     const WatermarkScore s = scheme_->Score(c.text);
@@ -50,10 +56,50 @@ class WatermarkDetector final : public WriteDetector {
   double z_threshold_;
 };
 
+absl::Status ReadWatermarkOptions(ConfigReader& r, WatermarkOptions* o) {
+  std::string scheme = std::string(ToString(o->scheme));
+  for (auto s :
+       {r.Get("scheme", &scheme), r.Get("gamma", &o->gamma), r.Get("z_threshold", &o->z_threshold)}) {
+    BULWARK_RETURN_IF_ERROR(s);
+  }
+  auto parsed = ParseWatermarkKind(scheme);
+  BULWARK_RETURN_IF_ERROR(r.Check(
+      parsed.ok(), absl::StrCat("scheme must be \"lexical\" or \"character\", not \"", scheme, "\"")));
+  o->scheme = *parsed;
+  BULWARK_RETURN_IF_ERROR(r.Check(o->gamma > 0 && o->gamma < 1, "gamma must be in (0, 1)"));
+  return r.Check(o->scheme != WatermarkKind::kCharacter ||
+                     (std::lround(o->gamma * 95) >= 1 && std::lround(o->gamma * 95) <= 94),
+                 "gamma: the character scheme needs round(gamma * 95) in 1 to 94");
+}
+
+DetectorDescriptor MakeWatermarkDescriptor() {
+  DetectorDescriptor d;
+  d.name = "watermark";
+  d.enabled_by_default = false;  // only for deployments whose writers all mark their text
+  d.flags = FlagSide::kBelow;    // unmarked text has a low z-score
+  d.needs_writer_marks = true;
+  d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {
+    WatermarkOptions o;
+    BULWARK_RETURN_IF_ERROR(ReadWatermarkOptions(section, &o));
+    return nlohmann::json{{"scheme", ToString(o.scheme)}, {"gamma", o.gamma}, {"z_threshold", o.z_threshold}};
+  };
+  d.create = [](const nlohmann::json& options,
+                const GateResources& resources) -> absl::StatusOr<std::unique_ptr<WriteDetector>> {
+    BULWARK_ASSIGN_OR_RETURN(const WatermarkOptions o, ParseWatermarkOptions(options));
+    return std::make_unique<WatermarkDetector>(&resources.watermark, o.z_threshold);
+  };
+  return d;
+}
+
 }  // namespace
 
-std::unique_ptr<WriteDetector> MakeWatermarkDetector(const WatermarkScheme* scheme, double z_threshold) {
-  return std::make_unique<WatermarkDetector>(scheme, z_threshold);
+absl::StatusOr<WatermarkOptions> ParseWatermarkOptions(const nlohmann::json& options) {
+  return ParseDetectorOptions<WatermarkOptions>(options, "watermark", ReadWatermarkOptions);
+}
+
+const DetectorDescriptor& WatermarkDescriptor() {
+  static const DetectorDescriptor* descriptor = new DetectorDescriptor(MakeWatermarkDescriptor());
+  return *descriptor;
 }
 
 }  // namespace bulwark

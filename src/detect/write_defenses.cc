@@ -99,6 +99,11 @@ bool WriteDefenses::Screen(Entry* e) const {
     e->state = State::kQuarantined;
     e->report["quarantine"] = {{"reasons", std::move(reasons)}, {"by", kWriteGateActor}};
   }
+  if (observer_) {
+    GateOutcome outcome = report.Outcome();
+    outcome.flagged = flagged;
+    observer_(*e, outcome);
+  }
   return flagged;
 }
 
@@ -171,12 +176,12 @@ absl::StatusOr<nlohmann::json> WriteDefenses::Calibrate(std::string_view name_sp
     return absl::InvalidArgumentError(
         "triggered calibration needs calibration queries to append the trigger to");
   }
-  const WriteGateConfig& config = gate_->config();
+  const MemsadOptions& memsad = gate_->memsad_options();
   CalibrationInput input;
-  input.mode = config.memsad.mode;
-  input.kappa = request.kappa.value_or(config.memsad.kappa);
-  input.delta = config.memsad.delta;
-  input.target_fpr = request.target_fpr.value_or(config.target_fpr);
+  input.mode = memsad.mode;
+  input.kappa = request.kappa.value_or(memsad.kappa);
+  input.delta = memsad.delta;
+  input.target_fpr = request.target_fpr.value_or(gate_->config().target_fpr);
   input.triggered = !request.trigger.empty();
   if (!(input.kappa > 0)) return absl::InvalidArgumentError("kappa must be positive");
   const std::string ns(name_space);
@@ -222,9 +227,7 @@ absl::StatusOr<nlohmann::json> WriteDefenses::Calibrate(std::string_view name_sp
     provenance["reference"] = {{"source", "store: newest active entries"},
                                {"count", input.reference_texts.size()}};
   }
-  if (config.proactive.enabled) input.probes = gate_->probe_embeddings();
-
-  auto calibration = CalibrateNamespace(input);
+  auto calibration = CalibrateNamespace(input, gate_->instances());
   if (!calibration.ok()) return calibration.status();
   calibration->calibrated_at_us = env_->NowMicros();
   for (auto& [key, value] : provenance.items()) calibration->provenance[key] = value;

@@ -53,6 +53,14 @@ class WriteDefenses {
   // prefixed "metadata: "). Returns whether it was flagged. Thread-safe.
   bool Screen(Entry* entry) const;
 
+  // Called by Screen for every screened entry (id and report set) with the gate's typed outcome
+  // (its text's per-detector numbers; flagged: text or metadata), so that in-process evaluation
+  // reads numbers instead of parsing reports. Called on the writing threads, possibly at once
+  // from several: the observer must be thread-safe. Set it before writing (not thread-safe with
+  // Screen); an empty function stops observing.
+  using ScreenObserver = std::function<void(const Entry& entry, const GateOutcome& outcome)>;
+  void SetScreenObserver(ScreenObserver observer) { observer_ = std::move(observer); }
+
   // After the acknowledgement point of an add: accepted entries feed the rolling recalibration
   // (persisted when it changes), and the query history is saved every 64 new queries. Failures are
   // logged, never reported: the write is already durable.
@@ -93,6 +101,7 @@ class WriteDefenses {
   Env* env_;
   std::mutex history_save_mu_;
   absl::flat_hash_map<std::string, uint64_t> history_saved_;  // per namespace: saved through seq
+  ScreenObserver observer_;
 };
 
 }  // namespace bulwark

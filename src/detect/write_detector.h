@@ -20,6 +20,7 @@ namespace bulwark {
 
 class QueryHistory;
 struct NamespaceCalibration;
+struct DetectorDescriptor;
 class WriteDetector;
 
 // What a detector sees of a write: its namespace, its text and its L2-normalized embedding.
@@ -61,8 +62,11 @@ struct DetectorVerdict {
 class WriteDetector {
  public:
   virtual ~WriteDetector() = default;
+  // The registry entry this detector belongs to (detector_registry.h): its name, the side of the
+  // threshold it flags, whether it screens metadata.
+  virtual const DetectorDescriptor& descriptor() const = 0;
   // The detector's name as it appears in reports and configuration ("memsad", "watermark", ...).
-  virtual std::string_view name() const = 0;
+  std::string_view name() const;
   // Scores one write. Must be thread-safe (the gate scores the entries of a batch in parallel)
   // and should not allocate: it runs on every write.
   virtual DetectorVerdict Evaluate(const WriteCandidate& candidate, const NamespaceState& state) const = 0;
@@ -70,11 +74,6 @@ class WriteDetector {
   virtual std::string Reason(const DetectorVerdict& verdict) const = 0;
   // Detector-specific numbers of a verdict this detector made, as a JSON object.
   virtual nlohmann::json Detail(const DetectorVerdict& verdict) const = 0;
-  // True for a detector that judges text by what it says (injected instructions, hidden text), so
-  // that it also screens an entry's string metadata values, which readers and responders see too.
-  // Detectors of the text's statistics against queries or a writer's mark (memsad, watermark, ...)
-  // apply to the text only. The candidate's embedding is empty when metadata is screened.
-  virtual bool screens_metadata() const { return false; }
 };
 
 }  // namespace bulwark

@@ -2,12 +2,32 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <cmath>
+
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "detect/detectors.h"
 
 namespace bulwark {
 
+std::string_view WriteDetector::name() const { return descriptor().name; }
+
 std::string_view DetectorVerdict::detector() const { return by->name(); }
+
+double DetectorOutcome::suspicion() const { return detector->flags == FlagSide::kBelow ? -score : score; }
+
+double DetectorOutcome::margin() const {
+  const double sign = detector->flags == FlagSide::kBelow ? -1.0 : 1.0;
+  return sign * (score - threshold) / std::max(std::abs(threshold), 1e-3);
+}
+
+const DetectorOutcome* GateOutcome::Find(const DetectorDescriptor& detector) const {
+  for (const DetectorOutcome& d : detectors) {
+    if (d.detector == &detector) return &d;
+  }
+  return nullptr;
+}
 
 std::string DetectorVerdict::reason() const { return flagged ? by->Reason(*this) : std::string(); }
 
@@ -45,37 +65,47 @@ nlohmann::json GateReport::ToJson() const {
   return j;
 }
 
-WriteGate::WriteGate(const WriteGateConfig& config, size_t dim)
-    : config_(config), state_(dim, config.memsad.history_capacity) {}
+GateOutcome GateReport::Outcome() const {
+  GateOutcome out;
+  out.flagged = flagged;
+  for (const DetectorVerdict& v : verdicts) {
+    out.detectors.push_back({.detector = &v.by->descriptor(),
+                             .score = v.score,
+                             .threshold = v.threshold,
+                             .flagged = v.flagged,
+                             .calibrated = v.calibrated});
+  }
+  return out;
+}
+
+WriteGate::WriteGate(const WriteGateConfig& config, size_t dim, const MemsadOptions& memsad)
+    : config_(config), memsad_(memsad), state_(dim, memsad.history_capacity) {}
 
 absl::StatusOr<std::unique_ptr<WriteGate>> WriteGate::Create(const WriteGateConfig& config,
                                                              const Embedder& embedder,
                                                              std::span<const uint8_t> watermark_key) {
-  std::unique_ptr<WriteGate> gate(new WriteGate(config, static_cast<size_t>(embedder.dimension())));
-  auto scheme = CreateWatermarkScheme(config.watermark.scheme, watermark_key, config.watermark.gamma);
-  if (!scheme.ok()) return scheme.status();
-  gate->watermark_ = *std::move(scheme);
-  const auto& probe_texts =
-      config.proactive.probes.empty() ? WriteGateConfig::DefaultProbes() : config.proactive.probes;
-  auto probes = embedder.EmbedBatch(probe_texts);
-  if (!probes.ok()) return probes.status();
-  gate->probes_ = *std::move(probes);
-
-  if (config.memsad.enabled) gate->detectors_.push_back(MakeMemsadDetector(config.memsad));
-  if (config.memsad_plus.enabled) gate->detectors_.push_back(MakeMemsadPlusDetector());
-  if (config.watermark.enabled) {
-    gate->detectors_.push_back(MakeWatermarkDetector(gate->watermark_.get(), config.watermark.z_threshold));
-  }
-  if (config.validation.enabled) {
-    auto rules = config.validation.rules_file.empty() ? ValidationRules::Default()
-                                                      : ValidationRules::Load(config.validation.rules_file);
-    if (!rules.ok()) return rules.status();
-    gate->detectors_.push_back(MakeValidationDetector(*std::move(rules)));
-  }
-  if (config.proactive.enabled) {
-    gate->detectors_.push_back(MakeProactiveDetector(gate->probes_, config.proactive.uncalibrated_tau));
+  BULWARK_ASSIGN_OR_RETURN(const MemsadOptions memsad,
+                           ParseMemsadOptions(config.Options(MemsadDescriptor())));
+  BULWARK_ASSIGN_OR_RETURN(const WatermarkOptions watermark,
+                           ParseWatermarkOptions(config.Options(WatermarkDescriptor())));
+  std::unique_ptr<WriteGate> gate(new WriteGate(config, static_cast<size_t>(embedder.dimension()), memsad));
+  gate->watermark_options_ = watermark;
+  BULWARK_ASSIGN_OR_RETURN(gate->watermark_,
+                           CreateWatermarkScheme(watermark.scheme, watermark_key, watermark.gamma));
+  const GateResources resources{.embedder = embedder, .watermark = *gate->watermark_};
+  for (const WriteGateConfig::Detector& d : config.detectors) {
+    if (!d.enabled) continue;
+    BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<WriteDetector> detector,
+                             d.descriptor->create(d.options, resources));
+    gate->detectors_.push_back(std::move(detector));
   }
   return gate;
+}
+
+DetectorInstances WriteGate::instances() const {
+  DetectorInstances out;
+  for (const auto& d : detectors_) out.emplace_back(&d->descriptor(), d.get());
+  return out;
 }
 
 GateReport WriteGate::Evaluate(const WriteCandidate& candidate) const {
@@ -96,7 +126,7 @@ GateReport WriteGate::EvaluateMetadata(std::string_view name_space, std::string_
   const NamespaceState state{ns.history, ns.calibration.get()};
   const WriteCandidate candidate{name_space, text, {}};
   for (const auto& d : detectors_) {
-    if (!d->screens_metadata()) continue;
+    if (!d->descriptor().screens_metadata) continue;
     report.verdicts.push_back(d->Evaluate(candidate, state));
     report.flagged = report.flagged || report.verdicts.back().flagged;
   }
@@ -109,8 +139,8 @@ void WriteGate::RecordQuery(std::string_view name_space, std::span<const float> 
 
 std::shared_ptr<const NamespaceCalibration> WriteGate::OnAccepted(std::string_view name_space,
                                                                   std::span<const float> embedding) {
-  const auto& m = config_.memsad;
-  if (!m.enabled || m.recalibrate_every == 0) return nullptr;
+  const MemsadOptions& m = memsad_;
+  if (!config_.Enabled(MemsadDescriptor()) || m.recalibrate_every == 0) return nullptr;
   std::vector<std::vector<float>> window;
   {
     std::lock_guard<std::mutex> lock(windows_mu_);
@@ -124,7 +154,9 @@ std::shared_ptr<const NamespaceCalibration> WriteGate::OnAccepted(std::string_vi
   const QueryHistory* history = state_.FindHistory(name_space);
   if (history == nullptr || history->size() == 0) return nullptr;
   auto previous = state_.Calibration(name_space);
-  const MemsadMode mode = previous && previous->memsad ? previous->memsad->mode : m.mode;
+  const MemsadCalibration* previous_memsad =
+      previous ? previous->Get<MemsadCalibration>(MemsadDescriptor()) : nullptr;
+  const MemsadMode mode = previous_memsad ? previous_memsad->mode : m.mode;
   std::vector<double> scores;
   history->Read([&](const QueryHistory::View& h) {
     for (const auto& e : window) scores.push_back(ScoreAgainstHistory(e, h).Get(mode));
@@ -132,8 +164,8 @@ std::shared_ptr<const NamespaceCalibration> WriteGate::OnAccepted(std::string_vi
   auto memsad = CalibrateMemsad(scores, mode, m.kappa, m.delta);
   if (!memsad.ok()) return nullptr;
   auto next = std::make_shared<NamespaceCalibration>(previous ? *previous : NamespaceCalibration{});
-  memsad->triggered = previous && previous->memsad && previous->memsad->triggered;
-  next->memsad = *memsad;
+  memsad->triggered = previous_memsad && previous_memsad->triggered;
+  next->Set(MemsadDescriptor(), std::make_shared<FittedValue<MemsadCalibration>>(*memsad));
   next->provenance["rolling_recalibration"] = {{"window", window.size()}, {"history_size", history->size()}};
   state_.SetCalibration(name_space, next);
   spdlog::info("namespace '{}': memsad recalibrated over {} accepted writes (mu {:.4f}, sigma {:.4f})",

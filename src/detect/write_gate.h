@@ -21,11 +21,39 @@
 
 #include "bulwark/embedder.h"
 #include "detect/defense_state.h"
+#include "detect/detectors.h"
 #include "detect/watermark.h"
 #include "detect/write_detector.h"
 #include "detect/write_gate_config.h"
 
 namespace bulwark {
+
+// One detector's verdict as numbers, detached from the detector (it may outlive the gate): what
+// evaluation code reads (bulwark-lab eval) instead of the report's JSON.
+struct DetectorOutcome {
+  const DetectorDescriptor* detector = nullptr;  // registry entries outlive the gates
+  double score = 0;
+  double threshold = 0;
+  bool flagged = false;
+  bool calibrated = false;
+
+  // The score oriented so that higher is more suspicious: negated for a detector that flags
+  // scores below its threshold (the watermark's z).
+  double suspicion() const;
+  // (score - threshold) / max(|threshold|, 1e-3), oriented like suspicion(): positive on the
+  // flagging side; comparable across detectors.
+  double margin() const;
+};
+
+// The gate's decision on one entry as numbers: the per-detector outcomes for its text, in
+// configuration order, and the composite (text OR metadata, WriteDefenses::Screen).
+struct GateOutcome {
+  bool flagged = false;
+  absl::InlinedVector<DetectorOutcome, 5> detectors;
+
+  // nullptr when the detector did not run.
+  const DetectorOutcome* Find(const DetectorDescriptor& detector) const;
+};
 
 // The gate's decision on one write. Its verdicts refer to the gate's detectors, so a report must
 // not outlive the gate that made it.
@@ -37,13 +65,17 @@ struct GateReport {
   std::vector<std::string> reasons() const;  // the flagging detectors' reasons
   // {"flagged": bool, "composite": "or", "detectors": {name: verdict...}, "reasons": [...]}
   nlohmann::json ToJson() const;
+  // The verdicts' numbers; flagged as this report's.
+  GateOutcome Outcome() const;
 };
 
 class WriteGate {
  public:
-  // `embedder` embeds the proactive probes; `watermark_key` keys the watermark green lists (of
-  // the scheme config.watermark.scheme names).
-  // InvalidArgument for a bad configuration; NotFound/InvalidArgument for a bad rules file.
+  // Creates the enabled detectors of `config` through their descriptors' factories, in
+  // configuration order. `embedder` is lent to them (the proactive probes); `watermark_key` keys
+  // the watermark green lists (of the scheme the watermark section names), which the gate keeps
+  // whether or not the watermark detector runs. InvalidArgument for a bad configuration; a
+  // factory's error (NotFound/InvalidArgument for a bad rules file).
   static absl::StatusOr<std::unique_ptr<WriteGate>> Create(const WriteGateConfig& config,
                                                            const Embedder& embedder,
                                                            std::span<const uint8_t> watermark_key);
@@ -52,14 +84,14 @@ class WriteGate {
   // flagged, except what a detector with more than 4 matches needs; the report's text is built
   // by GateReport::ToJson.
   GateReport Evaluate(const WriteCandidate& candidate) const;
-  // Runs the detectors that screen metadata (WriteDetector::screens_metadata) over `text`, the
+  // Runs the detectors that screen metadata (DetectorDescriptor::screens_metadata) over `text`, the
   // string values of an entry's metadata (metadata_text.h). Thread-safe.
   GateReport EvaluateMetadata(std::string_view name_space, std::string_view text) const;
 
   // Appends a search's query embedding to the namespace's rolling history H. Thread-safe.
   void RecordQuery(std::string_view name_space, std::span<const float> embedding);
 
-  // Rolling recalibration (config.memsad.recalibrate_every > 0): called with each accepted
+  // Rolling recalibration (memsad's recalibrate_every > 0): called with each accepted
   // write's embedding; every recalibrate_every calls, recomputes the namespace's memsad mu and
   // sigma over the last recalibrate_window accepted entries against the current history. Returns
   // the new calibration when it changed (the caller persists it), else nullptr.
@@ -70,15 +102,20 @@ class WriteGate {
   const DefenseState& state() const { return state_; }
   const WriteGateConfig& config() const { return config_; }
   const WatermarkScheme& watermark() const { return *watermark_; }  // lexical or character
-  const std::vector<std::vector<float>>& probe_embeddings() const { return probes_; }
+  const WatermarkOptions& watermark_options() const { return watermark_options_; }
+  // MemSAD's options: its query history (state()) and rolling recalibration are the gate's.
+  const MemsadOptions& memsad_options() const { return memsad_; }
+  // The running detectors by registry entry (calibration hooks get their instance).
+  DetectorInstances instances() const;
 
  private:
-  WriteGate(const WriteGateConfig& config, size_t dim);
+  WriteGate(const WriteGateConfig& config, size_t dim, const MemsadOptions& memsad);
 
   WriteGateConfig config_;
+  MemsadOptions memsad_;
+  WatermarkOptions watermark_options_;
   DefenseState state_;
   std::unique_ptr<WatermarkScheme> watermark_;
-  std::vector<std::vector<float>> probes_;
   std::vector<std::unique_ptr<WriteDetector>> detectors_;
 
   struct Window {

@@ -1,66 +1,45 @@
-// Configuration of the write gate: which detectors run and their parameters. Read from the
-// store directory's gate.json (doc/write_gate.md) or set in StoreOptions; every field optional,
-// unknown fields rejected. Per-namespace calibration (NamespaceCalibration) overrides the
-// pre-calibration defaults below once `bulwark calibrate` has run.
+// Configuration of the write gate: which detectors run and their options. Read from the store
+// directory's gate.json (doc/write_gate.md) or set in StoreOptions; every field optional, unknown
+// fields rejected. The sections are those of the registered detectors (detector_registry.h): each
+// is {"enabled": bool, <the detector's options>}, read and validated by the detector's descriptor.
+// Per-namespace calibration (NamespaceCalibration) overrides the pre-calibration defaults once
+// `bulwark calibrate` has run.
 #pragma once
 
 #include <absl/status/statusor.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "detect/memsad.h"
-#include "detect/watermark.h"
+#include "detect/detector_registry.h"
 
 namespace bulwark {
 
 struct WriteGateConfig {
-  struct Memsad {
+  struct Detector {
+    const DetectorDescriptor* descriptor = nullptr;
     bool enabled = true;
-    size_t history_capacity = 200;  // m_max: queries kept per namespace (FIFO)
-    MemsadMode mode = MemsadMode::kCombined;
-    double kappa = 2.0;
-    double delta = 0.05;  // Theorem 11 confidence for eta
-    // Before calibration: flag s_max > this, i.e. a near-verbatim copy of a recent query. Scale-
-    // free enough to be safe for any embedder; calibration replaces it (doc/write_gate.md).
-    double uncalibrated_max_threshold = 0.9;
-    // Rolling recalibration: every `recalibrate_every` accepted writes (0 = off), recompute mu and
-    // sigma over the last `recalibrate_window` accepted entries against the current history.
-    size_t recalibrate_every = 0;
-    size_t recalibrate_window = 200;
-  } memsad;
-  struct MemsadPlus {
-    bool enabled = true;  // needs a calibrated baseline; reports "uncalibrated" until then
-  } memsad_plus;
-  struct Watermark {
-    bool enabled = false;  // only for deployments whose writers all mark their text
-    // "lexical" (default: green variants at substitution sites, detect/watermark.h) or
-    // "character" (green characters after each previous character, detect/char_watermark.h).
-    WatermarkKind scheme = WatermarkKind::kLexical;
-    // Green share, (0, 1). Lexical: max(1, floor(gamma k)) of each substitution group's k
-    // variants. Character: round(gamma 95) of the 95 printable characters per context, which
-    // must be 1 to 94.
-    double gamma = 0.45;
-    // Lexical: verifies iff the exact p-value <= 1 - Phi(z_threshold). Character: verifies iff
-    // the one-proportion z-score >= z_threshold.
-    double z_threshold = 1.5;
-  } watermark;
-  struct Validation {
-    bool enabled = true;
-    std::string rules_file;  // empty: the rules compiled in from data/validation_rules.tsv
-  } validation;
-  struct Proactive {
-    bool enabled = true;
-    std::vector<std::string> probes;  // empty: the 16 default probes (DefaultProbes())
-    double uncalibrated_tau = 0.35;
-  } proactive;
+    nlohmann::json options;  // normalized by descriptor->options: every option with its value
+  };
+  // One per detector registered when FromJson ran, in registry order. Make configurations with
+  // FromJson (FromJson(nullptr): the defaults); a default-constructed one has no sections, so a
+  // gate made from it runs no detector (its options read as the detectors' defaults).
+  std::vector<Detector> detectors;
   double target_fpr = 0.01;  // calibration default
 
+  // InvalidArgument "gate config: ..." for a value of the wrong type or out of range, or an
+  // unknown field (a section no registered detector has, or an option its detector lacks).
   static absl::StatusOr<WriteGateConfig> FromJson(const nlohmann::json& json);
+  // Every section with every option, and target_fpr: FromJson(ToJson()) is this configuration.
   nlohmann::json ToJson() const;
-  // 16 probe queries over 8 subtopics of a personal assistant's memory (MemSAD App. C).
-  static const std::vector<std::string>& DefaultProbes();
+
+  // The detector's section; nullptr when it was not registered when this configuration was read.
+  const Detector* Find(const DetectorDescriptor& descriptor) const;
+  // Its normalized options (null when Find is nullptr: the detector's defaults).
+  const nlohmann::json& Options(const DetectorDescriptor& descriptor) const;
+  bool Enabled(const DetectorDescriptor& descriptor) const;
 };
 
 }  // namespace bulwark

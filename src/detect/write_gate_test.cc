@@ -149,12 +149,13 @@ TEST_F(WriteGateTest, MemsadFlagsACopyOfRecentQueriesAndReportsTheCertificate) {
   gate->state().SetCalibration("ns", std::make_shared<NamespaceCalibration>(*cal));
   const auto report = Eval(*gate, "what is my wifi password").ToJson()["detectors"]["memsad"];
   EXPECT_TRUE(report["calibrated"].get<bool>());
-  EXPECT_NEAR(report["threshold"].get<double>(), cal->memsad->threshold(), 1e-12);
+  EXPECT_NEAR(report["threshold"].get<double>(), cal->Get<MemsadCalibration>(MemsadDescriptor())->threshold(),
+              1e-12);
   ASSERT_TRUE(report["detail"].contains("certificate"));
   // The certificate comes from the ceiling the history keeps per row: it equals Lemma 8 computed
   // directly over the reference set for q*, the history query the entry is closest to.
   const auto direct = CertifyDetection(report["detail"]["s_max"].get<double>(), *embedder_->Embed(queries[3]),
-                                       cal->reference, *cal->memsad);
+                                       cal->reference, *cal->Get<MemsadCalibration>(MemsadDescriptor()));
   const nlohmann::json certificate = report["detail"]["certificate"];
   EXPECT_EQ(certificate["holds"].get<bool>(), direct.holds);
   EXPECT_DOUBLE_EQ(certificate["s_bar"].get<double>(), direct.s_bar);
@@ -165,7 +166,7 @@ TEST_F(WriteGateTest, MemsadFlagsACopyOfRecentQueriesAndReportsTheCertificate) {
   const auto later = Eval(*gate, "dentist appointment on Tuesday").ToJson()["detectors"]["memsad"]["detail"];
   const auto direct_later =
       CertifyDetection(later["s_max"].get<double>(), *embedder_->Embed("dentist appointment on Tuesday"),
-                       cal->reference, *cal->memsad);
+                       cal->reference, *cal->Get<MemsadCalibration>(MemsadDescriptor()));
   EXPECT_DOUBLE_EQ(later["certificate"]["s_bar"].get<double>(), direct_later.s_bar);
 }
 
@@ -176,7 +177,7 @@ TEST_F(WriteGateTest, RollingRecalibrationUpdatesMuAndSigma) {
   EXPECT_EQ(gate->OnAccepted("ns", *embedder_->Embed("budget figures for the project")), nullptr);
   auto cal = gate->OnAccepted("ns", *embedder_->Embed("lunch on friday"));
   ASSERT_NE(cal, nullptr);
-  EXPECT_EQ(cal->memsad->n, 3u);
+  EXPECT_EQ(cal->Get<MemsadCalibration>(MemsadDescriptor())->n, 3u);
   EXPECT_EQ(gate->state().Calibration("ns"), cal);
 }
 
@@ -225,8 +226,8 @@ TEST(WriteGateConfigTest, StrictParsing) {
   auto c =
       WriteGateConfig::FromJson({{"watermark", {{"enabled", true}, {"gamma", 0.3}}}, {"target_fpr", 0.05}});
   ASSERT_TRUE(c.ok());
-  EXPECT_TRUE(c->watermark.enabled);
-  EXPECT_DOUBLE_EQ(c->watermark.gamma, 0.3);
+  EXPECT_TRUE(c->Enabled(WatermarkDescriptor()));
+  EXPECT_DOUBLE_EQ(ParseWatermarkOptions(c->Options(WatermarkDescriptor()))->gamma, 0.3);
   auto round = WriteGateConfig::FromJson(c->ToJson());
   ASSERT_TRUE(round.ok()) << round.status();
   EXPECT_EQ(round->ToJson(), c->ToJson());
@@ -235,19 +236,22 @@ TEST(WriteGateConfigTest, StrictParsing) {
 TEST(WriteGateConfigTest, WatermarkSchemeIsParsedStrictlyAndRoundTrips) {
   auto lexical = WriteGateConfig::FromJson({{"watermark", {{"enabled", true}}}});
   ASSERT_TRUE(lexical.ok());
-  EXPECT_EQ(lexical->watermark.scheme, WatermarkKind::kLexical);  // the default
+  EXPECT_EQ(ParseWatermarkOptions(lexical->Options(WatermarkDescriptor()))->scheme,
+            WatermarkKind::kLexical);  // the default
   EXPECT_EQ(lexical->ToJson()["watermark"]["scheme"], "lexical");
 
   auto c = WriteGateConfig::FromJson(
       {{"watermark", {{"enabled", true}, {"scheme", "character"}, {"gamma", 0.25}, {"z_threshold", 2.0}}}});
   ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->watermark.scheme, WatermarkKind::kCharacter);
-  EXPECT_DOUBLE_EQ(c->watermark.gamma, 0.25);
-  EXPECT_DOUBLE_EQ(c->watermark.z_threshold, 2.0);
+  const absl::StatusOr<WatermarkOptions> w = ParseWatermarkOptions(c->Options(WatermarkDescriptor()));
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(w->scheme, WatermarkKind::kCharacter);
+  EXPECT_DOUBLE_EQ(w->gamma, 0.25);
+  EXPECT_DOUBLE_EQ(w->z_threshold, 2.0);
   EXPECT_EQ(c->ToJson()["watermark"]["scheme"], "character");
   auto round = WriteGateConfig::FromJson(c->ToJson());
   ASSERT_TRUE(round.ok()) << round.status();
-  EXPECT_EQ(round->watermark.scheme, WatermarkKind::kCharacter);
+  EXPECT_EQ(ParseWatermarkOptions(round->Options(WatermarkDescriptor()))->scheme, WatermarkKind::kCharacter);
   EXPECT_EQ(round->ToJson(), c->ToJson());
 
   for (const nlohmann::json& bad : {nlohmann::json("chars"), nlohmann::json("Lexical"), nlohmann::json(""),
