@@ -358,6 +358,23 @@ TEST_F(HardeningServiceTest, MetricsNeedTheServiceAdmin) {
   EXPECT_EQ(Call("GET", "/metrics", admin_).status, 200);
 }
 
+// Issue #15 point 6: the write gate's latency and the search stages reach /metrics.
+TEST_F(HardeningServiceTest, MetricsCarryWriteGateAndSearchStageLatency) {
+  AddEntry(admin_, "m", "the boiler is serviced every October", "user");
+  AddEntry(admin_, "m", "the recycling goes out on Tuesdays", "user");
+  ASSERT_EQ(Call("POST", "/v1/memories/search", admin_, {{"namespace", "m"}, {"query", "boiler"}}).status,
+            200);
+  const Answer metrics = Call("GET", "/metrics", admin_);
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_THAT(metrics.body, HasSubstr("# TYPE bulwark_write_gate_seconds histogram\n"));
+  EXPECT_THAT(metrics.body, HasSubstr("bulwark_write_gate_seconds_count 2\n"));
+  for (const char* stage : {"embed", "gate", "index", "verify"}) {
+    EXPECT_THAT(metrics.body,
+                HasSubstr(std::string("bulwark_search_stage_seconds_count{stage=\"") + stage + "\"} 1\n"))
+        << stage;
+  }
+}
+
 // Point 9: under --insecure-dev a web page cannot drive the server (foreign Host, Origin, or a
 // cross-site fetch), while a local client without a key still can.
 TEST(InsecureDevTest, ForeignOriginsAndHostsAreRefused) {

@@ -47,6 +47,8 @@ struct SearchResult {
   // Rows read back from storage (and verified) to answer the search: k when every best candidate
   // verifies and matches; 0 when the metadata filter matches no indexed row.
   int64_t rows_read = 0;
+  // Time spent reading those rows back and checking their tags (the rest of a search is the index).
+  double verify_seconds = 0;
 };
 
 // One row that failed verification.

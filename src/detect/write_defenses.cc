@@ -1,8 +1,10 @@
 #include "detect/write_defenses.h"
 
+#include <absl/cleanup/cleanup.h>
 #include <absl/strings/str_cat.h>
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <utility>
 
 #include "core/status_macros.h"
@@ -83,6 +85,10 @@ absl::Status WriteDefenses::Restore() {
 }
 
 bool WriteDefenses::Screen(Entry* e) const {
+  const auto start = std::chrono::steady_clock::now();
+  absl::Cleanup timed = [&] {
+    screen_latency_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+  };
   const GateReport report = gate_->Evaluate({e->name_space, e->text, e->embedding});
   e->report = nlohmann::json::object();
   e->report["gate"] = report.ToJson();

@@ -24,6 +24,7 @@
 #include "bulwark/entry.h"
 #include "bulwark/env.h"
 #include "bulwark/memory_store.h"
+#include "core/latency_histogram.h"
 #include "detect/write_gate.h"
 #include "storage/defense_state_repository.h"
 
@@ -86,6 +87,8 @@ class WriteDefenses {
   [[nodiscard]] nlohmann::json CalibrationSummary(std::string_view name_space) const;
 
   const WriteGate& gate() const { return *gate_; }
+  // How long Screen took per entry (text and metadata), for /metrics.
+  const LatencyHistogram& screen_latency() const { return screen_latency_; }
 
  private:
   WriteDefenses(std::unique_ptr<WriteGate> gate, const Embedder& embedder, DefenseStateRepository* repository,
@@ -102,6 +105,7 @@ class WriteDefenses {
   std::mutex history_save_mu_;
   absl::flat_hash_map<std::string, uint64_t> history_saved_;  // per namespace: saved through seq
   ScreenObserver observer_;
+  mutable LatencyHistogram screen_latency_;
 };
 
 }  // namespace bulwark

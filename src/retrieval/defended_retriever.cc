@@ -118,7 +118,9 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   options.record_query = !result.gate.flagged;  // the history learns only from unflagged queries
   auto found = store_->Search(request.name_space, result.retrieved_query, options);
   if (!found.ok()) return found.status();
-  result.stages.search = clock.Lap();
+  const double store_search = clock.Lap();
+  result.stages.verify = std::min(found->verify_seconds, store_search);
+  result.stages.index = store_search - result.stages.verify;
   std::vector<SearchHit> pool;  // honeypots never reach a caller or a responder
   pool.reserve(found->hits.size());
   for (SearchHit& hit : found->hits) {

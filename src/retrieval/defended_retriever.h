@@ -55,13 +55,14 @@ struct DefendedSearchRequest {
   std::string session;
 };
 
-// Where one search spent its time (seconds; /metrics histograms by stage). `search` is the store's
-// verified search: index scan (and lexical ranking for hybrid) plus the signature check of each
-// candidate. A stage that did not run is 0.
+// Where one search spent its time (seconds; /metrics histograms by stage). `index` is the store's
+// ranking (vector scan, and lexical ranking and fusion for hybrid); `verify` reading the candidate
+// rows back and checking their tags. A stage that did not run is 0.
 struct SearchStageTimes {
   double embed = 0;
   double gate = 0;
-  double search = 0;
+  double index = 0;
+  double verify = 0;
   double observe = 0;  // the honeypot monitor's observation
   double smooth = 0;
 };

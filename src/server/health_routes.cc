@@ -4,6 +4,7 @@
 //   GET /metrics   service admin (admin role + "*" grant); Prometheus text (metrics.h). Its labels
 //                  never name a namespace, so a namespace-scoped admin gets 403.
 #include "server/service.h"
+#include "store/memory_store_impl.h"
 
 namespace bulwark::server {
 namespace {
@@ -21,7 +22,8 @@ absl::StatusOr<Reply> MetricsText(ServiceContext& ctx, const Call& call) {
   if (auto s = RequireServiceAdmin(*call.caller); !s.ok()) return s;
   if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
   Reply reply;
-  reply.text = ctx.metrics->Render(ctx.gauges ? ctx.gauges() : std::vector<Sample>{});
+  const LatencyHistogram::Snapshot write_gate = ctx.backends.store->impl().defenses->screen_latency().Take();
+  reply.text = ctx.metrics->Render(ctx.gauges ? ctx.gauges() : std::vector<Sample>{}, &write_gate);
   reply.content_type = "text/plain; version=0.0.4; charset=utf-8";
   return reply;
 }

@@ -79,7 +79,8 @@ void Metrics::Add(Histogram& h, const std::array<double, 14>& bounds, double sec
 
 void Metrics::ObserveSearchStages(const SearchStageTimes& stages) {
   std::lock_guard<std::mutex> lock(mu_);
-  const double times[] = {stages.embed, stages.gate, stages.search, stages.observe, stages.smooth};
+  const double times[] = {stages.embed,  stages.gate,    stages.index,
+                          stages.verify, stages.observe, stages.smooth};
   for (size_t i = 0; i < stages_.size(); ++i) {
     if (times[i] > 0) Add(stages_[i], kStageBuckets, times[i]);
   }
@@ -90,11 +91,13 @@ void Metrics::RenderHistogram(std::ostream& out, std::string_view name, std::str
   int64_t cumulative = 0;
   for (size_t i = 0; i < bounds.size(); ++i) {
     cumulative += h.buckets[i];
-    out << name << "_bucket{" << label << ",le=\"" << FormatDouble(bounds[i]) << "\"} " << cumulative << "\n";
+    out << name << "_bucket{" << label << (label.empty() ? "" : ",") << "le=\"" << FormatDouble(bounds[i])
+        << "\"} " << cumulative << "\n";
   }
-  out << name << "_bucket{" << label << ",le=\"+Inf\"} " << h.count << "\n";
-  out << name << "_sum{" << label << "} " << FormatDouble(h.sum) << "\n";
-  out << name << "_count{" << label << "} " << h.count << "\n";
+  out << name << "_bucket{" << label << (label.empty() ? "" : ",") << "le=\"+Inf\"} " << h.count << "\n";
+  const std::string labels = label.empty() ? "" : "{" + std::string(label) + "}";
+  out << name << "_sum" << labels << " " << FormatDouble(h.sum) << "\n";
+  out << name << "_count" << labels << " " << h.count << "\n";
 }
 
 void Metrics::CountReject(RejectReason reason) {
@@ -134,7 +137,8 @@ int64_t Metrics::count(EventCounter counter) const {
   return events_[static_cast<int>(counter)];
 }
 
-std::string Metrics::Render(const std::vector<Sample>& extra) const {
+std::string Metrics::Render(const std::vector<Sample>& extra,
+                            const LatencyHistogram::Snapshot* write_gate) const {
   std::ostringstream out;
   std::lock_guard<std::mutex> lock(mu_);
 
@@ -154,10 +158,10 @@ std::string Metrics::Render(const std::vector<Sample>& extra) const {
   }
 
   Header(out, "bulwark_search_stage_seconds",
-         "Time of each stage of a search or answer: embed, gate, search (index and signature checks), "
-         "observe (honeypot monitor), smooth.",
+         "Time of each stage of a search or answer: embed, gate, index (ranking), verify (reading the "
+         "candidates back and checking their tags), observe (honeypot monitor), smooth.",
          "histogram");
-  constexpr std::string_view kStageNames[] = {"embed", "gate", "search", "observe", "smooth"};
+  constexpr std::string_view kStageNames[] = {"embed", "gate", "index", "verify", "observe", "smooth"};
   for (size_t i = 0; i < stages_.size(); ++i) {
     RenderHistogram(out, "bulwark_search_stage_seconds", "stage=\"" + std::string(kStageNames[i]) + "\"",
                     stages_[i], kStageBuckets);
@@ -183,6 +187,15 @@ std::string Metrics::Render(const std::vector<Sample>& extra) const {
     out << kEventNames[i][0] << " " << events_[i] << "\n";
   }
 
+  if (write_gate != nullptr) {
+    Header(out, "bulwark_write_gate_seconds",
+           "Time the write gate took to screen one entry (every detector, text and metadata).", "histogram");
+    Histogram h;
+    h.buckets = write_gate->buckets;
+    h.count = write_gate->count;
+    h.sum = write_gate->sum_seconds;
+    RenderHistogram(out, "bulwark_write_gate_seconds", "", h, LatencyHistogram::kBounds);
+  }
   for (const Sample& s : extra) {
     Header(out, s.name, s.help, s.type);
     out << s.name << (s.labels.empty() ? "" : "{" + s.labels + "}") << " " << FormatDouble(s.value) << "\n";

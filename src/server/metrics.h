@@ -18,6 +18,7 @@
 #include <tuple>
 #include <vector>
 
+#include "core/latency_histogram.h"
 #include "gate/query_gate.h"
 #include "retrieval/defended_retriever.h"
 
@@ -66,7 +67,7 @@ class Metrics {
   void Count(EventCounter counter, int64_t n = 1);
   // Counts a query gate decision.
   void CountGateDecision(GateDecision decision);
-  // Adds one search's time per stage (embed, gate, search, observe, smooth) to the stage
+  // Adds one search's time per stage (embed, gate, index, verify, observe, smooth) to the stage
   // histograms; stages that did not run (0 s) are not counted.
   void ObserveSearchStages(const SearchStageTimes& stages);
 
@@ -75,8 +76,10 @@ class Metrics {
   int64_t count(EventCounter counter) const;
   int64_t gate_decisions(GateDecision decision) const;
 
-  // The whole exposition: the counters above plus `extra` samples.
-  std::string Render(const std::vector<Sample>& extra) const;
+  // The whole exposition: the counters above plus `extra` samples and, when given, the write
+  // gate's screening latency (bulwark_write_gate_seconds).
+  std::string Render(const std::vector<Sample>& extra,
+                     const LatencyHistogram::Snapshot* write_gate = nullptr) const;
 
  private:
   struct Histogram {
@@ -98,7 +101,7 @@ class Metrics {
   // Search stages take microseconds: finer buckets than requests.
   static constexpr std::array<double, 14> kStageBuckets = {1e-5,   2.5e-5, 5e-5, 1e-4,   2.5e-4, 5e-4, 1e-3,
                                                            2.5e-3, 5e-3,   1e-2, 2.5e-2, 0.1,    1.0,  10.0};
-  std::array<Histogram, 5> stages_{};  // embed, gate, search, observe, smooth; guarded by mu_
+  std::array<Histogram, 6> stages_{};  // embed, gate, index, verify, observe, smooth; guarded by mu_
 };
 
 }  // namespace bulwark::server

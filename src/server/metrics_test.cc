@@ -85,16 +85,36 @@ TEST(MetricsTest, GateDecisionsFromTheClosedSetOnly) {
 // not counted.
 TEST(MetricsTest, SearchStagesHaveTheirOwnHistograms) {
   Metrics m;
-  m.ObserveSearchStages({.embed = 0.00002, .gate = 0.00001, .search = 0.0004, .observe = 0, .smooth = 0});
   m.ObserveSearchStages(
-      {.embed = 0.00003, .gate = 0.00001, .search = 0.002, .observe = 0.00005, .smooth = 0});
+      {.embed = 0.00002, .gate = 0.00001, .index = 0.0004, .verify = 0.00003, .observe = 0, .smooth = 0});
+  m.ObserveSearchStages({.embed = 0.00003,
+                         .gate = 0.00001,
+                         .index = 0.002,
+                         .verify = 0.00004,
+                         .observe = 0.00005,
+                         .smooth = 0});
   const std::string text = m.Render({});
   EXPECT_THAT(text, HasSubstr("# TYPE bulwark_search_stage_seconds histogram\n"));
   EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_count{stage=\"embed\"} 2\n"));
   EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_count{stage=\"observe\"} 1\n"));
   EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_count{stage=\"smooth\"} 0\n"));
-  EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_bucket{stage=\"search\",le=\"0.0005\"} 1\n"));
-  EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_bucket{stage=\"search\",le=\"0.0025\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_bucket{stage=\"index\",le=\"0.0005\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_bucket{stage=\"index\",le=\"0.0025\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_search_stage_seconds_bucket{stage=\"verify\",le=\"0.00005\"} 2\n"));
+}
+
+TEST(MetricsTest, WriteGateLatencyIsAnUnlabelledHistogram) {
+  LatencyHistogram gate;
+  gate.Observe(0.00004);
+  gate.Observe(0.003);
+  const LatencyHistogram::Snapshot snapshot = gate.Take();
+  const std::string text = Metrics().Render({}, &snapshot);
+  EXPECT_THAT(text, HasSubstr("# TYPE bulwark_write_gate_seconds histogram\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_write_gate_seconds_bucket{le=\"0.00005\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_write_gate_seconds_bucket{le=\"0.005\"} 2\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_write_gate_seconds_count 2\n"));
+  EXPECT_THAT(text, HasSubstr("bulwark_write_gate_seconds_sum 0.00304"));
+  EXPECT_THAT(Metrics().Render({}), Not(HasSubstr("bulwark_write_gate_seconds")));
 }
 
 TEST(ProcessMetricsTest, DescribeThisProcess) {

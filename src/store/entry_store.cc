@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <chrono>
 #include <utility>
 
 #include "core/ids.h"
@@ -437,6 +438,7 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
         batch_ids.push_back(hit.row_id);
       }
       if (batch.empty()) break;
+      const auto verify_start = std::chrono::steady_clock::now();
       auto rows = backend_->GetRows(batch_ids);
       if (!rows.ok()) return rows.status();
       result.rows_read += static_cast<int64_t>(batch.size());
@@ -457,6 +459,8 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
         if (IsExpired(row->entry, now_us)) continue;
         result.hits.push_back({std::move(row->entry), batch[i].score});
       }
+      result.verify_seconds +=
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - verify_start).count();
     }
     if (result.hits.size() >= k || hits->size() < fetch || fetch >= searchable) break;
     fetch = std::min(searchable, fetch * 2);

@@ -4,6 +4,7 @@
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include "core/status_macros.h"
@@ -62,6 +63,7 @@ absl::Status EntryStore::TakeVerified(std::string_view name_space, std::span<con
       batch.push_back(row_id);
     }
     if (batch.empty()) return absl::OkStatus();
+    const auto verify_start = std::chrono::steady_clock::now();
     BULWARK_ASSIGN_OR_RETURN(std::vector<std::optional<StoredRow>> rows, backend_->GetRows(batch));
     result->rows_read += static_cast<int64_t>(batch.size());
     const int64_t now_us = options_.env->NowMicros();
@@ -83,6 +85,8 @@ absl::Status EntryStore::TakeVerified(std::string_view name_space, std::span<con
       const float score = Cosine(query, row->entry.embedding);
       result->hits.push_back({std::move(row->entry), score});
     }
+    result->verify_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - verify_start).count();
   }
   return absl::OkStatus();
 }
