@@ -12,7 +12,7 @@
 #include <map>
 #include <thread>
 
-#include "service_harness.h"
+#include "service_fixture.h"
 #include "testing/exec_sql.h"
 #include "testing/temp_dir.h"
 
@@ -27,26 +27,11 @@ using testing::Send;
 using testing::SendJson;
 using testing::ServerProcess;
 
-class HardeningServiceTest : public ::testing::Test {
+class HardeningServiceTest : public testing::ServiceFixture {
  protected:
   void SetUp() override {
-    server_ = ServerProcess::Start(dir_ / "store", {});
-    ASSERT_NE(server_, nullptr) << "server did not start";
-    ASSERT_TRUE(server_->admin_key().has_value());
-    admin_ = *server_->admin_key();
-    client_ = server_->Client();
-  }
-  Answer Call(const std::string& method, const std::string& path, const std::string& key,
-              const json& body = nullptr, httplib::Headers headers = {}) {
-    return body.is_null() ? Send(*client_, method, path, key, "", std::move(headers))
-                          : SendJson(*client_, method, path, key, body, std::move(headers));
-  }
-  std::string NewPrincipal(const std::string& name, const std::string& role,
-                           std::vector<std::string> namespaces) {
-    Answer a = Call("POST", "/v1/admin/principals", admin_,
-                    {{"name", name}, {"role", role}, {"namespaces", namespaces}});
-    EXPECT_EQ(a.status, 201) << a.body;
-    return a.json().value("api_key", "");
+    StartServer();
+    ASSERT_FALSE(admin_.empty());
   }
   json AddEntry(const std::string& key, const std::string& ns, const std::string& text,
                 const std::string& source) {
@@ -60,11 +45,6 @@ class HardeningServiceTest : public ::testing::Test {
     EXPECT_EQ(a.status, 200) << a.body;
     return a.json()["records"];
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<httplib::Client> client_;
-  std::string admin_;
 };
 
 std::string KeyIdOfKey(const std::string& key) { return key.substr(4, key.find('_', 4) - 4); }

@@ -12,7 +12,7 @@
 #include <thread>
 
 #include "honeypot/fit_test_data.h"
-#include "service_harness.h"
+#include "service_fixture.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -24,20 +24,14 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using testing::ServerProcess;
 
-class HoneypotServiceTest : public ::testing::Test {
+class HoneypotServiceTest : public testing::ServiceFixture {
  protected:
-  void Start(std::vector<std::string> args = {"--honeypot-mode", "block"}) {
-    server_ = ServerProcess::Start(store(), std::move(args));
-    ASSERT_NE(server_, nullptr) << "server did not start";
-    if (server_->admin_key()) admin_ = *server_->admin_key();
-    client_ = server_->Client();
-  }
+  void Start(std::vector<std::string> args = {"--honeypot-mode", "block"}) { StartServer(std::move(args)); }
   void Restart() {
     server_->Signal(SIGTERM);
     ASSERT_EQ(server_->Wait(std::chrono::seconds(20)), 0);
     Start();
   }
-  std::filesystem::path store() const { return dir_ / "store"; }
   Answer Post(const std::string& path, const std::string& key, const json& body,
               const std::string& session = "") {
     httplib::Headers headers = {{"Authorization", "Bearer " + key}};
@@ -98,10 +92,6 @@ class HoneypotServiceTest : public ::testing::Test {
     return all;
   }
 
-  testing::TempDir dir_;
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<httplib::Client> client_;
-  std::string admin_;
   std::vector<std::string> benign_;
 };
 

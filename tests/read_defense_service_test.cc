@@ -10,7 +10,7 @@
 #include <fstream>
 #include <thread>
 
-#include "service_harness.h"
+#include "service_fixture.h"
 #include "testing/chat_server.h"
 #include "testing/gate_fixture.h"
 #include "testing/temp_dir.h"
@@ -28,15 +28,9 @@ using testing::ServerProcess;
 const std::string kBenign = "when does my flight to Lisbon leave";
 const std::string kTriggered = kBenign + " " + testing::kGateTrigger;
 
-class ReadDefenseServiceTest : public ::testing::Test {
+class ReadDefenseServiceTest : public testing::ServiceFixture {
  protected:
-  void Start(std::vector<std::string> args = {}) {
-    server_ = ServerProcess::Start(store(), std::move(args));
-    ASSERT_NE(server_, nullptr) << "server did not start";
-    if (server_->admin_key()) admin_ = *server_->admin_key();
-    client_ = server_->Client();
-  }
-  std::filesystem::path store() const { return dir_ / "store"; }
+  void Start(std::vector<std::string> args = {}) { StartServer(std::move(args)); }
   Answer Post(const std::string& path, const std::string& key, const json& body) {
     return SendJson(*client_, "POST", path, key, body);
   }
@@ -68,11 +62,6 @@ class ReadDefenseServiceTest : public ::testing::Test {
     ASSERT_EQ(code, 0) << out;
     std::this_thread::sleep_for(std::chrono::milliseconds(1100));
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<httplib::Client> client_;
-  std::string admin_;
 };
 
 TEST_F(ReadDefenseServiceTest, GateRejectIsA403AndEverySearchCarriesTheGate) {

@@ -9,7 +9,7 @@
 #include <set>
 #include <thread>
 
-#include "service_harness.h"
+#include "service_fixture.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -27,28 +27,13 @@ int64_t NowUs() {
       .count();
 }
 
-class RoutesServiceTest : public ::testing::Test {
+class RoutesServiceTest : public testing::ServiceFixture {
  protected:
   void Start(std::vector<std::string> args = {}, const std::string& store = "store") {
-    server_ = ServerProcess::Start(dir_ / store, std::move(args));
-    ASSERT_NE(server_, nullptr) << "server did not start";
-    ASSERT_TRUE(server_->admin_key().has_value());
-    admin_ = *server_->admin_key();
-    client_ = server_->Client();
+    StartServer(std::move(args), store);
+    ASSERT_FALSE(admin_.empty());
   }
   void SetUp() override { Start(); }
-  Answer Call(const std::string& method, const std::string& path, const std::string& key,
-              const json& body = nullptr, httplib::Headers headers = {}) {
-    return body.is_null() ? Send(*client_, method, path, key, "", std::move(headers))
-                          : SendJson(*client_, method, path, key, body, std::move(headers));
-  }
-  std::string NewPrincipal(const std::string& name, const std::string& role,
-                           std::vector<std::string> namespaces) {
-    Answer a = Call("POST", "/v1/admin/principals", admin_,
-                    {{"name", name}, {"role", role}, {"namespaces", namespaces}});
-    EXPECT_EQ(a.status, 201) << a.body;
-    return a.json().value("api_key", "");
-  }
   std::string Add(const std::string& key, const json& body) {
     Answer a = Call("POST", "/v1/memories", key, body);
     EXPECT_EQ(a.status, 201) << a.body;
@@ -62,12 +47,6 @@ class RoutesServiceTest : public ::testing::Test {
     for (const json& e : a_body["entries"]) ids.push_back(e["id"]);
     return ids;
   }
-
-  testing::TempDir tmp_;
-  std::filesystem::path dir_ = tmp_.path();
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<httplib::Client> client_;
-  std::string admin_;
 };
 
 TEST_F(RoutesServiceTest, ListPagesFollowTheCursorOldestFirst) {

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "core/hex.h"
-#include "service_harness.h"
+#include "service_fixture.h"
 #include "testing/exec_sql.h"
 #include "testing/temp_dir.h"
 
@@ -26,29 +26,10 @@ using testing::Send;
 using testing::SendJson;
 using testing::ServerProcess;
 
-class ServiceTest : public ::testing::Test {
+class ServiceTest : public testing::ServiceFixture {
  protected:
-  void StartServer(std::vector<std::string> args = {}) {
-    server_ = ServerProcess::Start(dir_ / "store", std::move(args));
-    ASSERT_NE(server_, nullptr) << "server did not start";
-    if (server_->admin_key()) admin_ = *server_->admin_key();
-    client_ = server_->Client();
-  }
   void SetUp() override { StartServer(); }
 
-  Answer Call(const std::string& method, const std::string& path, const std::string& key,
-              const json& body = nullptr, httplib::Headers headers = {}) {
-    return body.is_null() ? Send(*client_, method, path, key, "", std::move(headers))
-                          : SendJson(*client_, method, path, key, body, std::move(headers));
-  }
-  // Creates a principal through the admin API and returns its API key.
-  std::string NewPrincipal(const std::string& name, const std::string& role,
-                           std::vector<std::string> namespaces) {
-    Answer a = Call("POST", "/v1/admin/principals", admin_,
-                    {{"name", name}, {"role", role}, {"namespaces", namespaces}});
-    EXPECT_EQ(a.status, 201) << a.body;
-    return a.json().value("api_key", "");
-  }
   std::string Add(const std::string& key, const std::string& ns, const std::string& text,
                   json metadata = json::object()) {
     Answer a = Call("POST", "/v1/memories", key, {{"namespace", ns}, {"text", text}, {"metadata", metadata}});
@@ -74,11 +55,6 @@ class ServiceTest : public ::testing::Test {
     }
     return -1;
   }
-
-  testing::TempDir dir_;
-  std::unique_ptr<ServerProcess> server_;
-  std::unique_ptr<httplib::Client> client_;
-  std::string admin_;
 };
 
 const char kUnknownId[] = "01ARZ3NDEKTSV4RRFFQ69G5FAV";
