@@ -152,18 +152,9 @@ class EvalDetectCommand : public EvalSubcommand {
           absl::InvalidArgumentError("no queries: --queries is empty and no poison line has a victim_query"));
     }
 
-    std::optional<EvalTempDir> temp;
-    std::filesystem::path dir;
-    if (ctx.env().store) {
-      dir = *ctx.env().store;
-    } else {
-      auto made = EvalTempDir::Create();
-      if (!made.ok()) return ctx.Fail(made.status());
-      temp.emplace(*std::move(made));
-      dir = temp->path() / "store";
-    }
-    auto store = MemoryStore::Create(dir, ctx.env().store_options);
-    if (!store.ok()) return ctx.Fail(store.status());
+    auto created = ctx.CreateStore(ctx.env().store_options);
+    if (!created.ok()) return ctx.Fail(created.status());
+    std::unique_ptr<MemoryStore>* store = &created->store;
     const std::string& ns = ctx.env().name_space;
     const ScreenedOutcomes screened((*store)->impl().defenses.get());
 

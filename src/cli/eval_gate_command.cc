@@ -157,18 +157,9 @@ class EvalGateCommand : public EvalSubcommand {
       return ctx.Fail(absl::InvalidArgumentError("need at least 40 benign queries and 4 victim topics"));
     }
     // The store: benign memories + one poison entry per topic (released if quarantined).
-    std::optional<EvalTempDir> temp;
-    std::filesystem::path dir;
-    if (ctx.env().store) {
-      dir = *ctx.env().store;
-    } else {
-      auto made = EvalTempDir::Create();
-      if (!made.ok()) return ctx.Fail(made.status());
-      temp.emplace(*std::move(made));
-      dir = temp->path() / "store";
-    }
-    auto store = MemoryStore::Create(dir, ctx.env().store_options);
-    if (!store.ok()) return ctx.Fail(store.status());
+    auto created = ctx.CreateStore(ctx.env().store_options);
+    if (!created.ok()) return ctx.Fail(created.status());
+    std::unique_ptr<MemoryStore>* store = &created->store;
     const std::string& ns = ctx.env().name_space;
     if (auto added = (*store)->AddBatch(ns, *memories, kGatePrincipal); !added.ok())
       return ctx.Fail(added.status());
@@ -220,7 +211,7 @@ class EvalGateCommand : public EvalSubcommand {
       if (auto s = (*store)->Release(ns, e.id, kGatePrincipal); !s.ok()) return ctx.Fail(s);
       ++released;
     }
-    auto gates = GateStore::Open(StoreLayout(dir).database());
+    auto gates = GateStore::Open(StoreLayout(created->dir).database());
     if (!gates.ok()) return ctx.Fail(gates.status());
     GateRegistry registry(gates->get(), Env::Default(), /*ttl_ms=*/0);
     DefendedRetriever retriever(store->get(), &registry, /*history=*/nullptr, /*llm=*/nullptr);

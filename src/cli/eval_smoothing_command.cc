@@ -182,18 +182,9 @@ class EvalSmoothingCommand : public EvalSubcommand {
       }
     }
 
-    std::optional<EvalTempDir> temp;
-    std::filesystem::path dir;
-    if (ctx.env().store) {
-      dir = *ctx.env().store;
-    } else {
-      auto made = EvalTempDir::Create();
-      if (!made.ok()) return ctx.Fail(made.status());
-      temp.emplace(*std::move(made));
-      dir = temp->path() / "store";
-    }
-    auto store = MemoryStore::Create(dir, ctx.env().store_options);
-    if (!store.ok()) return ctx.Fail(store.status());
+    auto created = ctx.CreateStore(ctx.env().store_options);
+    if (!created.ok()) return ctx.Fail(created.status());
+    std::unique_ptr<MemoryStore>* store = &created->store;
 
     ExtractiveResponder responder;
     EmbeddingEquivalence judge(&(*store)->embedder());
