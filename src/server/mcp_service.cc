@@ -3,14 +3,12 @@
 
 #include <absl/strings/str_cat.h>
 
-#include <iterator>
-#include <map>
-
 #include "core/ids.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "mcp/rendering.h"
 #include "server/api_status.h"
+#include "store/entry_listing.h"
 #include "store/entry_store.h"
 
 namespace bulwark::server {
@@ -188,42 +186,28 @@ absl::StatusOr<ToolOutput> McpService::RunTool(const Caller& caller, const std::
   return absl::InternalError("unknown tool");
 }
 
-// One page of get_memories (see mcp_service.h): the `limit` active entries with the smallest ids
-// after `cursor` that match `filters`, in id (time) order; "next_cursor" is the last id when more
-// follow. The scan's order is the store's row order, which is not id order when several processes
-// write at once, so the page is kept as the limit + 1 smallest ids seen (bounded memory).
+// One page of get_memories (see mcp_service.h): the verified, unexpired active entries after
+// `cursor` that match `filters`, oldest first, read through the keyset listing of GET /v1/memories
+// (entry_listing.h); "next_cursor" is set when more may follow.
 absl::StatusOr<ToolOutput> McpService::ListPage(const Caller& caller, const std::string& ns, const json& args,
                                                 const json& audit) {
   BULWARK_RETURN_IF_ERROR(Authorize(caller, ns, Need::kRead, NamespaceNotFound()));
-  const size_t limit = args.value("limit", 20);
-  const std::string cursor = args.value("cursor", "");
-  if (!cursor.empty() && !IsValidEntryId(cursor)) {
+  ListRequest request;
+  request.limit = args.value("limit", 20);
+  request.cursor = args.value("cursor", "");
+  if (!request.cursor.empty() && !IsValidEntryId(request.cursor)) {
     return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument", "the cursor is not a memory id");
   }
-  const json filters = args.value("filters", json::object());
-  std::map<std::string, json> page;  // id -> entry, at most limit + 1
-  auto visit = [&](const Entry& e) -> absl::Status {
-    if (!cursor.empty() && e.id <= cursor) return absl::OkStatus();
-    if (page.size() > limit && e.id >= page.rbegin()->first) return absl::OkStatus();
-    for (const auto& [key, value] : filters.items()) {
-      auto field = e.metadata.find(key);
-      if (field == e.metadata.end() || *field != value) return absl::OkStatus();
-    }
-    page.emplace(e.id, EntryJson(e, ReportView::kHidden));
-    if (page.size() > limit + 1) page.erase(std::prev(page.end()));
-    return absl::OkStatus();
-  };
-  BULWARK_RETURN_IF_ERROR(context_.backends.store->Export(ns, StateBit(State::kActive), visit).status());
-  const bool more = page.size() > limit;
-  if (more) page.erase(std::prev(page.end()));
+  request.filter = args.value("filters", json::object());
+  BULWARK_ASSIGN_OR_RETURN(bulwark::ListPage page, ListEntries(*context_.backends.store, ns, request));
   json entries = json::array();
   std::vector<std::string> ids;
-  for (auto& [id, entry] : page) {
-    ids.push_back(id);
-    entries.push_back(std::move(entry));
+  for (const Entry& e : page.entries) {
+    ids.push_back(e.id);
+    entries.push_back(EntryJson(e, ReportView::kHidden));
   }
 
-  const json next = more ? json(ids.back()) : json(nullptr);
+  const json next = page.next_cursor.empty() ? json(nullptr) : json(page.next_cursor);
   if (context_.backends.audit != nullptr) {
     AuditRecord record;
     record.at_us = context_.backends.env->NowMicros();
