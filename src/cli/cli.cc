@@ -1,9 +1,9 @@
 // Subcommands of `bulwark`: init, keys, add, search, get, history, update, delete, purge, export,
-// verify, stats; serve (the HTTP service), principals (API principals and keys, offline) and audit
-// (which memories fed which answer); the read-time defenses (read_defense_commands.h); the
-// red-team attacks `attack ...` (attack_commands.h); the evaluation experiments `eval ...`
-// (eval_commands.h). Every
-// command that prints results takes --json for machine-readable output.
+// calibrate, quarantine, watermark, verify and stats are here; the others are command groups of
+// their own files: serve (serve_command.h), principals and audit (access_commands.h), the read-time
+// defenses (read_defense_commands.h), honeypots and sessions (honeypot_commands.h), mcp
+// (mcp_commands.h), retrieval (retrieval_commands.h); `bulwark-lab` adds the attacks and
+// evaluations (lab.h). Every command that prints results takes --json for machine-readable output.
 #include "cli/cli.h"
 
 #include <absl/strings/str_cat.h>
@@ -25,15 +25,17 @@
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "bulwark/memory_store.h"
+#include "cli/access_commands.h"
+#include "cli/cli_format.h"
 #include "cli/gate_commands.h"
 #include "cli/honeypot_commands.h"
 #include "cli/jsonl_import.h"
 #include "cli/mcp_commands.h"
 #include "cli/read_defense_commands.h"
 #include "cli/retrieval_commands.h"
+#include "cli/serve_command.h"
 #include "gate/gate_store.h"
 #include "provenance/keyring.h"
-#include "server/serve.h"
 #include "storage/store_layout.h"
 
 namespace bulwark::cli {
@@ -72,15 +74,6 @@ StoreOptions MakeOptions(const GlobalFlags& g) {
 
 absl::StatusOr<std::unique_ptr<MemoryStore>> OpenStore(const GlobalFlags& g) {
   return MemoryStore::Open(g.store, MakeOptions(g));
-}
-
-std::string FormatTime(int64_t micros) {
-  std::time_t seconds = static_cast<std::time_t>(micros / 1'000'000);
-  std::tm tm{};
-  gmtime_r(&seconds, &tm);
-  std::ostringstream s;
-  s << std::put_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
-  return s.str();
 }
 
 void PrintEntry(std::ostream& out, const Entry& e) {
@@ -348,15 +341,14 @@ int CmdExport(const GlobalFlags& g, const std::string& output, bool all_states, 
   return 0;
 }
 
-absl::StatusOr<std::unique_ptr<PrincipalRegistry>> OpenRegistry(const GlobalFlags& g);
-
-int CmdVerify(const GlobalFlags& g, Io io) {
+int CmdVerify(const GlobalFlags& g, const CommandEnv& env) {
+  Io io{env.out, env.err};
   auto store = OpenStore(g);
   if (!store.ok()) return Fail(io, store.status());
   auto report = (*store)->Verify();
   if (!report.ok()) return Fail(io, report.status());
   // The access-control rows (principals, API keys) carry tags too.
-  auto registry = OpenRegistry(g);
+  auto registry = OpenPrincipalRegistry(env);
   if (!registry.ok()) return Fail(io, registry.status());
   auto access = (*registry)->Verify();
   if (!access.ok()) return Fail(io, access.status());
@@ -419,253 +411,6 @@ int CmdStats(const GlobalFlags& g, Io io) {
     io.out << "namespace " << ns["namespace"].get<std::string>() << ": " << ns["active"] << " active, "
            << ns["quarantined"] << " quarantined, " << ns["deleted"] << " deleted, " << ns["purged"]
            << " purged\n";
-  }
-  return 0;
-}
-
-// --- serve, principals, audit ---------------------------------------------------------------
-
-int CmdServe(const GlobalFlags& g, server::ServeOptions options, const std::string& llm_json, Io io) {
-  if (!llm_json.empty()) {
-    options.llm = nlohmann::json::parse(llm_json, nullptr, false);
-    if (!options.llm.is_object()) return Fail(io, absl::InvalidArgumentError("--llm must be a JSON object"));
-  }
-  options.store_dir = g.store;
-  options.store = MakeOptions(g);
-  options.json = g.json;
-  return server::RunServe(options, io.out, io.err);
-}
-
-// The principal registry of an existing store (it lives in the store's database file).
-absl::StatusOr<std::unique_ptr<PrincipalRegistry>> OpenRegistry(const GlobalFlags& g) {
-  const std::filesystem::path db = StoreLayout(g.store).database();
-  std::error_code ec;
-  if (!std::filesystem::exists(db, ec)) {
-    return absl::NotFoundError(
-        absl::StrCat("no store in ", g.store, " (run `bulwark init` or `bulwark serve` first)"));
-  }
-  return PrincipalRegistry::Open(db, Env::Default(), KeyringPath(g));
-}
-
-nlohmann::json PrincipalToJson(const Principal& p) {
-  return {{"name", p.name},
-          {"role", ToString(p.role)},
-          {"namespaces", p.namespaces},
-          {"revoked", p.revoked},
-          {"created_at_us", p.created_at_us}};
-}
-
-std::string JoinNamespaces(const std::vector<std::string>& namespaces) {
-  std::string out;
-  for (const std::string& ns : namespaces) out += (out.empty() ? "" : ",") + ns;
-  return out;
-}
-
-void PrintNewKey(const GlobalFlags& g, const std::string& principal, const std::string& key, Io io) {
-  if (g.json) {
-    io.out << nlohmann::json{{"principal", principal}, {"api_key", key}}.dump() << "\n";
-  } else {
-    io.out << "API key for " << principal << " (shown once; store it now):\n    " << key << "\n";
-  }
-}
-
-struct PrincipalFlags {
-  std::string name;
-  std::string role = "reader";
-  std::vector<std::string> namespaces;
-  bool no_key = false;
-  std::string key_id;
-};
-
-int CmdPrincipals(const GlobalFlags& g, const std::string& action, const PrincipalFlags& f, Io io) {
-  auto registry = OpenRegistry(g);
-  if (!registry.ok()) return Fail(io, registry.status());
-  PrincipalRegistry& r = **registry;
-  if (action == "add") {
-    Principal p;
-    p.name = f.name;
-    auto role = ParseRole(f.role);
-    if (!role) return Fail(io, absl::InvalidArgumentError("--role must be reader, writer or admin"));
-    p.role = *role;
-    p.namespaces = f.namespaces;
-    if (p.namespaces.empty()) {
-      return Fail(io,
-                  absl::InvalidArgumentError("--namespaces is required (comma-separated, or '*' for all)"));
-    }
-    if (auto s = r.AddPrincipal(p); !s.ok()) return Fail(io, s);
-    if (!g.json) {
-      io.out << "created principal " << p.name << " (" << ToString(p.role) << "; namespaces "
-             << JoinNamespaces(p.namespaces) << ")\n";
-    }
-    if (f.no_key) {
-      if (g.json) io.out << nlohmann::json{{"principal", p.name}}.dump() << "\n";
-      return 0;
-    }
-    auto key = r.CreateKey(p.name);
-    if (!key.ok()) return Fail(io, key.status());
-    PrintNewKey(g, p.name, *key, io);
-    return 0;
-  }
-  if (action == "key") {
-    auto key = r.CreateKey(f.name);
-    if (!key.ok()) return Fail(io, key.status());
-    PrintNewKey(g, f.name, *key, io);
-    return 0;
-  }
-  if (action == "revoke") {
-    if (auto s = r.RevokePrincipal(f.name); !s.ok()) return Fail(io, s);
-    if (g.json) {
-      io.out << nlohmann::json{{"name", f.name}, {"revoked", true}}.dump() << "\n";
-    } else {
-      io.out << "revoked principal " << f.name << " and all its keys\n";
-    }
-    return 0;
-  }
-  if (action == "revoke-key") {
-    if (auto s = r.RevokeKey(f.key_id); !s.ok()) return Fail(io, s);
-    if (g.json) {
-      io.out << nlohmann::json{{"key_id", f.key_id}, {"revoked", true}}.dump() << "\n";
-    } else {
-      io.out << "revoked key " << f.key_id << "\n";
-    }
-    return 0;
-  }
-  // list / keys
-  auto principals = r.ListPrincipals();
-  if (!principals.ok()) return Fail(io, principals.status());
-  nlohmann::json out = nlohmann::json::array();
-  for (const Principal& p : *principals) {
-    if (action == "keys" && p.name != f.name) continue;
-    auto keys = r.ListKeys(p.name);
-    if (!keys.ok()) return Fail(io, keys.status());
-    nlohmann::json j = PrincipalToJson(p);
-    j["keys"] = nlohmann::json::array();
-    for (const ApiKeyInfo& k : *keys) {
-      j["keys"].push_back({{"key_id", k.key_id}, {"created_at_us", k.created_at_us}, {"revoked", k.revoked}});
-    }
-    out.push_back(std::move(j));
-  }
-  if (action == "keys" && out.empty())
-    return Fail(io, absl::NotFoundError(absl::StrCat("no principal ", f.name)));
-  if (g.json) {
-    io.out << (action == "keys" ? nlohmann::json{{"keys", out[0]["keys"]}}
-                                : nlohmann::json{{"principals", out}})
-                  .dump()
-           << "\n";
-    return 0;
-  }
-  for (const auto& p : out) {
-    if (action == "keys") {
-      for (const auto& k : p["keys"]) {
-        io.out << k["key_id"].get<std::string>() << "  created "
-               << FormatTime(k["created_at_us"].get<int64_t>())
-               << (k["revoked"].get<bool>() ? "  REVOKED" : "") << "\n";
-      }
-      continue;
-    }
-    int active_keys = 0;
-    for (const auto& k : p["keys"]) active_keys += k["revoked"].get<bool>() ? 0 : 1;
-    io.out << std::left << std::setw(20) << p["name"].get<std::string>() << " " << std::setw(7)
-           << p["role"].get<std::string>() << " namespaces "
-           << JoinNamespaces(p["namespaces"].get<std::vector<std::string>>()) << "  keys " << active_keys
-           << (p["revoked"].get<bool>() ? "  REVOKED" : "") << "\n";
-  }
-  if (out.empty()) io.out << "no principals\n";
-  return 0;
-}
-
-// "--since": microseconds since the epoch, or an age such as 90s, 30m, 2h, 7d.
-absl::StatusOr<int64_t> ParseSince(const std::string& text, int64_t now_us) {
-  if (text.empty()) return 0;
-  int64_t unit = 0;
-  switch (text.back()) {
-    case 's':
-      unit = 1'000'000;
-      break;
-    case 'm':
-      unit = 60'000'000;
-      break;
-    case 'h':
-      unit = 3'600'000'000;
-      break;
-    case 'd':
-      unit = 86'400'000'000;
-      break;
-    default:
-      break;
-  }
-  const std::string digits = unit ? text.substr(0, text.size() - 1) : text;
-  int64_t value = 0;
-  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size() || value < 0 ||
-      (unit && value > INT64_MAX / unit)) {
-    return absl::InvalidArgumentError(
-        "--since must be microseconds since the epoch or an age like 30m, 2h, 7d");
-  }
-  return unit ? std::max<int64_t>(0, now_us - value * unit) : value;
-}
-
-struct AuditFlags {
-  std::string principal, session, entry_id, since;
-  int limit = 100;
-  bool verify = false;
-};
-
-// `audit --verify`: the signed chain of the whole log (audit/audit_chain.h); exit 1 if any record
-// fails.
-int CmdAuditVerify(const GlobalFlags& g, AuditLog& log, Io io) {
-  auto v = log.Verify();
-  if (!v.ok()) return Fail(io, v.status());
-  if (g.json) {
-    io.out << ToJson(*v).dump() << "\n";
-    return v->ok() ? 0 : 1;
-  }
-  io.out << "audit log: " << v->records << " records";
-  if (v->unsigned_records > 0)
-    io.out << " (" << v->unsigned_records << " written before records were signed)";
-  io.out << (v->ok() ? "; every signed record verifies\n" : "\n");
-  for (const AuditVerification::Bad& b : v->bad) io.out << "BAD seq " << b.seq << ": " << b.reason << "\n";
-  if (!v->ok()) {
-    io.err << "error: " << v->bad.size() << " audit record(s) fail verification\n";
-    return 1;
-  }
-  return 0;
-}
-
-int CmdAudit(const GlobalFlags& g, bool namespace_given, const AuditFlags& f, Io io) {
-  const std::filesystem::path db = StoreLayout(g.store).database();
-  std::error_code ec;
-  if (!std::filesystem::exists(db, ec)) {
-    return Fail(io, absl::NotFoundError(absl::StrCat("no store in ", g.store)));
-  }
-  AuditQuery query;
-  if (!f.principal.empty()) query.principal = f.principal;
-  if (!f.session.empty()) query.session = f.session;
-  if (!f.entry_id.empty()) query.entry_id = f.entry_id;
-  if (namespace_given) query.name_space = g.name_space;
-  auto since = ParseSince(f.since, Env::Default()->NowMicros());
-  if (!since.ok()) return Fail(io, since.status());
-  query.since_us = *since;
-  query.limit = f.limit;
-  auto log = AuditLog::OpenForStore(db, 50, AuditLog::kDefaultQueueCapacity, g.keyring);
-  if (!log.ok()) return Fail(io, log.status());
-  if (f.verify) return CmdAuditVerify(g, **log, io);
-  auto records = (*log)->Query(query);
-  if (!records.ok()) return Fail(io, records.status());
-  if (g.json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const AuditRecord& r : *records) out.push_back(ToJson(r));
-    io.out << nlohmann::json{{"records", out}}.dump() << "\n";
-    return 0;
-  }
-  if (records->empty()) io.out << "no audit records\n";
-  for (const AuditRecord& r : *records) {
-    std::string ids;
-    for (const std::string& id : r.returned_ids) ids += (ids.empty() ? "" : ",") + id;
-    io.out << FormatTime(r.at_us) << "  " << r.principal << "  session "
-           << (r.session.empty() ? "-" : r.session) << "  " << r.name_space << "  " << r.operation;
-    if (!r.query_hash.empty()) io.out << "  query " << r.query_hash.substr(0, 16);
-    io.out << "  ids [" << ids << "]\n";
   }
   return 0;
 }
@@ -802,103 +547,10 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   auto* verify = app.add_subcommand("verify", "check every row's signature; exit 1 if any is bad");
   auto* stats = app.add_subcommand("stats", "counts per namespace, embedder, keys");
 
-  server::ServeOptions serve_options;
-  server::ServerOptions& so = serve_options.server;
-  auto* serve = app.add_subcommand(
-      "serve", "run the HTTP JSON service (creates the store and an admin key on first start)");
-  serve->add_option("--host", so.host, "listen address")->capture_default_str();
-  serve->add_option("--port", so.port, "listen port; 0 picks a free one")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 65535));
-  serve->add_option("--threads", so.threads, "worker threads (each runs one complete request at a time)")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1024));
-  serve
-      ->add_option("--max-queue", so.max_queued_connections,
-                   "complete requests waiting for a worker before new ones get 503")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 100000));
-  serve->add_option("--max-body-bytes", so.max_body_bytes, "largest request body; larger ones get 413")
-      ->capture_default_str()
-      ->check(CLI::Range(1024, 64 << 20));
-  serve->add_option("--max-k", so.limits.max_k, "largest search k")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 1000));
-  serve->add_option("--max-batch", so.limits.max_batch_entries, "most entries in one batch add")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 100000));
-  serve
-      ->add_option("--rate", so.rate_per_second,
-                   "requests per second per API key (token bucket refill); 0 disables")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 1e9));
-  serve->add_option("--burst", so.burst, "token bucket size per API key")
-      ->capture_default_str()
-      ->check(CLI::Range(1.0, 1e9));
-  serve
-      ->add_option("--admin-name", serve_options.admin_name,
-                   "name of the admin principal created on first start")
-      ->capture_default_str();
-  serve->add_flag("--insecure-dev", so.insecure_dev,
-                  "DEVELOPMENT ONLY: requests without a key act as admin (loopback only)");
-  serve
-      ->add_option("--log-format", serve_options.log_format,
-                   "log lines: text, or json (one object per line, OpenTelemetry field names)")
-      ->check(CLI::IsMember({"text", "json"}))
-      ->capture_default_str();
-  std::string serve_llm;
-  serve->add_option("--llm", serve_llm,
-                    R"(LLM of the llm responder and judge as JSON {"url", "model", "api_key_env", ...}; )"
-                    "default from $BULWARK_LLM_URL, $BULWARK_LLM_MODEL, $BULWARK_LLM_API_KEY");
-  serve
-      ->add_option("--honeypot-mode", serve_options.honeypot_mode,
-                   "honeypot monitor: off | monitor (record blocks) | block (refuse blocked sessions)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"off", "monitor", "block"}));
-  serve->add_option("--expiry-sweep-ms", serve_options.expiry_sweep_ms, "purge expired entries every N ms")
-      ->capture_default_str()
-      ->check(CLI::Range(10, 86'400'000));
-  serve->add_option("--max-nruns", so.limits.max_smoothing_runs, "largest smoothing nruns")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 101));
-
-  std::string principal_action;
-  PrincipalFlags pf;
-  auto* principals = app.add_subcommand("principals", "manage API principals and their keys (offline)");
-  principals->require_subcommand(1);
-  auto* p_add = principals->add_subcommand("add", "create a principal and print its first API key once");
-  p_add->add_option("name", pf.name, "1-64 characters of [A-Za-z0-9_.@:-]")->required();
-  p_add->add_option("--role", pf.role, "reader | writer | admin")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"reader", "writer", "admin"}));
-  p_add->add_option("--namespaces", pf.namespaces, "granted namespaces, comma-separated; '*' grants all")
-      ->delimiter(',')
-      ->required();
-  p_add->add_flag("--no-key", pf.no_key, "do not create a key now");
-  auto* p_list =
-      principals->add_subcommand("list", "list principals with their roles, grants and key counts");
-  auto* p_revoke = principals->add_subcommand("revoke", "revoke a principal and all its keys");
-  p_revoke->add_option("name", pf.name)->required();
-  auto* p_key = principals->add_subcommand("key", "create another API key for a principal (printed once)");
-  p_key->add_option("name", pf.name)->required();
-  auto* p_keys = principals->add_subcommand("keys", "list a principal's key ids");
-  p_keys->add_option("name", pf.name)->required();
-  auto* p_revoke_key = principals->add_subcommand("revoke-key", "revoke one API key by its key id");
-  p_revoke_key->add_option("key_id", pf.key_id)->required();
-
-  AuditFlags af;
-  auto* audit =
-      app.add_subcommand("audit", "read the audit log: which memories fed which answer (newest first)");
-  audit->add_option("--principal", af.principal, "only this principal");
-  audit->add_option("--session", af.session, "only this X-Bulwark-Session");
-  audit->add_option("--entry", af.entry_id, "only records that returned this entry id");
-  audit->add_option("--since", af.since, "microseconds since the epoch, or an age: 30m, 2h, 7d");
-  audit->add_option("--limit", af.limit, "most records")->capture_default_str()->check(CLI::Range(1, 10000));
-  audit->add_flag(
-      "--verify", af.verify,
-      "check the signed chain of every record (edited, forged or removed records); exit 1 if any fails");
-  audit->footer("Filter by namespace with the global -n/--namespace (all namespaces when not given).");
-
+  ServeCommand serve;
+  serve.Register(app);
+  AccessCommands access;
+  access.Register(app);
   read_defenses.Register(app);
   HoneypotCommands honeypots;
   honeypots.Register(app);
@@ -938,20 +590,17 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
     return RunWatermark(**store, w_mark->parsed() ? "mark" : "check", watermark_text, z_target, g.json,
                         io.out, io.err);
   }
-  if (verify->parsed()) return CmdVerify(g, io);
-  if (stats->parsed()) return CmdStats(g, io);
-  if (serve->parsed()) return CmdServe(g, serve_options, serve_llm, io);
-  if (principals->parsed()) {
-    for (auto* sub : {p_add, p_list, p_revoke, p_key, p_keys, p_revoke_key}) {
-      if (sub->parsed()) principal_action = sub->get_name();
-    }
-    return CmdPrincipals(g, principal_action, pf, io);
-  }
-  if (audit->parsed()) return CmdAudit(g, app.get_option("--namespace")->count() > 0, af, io);
   const bool store_given = app.get_option("--store")->count() > 0;
   const bool err_is_terminal = (&err == &std::cerr) && isatty(STDERR_FILENO);
-  const CommandEnv command_env{g.store, g.name_space, g.json,      MakeOptions(g),
-                               out,     err,          store_given, err_is_terminal};
+  CommandEnv command_env{g.store, g.name_space, g.json,      MakeOptions(g),
+                         out,     err,          store_given, err_is_terminal};
+  command_env.namespace_given = app.get_option("--namespace")->count() > 0;
+  command_env.principal = g.principal;
+  command_env.keyring = g.keyring;
+  if (verify->parsed()) return CmdVerify(g, command_env);
+  if (stats->parsed()) return CmdStats(g, io);
+  if (auto code = serve.Run(command_env)) return *code;
+  if (auto code = access.Run(command_env)) return *code;
   if (auto code = read_defenses.Run(command_env)) return *code;
   if (auto code = honeypots.Run(command_env)) return *code;
   if (auto code = mcp.Run(command_env)) return *code;

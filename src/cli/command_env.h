@@ -22,6 +22,9 @@ struct CommandEnv {
   std::ostream& err;
   bool store_given = false;      // --store (or $BULWARK_STORE) was given, not the default
   bool err_is_terminal = false;  // progress bars only then
+  bool namespace_given = false;  // -n/--namespace was given, not the default
+  std::string principal;         // --principal: who is writing (default local:$USER)
+  std::string keyring;           // --keyring; empty: the store's own (StoreLayout::keyring)
 };
 
 // A group of subcommands kept outside cli.cc. The binary registers each group before parsing
