@@ -219,6 +219,31 @@ TEST_F(HardeningServiceTest, PrivilegedActionsAndRefusalsAreAuditedWithKeyIds) {
   EXPECT_EQ(verify.json()["audit"]["ok"], true) << verify.body;
 }
 
+// A flood of bad keys from one address cannot fill the audit log: beyond the per-address bucket
+// (burst 50, 5/s) a 401 is still answered but only counted; a good key from the same address is
+// served as before.
+TEST_F(HardeningServiceTest, AFloodOfBadKeysIsAnsweredButAuditedOnlyUpToThePerAddressLimit) {
+  constexpr int kBadRequests = 120;
+  for (int i = 0; i < kBadRequests; ++i) {
+    Answer a = Call("GET", "/v1/namespaces", "bwk_0123456789abcdef_notakey");
+    ASSERT_EQ(a.status, 401) << a.body;
+  }
+  EXPECT_EQ(Call("GET", "/v1/namespaces", admin_).status, 200) << "a good key is not throttled";
+  ASSERT_EQ(Call("POST", "/v1/admin/verify", admin_).status, 200);  // flushes the audit log
+  Answer got = Call("GET", "/v1/audit?limit=1000", admin_);
+  ASSERT_EQ(got.status, 200) << got.body;
+  int refused = 0;
+  const json records = got.json()["records"];
+  for (const json& r : records) refused += r["operation"] == "refused" ? 1 : 0;
+  EXPECT_GE(refused, 50) << "the burst is audited";
+  EXPECT_LT(refused, kBadRequests) << "not every refusal of the flood is a record";
+  Answer metrics = Call("GET", "/metrics", admin_);
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_THAT(metrics.body,
+              HasSubstr("bulwark_refusals_unaudited_total " + std::to_string(kBadRequests - refused) + "\n"))
+      << "every refusal is either a record or counted";
+}
+
 // Point 8: while the audit log cannot write (another process holds audit.db's write lock), requests
 // are refused with 503 audit_unavailable; they are served again once it can.
 TEST_F(HardeningServiceTest, AuditFailsClosedWhileItCannotWrite) {

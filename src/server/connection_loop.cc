@@ -2,6 +2,7 @@
 #include "server/connection_loop.h"
 
 #include <absl/strings/str_cat.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -85,13 +86,26 @@ int FitToDescriptorLimit(int connections) {
   return allowed;
 }
 
+// The IP address of an accepted peer as text (inet_ntop), "" for other address families.
+std::string PeerAddressText(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(address).sin_addr, text, sizeof(text));
+  } else if (address.ss_family == AF_INET6) {
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(address).sin6_addr, text, sizeof(text));
+  }
+  return text;
+}
+
 }  // namespace
 
 struct ConnectionLoop::Connection {
   using Phase = ConnectionLoop::Phase;
-  Connection(int socket, const FramingLimits& limits) : fd(socket), framer(limits) {}
+  Connection(int socket, std::string peer_address, const FramingLimits& limits)
+      : fd(socket), peer(std::move(peer_address)), framer(limits) {}
 
   int fd;
+  std::string peer;  // the client's IP address, as text ("" if unknown)
   Phase phase = Phase::kReading;
   std::string in;  // unconsumed input, from the first byte of the current request
   RequestFramer framer;
@@ -239,7 +253,10 @@ void ConnectionLoop::HandleEvent(const epoll_event& event) {
 
 void ConnectionLoop::Accept() {
   for (int i = 0; i < kAcceptsPerWake; ++i) {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage address{};
+    socklen_t address_size = sizeof(address);
+    const int fd = ::accept4(listen_fd_, reinterpret_cast<sockaddr*>(&address), &address_size,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -256,14 +273,14 @@ void ConnectionLoop::Accept() {
       ShedAtAccept(fd);
       continue;
     }
-    Admit(fd);
+    Admit(fd, PeerAddressText(address));
   }
 }
 
-void ConnectionLoop::Admit(int fd) {
+void ConnectionLoop::Admit(int fd, std::string peer) {
   const int one = 1;
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  auto owned = std::make_unique<Connection>(fd, options_.framing);
+  auto owned = std::make_unique<Connection>(fd, std::move(peer), options_.framing);
   Connection& c = *owned;
   epoll_event event{kConnectionEvents, {.ptr = &c}};
   if (::epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &event) != 0) {
@@ -374,6 +391,7 @@ void ConnectionLoop::Dispatch(Connection& c) {
 // PostCompletion's mutex orders its writes before the loop's next reads.
 void ConnectionLoop::ServeOnWorker(Connection& c, bool worker_sends, FramedRequest request) {
   while (true) {
+    request.peer_address = c.peer;
     WireAnswer answer = callbacks_.serve(request);
     const ssize_t sent = worker_sends ? SendSome(c.fd, answer.bytes) : 0;
     answer.bytes.erase(0, static_cast<size_t>(std::max<ssize_t>(sent, 0)));

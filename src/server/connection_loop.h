@@ -139,7 +139,7 @@ class ConnectionLoop {
   absl::Status Listen();
   void HandleEvent(const epoll_event& event);
   void Accept();
-  void Admit(int fd);
+  void Admit(int fd, std::string peer);
   // Sets the epoll events the loop is woken for on `c` (always edge-triggered).
   void Watch(Connection& c, uint32_t events);
   void ReadAndFrame(Connection& c);

@@ -146,6 +146,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerOptio
 HttpServer::HttpServer(const ServerOptions& options, const ServiceBackends& backends)
     : options_(options),
       limiter_(options.rate_per_second, options.burst),
+      refusal_audits_(options.refusal_audit_rate, std::max(1.0, options.refusal_audit_burst)),
       credentials_(static_cast<int64_t>(options.credential_cache_ms) * 1000) {
   context_.backends = backends;
   if (context_.backends.env == nullptr) context_.backends.env = Env::Default();
@@ -230,6 +231,7 @@ WireAnswer HttpServer::ServeRequest(FramedRequest& framed) {
   request.path = httplib::detail::decode_url(request.target.substr(0, mark), false);
   for (auto& [name, value] : framed.headers) request.headers.emplace(std::move(name), std::move(value));
   request.body = std::move(framed.body);
+  request.remote_addr = std::move(framed.peer_address);
   httplib::Response response;
   Dispatch(request, response);
   const bool close = !framed.keep_alive;
@@ -277,6 +279,9 @@ std::vector<Sample> HttpServer::Gauges() const {
        "counter", static_cast<double>(context_.backends.store->signature_failures())},
       {"bulwark_rate_limiter_keys", "API keys with a partly used token bucket.", "gauge",
        static_cast<double>(limiter_.tracked_keys())},
+      {"bulwark_refusals_unaudited_total",
+       "Failed authentications answered 401 without an audit record (over the per-address limit).", "counter",
+       static_cast<double>(unaudited_refusals_.load())},
       {"bulwark_audit_dropped_total", "Audit records dropped because the audit queue stayed full.", "counter",
        context_.backends.audit ? static_cast<double>(context_.backends.audit->DroppedCount()) : 0.0},
       {"bulwark_audit_write_failing",
@@ -374,7 +379,11 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
       if (authenticated.status().code() == absl::StatusCode::kUnauthenticated) {
         response.set_header("WWW-Authenticate", "Bearer realm=\"bulwark\"");
       }
-      RecordRefusal(request, route.pattern, nullptr, authenticated.status());
+      if (refusal_audits_.Acquire(request.remote_addr, MonotonicMicros()).allowed) {
+        RecordRefusal(request, route.pattern, nullptr, authenticated.status());
+      } else {
+        unaudited_refusals_.fetch_add(1);
+      }
       WriteStatus(response, authenticated.status());
       return;
     }

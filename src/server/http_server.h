@@ -34,17 +34,23 @@
 namespace bulwark::server {
 
 struct ServerOptions {
-  std::string host = "127.0.0.1";       // listen address; loopback by default
-  int port = 8420;                      // 0 picks a free port (Bind returns it)
-  int threads = 32;                     // workers; each runs one request's handler at a time; 1 .. 1024
-  int max_queued_connections = 64;      // complete requests waiting for a worker; more are shed (503)
-  int max_connections = 1024;           // open connections; at the limit the longest-waiting one is
-                                        // closed for a new one; 1 .. 1,000,000 (and RLIMIT_NOFILE)
-  size_t max_body_bytes = 1 << 20;      // larger bodies get 413; 1 KiB .. 64 MiB
-  size_t max_header_bytes = 64 << 10;   // request line + headers; more gets 431 and a closed connection
-  RequestLimits limits;                 // k, batch size, JSON depth, list limits
-  double rate_per_second = 50;          // per API key; <= 0 disables rate limiting
-  double burst = 100;                   // token bucket capacity, >= 1
+  std::string host = "127.0.0.1";      // listen address; loopback by default
+  int port = 8420;                     // 0 picks a free port (Bind returns it)
+  int threads = 32;                    // workers; each runs one request's handler at a time; 1 .. 1024
+  int max_queued_connections = 64;     // complete requests waiting for a worker; more are shed (503)
+  int max_connections = 1024;          // open connections; at the limit the longest-waiting one is
+                                       // closed for a new one; 1 .. 1,000,000 (and RLIMIT_NOFILE)
+  size_t max_body_bytes = 1 << 20;     // larger bodies get 413; 1 KiB .. 64 MiB
+  size_t max_header_bytes = 64 << 10;  // request line + headers; more gets 431 and a closed connection
+  RequestLimits limits;                // k, batch size, JSON depth, list limits
+  double rate_per_second = 50;         // per API key; <= 0 disables rate limiting
+  double burst = 100;                  // token bucket capacity, >= 1
+  // Audit records of failed authentications (401) per client address: a token bucket of this
+  // rate and burst. Beyond it a 401 is still answered, and counted in
+  // bulwark_refusals_unaudited_total instead of appending a record, so that a flood of bad keys
+  // cannot fill the audit log. <= 0: every refusal is audited.
+  double refusal_audit_rate = 5;
+  double refusal_audit_burst = 50;
   int keep_alive_max_requests = 10000;  // requests per connection before the server closes it
   int keep_alive_timeout_s = 5;         // idle time before a connection's next request starts
   int request_timeout_s = 10;           // total time from a request's first byte to its last (408)
@@ -105,6 +111,8 @@ class HttpServer {
   ServiceContext context_;
   Metrics metrics_;
   RateLimiter limiter_;
+  RateLimiter refusal_audits_;  // per client address (ServerOptions::refusal_audit_rate)
+  std::atomic<int64_t> unaudited_refusals_{0};
   CredentialCache credentials_;
   RouteTable table_;
   std::vector<RouteSpec> routes_;                         // parallel to table_

@@ -56,6 +56,7 @@ struct FramedRequest {
   std::string body;                                          // decoded (de-chunked)
   bool keep_alive = true;        // the client allows another request on this connection
   bool expect_continue = false;  // "Expect: 100-continue" on HTTP/1.1
+  std::string peer_address;      // the client's IP address (set by the connection loop; "" if unknown)
 };
 
 // Why a request was refused; the connection is always closed after answering it.
