@@ -40,65 +40,41 @@ void PrintNewKey(const std::string& principal, const std::string& key, const Com
   }
 }
 
-int CmdPrincipals(const std::string& action, const AccessCommands::PrincipalFlags& f, const CommandEnv& env) {
-  auto registry = OpenPrincipalRegistry(env);
-  if (!registry.ok()) return FailCommand(env, registry.status());
-  PrincipalRegistry& r = **registry;
-  if (action == "add") {
-    Principal p;
-    p.name = f.name;
-    auto role = ParseRole(f.role);
-    if (!role) return FailCommand(env, absl::InvalidArgumentError("--role must be reader, writer or admin"));
-    p.role = *role;
-    p.namespaces = f.namespaces;
-    if (p.namespaces.empty()) {
-      return FailCommand(
-          env, absl::InvalidArgumentError("--namespaces is required (comma-separated, or '*' for all)"));
-    }
-    if (auto s = r.AddPrincipal(p); !s.ok()) return FailCommand(env, s);
-    if (!env.json) {
-      env.out << "created principal " << p.name << " (" << ToString(p.role) << "; namespaces "
-              << JoinNamespaces(p.namespaces) << ")\n";
-    }
-    if (f.no_key) {
-      if (env.json) env.out << nlohmann::json{{"principal", p.name}}.dump() << "\n";
-      return 0;
-    }
-    auto key = r.CreateKey(p.name);
-    if (!key.ok()) return FailCommand(env, key.status());
-    PrintNewKey(p.name, *key, env);
+// `principals add NAME --role R --namespaces NS [--no-key]`.
+int AddPrincipal(PrincipalRegistry& r, const AccessCommands::PrincipalFlags& f, const CommandEnv& env) {
+  Principal p;
+  p.name = f.name;
+  auto role = ParseRole(f.role);
+  if (!role) return FailCommand(env, absl::InvalidArgumentError("--role must be reader, writer or admin"));
+  p.role = *role;
+  p.namespaces = f.namespaces;
+  if (p.namespaces.empty()) {
+    return FailCommand(
+        env, absl::InvalidArgumentError("--namespaces is required (comma-separated, or '*' for all)"));
+  }
+  if (auto s = r.AddPrincipal(p); !s.ok()) return FailCommand(env, s);
+  if (!env.json) {
+    env.out << "created principal " << p.name << " (" << ToString(p.role) << "; namespaces "
+            << JoinNamespaces(p.namespaces) << ")\n";
+  }
+  if (f.no_key) {
+    if (env.json) env.out << nlohmann::json{{"principal", p.name}}.dump() << "\n";
     return 0;
   }
-  if (action == "key") {
-    auto key = r.CreateKey(f.name);
-    if (!key.ok()) return FailCommand(env, key.status());
-    PrintNewKey(f.name, *key, env);
-    return 0;
-  }
-  if (action == "revoke") {
-    if (auto s = r.RevokePrincipal(f.name); !s.ok()) return FailCommand(env, s);
-    if (env.json) {
-      env.out << nlohmann::json{{"name", f.name}, {"revoked", true}}.dump() << "\n";
-    } else {
-      env.out << "revoked principal " << f.name << " and all its keys\n";
-    }
-    return 0;
-  }
-  if (action == "revoke-key") {
-    if (auto s = r.RevokeKey(f.key_id); !s.ok()) return FailCommand(env, s);
-    if (env.json) {
-      env.out << nlohmann::json{{"key_id", f.key_id}, {"revoked", true}}.dump() << "\n";
-    } else {
-      env.out << "revoked key " << f.key_id << "\n";
-    }
-    return 0;
-  }
-  // list / keys
+  auto key = r.CreateKey(p.name);
+  if (!key.ok()) return FailCommand(env, key.status());
+  PrintNewKey(p.name, *key, env);
+  return 0;
+}
+
+// `principals list` (every principal) and `principals keys NAME` (one principal's key ids).
+int ListPrincipals(PrincipalRegistry& r, bool keys_of_one, const std::string& name, const CommandEnv& env) {
+  const std::string action = keys_of_one ? "keys" : "list";
   auto principals = r.ListPrincipals();
   if (!principals.ok()) return FailCommand(env, principals.status());
   nlohmann::json out = nlohmann::json::array();
   for (const Principal& p : *principals) {
-    if (action == "keys" && p.name != f.name) continue;
+    if (action == "keys" && p.name != name) continue;
     auto keys = r.ListKeys(p.name);
     if (!keys.ok()) return FailCommand(env, keys.status());
     nlohmann::json j = PrincipalToJson(p);
@@ -109,7 +85,7 @@ int CmdPrincipals(const std::string& action, const AccessCommands::PrincipalFlag
     out.push_back(std::move(j));
   }
   if (action == "keys" && out.empty())
-    return FailCommand(env, absl::NotFoundError(absl::StrCat("no principal ", f.name)));
+    return FailCommand(env, absl::NotFoundError(absl::StrCat("no principal ", name)));
   if (env.json) {
     env.out << (action == "keys" ? nlohmann::json{{"keys", out[0]["keys"]}}
                                  : nlohmann::json{{"principals", out}})
@@ -135,6 +111,38 @@ int CmdPrincipals(const std::string& action, const AccessCommands::PrincipalFlag
   }
   if (out.empty()) env.out << "no principals\n";
   return 0;
+}
+
+int CmdPrincipals(const std::string& action, const AccessCommands::PrincipalFlags& f, const CommandEnv& env) {
+  auto registry = OpenPrincipalRegistry(env);
+  if (!registry.ok()) return FailCommand(env, registry.status());
+  PrincipalRegistry& r = **registry;
+  if (action == "add") return AddPrincipal(r, f, env);
+  if (action == "key") {
+    auto key = r.CreateKey(f.name);
+    if (!key.ok()) return FailCommand(env, key.status());
+    PrintNewKey(f.name, *key, env);
+    return 0;
+  }
+  if (action == "revoke") {
+    if (auto s = r.RevokePrincipal(f.name); !s.ok()) return FailCommand(env, s);
+    if (env.json) {
+      env.out << nlohmann::json{{"name", f.name}, {"revoked", true}}.dump() << "\n";
+    } else {
+      env.out << "revoked principal " << f.name << " and all its keys\n";
+    }
+    return 0;
+  }
+  if (action == "revoke-key") {
+    if (auto s = r.RevokeKey(f.key_id); !s.ok()) return FailCommand(env, s);
+    if (env.json) {
+      env.out << nlohmann::json{{"key_id", f.key_id}, {"revoked", true}}.dump() << "\n";
+    } else {
+      env.out << "revoked key " << f.key_id << "\n";
+    }
+    return 0;
+  }
+  return ListPrincipals(r, action == "keys", f.name, env);
 }
 
 // "--since": microseconds since the epoch, or an age such as 90s, 30m, 2h, 7d.

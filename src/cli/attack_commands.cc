@@ -71,6 +71,77 @@ nlohmann::json ScoreJson(const attack::TriggerScore& s) {
           {"compactness", s.compactness}};
 }
 
+// What `attack agentpoison` made: one optimized trigger per victim topic, the attack-log lines
+// written, and (with --write) the stored poison passages.
+struct AgentPoisonOutcome {
+  const std::vector<VictimTopic>& topics;
+  const std::vector<attack::AgentPoisonAttack>& attacks;  // parallel to topics
+  size_t triggered_queries = 0;
+  std::optional<nlohmann::json> written;  // [{"id", "state"}] with --write
+  int quarantined = 0;
+};
+
+// Writes one attack-log line per victim query, carrying its topic's trigger, to `path`; returns
+// how many. Unavailable (and no file left behind) if it cannot be written.
+absl::StatusOr<size_t> WriteTriggeredQueries(const std::string& path, const std::vector<VictimTopic>& topics,
+                                             const std::vector<attack::AgentPoisonAttack>& attacks) {
+  size_t triggered_queries = 0;
+  std::ofstream log(path, std::ios::trunc);
+  if (!log) return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  for (size_t i = 0; i < topics.size(); ++i) {
+    const VictimTopic& t = topics[i];
+    for (const std::string& q : t.queries) {
+      log << nlohmann::json{{"query", absl::StrCat(q, " ", attacks[i].trigger)},
+                            {"attack", "agentpoison"},
+                            {"trigger", attacks[i].trigger},
+                            {"victim_query", q},
+                            {"target_topic", t.topic}}
+                 .dump()
+          << "\n";
+      ++triggered_queries;
+    }
+  }
+  log.flush();
+  if (!log) {
+    std::filesystem::remove(path);
+    return absl::UnavailableError(absl::StrCat("cannot write ", path));
+  }
+  return triggered_queries;
+}
+
+void PrintAgentPoison(const CommandEnv& env, const AgentPoisonOutcome& o, const std::string& log_file,
+                      uint64_t seed) {
+  if (env.json) {
+    nlohmann::json per_topic = nlohmann::json::array();
+    for (size_t i = 0; i < o.topics.size(); ++i) {
+      per_topic.push_back({{"target_topic", o.topics[i].topic},
+                           {"victim_queries", o.topics[i].queries.size()},
+                           {"trigger", o.attacks[i].trigger},
+                           {"initial", ScoreJson(o.attacks[i].initial_score)},
+                           {"optimized", ScoreJson(o.attacks[i].score)}});
+    }
+    nlohmann::json j = {{"attack", "agentpoison"},
+                        {"log", log_file},
+                        {"triggered_queries", o.triggered_queries},
+                        {"seed", seed},
+                        {"topics", per_topic}};
+    if (o.written) j["written"] = *o.written;
+    env.out << j.dump() << "\n";
+    return;
+  }
+  for (size_t i = 0; i < o.topics.size(); ++i) {
+    const attack::AgentPoisonAttack& a = o.attacks[i];
+    env.out << "topic " << (o.topics[i].topic.empty() ? "(one)" : o.topics[i].topic) << ": trigger \""
+            << a.trigger << "\", objective " << a.initial_score.objective << " -> " << a.score.objective
+            << " (retrieval " << a.score.retrieval << ", uniqueness " << a.score.uniqueness << ")\n";
+  }
+  env.out << "wrote " << o.triggered_queries << " triggered queries to " << log_file << "\n";
+  if (o.written) {
+    env.out << "stored " << o.written->size() << " poison passages in namespace " << env.name_space << " as "
+            << kAttackPrincipal << "; the write gate quarantined " << o.quarantined << "\n";
+  }
+}
+
 }  // namespace
 
 struct AttackCommands::Flags {
@@ -160,40 +231,20 @@ std::optional<int> AttackCommands::Run(const CommandEnv& env) {
 
   // The log goes to a temporary file first; it replaces LOG only after the store write succeeded.
   const std::string temp_path = f.log_file + ".tmp";
-  size_t triggered_queries = 0;
-  {
-    std::ofstream log(temp_path, std::ios::trunc);
-    if (!log) return FailCommand(env, absl::UnavailableError(absl::StrCat("cannot write ", temp_path)));
-    for (size_t i = 0; i < topics->size(); ++i) {
-      const VictimTopic& t = (*topics)[i];
-      for (const std::string& q : t.queries) {
-        log << nlohmann::json{{"query", absl::StrCat(q, " ", attacks[i].trigger)},
-                              {"attack", "agentpoison"},
-                              {"trigger", attacks[i].trigger},
-                              {"victim_query", q},
-                              {"target_topic", t.topic}}
-                   .dump()
-            << "\n";
-        ++triggered_queries;
-      }
-    }
-    log.flush();
-    if (!log) {
-      std::filesystem::remove(temp_path);
-      return FailCommand(env, absl::UnavailableError(absl::StrCat("cannot write ", temp_path)));
-    }
-  }
-  nlohmann::json written = nlohmann::json::array();
-  int quarantined = 0;
+  AgentPoisonOutcome outcome{*topics, attacks};
+  auto triggered = WriteTriggeredQueries(temp_path, *topics, attacks);
+  if (!triggered.ok()) return FailCommand(env, triggered.status());
+  outcome.triggered_queries = *triggered;
   if (f.write) {
     auto added = (*store)->AddBatch(env.name_space, poison, kAttackPrincipal);
     if (!added.ok()) {
       std::filesystem::remove(temp_path);
       return FailCommand(env, added.status());
     }
+    outcome.written = nlohmann::json::array();
     for (const Entry& e : *added) {
-      written.push_back({{"id", e.id}, {"state", ToString(e.state)}});
-      quarantined += e.state == State::kQuarantined;
+      outcome.written->push_back({{"id", e.id}, {"state", ToString(e.state)}});
+      outcome.quarantined += e.state == State::kQuarantined;
     }
   }
   std::error_code ec;
@@ -202,35 +253,7 @@ std::optional<int> AttackCommands::Run(const CommandEnv& env) {
     return FailCommand(env,
                        absl::UnavailableError(absl::StrCat("cannot write ", f.log_file, ": ", ec.message())));
 
-  if (env.json) {
-    nlohmann::json per_topic = nlohmann::json::array();
-    for (size_t i = 0; i < topics->size(); ++i) {
-      per_topic.push_back({{"target_topic", (*topics)[i].topic},
-                           {"victim_queries", (*topics)[i].queries.size()},
-                           {"trigger", attacks[i].trigger},
-                           {"initial", ScoreJson(attacks[i].initial_score)},
-                           {"optimized", ScoreJson(attacks[i].score)}});
-    }
-    nlohmann::json j = {{"attack", "agentpoison"},
-                        {"log", f.log_file},
-                        {"triggered_queries", triggered_queries},
-                        {"seed", f.options.seed},
-                        {"topics", per_topic}};
-    if (f.write) j["written"] = written;
-    env.out << j.dump() << "\n";
-    return 0;
-  }
-  for (size_t i = 0; i < topics->size(); ++i) {
-    const attack::AgentPoisonAttack& a = attacks[i];
-    env.out << "topic " << ((*topics)[i].topic.empty() ? "(one)" : (*topics)[i].topic) << ": trigger \""
-            << a.trigger << "\", objective " << a.initial_score.objective << " -> " << a.score.objective
-            << " (retrieval " << a.score.retrieval << ", uniqueness " << a.score.uniqueness << ")\n";
-  }
-  env.out << "wrote " << triggered_queries << " triggered queries to " << f.log_file << "\n";
-  if (f.write) {
-    env.out << "stored " << written.size() << " poison passages in namespace " << env.name_space << " as "
-            << kAttackPrincipal << "; the write gate quarantined " << quarantined << "\n";
-  }
+  PrintAgentPoison(env, outcome, f.log_file, f.options.seed);
   return 0;
 }
 

@@ -233,26 +233,46 @@ void ReadDefenseCommands::Register(CLI::App& app) {
   f.gate_score->add_option("query", f.gate_query)->required();
 }
 
-std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
-  Flags& f = *flags_;
-  if (f.certificate->parsed()) {
-    const CertificateParams& p = f.certificate_params;
-    auto p_hit = HitProbability(p, f.certificate_t);
-    if (!p_hit.ok()) return FailCommand(env, p_hit.status());
-    auto delta = CertificateDelta(p, f.certificate_t);
-    if (!delta.ok()) return FailCommand(env, delta.status());
-    if (env.json) {
-      env.out << nlohmann::json{{"m", p.m},         {"k", p.k},        {"t", f.certificate_t},
-                                {"nruns", p.nruns}, {"p_hit", *p_hit}, {"delta", *delta}}
-                     .dump()
-              << "\n";
-    } else {
-      env.out << "m=" << p.m << " k=" << p.k << " t=" << f.certificate_t << " nruns=" << p.nruns
-              << "  p_hit=" << std::setprecision(6) << *p_hit << "  delta=" << std::setprecision(6) << *delta
-              << "\n";
-    }
+namespace {
+
+// What `gate fit` prints: the fitted gate and, with --report, the separation of every score.
+int PrintGateFit(const CommandEnv& env, const StoredGate& gate, const nlohmann::json& source,
+                 const std::optional<GateFitReport>& report, const std::string& labelled_file) {
+  const GateModel& m = *gate.model;
+  if (env.json) {
+    nlohmann::json j = {{"namespace", env.name_space},
+                        {"mode", ToString(gate.mode)},
+                        {"gate", m.Summary()},
+                        {"source", source}};
+    if (report) j["report"] = ToJson(*report);
+    env.out << j.dump() << "\n";
     return 0;
   }
+  env.out << "fitted the query gate of namespace " << env.name_space << " on " << m.benign_count()
+          << " benign and " << m.triggered_count() << " triggered queries; decides by "
+          << ToString(m.decision_score()) << " at threshold " << Fixed(m.threshold(m.decision_score()))
+          << " (target FPR " << m.target_fpr() << ", shrinkage " << Fixed(m.shrinkage(), 3) << "); policy "
+          << ToString(gate.mode) << "\n";
+  if (report) {
+    env.out << "report on " << (report->out_of_fold ? "the fitting queries, out of fold" : labelled_file)
+            << " (" << report->benign << " benign, " << report->triggered << " triggered):\n"
+            << "  score        AUROC   FPR@95%TPR  FPR@99%TPR  FPR@threshold  TPR@threshold\n";
+    for (const ScoreSeparation& s : report->scores) {
+      env.out << "  " << std::left << std::setw(12) << ToString(s.score) << " " << std::setw(6)
+              << Fixed(s.auroc) << "  " << std::setw(10) << Fixed(s.fpr_at_95_tpr) << "  " << std::setw(10)
+              << Fixed(s.fpr_at_99_tpr) << "  " << std::setw(13) << Fixed(s.fpr_at_threshold) << "  "
+              << Fixed(s.tpr_at_threshold) << "\n";
+    }
+    if (report->triggered == 0) env.out << "  (no triggered queries: AUROC and FPR at TPR are undefined)\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
+  Flags& f = *flags_;
+  if (f.certificate->parsed()) return RunCertificate(env);
   if (f.answer->parsed()) {
     f.smooth = true;
     SearchOptions options;
@@ -260,7 +280,32 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     return RunSearch(env, f.question, options);
   }
   if (!f.gate->parsed()) return std::nullopt;
+  return RunGate(env);
+}
 
+int ReadDefenseCommands::RunCertificate(const CommandEnv& env) {
+  const Flags& f = *flags_;
+  const CertificateParams& p = f.certificate_params;
+  auto p_hit = HitProbability(p, f.certificate_t);
+  if (!p_hit.ok()) return FailCommand(env, p_hit.status());
+  auto delta = CertificateDelta(p, f.certificate_t);
+  if (!delta.ok()) return FailCommand(env, delta.status());
+  if (env.json) {
+    env.out << nlohmann::json{{"m", p.m},         {"k", p.k},        {"t", f.certificate_t},
+                              {"nruns", p.nruns}, {"p_hit", *p_hit}, {"delta", *delta}}
+                   .dump()
+            << "\n";
+  } else {
+    env.out << "m=" << p.m << " k=" << p.k << " t=" << f.certificate_t << " nruns=" << p.nruns
+            << "  p_hit=" << std::setprecision(6) << *p_hit << "  delta=" << std::setprecision(6) << *delta
+            << "\n";
+  }
+  return 0;
+}
+
+// gate show | score | remove here; gate fit in FitGate.
+int ReadDefenseCommands::RunGate(const CommandEnv& env) {
+  Flags& f = *flags_;
   auto store = MemoryStore::Open(env.store, env.store_options);
   if (!store.ok()) return FailCommand(env, store.status());
   auto gates = GateStore::Open(DatabasePath(env), env.store_options.keyring_path);
@@ -301,6 +346,11 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     return 0;
   }
 
+  return FitGate(env, **store, **gates);
+}
+
+int ReadDefenseCommands::FitGate(const CommandEnv& env, MemoryStore& store, GateStore& gates) {
+  Flags& f = *flags_;
   // gate fit
   if (f.benign_file.empty() == (f.from_history == 0)) {
     return FailCommand(env, absl::InvalidArgumentError("give either --benign FILE or --from-history N"));
@@ -312,7 +362,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     return FailCommand(
         env, absl::InvalidArgumentError("--trigger needs --benign (recorded history keeps no query text)"));
   }
-  const Embedder& embedder = (*store)->embedder();
+  const Embedder& embedder = store.embedder();
   nlohmann::json source = nlohmann::json::object();
   std::vector<std::string> benign_text, triggered_text;
   std::vector<std::vector<float>> benign, triggered;
@@ -325,7 +375,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     benign = *std::move(embedded);
     source["benign"] = absl::StrCat("file ", f.benign_file);
   } else {
-    benign = (*store)->impl().defenses->RecentQueries(env.name_space, static_cast<size_t>(f.from_history));
+    benign = store.impl().defenses->RecentQueries(env.name_space, static_cast<size_t>(f.from_history));
     source["benign"] = absl::StrCat("recent history (", benign.size(), " queries)");
   }
   if (!f.triggered_file.empty()) {
@@ -353,7 +403,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
   gate.fitted_at_us = (env.store_options.env ? env.store_options.env : Env::Default())->NowMicros();
   gate.source = source;
   gate.model = std::make_shared<const GateModel>(*std::move(model));
-  if (auto s = (*gates)->Save(gate); !s.ok()) return FailCommand(env, s);
+  if (auto s = gates.Save(gate); !s.ok()) return FailCommand(env, s);
 
   std::optional<GateFitReport> report;
   if (f.report && !f.labelled_file.empty()) {
@@ -368,34 +418,7 @@ std::optional<int> ReadDefenseCommands::Run(const CommandEnv& env) {
     report = MakeGateFitReport(*gate.model, diagnostics.benign, diagnostics.triggered, /*out_of_fold=*/true);
   }
 
-  const GateModel& m = *gate.model;
-  if (env.json) {
-    nlohmann::json j = {{"namespace", env.name_space},
-                        {"mode", ToString(gate.mode)},
-                        {"gate", m.Summary()},
-                        {"source", source}};
-    if (report) j["report"] = ToJson(*report);
-    env.out << j.dump() << "\n";
-    return 0;
-  }
-  env.out << "fitted the query gate of namespace " << env.name_space << " on " << m.benign_count()
-          << " benign and " << m.triggered_count() << " triggered queries; decides by "
-          << ToString(m.decision_score()) << " at threshold " << Fixed(m.threshold(m.decision_score()))
-          << " (target FPR " << m.target_fpr() << ", shrinkage " << Fixed(m.shrinkage(), 3) << "); policy "
-          << ToString(gate.mode) << "\n";
-  if (report) {
-    env.out << "report on " << (report->out_of_fold ? "the fitting queries, out of fold" : f.labelled_file)
-            << " (" << report->benign << " benign, " << report->triggered << " triggered):\n"
-            << "  score        AUROC   FPR@95%TPR  FPR@99%TPR  FPR@threshold  TPR@threshold\n";
-    for (const ScoreSeparation& s : report->scores) {
-      env.out << "  " << std::left << std::setw(12) << ToString(s.score) << " " << std::setw(6)
-              << Fixed(s.auroc) << "  " << std::setw(10) << Fixed(s.fpr_at_95_tpr) << "  " << std::setw(10)
-              << Fixed(s.fpr_at_99_tpr) << "  " << std::setw(13) << Fixed(s.fpr_at_threshold) << "  "
-              << Fixed(s.tpr_at_threshold) << "\n";
-    }
-    if (report->triggered == 0) env.out << "  (no triggered queries: AUROC and FPR at TPR are undefined)\n";
-  }
-  return 0;
+  return PrintGateFit(env, gate, source, report, f.labelled_file);
 }
 
 int ReadDefenseCommands::RunSearch(const CommandEnv& env, const std::string& query,

@@ -22,6 +22,11 @@
 #include "bulwark/options.h"
 #include "cli/command_env.h"
 
+namespace bulwark {
+class GateStore;
+class MemoryStore;
+}  // namespace bulwark
+
 namespace bulwark::cli {
 
 class ReadDefenseCommands : public CommandGroup {
@@ -41,6 +46,9 @@ class ReadDefenseCommands : public CommandGroup {
 
  private:
   struct Flags;
+  int RunCertificate(const CommandEnv& env);
+  int RunGate(const CommandEnv& env);  // gate show | score | remove | fit
+  int FitGate(const CommandEnv& env, MemoryStore& store, GateStore& gates);
   std::unique_ptr<Flags> flags_;
 };
 
