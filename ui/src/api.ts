@@ -98,7 +98,8 @@ export interface Entry {
   key_id: number;
   tag: string;
   score?: number;
-  report?: { detectors?: Record<string, DetectorReport>; reasons?: string[]; flagged?: boolean } | unknown[];
+  // Admins only: {"gate": {"flagged", "detectors": {name: DetectorReport}, "reasons"}, "quarantine": ...}.
+  report?: Record<string, unknown>;
 }
 
 export interface NamespaceCounts {

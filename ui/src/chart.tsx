@@ -28,6 +28,12 @@ export function Spark(props: { title: string; series: { name: string; values: nu
         {props.series.map((s, k) => (
           <polyline key={s.name} class={`line line${k}`} fill="none" points={s.values.map(point).join(' ')} />
         ))}
+        {props.series.map((s, k) => {
+          // The latest value as a dot, so a single window shows too.
+          if (s.values.length === 0) return null;
+          const [x, y] = point(s.values[s.values.length - 1], s.values.length - 1).split(',');
+          return <circle key={'dot' + s.name} class={`dot line${k}`} cx={x} cy={y} r="2" />;
+        })}
       </svg>
     </figure>
   );

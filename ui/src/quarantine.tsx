@@ -6,17 +6,22 @@ import { age, api, AuditRecord, Conflict, DetectorReport, Entry, errorText, quer
 import type { Jump } from './app';
 import { ErrorLine, Highlighted, Json, NamespacePicker, useNamespaces } from './common';
 
+// The detectors of an entry's report: the write gate's ({"gate": {"detectors": {name: {score,
+// threshold, flagged, reason, detail}}}}) and an operator's manual quarantine ({"quarantine":
+// {"reasons": [{"detector": "operator", "reason"}]}}).
 function detectorsOf(entry: Entry): [string, DetectorReport][] {
   const report = entry.report;
-  if (!report) return [];
-  if (Array.isArray(report)) {
-    // A manual quarantine: [{"detector": "operator", "reason": ...}].
-    return report.map((r) => {
-      const o = r as { detector?: string; reason?: string };
-      return [o.detector ?? 'operator', { flagged: true, reason: o.reason }];
-    });
+  if (!report || typeof report !== 'object') return [];
+  const out: [string, DetectorReport][] = [];
+  const gate = (report.gate ?? report) as { detectors?: Record<string, DetectorReport> };
+  for (const [name, d] of Object.entries(gate.detectors ?? {})) out.push([name, d]);
+  const held = (report.quarantine as { reasons?: unknown } | undefined)?.reasons;
+  if (Array.isArray(held)) {
+    for (const r of held as { detector?: string; reason?: string }[]) {
+      out.push([r.detector ?? 'operator', { flagged: true, reason: r.reason }]);
+    }
   }
-  return Object.entries(report.detectors ?? {});
+  return out;
 }
 
 function conflictOf(entry: Entry): Conflict | null {
