@@ -273,8 +273,7 @@ test('the payload stays inert in the memories list, detail and history', async (
   await login(page, server.adminKey);
   await page.click('#nav-memories');
   await page.selectOption('#namespace', 'bob');
-  await page.waitForSelector('#memory-list tbody tr');
-  await page.click('#memory-list tbody tr');
+  await page.click('#memory-list tbody tr:has-text("Bob likes tea")');
   await page.waitForSelector('#detail .history tbody tr');
   assert.equal(await page.textContent('#detail .text'), XSS_ACTIVE);
   assert.match(await page.textContent('#detail'), /window\.__pwned=3/);

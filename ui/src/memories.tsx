@@ -1,6 +1,6 @@
 // Memories: a namespace's entries by state with filters; one entry's detail with its signed history
 // (each event's verification) and, for admins, purge behind a typed confirmation.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, Entry, errorText, HistoryEvent, query, time, WhoAmI } from './api';
 import type { Jump } from './app';
 import { ErrorLine, Json, NamespacePicker, useNamespaces } from './common';
@@ -118,6 +118,7 @@ export function MemoriesScreen({ me, jump, go }: { me: WhoAmI; jump: Jump; go: (
   const [selected, setSelected] = useState(jump.entryId ?? '');
   const [error, setError] = useState('');
   const allowed = me.role === 'admin' ? STATES : STATES.filter((s) => s !== 'quarantined');
+  const latest = useRef(0); // only the newest list request may fill the table
 
   useEffect(() => {
     if (!ns && namespaces.length > 0) setNs(namespaces[0].namespace);
@@ -133,11 +134,13 @@ export function MemoriesScreen({ me, jump, go }: { me: WhoAmI; jump: Jump; go: (
         return;
       }
     }
+    const ticket = ++latest.current;
     api<{ entries: Entry[]; next_cursor: string | null }>(
       'GET',
       '/v1/memories' + query({ namespace: ns, state: states.join(','), filter: filterParam, limit: 50, cursor: after }),
     )
       .then((r) => {
+        if (ticket !== latest.current) return;
         setEntries(after ? [...entries, ...r.entries] : r.entries);
         setCursor(r.next_cursor);
         setError('');

@@ -1,7 +1,7 @@
 // Quarantine review per namespace: each held entry with the detector that fired (score against
 // threshold), its provenance, the nearest active memories (and, for a conflict, the memory it
 // contradicts with the changed slots highlighted), and release / reject with a reason.
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { age, api, AuditRecord, Conflict, DetectorReport, Entry, errorText, query, time, WhoAmI } from './api';
 import type { Jump } from './app';
 import { ErrorLine, Highlighted, Json, NamespacePicker, useNamespaces } from './common';
@@ -225,6 +225,7 @@ export function QuarantineScreen({ go }: { me: WhoAmI; go: (j: Jump) => void }) 
   const [error, setError] = useState('');
   const [notice, setNotice] = useState('');
   const [lastDone, setLastDone] = useState<{ id: string; namespace: string } | null>(null);
+  const latest = useRef(0); // only the newest list request may fill the screen
 
   useEffect(() => {
     if (!ns && namespaces.length > 0) {
@@ -234,8 +235,10 @@ export function QuarantineScreen({ go }: { me: WhoAmI; go: (j: Jump) => void }) 
   }, [namespaces]);
   const load = () => {
     if (!ns) return;
+    const ticket = ++latest.current;
     api<{ entries: Entry[] }>('GET', '/v1/quarantine' + query({ namespace: ns, limit: 100 }))
       .then((r) => {
+        if (ticket !== latest.current) return;
         setEntries(r.entries);
         setError('');
       })
