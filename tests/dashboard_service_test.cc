@@ -147,5 +147,28 @@ TEST_F(DashboardServiceTest, StatsAreForServiceAdminsAndCountWhatHappened) {
   EXPECT_EQ(Call("GET", "/v1/admin/stats?window=1", admin_).status, 400);
 }
 
+// Under --insecure-dev the page's own calls (same origin, loopback, no key) are answered, as
+// request_guards.h allows; a cross-site page still is not.
+TEST(DashboardInsecureDevTest, SameOriginCallsOfThePagePass) {
+  bulwark::testing::TempDir dir;
+  const auto store = dir.path() / "dev";
+  ASSERT_EQ(bulwark::testing::RunCli(store, {"init", "--no-synonyms"}).first, 0);
+  auto dev = ServerProcess::Start(store, {"--insecure-dev"});
+  ASSERT_NE(dev, nullptr);
+  auto client = dev->Client();
+  const std::string origin = "http://127.0.0.1:" + std::to_string(dev->port());
+  EXPECT_EQ(Send(*client, "GET", "/ui/", "", "", {{"Sec-Fetch-Site", "none"}}).status, 200);
+  Answer me = Send(*client, "GET", "/v1/whoami", "", "", {{"Sec-Fetch-Site", "same-origin"}});
+  ASSERT_EQ(me.status, 200) << me.body;
+  EXPECT_EQ(me.json()["role"], "admin");
+  Answer added =
+      SendJson(*client, "POST", "/v1/memories", "", {{"namespace", "dev"}, {"text", "from the page"}},
+               {{"Origin", origin}, {"Sec-Fetch-Site", "same-origin"}});
+  EXPECT_EQ(added.status, 201) << added.body;
+  Answer foreign = Send(*client, "GET", "/v1/admin/stats", "", "",
+                        {{"Origin", "https://evil.example"}, {"Sec-Fetch-Site", "cross-site"}});
+  EXPECT_EQ(foreign.status, 403) << foreign.body;
+}
+
 }  // namespace
 }  // namespace bulwark

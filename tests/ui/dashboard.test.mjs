@@ -197,6 +197,10 @@ test('log in, review the quarantine: release one, reject one with a reason', asy
   const timeline = await page.textContent('#timeline');
   assert.match(timeline, /answer/);
   assert.match(timeline, /chat-7/);
+  // The audit chain (and the store's signatures) verify.
+  await page.click('#verify');
+  await page.waitForSelector('#verify-status');
+  assert.match(await page.textContent('#verify-status'), /^verified/);
   await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-blast-radius.png') });
   await assertInert(page, seen);
   assert.deepEqual(seen.errors, []);
@@ -253,6 +257,12 @@ test('create a key and see it exactly once', async () => {
   await page.click('#nav-keys');
   await page.waitForSelector('tr[data-principal="ui-reader"]');
   assert.ok(!(await page.content()).includes(key), 'and is not shown again');
+  // Rotating the signing key asks for a second click.
+  await page.click('#rotate');
+  assert.equal(await page.locator('.notice').count(), 0);
+  await page.click('#rotate');
+  await page.waitForSelector('.notice');
+  assert.match(await page.textContent('.notice'), /New signing key 2/);
   const who = await call(server, key, 'GET', '/v1/whoami');
   assert.equal(who.status, 200);
   assert.equal(who.body.principal, 'ui-reader');
@@ -280,6 +290,16 @@ test('the payload stays inert in the memories list, detail and history', async (
   assert.match(await page.textContent('#detail .history'), /verified/);
   assert.equal(await page.isDisabled('#purge'), true, 'purge waits for the typed id');
   await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-memories.png') });
+  // Purge behind the typed confirmation: a wrong id keeps the button disabled.
+  const id = (await page.textContent('#detail h3 code')).trim();
+  await page.fill('#purge-confirm', id.slice(0, -1));
+  assert.equal(await page.isDisabled('#purge'), true);
+  await page.fill('#purge-confirm', id);
+  await page.click('#purge');
+  await page.waitForSelector('#detail .state.purged');
+  const purged = await call(server, server.adminKey, 'GET', `/v1/memories/${id}?namespace=bob`);
+  assert.equal(purged.body.entry.state, 'purged');
+  assert.equal(purged.body.entry.text ?? '', '');
   await page.click('#nav-health');
   await page.waitForSelector('#t-requests');
   assert.ok(Number(await page.textContent('#t-requests .value')) > 0);
