@@ -218,6 +218,8 @@ function Item({ entry, onDone, go }: { entry: Entry; onDone: (msg: string) => vo
   );
 }
 
+const PAGE = 10;
+
 export function QuarantineScreen({ go }: { me: WhoAmI; go: (j: Jump) => void }) {
   const [namespaces, reloadNamespaces, nsError] = useNamespaces();
   const [ns, setNs] = useState('');
@@ -226,6 +228,9 @@ export function QuarantineScreen({ go }: { me: WhoAmI; go: (j: Jump) => void }) 
   const [notice, setNotice] = useState('');
   const [lastDone, setLastDone] = useState<{ id: string; namespace: string } | null>(null);
   const latest = useRef(0); // only the newest list request may fill the screen
+  // Each item makes two calls (provenance, nearest memories): show a few at a time, well inside
+  // the key's rate limit (50/s, burst 100 by default).
+  const [shown, setShown] = useState(PAGE);
 
   useEffect(() => {
     if (!ns && namespaces.length > 0) {
@@ -245,6 +250,7 @@ export function QuarantineScreen({ go }: { me: WhoAmI; go: (j: Jump) => void }) 
       .catch((e) => setError(errorText(e)));
   };
   useEffect(load, [ns]);
+  useEffect(() => setShown(PAGE), [ns]);
 
   const pending = namespaces.find((n) => n.namespace === ns)?.quarantined ?? entries.length;
   const oldest = entries.length > 0 ? Math.min(...entries.map((e) => e.updated_at_us)) : 0;
@@ -278,7 +284,7 @@ export function QuarantineScreen({ go }: { me: WhoAmI; go: (j: Jump) => void }) 
         </p>
       )}
       {ns && entries.length === 0 && !error && <p class="muted">Nothing held in {ns}.</p>}
-      {entries.map((e) => (
+      {entries.slice(0, shown).map((e) => (
         <Item
           key={e.id}
           entry={e}
@@ -291,6 +297,11 @@ export function QuarantineScreen({ go }: { me: WhoAmI; go: (j: Jump) => void }) 
           }}
         />
       ))}
+      {entries.length > shown && (
+        <button id="more" onClick={() => setShown(shown + PAGE)}>
+          Show {Math.min(PAGE, entries.length - shown)} more of {entries.length - shown}
+        </button>
+      )}
     </section>
   );
 }
