@@ -114,7 +114,7 @@ class HttpServer {
   std::vector<RouteSpec> routes_;                         // parallel to table_
   std::unique_ptr<DefendedRetriever> default_retriever_;  // when the backends bring none
   std::unique_ptr<ConnectionLoop> loop_;                  // created by Bind
-  // 10-s windows over the last hour (360 x ~400 bytes), for the dashboard's health charts.
+  // 10-s windows over the last hour (360 samples of 208 bytes), for the dashboard's health charts.
   StatsSeries stats_{10'000'000, 360, [this] { return CurrentCounters(); }};
 };
 
