@@ -123,9 +123,11 @@ after(async () => {
 async function openPage() {
   const context = await browser.newContext({ viewport: { width: 1360, height: 900 } });
   const page = await context.newPage();
-  const seen = { dialogs: [], errors: [] };
+  const seen = { dialogs: [], errors: [], csp: [] };
   page.on('dialog', (d) => { seen.dialogs.push(d.message()); d.dismiss(); });
   page.on('pageerror', (e) => seen.errors.push(String(e)));
+  // A Content-Security-Policy violation (an inline style or script the page tried) is logged.
+  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) seen.csp.push(m.text()); });
   return { context, page, seen };
 }
 
@@ -141,6 +143,7 @@ async function assertInert(page, seen) {
   assert.equal(await page.evaluate(() => window.__pwned), undefined, 'the payload never ran');
   assert.equal(await page.locator('img').count(), 0, 'no <img> element was injected');
   assert.equal(await page.locator('body script').count(), 0, 'no <script> element was injected');
+  assert.deepEqual(seen.csp, [], 'the page never ran into its own Content-Security-Policy');
 }
 
 test('the page is served with its security headers and no cookie', async () => {
