@@ -305,6 +305,22 @@ test('create a key and see it exactly once', async () => {
   await reader.context.close();
 });
 
+test('an admin of one namespace sees its screens, not the service-wide ones', async () => {
+  const created = await call(server, server.adminKey, 'POST', '/v1/admin/principals',
+    { name: 'alice-admin', role: 'admin', namespaces: ['alice'], create_key: true });
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const { context, page, seen } = await openPage();
+  await login(page, created.body.api_key);
+  assert.deepEqual(await page.locator('header.top nav button').allTextContents(),
+    ['Quarantine', 'Audit & blast radius', 'Memories']);
+  await page.click('#nav-audit');
+  await page.waitForSelector('#timeline tbody tr');
+  assert.equal(await page.locator('.error').count(), 0);
+  assert.equal(await page.locator('#verify').count(), 0, 'verify is for service admins');
+  await assertInert(page, seen);
+  await context.close();
+});
+
 test('the payload stays inert in the memories list, detail and history', async () => {
   const { context, page, seen } = await openPage();
   await login(page, server.adminKey);

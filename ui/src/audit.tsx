@@ -45,7 +45,8 @@ export function AuditScreen({ me, jump, go }: { me: WhoAmI; jump: Jump; go: (j: 
   const [principal, setPrincipal] = useState('');
   const [session, setSession] = useState('');
   const [entryId, setEntryId] = useState(jump.entryId ?? '');
-  const [ns, setNs] = useState(jump.namespace ?? '');
+  // An admin without the "*" grant reads the audit of one granted namespace at a time.
+  const [ns, setNs] = useState(jump.namespace ?? (me.namespaces.includes('*') ? '' : (me.namespaces[0] ?? '')));
   const [onlyReads, setOnlyReads] = useState(!!jump.entryId);
   const [records, setRecords] = useState<AuditRecord[]>([]);
   const [shownEntry, setShownEntry] = useState('');
