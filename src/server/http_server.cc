@@ -159,6 +159,7 @@ HttpServer::HttpServer(const ServerOptions& options, const ServiceBackends& back
   context_.metrics = &metrics_;
   context_.credentials = &credentials_;
   context_.gauges = [this] { return Gauges(); };
+  context_.stats = [this] { return StatsJson(); };
 }
 
 HttpServer::~HttpServer() { Stop(); }
@@ -173,6 +174,7 @@ void HttpServer::InstallRoutes() {
   AddMem0Routes(context_, &routes_);
   AddHealthRoutes(context_, &routes_);
   AddMcpRoutes(context_, &routes_);
+  AddDashboardRoutes(context_, &routes_);
   for (const RouteSpec& route : routes_) table_.Add(route.method, route.pattern);
 }
 
@@ -245,6 +247,7 @@ std::string HttpServer::RefuseRequest(const Refusal& refusal) {
   WriteJson(response, refusal.status, ErrorBody(refusal.code, refusal.message));
   response.set_header("Cache-Control", "no-store");
   response.set_header("X-Content-Type-Options", "nosniff");
+  response.set_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
   if (refusal.status == 503) {
     response.set_header("Retry-After", "1");
     metrics_.CountReject(RejectReason::kOverloaded);
@@ -303,6 +306,40 @@ std::vector<Sample> HttpServer::Gauges() const {
   return samples;
 }
 
+StatsCounters HttpServer::CurrentCounters() const {
+  StatsCounters c;
+  c.requests = metrics_.requests_total();
+  for (int i = 0; i < kRejectReasonCount; ++i) c.rejects[i] = metrics_.rejects(static_cast<RejectReason>(i));
+  c.entries_added = metrics_.count(EventCounter::kEntriesAdded);
+  c.quarantined = metrics_.count(EventCounter::kEntriesQuarantined);
+  c.released = metrics_.count(EventCounter::kQuarantineReleased);
+  c.rejected = metrics_.count(EventCounter::kQuarantineRejected);
+  c.withheld_candidates = metrics_.count(EventCounter::kSearchWithheldCandidates);
+  c.signature_failures = context_.backends.store->signature_failures();
+  for (int i = 0; i < kGateDecisionCount; ++i) {
+    c.gate_decisions[i] = metrics_.gate_decisions(static_cast<GateDecision>(i));
+  }
+  if (const HoneypotGuard* guard = context_.backends.retriever->honeypot_guard(); guard != nullptr) {
+    c.honeypot_blocks = guard->blocks();
+    c.honeypot_refusals = guard->refusals();
+  }
+  return c;
+}
+
+nlohmann::json HttpServer::StatsJson() {
+  const int64_t now_us = context_.backends.env->NowMicros();
+  stats_.Tick(now_us);
+  nlohmann::json out = stats_.ToJson();
+  out["now_us"] = now_us;
+  out["totals"] = CurrentCounters().ToJson();
+  // The blocks in force now (null when the honeypot monitor is off).
+  out["blocked_sessions"] = nullptr;
+  if (const HoneypotGuard* guard = context_.backends.retriever->honeypot_guard(); guard != nullptr) {
+    if (auto blocked = guard->Blocked(); blocked.ok()) out["blocked_sessions"] = blocked->size();
+  }
+  return out;
+}
+
 void HttpServer::Dispatch(const httplib::Request& request, httplib::Response& response) {
   const Clock::time_point start = Clock::now();
   std::string route = "unmatched";
@@ -316,10 +353,18 @@ void HttpServer::Dispatch(const httplib::Request& request, httplib::Response& re
     WriteJson(response, 500, ErrorBody("internal", "internal error"));
   }
   response.set_header("Cache-Control", "no-store");
-  response.set_header("X-Content-Type-Options", "nosniff");
+  if (!response.has_header("X-Content-Type-Options"))
+    response.set_header("X-Content-Type-Options", "nosniff");
+  // An API answer is data, never a page: nothing in it may load or run, and no page may frame it.
+  // The dashboard's own answers carry their policy (dashboard_routes.cc).
+  if (!response.has_header("Content-Security-Policy")) {
+    response.set_header("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'");
+  }
+  if (!response.has_header("Referrer-Policy")) response.set_header("Referrer-Policy", "no-referrer");
   if (auto reason = RejectReasonOf(response.status)) metrics_.CountReject(*reason);
-  metrics_.ObserveRequest(route, MethodLabel(request.method), response.status,
-                          std::chrono::duration<double>(Clock::now() - start).count());
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  metrics_.ObserveRequest(route, MethodLabel(request.method), response.status, seconds);
+  stats_.Observe(context_.backends.env->NowMicros(), seconds);
 }
 
 void HttpServer::RecordRefusal(const httplib::Request& request, std::string_view route, const Caller* caller,
@@ -433,6 +478,7 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
     WriteStatus(response, reply.status());
     return;
   }
+  for (const auto& [name, value] : reply->headers) response.set_header(name, value);
   if (!reply->text.empty() || !reply->content_type.empty()) {
     response.status = reply->status;
     SetContent(response, std::move(reply->text), reply->content_type);

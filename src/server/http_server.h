@@ -30,6 +30,7 @@
 #include "server/metrics.h"
 #include "server/rate_limiter.h"
 #include "server/service.h"
+#include "server/stats_series.h"
 
 namespace bulwark::server {
 
@@ -106,6 +107,9 @@ class HttpServer {
   void RecordRefusal(const httplib::Request& request, std::string_view route, const Caller* caller,
                      const absl::Status& status);
   std::vector<Sample> Gauges() const;
+  // The counters the dashboard's time series samples (stats_series.h), and GET /v1/admin/stats.
+  StatsCounters CurrentCounters() const;
+  nlohmann::json StatsJson();
 
   ServerOptions options_;
   ServiceContext context_;
@@ -118,6 +122,8 @@ class HttpServer {
   std::vector<RouteSpec> routes_;                         // parallel to table_
   std::unique_ptr<DefendedRetriever> default_retriever_;  // when the backends bring none
   std::unique_ptr<ConnectionLoop> loop_;                  // created by Bind
+  // 10-s windows over the last hour (360 samples of 208 bytes), for the dashboard's health charts.
+  StatsSeries stats_{10'000'000, 360, [this] { return CurrentCounters(); }};
 };
 
 }  // namespace bulwark::server

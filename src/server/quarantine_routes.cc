@@ -1,8 +1,8 @@
 // Quarantine review (DESIGN 4.5), all for the admin role in a granted namespace:
 //
 //   GET  /v1/quarantine?namespace=NS[&limit=N]   quarantined entries, oldest first
-//   POST /v1/quarantine/{id}/release             quarantined -> active
-//   POST /v1/quarantine/{id}/reject              quarantined -> deleted
+//   POST /v1/quarantine/{id}/release             quarantined -> active; body {"namespace"?, "reason"?}
+//   POST /v1/quarantine/{id}/reject              quarantined -> deleted; body {"namespace"?, "reason"?}
 //   POST /v1/memories/{id}/quarantine            active -> quarantined, by an operator
 //
 // Write-time detectors (a later issue) fill the quarantine automatically; the manual route lets an
@@ -42,7 +42,9 @@ absl::StatusOr<Reply> Act(ServiceContext& ctx, const Call& call, Action action) 
   if (!IsValidEntryId(id)) {
     return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument", "the id is not a valid entry id");
   }
-  auto request = ParseEntryActionRequest(call.http.body, action == Action::kQuarantine, ctx.limits);
+  // Every action may give a reason (the dashboard asks for one); release and reject record it in
+  // their audit record's detail, a manual quarantine in the entry's report.
+  auto request = ParseEntryActionRequest(call.http.body, /*allow_reason=*/true, ctx.limits);
   if (!request.ok()) return request.status();
   auto ns = ResolveNamespace(request->name_space, call.query);
   if (!ns.ok()) return ns.status();
@@ -82,7 +84,9 @@ absl::StatusOr<Reply> Act(ServiceContext& ctx, const Call& call, Action action) 
       ctx.metrics->Count(EventCounter::kEntriesQuarantined);
       break;
   }
-  RecordAudit(ctx, call, *ns, operation, {std::string(id)});
+  nlohmann::json detail = nlohmann::json::object();
+  if (action != Action::kQuarantine && request->reason) detail["reason"] = *request->reason;
+  RecordAudit(ctx, call, *ns, operation, {std::string(id)}, "", std::move(detail));
   auto entry = store.Get(*ns, id);
   if (!entry.ok()) return entry.status();
   Reply reply;

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "audit/audit_log.h"
@@ -51,6 +52,9 @@ struct ServiceContext {
   CredentialCache* credentials = nullptr;  // cleared by every revocation made through the API
   // Gauges sampled at scrape time (connection queue, store counters); set by HttpServer.
   std::function<std::vector<Sample>()> gauges;
+  // The dashboard's numbers for GET /v1/admin/stats (current counters and the time series of
+  // stats_series.h); set by HttpServer.
+  std::function<nlohmann::json()> stats;
 };
 
 // One request, as a handler sees it.
@@ -71,6 +75,8 @@ struct Reply {
   nlohmann::json body;       // sent as application/json unless `text` is set
   std::string text;          // a non-JSON body (Prometheus text)
   std::string content_type;  // for `text`
+  // Extra response headers (the dashboard's Content-Security-Policy, a redirect's Location).
+  std::vector<std::pair<std::string, std::string>> headers;
 };
 
 using Handler = std::function<absl::StatusOr<Reply>(const Call&)>;
@@ -103,6 +109,9 @@ void AddMcpRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);  // 
 void AddListRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 // Mem0's platform paths (mem0_routes.cc, doc/mem0.md).
 void AddMem0Routes(ServiceContext& context, std::vector<RouteSpec>* routes);
+// The operator dashboard: /ui/ and its assets, GET /v1/whoami, GET /v1/admin/stats
+// (dashboard_routes.cc, doc/dashboard.md).
+void AddDashboardRoutes(ServiceContext& context, std::vector<RouteSpec>* routes);
 
 // Shared by the route files.
 
