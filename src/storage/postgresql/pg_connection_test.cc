@@ -1,0 +1,144 @@
+#include "storage/postgresql/pg_connection.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "storage/postgresql/testing/pg_test_environment.h"
+#include "testing/status_matchers.h"
+
+namespace bulwark::pg {
+namespace {
+
+using ::bulwark::testing::IsOk;
+using ::bulwark::testing::StatusIs;
+using ::testing::HasSubstr;
+
+class PgConnectionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto db = bulwark::testing::NewPgTestDatabase();
+    ASSERT_THAT(db, IsOk());
+    conninfo_ = *db;
+    auto conn = PgConnection::Open(conninfo_);
+    ASSERT_THAT(conn, IsOk());
+    conn_ = *std::move(conn);
+    ASSERT_THAT(conn_->Exec("CREATE TABLE t(k TEXT PRIMARY KEY, n BIGINT NOT NULL, b BYTEA NOT NULL)"),
+                IsOk());
+  }
+  std::string conninfo_;
+  std::unique_ptr<PgConnection> conn_;
+};
+
+TEST(PgErrorMapping, SqlStatesMapToStatusCodes) {
+  EXPECT_EQ(CodeForSqlState("23505"), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(CodeForSqlState("40001"), absl::StatusCode::kAborted);
+  EXPECT_EQ(CodeForSqlState("40P01"), absl::StatusCode::kAborted);
+  EXPECT_EQ(CodeForSqlState("08006"), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(CodeForSqlState("57P01"), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(CodeForSqlState("42601"), absl::StatusCode::kInternal);
+  EXPECT_EQ(CodeForSqlState(""), absl::StatusCode::kInternal);
+}
+
+TEST(PgConnectionOpen, UnreachableServerIsUnavailableAndBadStringIsInvalid) {
+  // Port 1 on loopback: nothing listens there.
+  EXPECT_THAT(PgConnection::Open("host=127.0.0.1 port=1 dbname=x connect_timeout=2"),
+              StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_THAT(PgConnection::Open("host=127.0.0.1 nonsense_option=1"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST_F(PgConnectionTest, BinaryBytesAndIntegersRoundTrip) {
+  std::string bytes("\0\x01\xff\x80zz", 6);  // NUL and high bytes: only binary form carries them as-is
+  const std::vector<PgParam> params = {PgParam::Text("a"), PgParam::Int(-1234567890123),
+                                       PgParam::Bytes(bytes)};
+  ASSERT_THAT(conn_->Query("INSERT INTO t VALUES($1, $2, $3)", params), IsOk());
+  const std::vector<PgParam> key = {PgParam::Text("a")};
+  auto got = conn_->Prepared("get", "SELECT k, n, b, length(b) FROM t WHERE k = $1", key);
+  ASSERT_THAT(got, IsOk());
+  ASSERT_EQ(got->rows(), 1);
+  EXPECT_EQ(got->View(0, 0), "a");
+  EXPECT_EQ(got->Int(0, 1), -1234567890123);
+  EXPECT_EQ(got->Bytes(0, 2), bytes);
+  EXPECT_EQ(got->Int(0, 3), 6) << "int4 in binary form";
+  // The prepared statement is reused on the second call.
+  auto again = conn_->Prepared("get", "ignored: already prepared", key);
+  ASSERT_THAT(again, IsOk());
+  EXPECT_EQ(again->rows(), 1);
+}
+
+TEST_F(PgConnectionTest, UniqueViolationIsAlreadyExistsAndSyntaxErrorIsInternalWithMessage) {
+  const std::vector<PgParam> row = {PgParam::Text("a"), PgParam::Int(1), PgParam::Bytes("")};
+  ASSERT_THAT(conn_->Query("INSERT INTO t VALUES($1, $2, $3)", row), IsOk());
+  EXPECT_THAT(conn_->Query("INSERT INTO t VALUES($1, $2, $3)", row),
+              StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_THAT(conn_->Exec("SELEC 1"), StatusIs(absl::StatusCode::kInternal, HasSubstr("syntax error")));
+}
+
+TEST_F(PgConnectionTest, TransactionRollsBackUnlessCommitted) {
+  {
+    PgTransaction txn(*conn_);
+    ASSERT_THAT(txn.status(), IsOk());
+    ASSERT_THAT(conn_->Exec("INSERT INTO t VALUES('gone', 1, '')"), IsOk());
+  }
+  {
+    PgTransaction txn(*conn_);
+    ASSERT_THAT(conn_->Exec("INSERT INTO t VALUES('kept', 1, '')"), IsOk());
+    ASSERT_THAT(txn.Commit(), IsOk());
+  }
+  {
+    PgTransaction txn(*conn_);
+    EXPECT_FALSE(conn_->Exec("INSERT INTO t VALUES('kept', 2, '')").ok());
+    EXPECT_THAT(txn.Commit(), StatusIs(absl::StatusCode::kAborted)) << "a failed transaction cannot commit";
+  }
+  auto rows = conn_->Query("SELECT k FROM t ORDER BY k");
+  ASSERT_THAT(rows, IsOk());
+  ASSERT_EQ(rows->rows(), 1);
+  EXPECT_EQ(rows->View(0, 0), "kept");
+}
+
+TEST_F(PgConnectionTest, BatchRunsEveryRowInOnePipelineAndStopsAtTheFirstError) {
+  std::vector<std::vector<PgParam>> rows;
+  for (int i = 0; i < 600; ++i) {  // over one pipeline's depth
+    rows.push_back(
+        {PgParam::Text("k" + std::to_string(i)), PgParam::Int(i), PgParam::Bytes(std::string(64, 'x'))});
+  }
+  constexpr char kInsert[] = "INSERT INTO t VALUES($1, $2, $3)";
+  auto done = conn_->ExecBatch("ins", kInsert, rows);
+  ASSERT_THAT(done, IsOk());
+  EXPECT_EQ(done->size(), 600u);
+  auto sum = conn_->Query("SELECT count(*), sum(n)::bigint FROM t");
+  ASSERT_THAT(sum, IsOk());
+  EXPECT_EQ(sum->Int(0, 0), 600);
+  EXPECT_EQ(sum->Int(0, 1), 599 * 600 / 2);
+
+  // In a transaction, a duplicate in the middle fails the batch and the whole transaction.
+  std::vector<std::vector<PgParam>> bad = {{PgParam::Text("new1"), PgParam::Int(1), PgParam::Bytes("")},
+                                           {PgParam::Text("k5"), PgParam::Int(1), PgParam::Bytes("")},
+                                           {PgParam::Text("new2"), PgParam::Int(1), PgParam::Bytes("")}};
+  {
+    PgTransaction txn(*conn_);
+    EXPECT_THAT(conn_->ExecBatch("ins", kInsert, bad), StatusIs(absl::StatusCode::kAlreadyExists));
+  }
+  auto count = conn_->Query("SELECT count(*) FROM t");
+  ASSERT_THAT(count, IsOk());
+  EXPECT_EQ(count->Int(0, 0), 600);
+  // The connection is usable after the failed pipeline.
+  EXPECT_THAT(conn_->Exec("SELECT 1"), IsOk());
+}
+
+TEST_F(PgConnectionTest, TerminatedConnectionIsUnavailable) {
+  auto pid = conn_->Query("SELECT pg_backend_pid()");
+  ASSERT_THAT(pid, IsOk());
+  auto other = PgConnection::Open(conninfo_);
+  ASSERT_THAT(other, IsOk());
+  const std::vector<PgParam> target = {PgParam::Int(pid->Int(0, 0))};
+  ASSERT_THAT((*other)->Query("SELECT pg_terminate_backend($1::int)", target), IsOk());
+  EXPECT_THAT(conn_->Exec("SELECT 1"), StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_FALSE(conn_->healthy());
+}
+
+}  // namespace
+}  // namespace bulwark::pg

@@ -1,0 +1,53 @@
+// PgTestCluster (tests only): a throwaway PostgreSQL 15 cluster for the tests of the PostgreSQL
+// repositories. Start() runs /usr/lib/postgresql/15/bin/initdb into a fresh directory under
+// $TMPDIR (or /tmp) and `pg_ctl start`s a server listening on 127.0.0.1 only, on a free port, with
+// its Unix socket inside that directory, trust authentication, and fsync off (test data need not
+// survive a power loss). The destructor stops the server (pg_ctl stop -m immediate) and removes
+// the directory; a test failure unwinds normally, so the cluster goes with it. Every wait is
+// bounded (pg_ctl -w -t 30).
+//
+// PostgreSQL refuses to run as root: when this process is root (CI is), initdb, pg_ctl and the
+// server run as the `postgres` user (runuser -u postgres --), and the directory is chowned to it.
+// Otherwise they run as the current user.
+#pragma once
+
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace bulwark::testing {
+
+class PgTestCluster {
+ public:
+  // Initializes and starts a cluster. Unavailable (with the tool's log) if PostgreSQL 15 is not
+  // installed, initdb fails, or the server does not come up within 30 s.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<PgTestCluster>> Start();
+  ~PgTestCluster();
+  PgTestCluster(const PgTestCluster&) = delete;
+  PgTestCluster& operator=(const PgTestCluster&) = delete;
+
+  int port() const { return port_; }
+  // A libpq connection string for database `dbname` as the cluster's superuser.
+  std::string ConnInfo(std::string_view dbname = "postgres") const;
+  // Creates an empty database `dbname` (UTF-8) and returns its connection string.
+  [[nodiscard]] absl::StatusOr<std::string> CreateDatabase(std::string_view dbname);
+  // Runs SQL on database `dbname` (tests use it to edit rows behind a repository's back).
+  [[nodiscard]] absl::Status ExecSql(std::string_view dbname, std::string_view sql);
+
+ private:
+  PgTestCluster() = default;
+  // Runs a PostgreSQL program (as `postgres` when root) with stdout and stderr appended to
+  // `log`; its exit status as OK or Unavailable with the log's tail.
+  absl::Status RunTool(const std::string& program, const std::vector<std::string>& args);
+
+  std::filesystem::path dir_;  // removed on destruction
+  std::filesystem::path log_;
+  int port_ = 0;
+  bool started_ = false;
+};
+
+}  // namespace bulwark::testing
