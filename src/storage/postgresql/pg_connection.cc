@@ -119,7 +119,10 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Open(std::string_vie
   }
   auto connection = std::unique_ptr<PgConnection>(new PgConnection(std::move(conn)));
   // Every stored timestamp is an integer; UTC and UTF-8 make text comparisons and messages stable.
-  if (auto s = connection->Exec("SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'"); !s.ok()) return s;
+  if (auto s = connection->Exec(
+          "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'; SET client_min_messages = warning");
+      !s.ok())
+    return s;
   return connection;
 }
 
