@@ -255,4 +255,23 @@ absl::Status PgTransaction::Commit() {
   return absl::OkStatus();
 }
 
+absl::Status ExecSchema(PgConnection& conn, std::string_view sql) {
+  constexpr char kLock[] =
+      "SELECT pg_advisory_xact_lock(7099337446126694913)";  // an arbitrary key, the same in every opener
+  PgTransaction txn(conn);
+  if (!txn.status().ok()) return txn.status();
+  if (auto s = conn.Exec(kLock); !s.ok()) return s;
+  if (auto s = conn.Exec(sql); !s.ok()) return s;
+  return txn.Commit();
+}
+
+absl::Status RequireStore(PgConnection& conn) {
+  auto found = conn.Query("SELECT to_regclass('meta') IS NOT NULL");
+  if (!found.ok()) return found.status();
+  if (found->View(0, 0) != std::string_view("\x01", 1)) {
+    return absl::NotFoundError("the PostgreSQL database holds no Bulwark store");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace bulwark::pg

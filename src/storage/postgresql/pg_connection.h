@@ -143,4 +143,13 @@ class PgTransaction {
   bool done_ = false;
 };
 
+// Runs DDL (CREATE ... IF NOT EXISTS) in one transaction under a transaction-scoped advisory lock
+// shared by every repository of this folder, so that processes opening one database at once do
+// not race on the catalog (concurrent CREATE IF NOT EXISTS can fail with a unique violation).
+[[nodiscard]] absl::Status ExecSchema(PgConnection& conn, std::string_view sql);
+
+// NotFound unless the database holds a store (the `meta` table PostgresBackend creates): the
+// other repositories open only a store the backend made, as the SQLite ones need its file.
+[[nodiscard]] absl::Status RequireStore(PgConnection& conn);
+
 }  // namespace bulwark::pg

@@ -18,7 +18,7 @@ using pg::PgTransaction;
 
 constexpr int kSchemaVersion = 2;  // as SqliteBackend's: the same columns
 constexpr char kFormatName[] = "bulwark.store";
-constexpr int64_t kSchemaLockKey = 0x62756c7761726b01;  // advisory lock serializing schema creation
+constexpr int64_t kSchemaLockKey = 7099337446126694913;  // ExecSchema's advisory lock (pg_connection.h)
 
 // The store's tables (as sqlite_backend.cc's), plus history_counter (see the header). The
 // functions read the reserved metadata members (store/entry_keys.h) as SQLite's json_extract

@@ -6,9 +6,15 @@
 #include <sqlite3.h>
 
 #include "storage/postgresql/pg_connection.h"
+#include "storage/postgresql/postgres_access_repository.h"
 #include "storage/postgresql/postgres_backend.h"
+#include "storage/postgresql/postgres_gate_repository.h"
+#include "storage/postgresql/postgres_honeypot_repository.h"
 #include "storage/postgresql/testing/pg_test_environment.h"
+#include "storage/sqlite_access_repository.h"
 #include "storage/sqlite_backend.h"
+#include "storage/sqlite_gate_repository.h"
+#include "storage/sqlite_honeypot_repository.h"
 #include "storage/sqlite_util.h"
 
 namespace bulwark::testing {
@@ -34,6 +40,25 @@ absl::StatusOr<std::unique_ptr<StorageBackend>> StoreUnderTest::OpenBackend(bool
   auto db = PostgresBackend::Open(conninfo_, create);
   if (!db.ok()) return db.status();
   return std::unique_ptr<StorageBackend>(std::move(*db));
+}
+
+absl::StatusOr<std::unique_ptr<AccessRepository>> StoreUnderTest::OpenAccess() {
+  if (kind_ == StoreKind::kSqlite) return OpenSqliteAccessRepository(db_path());
+  return OpenPostgresAccessRepository(conninfo_);
+}
+
+absl::StatusOr<std::unique_ptr<GateRepository>> StoreUnderTest::OpenGate() {
+  if (kind_ == StoreKind::kSqlite) return OpenSqliteGateRepository(db_path());
+  return OpenPostgresGateRepository(conninfo_);
+}
+
+absl::StatusOr<std::unique_ptr<HoneypotRepository>> StoreUnderTest::OpenHoneypot() {
+  if (kind_ == StoreKind::kSqlite) {
+    auto repo = SqliteHoneypotRepository::Open(db_path());
+    if (!repo.ok()) return repo.status();
+    return std::unique_ptr<HoneypotRepository>(std::move(*repo));
+  }
+  return OpenPostgresHoneypotRepository(conninfo_);
 }
 
 absl::Status StoreUnderTest::ExecSql(const std::string& sql) {

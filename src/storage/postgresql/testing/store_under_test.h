@@ -12,6 +12,9 @@
 #include <string>
 #include <string_view>
 
+#include "storage/access_repository.h"
+#include "storage/gate_repository.h"
+#include "storage/honeypot_repository.h"
 #include "storage/storage_backend.h"
 #include "testing/temp_dir.h"
 
@@ -29,6 +32,10 @@ class StoreUnderTest {
   // A new connection to the store's entries (SqliteBackend or PostgresBackend; both are also the
   // DefenseStateRepository).
   [[nodiscard]] absl::StatusOr<std::unique_ptr<StorageBackend>> OpenBackend(bool create = true);
+  // New connections to the other repositories (the store must exist: OpenBackend first).
+  [[nodiscard]] absl::StatusOr<std::unique_ptr<AccessRepository>> OpenAccess();
+  [[nodiscard]] absl::StatusOr<std::unique_ptr<GateRepository>> OpenGate();
+  [[nodiscard]] absl::StatusOr<std::unique_ptr<HoneypotRepository>> OpenHoneypot();
   // Runs SQL on the store behind the repositories' back (a tamperer with database access).
   [[nodiscard]] absl::Status ExecSql(const std::string& sql);
   // A SQL literal for these raw bytes in this store's dialect.
