@@ -9,6 +9,8 @@
 
 #include <vector>
 
+#include "storage/postgresql/postgres_store.h"
+#include "storage/postgresql/testing/pg_test_environment.h"
 #include "storage/postgresql/testing/store_under_test.h"
 #include "testing/status_matchers.h"
 
@@ -255,6 +257,42 @@ TEST_P(RepositoryContract, RepositoriesNeedAStore) {
 INSTANTIATE_TEST_SUITE_P(Backends, RepositoryContract,
                          ::testing::Values(StoreKind::kSqlite, StoreKind::kPostgres),
                          [](const auto& info) { return ::bulwark::testing::StoreKindName(info.param); });
+
+}  // namespace
+}  // namespace bulwark
+
+namespace bulwark {
+namespace {
+
+using ::bulwark::testing::IsOk;
+using ::bulwark::testing::StatusIs;
+
+TEST(OpenPostgresRepositories, OpensEveryRepositoryOfOneStoreFromAUrl) {
+  auto cluster = ::bulwark::testing::SharedPgCluster();
+  ASSERT_THAT(cluster, IsOk());
+  auto conninfo = ::bulwark::testing::NewPgTestDatabase();
+  ASSERT_THAT(conninfo, IsOk());
+  const size_t at = conninfo->find("dbname=") + 7;
+  const std::string dbname = conninfo->substr(at, conninfo->find(' ', at) - at);
+  const std::string url =
+      "postgresql://postgres@127.0.0.1:" + std::to_string((*cluster)->port()) + "/" + dbname;
+  EXPECT_TRUE(IsPostgresUrl(url));
+  EXPECT_FALSE(IsPostgresUrl("/var/lib/bulwark"));
+  EXPECT_THAT(OpenPostgresRepositories(url, /*create=*/false), StatusIs(absl::StatusCode::kNotFound));
+  auto repos = OpenPostgresRepositories(url, /*create=*/true);
+  ASSERT_THAT(repos, IsOk());
+  ASSERT_THAT(repos->gates->Save({"a", "off", "e", 1, "{}", "", 1, ""}), IsOk());
+  ASSERT_THAT(repos->access->InsertPrincipal({"bob", "reader", "[]", false, 1, 1, ""}), IsOk());
+  ASSERT_THAT(repos->honeypots->PutSetting({"a", "monitor", 4}), IsOk());
+  ASSERT_THAT(repos->backend->PutCalibration("a", "{}"), IsOk());
+  auto again = OpenPostgresRepositories(url, /*create=*/false);
+  ASSERT_THAT(again, IsOk());
+  auto gate = again->gates->Find("a");
+  ASSERT_THAT(gate, IsOk());
+  EXPECT_TRUE(gate->has_value());
+  EXPECT_THAT(OpenPostgresRepositories("postgresql://postgres@127.0.0.1:1/x?connect_timeout=2", true),
+              StatusIs(absl::StatusCode::kUnavailable));
+}
 
 }  // namespace
 }  // namespace bulwark
