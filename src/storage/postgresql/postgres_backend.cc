@@ -22,7 +22,9 @@ constexpr int64_t kSchemaLockKey = 7099337446126694913;  // ExecSchema's advisor
 
 // The store's tables (as sqlite_backend.cc's), plus history_counter (see the header). The
 // functions read the reserved metadata members (store/entry_keys.h) as SQLite's json_extract
-// does: NULL when the metadata is not JSON or the member is absent or of another type.
+// does: NULL when the metadata is not JSON or the member is absent or of another type. Parsing
+// is skipped (a plpgsql exception block costs a subtransaction) when the member's name does not
+// occur in the text: the stored metadata is nlohmann's dump, which never escapes a '.' in a key.
 constexpr char kSchema[] = R"sql(
 CREATE TABLE IF NOT EXISTS meta(
   key   TEXT COLLATE "C" PRIMARY KEY,
@@ -94,14 +96,14 @@ END $$;
 CREATE OR REPLACE FUNCTION bulwark_entry_key(m TEXT) RETURNS TEXT
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN jsonb_typeof(j -> 'bulwark.key') = 'string' THEN j ->> 'bulwark.key' END
-  FROM (SELECT bulwark_json(m) AS j) AS parsed
+  FROM (SELECT CASE WHEN strpos(m, 'bulwark.key') > 0 THEN bulwark_json(m) END AS j) AS parsed
 $$;
 CREATE OR REPLACE FUNCTION bulwark_entry_expiry(m TEXT) RETURNS BIGINT
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
   SELECT CASE WHEN jsonb_typeof(j -> 'bulwark.expires_at_us') = 'number'
               AND (j ->> 'bulwark.expires_at_us') ~ '^-?[0-9]{1,18}$'
          THEN (j ->> 'bulwark.expires_at_us')::bigint END
-  FROM (SELECT bulwark_json(m) AS j) AS parsed
+  FROM (SELECT CASE WHEN strpos(m, 'bulwark.expires_at_us') > 0 THEN bulwark_json(m) END AS j) AS parsed
 $$;
 CREATE INDEX IF NOT EXISTS entries_by_key ON entries(namespace, bulwark_entry_key(metadata));
 CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries(bulwark_entry_expiry(metadata));

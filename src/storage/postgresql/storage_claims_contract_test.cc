@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <thread>
 #include <vector>
@@ -242,6 +243,42 @@ TEST_P(StorageClaimsContract, EventsAfterNeverSkipsAnEventUnderConcurrentWriters
     EXPECT_TRUE(std::is_sorted(ids.begin(), ids.end())) << ns << ": in the order written";
     EXPECT_EQ(ids.size(), size_t{kWrites});
   }
+}
+
+// Not a check: the numbers in the branch report (run with --gtest_also_run_disabled_tests
+// --gtest_filter='*DISABLED_Timing*'). 2000 entries in one InsertEntries (batched writes), 200
+// single-entry UpdateEntry calls, 200 GetRows of 50 row ids.
+TEST_P(StorageClaimsContract, DISABLED_Timing) {
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  std::vector<Entry> batch;
+  std::vector<HistoryEvent> events;
+  for (int i = 0; i < 2000; ++i) {
+    batch.push_back(MakeEntry("T" + std::to_string(100000 + i)));
+    batch.back().embedding.assign(384, 0.25f);
+    events.push_back(AddEvent(batch.back()));
+  }
+  auto t0 = Clock::now();
+  auto row_ids = db_->InsertEntries(batch, events);
+  const double insert_ms = ms(Clock::now() - t0);
+  ASSERT_THAT(row_ids, IsOk());
+  t0 = Clock::now();
+  for (int i = 0; i < 200; ++i) {
+    Entry next = batch[i];
+    next.text = "updated";
+    next.updated_at_us = 200;
+    ASSERT_THAT(db_->UpdateEntry(next, 123, {0, next.id, next.name_space, "update", "t", 200, {}}), IsOk());
+  }
+  const double update_ms = ms(Clock::now() - t0);
+  t0 = Clock::now();
+  for (int i = 0; i < 200; ++i) {
+    std::vector<int64_t> ids(row_ids->begin() + i * 5, row_ids->begin() + i * 5 + 50);
+    ASSERT_THAT(db_->GetRows(ids), IsOk());
+  }
+  const double read_ms = ms(Clock::now() - t0);
+  std::printf("%s: InsertEntries(2000 x 384-d) %.1f ms; UpdateEntry %.3f ms each; GetRows(50) %.3f ms each\n",
+              ::bulwark::testing::StoreKindName(GetParam()).c_str(), insert_ms, update_ms / 200,
+              read_ms / 200);
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StorageClaimsContract,
