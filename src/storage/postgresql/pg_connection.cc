@@ -232,6 +232,67 @@ absl::StatusOr<std::vector<PgResult>> PgConnection::ExecBatch(std::string_view n
   return all;
 }
 
+namespace {
+
+void AppendBigEndian(std::string* out, uint64_t value, int bytes) {
+  for (int i = bytes - 1; i >= 0; --i) out->push_back(static_cast<char>((value >> (8 * i)) & 0xff));
+}
+
+// One row of a binary COPY stream (PostgreSQL docs, "COPY", binary format: a 16-bit field count,
+// then per field a 32-bit length (-1 for NULL) and its bytes; int8 as 8 big-endian bytes).
+void AppendCopyRow(std::string* out, std::span<const PgParam> row) {
+  AppendBigEndian(out, row.size(), 2);
+  for (const PgParam& field : row) {
+    if (field.null) {
+      AppendBigEndian(out, 0xffffffffu, 4);
+    } else if (field.integer) {
+      AppendBigEndian(out, 8, 4);
+      AppendBigEndian(out, static_cast<uint64_t>(field.number), 8);
+    } else {
+      AppendBigEndian(out, field.value.size(), 4);
+      out->append(field.value);
+    }
+  }
+}
+
+}  // namespace
+
+absl::Status PgConnection::CopyIn(std::string_view target, std::span<const std::vector<PgParam>> rows) {
+  constexpr size_t kFlushBytes = 1 << 20;
+  for (const auto& row : rows) {
+    if (auto s = CheckParams(row); !s.ok()) return s;
+  }
+  PgResultPtr start(
+      PQexec(conn_.get(), absl::StrCat("COPY ", ToAbsl(target), " FROM STDIN (FORMAT binary)").c_str()));
+  if (start == nullptr || PQresultStatus(start.get()) != PGRES_COPY_IN) {
+    absl::Status s = PgStatusFromResult(conn_.get(), start.get(), "copy");
+    return s.ok() ? absl::InternalError("copy: the server did not start COPY IN") : s;
+  }
+  std::string buffer("PGCOPY\n\xff\r\n\0", 11);
+  AppendBigEndian(&buffer, 0, 4);  // flags
+  AppendBigEndian(&buffer, 0, 4);  // header extension length
+  bool sent = true;
+  for (const auto& row : rows) {
+    AppendCopyRow(&buffer, row);
+    if (buffer.size() >= kFlushBytes) {
+      sent = PQputCopyData(conn_.get(), buffer.data(), static_cast<int>(buffer.size())) == 1;
+      buffer.clear();
+      if (!sent) break;
+    }
+  }
+  AppendBigEndian(&buffer, 0xffff, 2);  // trailer
+  if (sent) sent = PQputCopyData(conn_.get(), buffer.data(), static_cast<int>(buffer.size())) == 1;
+  const int ended = PQputCopyEnd(conn_.get(), sent ? nullptr : "client failed to send the data");
+  absl::Status status;
+  while (PgResultPtr result{PQgetResult(conn_.get())}) {  // the COPY's result, then NULL
+    if (auto s = PgStatusFromResult(conn_.get(), result.get(), "copy"); !s.ok() && status.ok()) status = s;
+  }
+  if (status.ok() && (!sent || ended != 1)) {
+    status = absl::UnavailableError(absl::StrCat("copy: cannot send: ", ConnectionMessage(conn_.get())));
+  }
+  return status;
+}
+
 PgTransaction::PgTransaction(PgConnection& conn, Mode mode) : conn_(conn) {
   const char* begin = "BEGIN";
   if (mode == Mode::kRepeatableReadOnly) begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";

@@ -38,16 +38,38 @@ struct PgResultDeleter {
 using PgConnPtr = std::unique_ptr<PGconn, PgConnDeleter>;
 using PgResultPtr = std::unique_ptr<PGresult, PgResultDeleter>;
 
-// One statement parameter: text (also used for numbers), raw bytes (bytea, binary form) or NULL.
+// One statement parameter (or COPY field): text (also used for numbers), raw bytes (bytea, binary
+// form) or NULL. An Int also keeps its value, for CopyIn's binary int8 encoding.
 struct PgParam {
-  static PgParam Text(std::string_view text) { return {std::string(text), false, false}; }
-  static PgParam Int(int64_t value) { return {std::to_string(value), false, false}; }
-  static PgParam Bytes(std::string_view bytes) { return {std::string(bytes), true, false}; }
-  static PgParam Null() { return {std::string(), false, true}; }
+  static PgParam Text(std::string_view text) {
+    PgParam p;
+    p.value = std::string(text);
+    return p;
+  }
+  static PgParam Int(int64_t value) {
+    PgParam p;
+    p.value = std::to_string(value);
+    p.integer = true;
+    p.number = value;
+    return p;
+  }
+  static PgParam Bytes(std::string_view bytes) {
+    PgParam p;
+    p.value = std::string(bytes);
+    p.binary = true;
+    return p;
+  }
+  static PgParam Null() {
+    PgParam p;
+    p.null = true;
+    return p;
+  }
 
   std::string value;
   bool binary = false;
   bool null = false;
+  bool integer = false;
+  int64_t number = 0;
 };
 
 // The status of a finished command: OK for PGRES_COMMAND_OK / PGRES_TUPLES_OK, otherwise the
@@ -107,6 +129,13 @@ class PgConnection {
   // batch belongs to it (a failed batch leaves the transaction aborted: roll back).
   [[nodiscard]] absl::StatusOr<std::vector<PgResult>> ExecBatch(std::string_view name, std::string_view sql,
                                                                 std::span<const std::vector<PgParam>> rows);
+
+  // Loads `rows` into `target` ("table(col, col, ...)") with COPY FROM STDIN in binary form: the
+  // data streams in one go, far cheaper per row than INSERTs. Each row has one field per column:
+  // PgParam::Int for bigint columns, Bytes for bytea, Text for text, Null. All rows or none (the
+  // server's error, e.g. AlreadyExists for a duplicate key; inside a transaction it is then
+  // aborted).
+  [[nodiscard]] absl::Status CopyIn(std::string_view target, std::span<const std::vector<PgParam>> rows);
 
   // False once the connection is lost (a later call reconnects nothing: reopen).
   bool healthy() const { return PQstatus(conn_.get()) == CONNECTION_OK; }

@@ -129,6 +129,36 @@ TEST_F(PgConnectionTest, BatchRunsEveryRowInOnePipelineAndStopsAtTheFirstError) 
   EXPECT_THAT(conn_->Exec("SELECT 1"), IsOk());
 }
 
+TEST_F(PgConnectionTest, CopyInLoadsBinaryRowsAllOrNothing) {
+  std::vector<std::vector<PgParam>> rows;
+  for (int i = 0; i < 3000; ++i) {  // over one flush of the stream
+    rows.push_back({PgParam::Text("k" + std::to_string(i) + "\t\\"), PgParam::Int(-i),
+                    PgParam::Bytes(std::string(1000, static_cast<char>(i)))});
+  }
+  ASSERT_THAT(conn_->CopyIn("t(k, n, b)", rows), IsOk());
+  auto got = conn_->Query("SELECT count(*), sum(n)::bigint, max(length(b)) FROM t");
+  ASSERT_THAT(got, IsOk());
+  EXPECT_EQ(got->Int(0, 0), 3000);
+  EXPECT_EQ(got->Int(0, 1), -2999 * 3000 / 2);
+  EXPECT_EQ(got->Int(0, 2), 1000);
+  const std::vector<PgParam> key = {PgParam::Text("k7\t\\")};
+  auto one = conn_->Query("SELECT b FROM t WHERE k = $1", key);
+  ASSERT_THAT(one, IsOk());
+  ASSERT_EQ(one->rows(), 1);
+  EXPECT_EQ(one->Bytes(0, 0), std::string(1000, '\x07'));
+  // A duplicate key fails the whole COPY; the connection stays usable.
+  std::vector<std::vector<PgParam>> dup = {{PgParam::Text("fresh"), PgParam::Int(1), PgParam::Bytes("")},
+                                           {PgParam::Text("k1\t\\"), PgParam::Int(1), PgParam::Bytes("")}};
+  EXPECT_THAT(conn_->CopyIn("t(k, n, b)", dup), StatusIs(absl::StatusCode::kAlreadyExists));
+  auto count = conn_->Query("SELECT count(*) FROM t");
+  ASSERT_THAT(count, IsOk());
+  EXPECT_EQ(count->Int(0, 0), 3000);
+  // A NULL in a NOT NULL column is the server's error, not a crash.
+  std::vector<std::vector<PgParam>> null_row = {{PgParam::Text("x"), PgParam::Null(), PgParam::Bytes("")}};
+  EXPECT_THAT(conn_->CopyIn("t(k, n, b)", null_row), StatusIs(absl::StatusCode::kInternal));
+  EXPECT_THAT(conn_->CopyIn("no_such_table(k)", null_row), StatusIs(absl::StatusCode::kInternal));
+}
+
 TEST_F(PgConnectionTest, TerminatedConnectionIsUnavailable) {
   auto pid = conn_->Query("SELECT pg_backend_pid()");
   ASSERT_THAT(pid, IsOk());

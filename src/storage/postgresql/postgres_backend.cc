@@ -113,6 +113,15 @@ constexpr char kInsertEntry[] =
     "INSERT INTO entries(id, namespace, text, metadata, principal, source, kind, state, created_at_us, "
     "updated_at_us, embedding, key_id, tag, report) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) "
     "RETURNING row_id";
+// Batches of at least this many rows are loaded with COPY (one stream) instead of a pipeline of
+// INSERTs (one statement per row); smaller ones are cheaper as a pipeline (COPY costs two extra
+// round trips).
+constexpr size_t kCopyRows = 32;
+constexpr char kCopyEntries[] =
+    "entries(row_id, id, namespace, text, metadata, principal, source, kind, state, created_at_us, "
+    "updated_at_us, "
+    "embedding, key_id, tag, report)";
+constexpr char kCopyEvents[] = "history(seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag)";
 constexpr char kInsertEvent[] =
     "INSERT INTO history(seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag) "
     "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9)";
@@ -194,7 +203,11 @@ absl::Status PostgresBackend::AppendEventsLocked(std::span<const HistoryEvent> e
   std::vector<std::vector<PgParam>> rows;
   rows.reserve(events.size());
   for (size_t i = 0; i < events.size(); ++i) rows.push_back(pg::EventParams(events[i], first + i));
-  BULWARK_RETURN_IF_ERROR(conn_->ExecBatch("insert_event", kInsertEvent, rows).status());
+  if (rows.size() >= kCopyRows) {
+    BULWARK_RETURN_IF_ERROR(conn_->CopyIn(kCopyEvents, rows));
+  } else {
+    BULWARK_RETURN_IF_ERROR(conn_->ExecBatch("insert_event", kInsertEvent, rows).status());
+  }
   for (size_t i = 0; i < events.size(); ++i) inserted_event_seqs_.push_back(first + i);
   return absl::OkStatus();
 }
@@ -219,10 +232,27 @@ absl::StatusOr<std::vector<int64_t>> PostgresBackend::InsertLocked(std::span<con
   std::vector<std::vector<PgParam>> rows;
   rows.reserve(entries.size());
   for (const Entry& e : entries) rows.push_back(pg::EntryParams(e));
-  BULWARK_ASSIGN_OR_RETURN(auto results, conn_->ExecBatch("insert_entry", kInsertEntry, rows));
   std::vector<int64_t> row_ids;
-  row_ids.reserve(results.size());
-  for (const pg::PgResult& r : results) row_ids.push_back(r.Int(0, 0));
+  row_ids.reserve(entries.size());
+  if (rows.size() >= kCopyRows) {
+    // COPY returns no row ids: draw them from the identity's sequence first, ascending as SQLite's.
+    const std::vector<PgParam> count = {PgParam::Int(static_cast<int64_t>(rows.size()))};
+    BULWARK_ASSIGN_OR_RETURN(
+        auto ids, conn_->Prepared("draw_row_ids",
+                                  "SELECT nextval(pg_get_serial_sequence('entries', 'row_id')) FROM "
+                                  "generate_series(1, $1::bigint) ORDER BY 1",
+                                  count));
+    if (ids.rows() != static_cast<int>(rows.size()))
+      return absl::InternalError("drew the wrong number of row ids");
+    for (int i = 0; i < ids.rows(); ++i) {
+      row_ids.push_back(ids.Int(i, 0));
+      rows[i].insert(rows[i].begin(), PgParam::Int(row_ids.back()));
+    }
+    BULWARK_RETURN_IF_ERROR(conn_->CopyIn(kCopyEntries, rows));
+  } else {
+    BULWARK_ASSIGN_OR_RETURN(auto results, conn_->ExecBatch("insert_entry", kInsertEntry, rows));
+    for (const pg::PgResult& r : results) row_ids.push_back(r.Int(0, 0));
+  }
   BULWARK_RETURN_IF_ERROR(AppendEventsLocked(events));
   return row_ids;
 }

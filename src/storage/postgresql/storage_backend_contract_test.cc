@@ -95,6 +95,40 @@ TEST_P(StorageBackendContract, BatchIsAllOrNothing) {
   EXPECT_EQ(*last, 0);
 }
 
+// Large batches take another path on PostgreSQL (COPY instead of a pipeline of INSERTs): the same
+// contract holds.
+TEST_P(StorageBackendContract, LargeBatchesAreAllOrNothingToo) {
+  std::vector<Entry> batch;
+  std::vector<HistoryEvent> events;
+  for (int i = 0; i < 40; ++i) {
+    batch.push_back(MakeEntry("L" + std::to_string(100 + i), "default", "text\t\n\\ " + std::to_string(i)));
+    events.push_back(AddEvent(batch.back()));
+  }
+  auto rows = db_->InsertEntries(batch, events);
+  ASSERT_THAT(rows, IsOk());
+  ASSERT_EQ(rows->size(), 40u);
+  EXPECT_TRUE(std::is_sorted(rows->begin(), rows->end()));
+  EXPECT_EQ(db_->TakeInsertedEventSeqs().size(), 40u);
+  auto got = db_->GetRows(*rows);
+  ASSERT_THAT(got, IsOk());
+  ASSERT_TRUE((*got)[7].has_value());
+  EXPECT_EQ((*got)[7]->entry.id, "L107");
+  EXPECT_EQ((*got)[7]->entry.text, "text\t\n\\ 7") << "tabs, newlines and backslashes survive";
+  EXPECT_EQ((*got)[7]->entry.embedding, batch[7].embedding);
+  auto history = db_->History("default", "L139");
+  ASSERT_THAT(history, IsOk());
+  ASSERT_EQ(history->size(), 1u);
+  EXPECT_EQ((*history)[0].seq, 40);
+
+  std::vector<Entry> again;
+  for (int i = 0; i < 40; ++i) again.push_back(MakeEntry("M" + std::to_string(100 + i)));
+  again.back().id = "L100";  // taken
+  EXPECT_THAT(db_->InsertEntries(again, events), StatusIs(absl::StatusCode::kAlreadyExists));
+  EXPECT_EQ(*db_->GetEntry("default", "M100"), std::nullopt);
+  EXPECT_EQ(*db_->LastEventSeq(), 40);
+  EXPECT_EQ(Scan("").size(), 40u);
+}
+
 TEST_P(StorageBackendContract, SurvivesReopenAndRefusesMissingAndUnknownVersions) {
   Entry e = MakeEntry("A1");
   ASSERT_THAT(db_->InsertEntries({&e, 1}, {}), IsOk());
