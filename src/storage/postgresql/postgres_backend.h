@@ -29,7 +29,9 @@
 // invalid UTF-8 (the write path validates text before it gets here).
 //
 // One connection per backend, serialized by a mutex (as SqliteBackend). Open several backends
-// for several connections.
+// for several connections. A lost connection is not re-established: every call then returns
+// Unavailable until the backend is reopened (a write whose COMMIT was cut off may or may not have
+// committed; EventsAfter tells a reopened process what happened).
 #pragma once
 
 #include <memory>

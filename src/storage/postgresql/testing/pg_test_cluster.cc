@@ -132,11 +132,49 @@ absl::StatusOr<std::unique_ptr<PgTestCluster>> PgTestCluster::Start() {
     if (started.ok()) {
       cluster->port_ = *port;
       cluster->started_ = true;
+      cluster->StartWatchdog();
       return cluster;
     }
   }
   return absl::UnavailableError(
       absl::StrCat(started.message(), "; server log: ", Tail(cluster->dir_ / "server.log")));
+}
+
+void PgTestCluster::StartWatchdog() {
+  // The whole cleanup as one shell command, built before fork (the child only reads and execs).
+  // mkdtemp's directory name has no quote in it unless $TMPDIR has one: then no watchdog.
+  if (dir_.string().find('\'') != std::string::npos) return;
+  const std::string quoted = "'" + dir_.string() + "'";
+  std::string command = "/usr/bin/timeout 60 ";
+  if (geteuid() == 0) absl::StrAppend(&command, "/usr/sbin/runuser -u ", kRunAs, " -- ");
+  absl::StrAppend(&command, kBinDir, "pg_ctl -D ", quoted,
+                  "/data -m immediate -w -t 30 stop >/dev/null 2>&1; rm -rf ", quoted);
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return;
+  const pid_t child = fork();
+  if (child == 0) {
+    if (fork() != 0) _exit(0);  // the grandchild is reparented to init
+    close(fds[1]);
+    setsid();
+    // Holds no end of the test's output pipes (ctest reads them until every writer is gone).
+    const int null_fd = open("/dev/null", O_RDWR);
+    for (int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) dup2(null_fd, fd);
+    char byte;
+    while (read(fds[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
+    execv(argv[0], const_cast<char**>(argv));
+    _exit(127);
+  }
+  close(fds[0]);
+  if (child < 0) {
+    close(fds[1]);
+    return;
+  }
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  watchdog_fd_ = fds[1];
 }
 
 PgTestCluster::~PgTestCluster() {
@@ -146,6 +184,7 @@ PgTestCluster::~PgTestCluster() {
   }
   std::error_code ec;
   if (!dir_.empty()) std::filesystem::remove_all(dir_, ec);
+  if (watchdog_fd_ >= 0) close(watchdog_fd_);  // the watchdog then finds nothing left to do
 }
 
 std::string PgTestCluster::ConnInfo(std::string_view dbname) const {

@@ -3,8 +3,9 @@
 // $TMPDIR (or /tmp) and `pg_ctl start`s a server listening on 127.0.0.1 only, on a free port, with
 // its Unix socket inside that directory, trust authentication, and fsync off (test data need not
 // survive a power loss). The destructor stops the server (pg_ctl stop -m immediate) and removes
-// the directory; a test failure unwinds normally, so the cluster goes with it. Every wait is
-// bounded (pg_ctl -w -t 30).
+// the directory; a test failure unwinds normally, so the cluster goes with it, and a watchdog
+// process does the same if the test process dies without unwinding (a crash, or ctest killing it
+// on a timeout). Every wait is bounded (pg_ctl -w -t 30, every tool under `timeout 60`).
 //
 // PostgreSQL refuses to run as root: when this process is root (CI is), initdb, pg_ctl and the
 // server run as the `postgres` user (runuser -u postgres --), and the directory is chowned to it.
@@ -43,11 +44,16 @@ class PgTestCluster {
   // Runs a PostgreSQL program (as `postgres` when root) with stdout and stderr appended to
   // `log`; its exit status as OK or Unavailable with the log's tail.
   absl::Status RunTool(const std::string& program, const std::vector<std::string>& args);
+  // Starts the watchdog: a detached process (reparented to init, so that killing this process
+  // and its children, as ctest does on a timeout, does not kill it) that waits for this process
+  // to close its pipe, by exiting or dying, then stops the server and removes the directory.
+  void StartWatchdog();
 
   std::filesystem::path dir_;  // removed on destruction
   std::filesystem::path log_;
   int port_ = 0;
   bool started_ = false;
+  int watchdog_fd_ = -1;  // the pipe's write end; closing it wakes the watchdog
 };
 
 }  // namespace bulwark::testing
