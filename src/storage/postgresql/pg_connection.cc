@@ -57,9 +57,15 @@ absl::Status CheckParams(std::span<const PgParam> params) {
 absl::StatusCode CodeForSqlState(std::string_view sqlstate) {
   if (sqlstate == "23505") return absl::StatusCode::kAlreadyExists;
   if (sqlstate == "40001" || sqlstate == "40P01") return absl::StatusCode::kAborted;
-  if (absl::StartsWith(ToAbsl(sqlstate), "08") || absl::StartsWith(ToAbsl(sqlstate), "57P")) {
+  const absl::string_view state = ToAbsl(sqlstate);
+  // As SQLite's busy, locked, full and I/O errors: worth retrying later, elsewhere or after an
+  // operator acts (53: out of disk, memory or connections; 55P03: lock not available; 25006: a
+  // read-only standby).
+  if (absl::StartsWith(state, "08") || absl::StartsWith(state, "57P") || absl::StartsWith(state, "53") ||
+      state == "55P03" || state == "25006") {
     return absl::StatusCode::kUnavailable;
   }
+  if (state == "XX001" || state == "XX002") return absl::StatusCode::kDataLoss;  // data / index corrupted
   return absl::StatusCode::kInternal;
 }
 

@@ -8,9 +8,12 @@
 // connection (Prepared) and run in a pipeline (ExecBatch: many executions, one round trip).
 //
 // Errors (PgStatusFromResult): SQLSTATE 23505 (unique violation) -> AlreadyExists; 40001
-// (serialization failure) and 40P01 (deadlock) -> Aborted; a lost or refused connection and the
-// SQLSTATE classes 08 (connection exception) and 57P (operator intervention: shutdown) ->
-// Unavailable; everything else -> Internal with the server's message.
+// (serialization failure) and 40P01 (deadlock) -> Aborted; a lost or refused connection, the
+// SQLSTATE classes 08 (connection exception), 57P (operator intervention: shutdown) and 53
+// (insufficient resources: disk full, out of memory, too many connections), 55P03 (lock not
+// available) and 25006 (read-only standby) -> Unavailable, as SqliteError maps busy, full and I/O
+// errors; XX001 / XX002 (data or index corrupted) -> DataLoss; everything else -> Internal with
+// the server's message.
 //
 // A PgConnection is not thread-safe (neither is a PGconn): its owner serializes all use.
 #pragma once

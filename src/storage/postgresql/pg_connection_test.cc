@@ -38,6 +38,12 @@ TEST(PgErrorMapping, SqlStatesMapToStatusCodes) {
   EXPECT_EQ(CodeForSqlState("40P01"), absl::StatusCode::kAborted);
   EXPECT_EQ(CodeForSqlState("08006"), absl::StatusCode::kUnavailable);
   EXPECT_EQ(CodeForSqlState("57P01"), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(CodeForSqlState("53100"), absl::StatusCode::kUnavailable);  // disk full
+  EXPECT_EQ(CodeForSqlState("53300"), absl::StatusCode::kUnavailable);  // too many connections
+  EXPECT_EQ(CodeForSqlState("55P03"), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(CodeForSqlState("25006"), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(CodeForSqlState("XX001"), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(CodeForSqlState("23503"), absl::StatusCode::kInternal);  // a foreign key: a bug, not a retry
   EXPECT_EQ(CodeForSqlState("42601"), absl::StatusCode::kInternal);
   EXPECT_EQ(CodeForSqlState(""), absl::StatusCode::kInternal);
 }
@@ -157,6 +163,17 @@ TEST_F(PgConnectionTest, CopyInLoadsBinaryRowsAllOrNothing) {
   std::vector<std::vector<PgParam>> null_row = {{PgParam::Text("x"), PgParam::Null(), PgParam::Bytes("")}};
   EXPECT_THAT(conn_->CopyIn("t(k, n, b)", null_row), StatusIs(absl::StatusCode::kInternal));
   EXPECT_THAT(conn_->CopyIn("no_such_table(k)", null_row), StatusIs(absl::StatusCode::kInternal));
+}
+
+TEST_F(PgConnectionTest, LockTimeoutIsUnavailable) {
+  ASSERT_THAT(conn_->Exec("INSERT INTO t VALUES('a', 1, '')"), IsOk());
+  auto other = PgConnection::Open(conninfo_);
+  ASSERT_THAT(other, IsOk());
+  PgTransaction holder(*conn_);
+  ASSERT_THAT(conn_->Exec("UPDATE t SET n = 2 WHERE k = 'a'"), IsOk());
+  ASSERT_THAT((*other)->Exec("SET lock_timeout = '50ms'"), IsOk());
+  EXPECT_THAT((*other)->Exec("UPDATE t SET n = 3 WHERE k = 'a'"),
+              StatusIs(absl::StatusCode::kUnavailable, HasSubstr("55P03")));
 }
 
 TEST_F(PgConnectionTest, TerminatedConnectionIsUnavailable) {
