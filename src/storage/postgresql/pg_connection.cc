@@ -322,7 +322,11 @@ absl::Status PgTransaction::Commit() {
   return absl::OkStatus();
 }
 
-absl::Status ExecSchema(PgConnection& conn, std::string_view sql) {
+absl::Status ExecSchema(PgConnection& conn, std::string_view sql, std::string_view last_relation) {
+  const std::vector<PgParam> name = {PgParam::Text(last_relation)};
+  auto exists = conn.Query("SELECT to_regclass($1) IS NOT NULL", name);
+  if (!exists.ok()) return exists.status();
+  if (exists->View(0, 0) == std::string_view("\x01", 1)) return absl::OkStatus();
   constexpr char kLock[] =
       "SELECT pg_advisory_xact_lock(7099337446126694913)";  // an arbitrary key, the same in every opener
   PgTransaction txn(conn);

@@ -178,7 +178,11 @@ class PgTransaction {
 // Runs DDL (CREATE ... IF NOT EXISTS) in one transaction under a transaction-scoped advisory lock
 // shared by every repository of this folder, so that processes opening one database at once do
 // not race on the catalog (concurrent CREATE IF NOT EXISTS can fail with a unique violation).
-[[nodiscard]] absl::Status ExecSchema(PgConnection& conn, std::string_view sql);
+// Skipped when `last_relation` (the last table or index `sql` creates) exists: the script ran
+// before, whole, and running it again would take table locks (CREATE INDEX IF NOT EXISTS waits for
+// every writer in flight).
+[[nodiscard]] absl::Status ExecSchema(PgConnection& conn, std::string_view sql,
+                                      std::string_view last_relation);
 
 // NotFound unless the database holds a store (the `meta` table PostgresBackend creates): the
 // other repositories open only a store the backend made, as the SQLite ones need its file.

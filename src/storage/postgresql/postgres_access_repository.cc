@@ -166,7 +166,7 @@ class PostgresAccessRepository : public AccessRepository {
 absl::StatusOr<std::unique_ptr<AccessRepository>> OpenPostgresAccessRepository(std::string_view conninfo) {
   BULWARK_ASSIGN_OR_RETURN(auto conn, pg::PgConnection::Open(conninfo));
   BULWARK_RETURN_IF_ERROR(pg::RequireStore(*conn));
-  BULWARK_RETURN_IF_ERROR(pg::ExecSchema(*conn, kAccessSchema));
+  BULWARK_RETURN_IF_ERROR(pg::ExecSchema(*conn, kAccessSchema, "api_keys_by_principal"));
   return std::unique_ptr<AccessRepository>(new PostgresAccessRepository(std::move(conn)));
 }
 

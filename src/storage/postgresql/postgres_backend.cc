@@ -136,31 +136,45 @@ absl::StatusOr<std::unique_ptr<PostgresBackend>> PostgresBackend::Open(std::stri
   return backend;
 }
 
-absl::Status PostgresBackend::InitSchema(bool create) {
-  std::lock_guard<std::mutex> lock(mu_);
-  BULWARK_ASSIGN_OR_RETURN(auto exists, conn_->Query("SELECT to_regclass('meta') IS NOT NULL"));
-  const bool had_meta = exists.View(0, 0) == std::string_view("\x01", 1);
-  if (!had_meta && !create) return absl::NotFoundError("the PostgreSQL database holds no Bulwark store");
-  PgTransaction txn(*conn_);
-  BULWARK_RETURN_IF_ERROR(txn.status());
-  const std::vector<PgParam> key = {PgParam::Int(kSchemaLockKey)};
-  BULWARK_RETURN_IF_ERROR(conn_->Query("SELECT pg_advisory_xact_lock($1::bigint)", key).status());
-  BULWARK_RETURN_IF_ERROR(conn_->Exec(kSchema));
+absl::Status PostgresBackend::CheckFormatLocked(bool* found) {
   BULWARK_ASSIGN_OR_RETURN(auto format, conn_->Query("SELECT value FROM meta WHERE key = 'format'"));
-  if (format.rows() == 0) {
-    BULWARK_ASSIGN_OR_RETURN(auto count, conn_->Query("SELECT count(*) FROM entries"));
-    if (count.Int(0, 0) > 0) return absl::DataLossError("the database has entries but no store metadata");
-    BULWARK_RETURN_IF_ERROR(
-        conn_->Exec(absl::StrCat("INSERT INTO meta(key, value) VALUES('format', '", kFormatName,
-                                 "'), ('schema_version', '", kSchemaVersion, "')")));
-  } else if (format.View(0, 0) != kFormatName) {
+  *found = format.rows() > 0;
+  if (!*found) return absl::OkStatus();
+  if (format.View(0, 0) != kFormatName)
     return absl::DataLossError("the PostgreSQL database is not a Bulwark store");
-  }
   BULWARK_ASSIGN_OR_RETURN(auto version, conn_->Query("SELECT value FROM meta WHERE key = 'schema_version'"));
   const std::string have = version.rows() ? version.Bytes(0, 0) : "(missing)";
   if (have != std::to_string(kSchemaVersion)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "store schema version ", have, " is not supported (this build reads ", kSchemaVersion, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status PostgresBackend::InitSchema(bool create) {
+  std::lock_guard<std::mutex> lock(mu_);
+  BULWARK_ASSIGN_OR_RETURN(auto exists, conn_->Query("SELECT to_regclass('meta') IS NOT NULL"));
+  const bool had_meta = exists.View(0, 0) == std::string_view("\x01", 1);
+  if (!had_meta && !create) return absl::NotFoundError("the PostgreSQL database holds no Bulwark store");
+  bool found = false;
+  // A store of this version has its whole schema (one transaction made it): no DDL, which would
+  // take table locks that wait for every writer in flight (CREATE INDEX IF NOT EXISTS does).
+  if (had_meta) {
+    BULWARK_RETURN_IF_ERROR(CheckFormatLocked(&found));
+    if (found) return absl::OkStatus();
+  }
+  PgTransaction txn(*conn_);
+  BULWARK_RETURN_IF_ERROR(txn.status());
+  const std::vector<PgParam> key = {PgParam::Int(kSchemaLockKey)};
+  BULWARK_RETURN_IF_ERROR(conn_->Query("SELECT pg_advisory_xact_lock($1::bigint)", key).status());
+  BULWARK_RETURN_IF_ERROR(conn_->Exec(kSchema));
+  BULWARK_RETURN_IF_ERROR(CheckFormatLocked(&found));  // again, under the lock: another opener may have won
+  if (!found) {
+    BULWARK_ASSIGN_OR_RETURN(auto count, conn_->Query("SELECT count(*) FROM entries"));
+    if (count.Int(0, 0) > 0) return absl::DataLossError("the database has entries but no store metadata");
+    BULWARK_RETURN_IF_ERROR(
+        conn_->Exec(absl::StrCat("INSERT INTO meta(key, value) VALUES('format', '", kFormatName,
+                                 "'), ('schema_version', '", kSchemaVersion, "')")));
   }
   return txn.Commit();
 }

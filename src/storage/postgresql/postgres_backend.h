@@ -95,9 +95,12 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
 
  private:
   explicit PostgresBackend(std::unique_ptr<pg::PgConnection> conn) : conn_(std::move(conn)) {}
-  // Creates the schema (serialized across processes by an advisory lock) and checks the store's
-  // format and version.
+  // Checks the store's format and version, and creates the schema (serialized across processes by
+  // an advisory lock) when the database holds no store yet.
   absl::Status InitSchema(bool create);
+  // Sets *found if the meta table names a store; then DataLoss if it is not a Bulwark store and
+  // FailedPrecondition for another schema version. Requires mu_.
+  absl::Status CheckFormatLocked(bool* found);
   // In a write transaction: locks the history counter (see the file comment). Requires mu_.
   absl::Status LockWritersLocked();
   // Appends `events` with the next seqs and advances the counter. Requires mu_ and the lock.

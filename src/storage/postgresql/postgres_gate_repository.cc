@@ -99,7 +99,7 @@ class PostgresGateRepository : public GateRepository {
 absl::StatusOr<std::unique_ptr<GateRepository>> OpenPostgresGateRepository(std::string_view conninfo) {
   BULWARK_ASSIGN_OR_RETURN(auto conn, pg::PgConnection::Open(conninfo));
   BULWARK_RETURN_IF_ERROR(pg::RequireStore(*conn));
-  BULWARK_RETURN_IF_ERROR(pg::ExecSchema(*conn, kGateSchema));
+  BULWARK_RETURN_IF_ERROR(pg::ExecSchema(*conn, kGateSchema, "query_gates"));
   return std::unique_ptr<GateRepository>(new PostgresGateRepository(std::move(conn)));
 }
 

@@ -188,7 +188,7 @@ absl::StatusOr<std::unique_ptr<HoneypotRepository>> OpenPostgresHoneypotReposito
     std::string_view conninfo) {
   BULWARK_ASSIGN_OR_RETURN(auto conn, pg::PgConnection::Open(conninfo));
   BULWARK_RETURN_IF_ERROR(pg::RequireStore(*conn));
-  BULWARK_RETURN_IF_ERROR(pg::ExecSchema(*conn, kHoneypotSchema));
+  BULWARK_RETURN_IF_ERROR(pg::ExecSchema(*conn, kHoneypotSchema, "honeypot_settings"));
   return std::unique_ptr<HoneypotRepository>(new PostgresHoneypotRepository(std::move(conn)));
 }
 

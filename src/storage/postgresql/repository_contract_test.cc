@@ -9,6 +9,7 @@
 
 #include <vector>
 
+#include "storage/postgresql/pg_connection.h"
 #include "storage/postgresql/postgres_store.h"
 #include "storage/postgresql/testing/pg_test_environment.h"
 #include "storage/postgresql/testing/store_under_test.h"
@@ -292,6 +293,24 @@ TEST(OpenPostgresRepositories, OpensEveryRepositoryOfOneStoreFromAUrl) {
   EXPECT_TRUE(gate->has_value());
   EXPECT_THAT(OpenPostgresRepositories("postgresql://postgres@127.0.0.1:1/x?connect_timeout=2", true),
               StatusIs(absl::StatusCode::kUnavailable));
+}
+
+// Opening a store that exists runs no DDL: CREATE INDEX IF NOT EXISTS would wait for every
+// writer in flight (and hold up every writer behind it) before finding the index there.
+TEST(OpenPostgresRepositories, OpeningAnExistingStoreDoesNotWaitForWriters) {
+  auto conninfo = ::bulwark::testing::NewPgTestDatabase();
+  ASSERT_THAT(conninfo, IsOk());
+  ASSERT_THAT(OpenPostgresRepositories(*conninfo, /*create=*/true), IsOk());
+  auto writer = pg::PgConnection::Open(*conninfo);
+  ASSERT_THAT(writer, IsOk());
+  pg::PgTransaction txn(**writer);
+  ASSERT_THAT(
+      (*writer)->Exec("LOCK TABLE entries, history, principals, api_keys, query_gates, honeypot_runs, "
+                      "honeypot_blocks, honeypot_settings IN ROW EXCLUSIVE MODE"),
+      IsOk());
+  const std::string bounded = *conninfo + " options='-c lock_timeout=2000'";
+  EXPECT_THAT(OpenPostgresRepositories(bounded, /*create=*/true), IsOk());
+  EXPECT_THAT(OpenPostgresRepositories(bounded, /*create=*/false), IsOk());
 }
 
 }  // namespace
