@@ -1,0 +1,191 @@
+// PgConnection: a small RAII wrapper over one libpq connection (PGconn) and its results (PGresult),
+// with absl::Status errors, for the PostgreSQL repositories of this folder (issue #17 point 1).
+//
+// Parameters are sent in text form, except byte strings (PgParam::Bytes: bytea values such as
+// embeddings and tags), which are sent in binary form and need no escaping. Results are always
+// asked for in binary form: bytea columns arrive as raw bytes, bigint columns as 8 big-endian
+// bytes, text columns as their bytes (PgResult decodes each). Statements can be prepared once per
+// connection (Prepared) and run in a pipeline (ExecBatch: many executions, one round trip).
+//
+// Errors (PgStatusFromResult): SQLSTATE 23505 (unique violation) -> AlreadyExists; 40001
+// (serialization failure) and 40P01 (deadlock) -> Aborted; a lost or refused connection, the
+// SQLSTATE classes 08 (connection exception), 57P (operator intervention: shutdown) and 53
+// (insufficient resources: disk full, out of memory, too many connections), 55P03 (lock not
+// available) and 25006 (read-only standby) -> Unavailable, as SqliteError maps busy, full and I/O
+// errors; XX001 / XX002 (data or index corrupted) -> DataLoss; everything else -> Internal with
+// the server's message.
+//
+// A PgConnection is not thread-safe (neither is a PGconn): its owner serializes all use.
+#pragma once
+
+#include <absl/container/flat_hash_set.h>
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+#include <libpq-fe.h>
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bulwark::pg {
+
+struct PgConnDeleter {
+  void operator()(PGconn* conn) const { PQfinish(conn); }
+};
+struct PgResultDeleter {
+  void operator()(PGresult* result) const { PQclear(result); }
+};
+using PgConnPtr = std::unique_ptr<PGconn, PgConnDeleter>;
+using PgResultPtr = std::unique_ptr<PGresult, PgResultDeleter>;
+
+// One statement parameter (or COPY field): text (also used for numbers), raw bytes (bytea, binary
+// form) or NULL. An Int also keeps its value, for CopyIn's binary int8 encoding.
+struct PgParam {
+  static PgParam Text(std::string_view text) {
+    PgParam p;
+    p.value = std::string(text);
+    return p;
+  }
+  static PgParam Int(int64_t value) {
+    PgParam p;
+    p.value = std::to_string(value);
+    p.integer = true;
+    p.number = value;
+    return p;
+  }
+  static PgParam Bytes(std::string_view bytes) {
+    PgParam p;
+    p.value = std::string(bytes);
+    p.binary = true;
+    return p;
+  }
+  static PgParam Null() {
+    PgParam p;
+    p.null = true;
+    return p;
+  }
+
+  std::string value;
+  bool binary = false;
+  bool null = false;
+  bool integer = false;
+  int64_t number = 0;
+};
+
+// The status of a finished command: OK for PGRES_COMMAND_OK / PGRES_TUPLES_OK, otherwise the
+// mapped error (see the file comment), prefixed with `what`.
+absl::Status PgStatusFromResult(PGconn* conn, const PGresult* result, std::string_view what);
+// The absl code for a SQLSTATE (five characters; anything else -> Internal).
+absl::StatusCode CodeForSqlState(std::string_view sqlstate);
+
+// A successful query's rows. Accessors take a row and a column index; out-of-range indexes are
+// the caller's bug (checked with assertions in libpq: they return empty values).
+class PgResult {
+ public:
+  explicit PgResult(PgResultPtr result) : result_(std::move(result)) {}
+
+  int rows() const { return PQntuples(result_.get()); }
+  int columns() const { return PQnfields(result_.get()); }
+  bool IsNull(int row, int col) const { return PQgetisnull(result_.get(), row, col) != 0; }
+  // The value's bytes as the server sent them (text and bytea columns: their content).
+  std::string_view View(int row, int col) const {
+    return {PQgetvalue(result_.get(), row, col), static_cast<size_t>(PQgetlength(result_.get(), row, col))};
+  }
+  std::string Bytes(int row, int col) const { return std::string(View(row, col)); }
+  // An integer column (int2, int4, int8; binary or text form); 0 for NULL or a value that is not
+  // one (the schema makes them bigint NOT NULL, so this is only reached by a schema change).
+  int64_t Int(int row, int col) const;
+  // The count of rows an INSERT / UPDATE / DELETE touched.
+  int64_t AffectedRows() const;
+
+ private:
+  PgResultPtr result_;
+};
+
+class PgConnection {
+ public:
+  // Connects with a libpq connection string ("host=... port=... dbname=..." or a
+  // postgresql:// URL). Unavailable if the server cannot be reached or refuses the login;
+  // InvalidArgument for a malformed connection string.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<PgConnection>> Open(std::string_view conninfo);
+
+  PgConnection(const PgConnection&) = delete;
+  PgConnection& operator=(const PgConnection&) = delete;
+
+  // Runs SQL without parameters (one or more statements, simple query protocol).
+  [[nodiscard]] absl::Status Exec(std::string_view sql);
+  // Runs one statement with parameters ($1, $2, ...); rows in binary form.
+  [[nodiscard]] absl::StatusOr<PgResult> Query(std::string_view sql, std::span<const PgParam> params = {});
+  // Prepares `sql` as `name` on this connection. The server's error if it does not parse.
+  [[nodiscard]] absl::Status Prepare(std::string_view name, std::string_view sql);
+  // Runs the statement prepared as `name`.
+  [[nodiscard]] absl::StatusOr<PgResult> ExecPrepared(std::string_view name, std::span<const PgParam> params);
+  // Runs `sql` as the prepared statement `name`, preparing it on first use on this connection.
+  [[nodiscard]] absl::StatusOr<PgResult> Prepared(std::string_view name, std::string_view sql,
+                                                  std::span<const PgParam> params);
+  // Runs the prepared statement `name` (from `sql`) once per parameter row, all in one pipeline:
+  // one round trip for the batch. Returns each execution's result in order, or the first error
+  // (later executions of the batch are then skipped by the server). Inside a transaction the
+  // batch belongs to it (a failed batch leaves the transaction aborted: roll back).
+  [[nodiscard]] absl::StatusOr<std::vector<PgResult>> ExecBatch(std::string_view name, std::string_view sql,
+                                                                std::span<const std::vector<PgParam>> rows);
+
+  // Loads `rows` into `target` ("table(col, col, ...)") with COPY FROM STDIN in binary form: the
+  // data streams in one go, far cheaper per row than INSERTs. Each row has one field per column:
+  // PgParam::Int for bigint columns, Bytes for bytea, Text for text, Null. All rows or none (the
+  // server's error, e.g. AlreadyExists for a duplicate key; inside a transaction it is then
+  // aborted).
+  [[nodiscard]] absl::Status CopyIn(std::string_view target, std::span<const std::vector<PgParam>> rows);
+
+  // False once the connection is lost (a later call reconnects nothing: reopen).
+  bool healthy() const { return PQstatus(conn_.get()) == CONNECTION_OK; }
+  PGconn* raw() const { return conn_.get(); }
+
+ private:
+  explicit PgConnection(PgConnPtr conn) : conn_(std::move(conn)) {}
+  absl::Status EnsurePrepared(std::string_view name, std::string_view sql);
+  // Reads the pipeline's results up to its sync point.
+  absl::StatusOr<std::vector<PgResult>> DrainPipeline(size_t expected, std::string_view what);
+
+  PgConnPtr conn_;
+  absl::flat_hash_set<std::string> prepared_;
+};
+
+// BEGIN ... COMMIT on a connection; rolls back on destruction unless committed. Check status()
+// before use.
+class PgTransaction {
+ public:
+  enum class Mode { kReadCommitted, kRepeatableReadOnly, kSerializable };
+  explicit PgTransaction(PgConnection& conn, Mode mode = Mode::kReadCommitted);
+  ~PgTransaction();
+  PgTransaction(const PgTransaction&) = delete;
+  PgTransaction& operator=(const PgTransaction&) = delete;
+
+  const absl::Status& status() const { return status_; }
+  // COMMIT. Aborted if the server had to roll back (serialization failure); Unavailable if the
+  // connection was lost (the outcome is then unknown to this process).
+  [[nodiscard]] absl::Status Commit();
+
+ private:
+  PgConnection& conn_;
+  absl::Status status_;
+  bool done_ = false;
+};
+
+// Runs DDL (CREATE ... IF NOT EXISTS) in one transaction under a transaction-scoped advisory lock
+// shared by every repository of this folder, so that processes opening one database at once do
+// not race on the catalog (concurrent CREATE IF NOT EXISTS can fail with a unique violation).
+// Skipped when `last_relation` (the last table or index `sql` creates) exists: the script ran
+// before, whole, and running it again would take table locks (CREATE INDEX IF NOT EXISTS waits for
+// every writer in flight).
+[[nodiscard]] absl::Status ExecSchema(PgConnection& conn, std::string_view sql,
+                                      std::string_view last_relation);
+
+// NotFound unless the database holds a store (the `meta` table PostgresBackend creates): the
+// other repositories open only a store the backend made, as the SQLite ones need its file.
+[[nodiscard]] absl::Status RequireStore(PgConnection& conn);
+
+}  // namespace bulwark::pg
