@@ -1,13 +1,16 @@
 // The honeypot monitor's added cost per search on the read path (issue #13 point 3): the same
 // DefendedRetriever search over a real store (lexical embedder, N memories and 3 % pots written
 // through the privileged system path), without a guard and with a guard in monitor mode (the
-// observation: one extra top-k_obs index search over memories + pots, k_obs verified row reads,
-// and the SPRT update). Both in one run, alternating queries from one fixed set.
+// observation: the search's own scan keeps the k_obs best memory scores, the small pot index is
+// scored and merged with them, no row is read; then the SPRT update), for vector and hybrid
+// ranking. All in one run, cycling through one fixed set of queries.
 //
 //   build/bench/honeypot_guard_bench [--benchmark_min_time=1]
 #include <benchmark/benchmark.h>
 
 #include <map>
+#include <string>
+#include <utility>
 
 #include "bulwark/memory_store.h"
 #include "retrieval/defended_retriever.h"
@@ -34,9 +37,21 @@ std::string Text(int i) {
   return t;
 }
 
-Fixture& Get(int memories) {
-  static std::map<int, std::unique_ptr<Fixture>> fixtures;
-  auto& f = fixtures[memories];
+// Like a fitted pot's text (doc/honeypots.md: public WordNet words, no memory 4-gram, farther from
+// every memory than memories are from each other): mostly words no memory has, and two memory
+// words, so some queries share a token with some pots (those pots are BM25-scored in hybrid).
+std::string PotText(int i) {
+  static const char* kOther[] = {"amber",   "basalt", "cobalt", "dune",    "ember", "fjord",
+                                 "glacier", "heron",  "iris",   "juniper", "kelp",  "lichen",
+                                 "marsh",   "nectar", "opal",   "quartz"};
+  std::string t = "lantern orchard " + std::to_string(i) + ":";
+  for (int j = 0; j < 10; ++j) t += std::string(" ") + kOther[(i * 5 + j * 7) % 16];
+  return t + " " + Text(i * 31 + 5).substr(Text(i * 31 + 5).find(':') + 2, 14);
+}
+
+Fixture& Get(int memories, bool hybrid) {
+  static std::map<std::pair<int, bool>, std::unique_ptr<Fixture>> fixtures;
+  auto& f = fixtures[{memories, hybrid}];
   if (f) return *f;
   f = std::make_unique<Fixture>();
   StoreOptions options;
@@ -47,7 +62,7 @@ Fixture& Get(int memories) {
   if (!f->store->AddBatch("bench", entries, "bench").ok()) std::abort();
   std::vector<WritePipeline::SystemEntry> pots;
   for (int i = 0; i < std::max(1, memories * 3 / 100); ++i) {
-    const std::string text = "lantern orchard " + std::to_string(i) + " " + Text(i * 31 + 5);
+    const std::string text = PotText(i);
     pots.push_back({text, nlohmann::json::object(), *f->store->embedder().Embed(text)});
   }
   if (!f->store->impl()
@@ -55,13 +70,14 @@ Fixture& Get(int memories) {
            .ok()) {
     std::abort();
   }
+  if (hybrid && !f->store->impl().retrieval->Set("bench", Retrieval::kHybrid).ok()) std::abort();
   f->guard = *HoneypotGuard::Create({}, f->store->impl().entries.get(), nullptr, Env::Default());
   for (int i = 0; i < 64; ++i) f->queries.push_back("when is the " + Text(i * 5 + 1).substr(8, 40));
   return *f;
 }
 
 void BM_DefendedSearch(benchmark::State& state) {
-  Fixture& f = Get(static_cast<int>(state.range(0)));
+  Fixture& f = Get(static_cast<int>(state.range(0)), state.range(2) != 0);
   const bool with_guard = state.range(1) != 0;
   DefendedRetriever retriever(f.store.get(), nullptr, nullptr);
   if (with_guard) retriever.SetHoneypotGuard(f.guard.get());
@@ -78,13 +94,19 @@ void BM_DefendedSearch(benchmark::State& state) {
     if (!result.ok()) state.SkipWithError("search failed");
     benchmark::DoNotOptimize(result);
   }
-  state.SetLabel(with_guard ? "monitor" : "no guard");
+  state.SetLabel(std::string(state.range(2) != 0 ? "hybrid, " : "vector, ") +
+                 (with_guard ? "monitor" : "no guard"));
 }
+// Args: memories, guard (0 off, 1 monitor), ranking (0 vector, 1 hybrid). Off and on adjacent.
 BENCHMARK(BM_DefendedSearch)
-    ->Args({1000, 0})
-    ->Args({1000, 1})
-    ->Args({10000, 0})
-    ->Args({10000, 1})
+    ->Args({1000, 0, 0})
+    ->Args({1000, 1, 0})
+    ->Args({10000, 0, 0})
+    ->Args({10000, 1, 0})
+    ->Args({1000, 0, 1})
+    ->Args({1000, 1, 1})
+    ->Args({10000, 0, 1})
+    ->Args({10000, 1, 1})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace

@@ -12,6 +12,8 @@
 
 namespace bulwark {
 
+struct SearchObservation;  // src/store/entry_store.h (internal: the honeypot monitor's observation)
+
 struct StoreOptions {
   // Embedder configuration (see CreateEmbedder). Create: null means {"kind": "lexical"}. Open:
   // null means the configuration the store was created with; otherwise the embedder it builds
@@ -63,6 +65,9 @@ struct SearchOptions {
   // The defended retriever turns this off for queries its query gate flagged, so that neither
   // learns from traffic that looked like an attack.
   bool record_query = true;
+  // Internal (the honeypot guard, src/retrieval/honeypot_guard.h): when set, the search also
+  // fills in the MemPot observation of the query from its own index scan. Not owned. Default null.
+  SearchObservation* observation = nullptr;
 };
 
 }  // namespace bulwark

@@ -11,6 +11,7 @@
 
 #include "embed/string_view_hash.h"
 #include "honeypot/balanced_kmeans.h"
+#include "honeypot/pot_math.h"
 #include "honeypot/pot_score.h"
 #include "honeypot/pot_text_gate.h"
 
@@ -30,6 +31,8 @@ absl::Status ValidateInputs(const std::vector<FitMemory>& memories, const std::v
   }
   if (!(o.ratio > 0 && o.ratio <= 0.5))
     return absl::InvalidArgumentError("honeypot fit: ratio must be in (0, 0.5]");
+  if (o.coverage_probes < 0 || static_cast<size_t>(o.coverage_probes) > kMaxQueries)
+    return absl::InvalidArgumentError("honeypot fit: coverage_probes must be in [0, 10^6]");
   absl::flat_hash_set<std::string_view, StringViewHash, StringViewEq> ids;
   for (const FitMemory& m : memories) {
     if (static_cast<int>(m.embedding.size()) != dim ||
@@ -46,6 +49,24 @@ absl::StatusOr<RowMatrixXf> EmbedAll(const Embedder& embedder, const std::vector
   absl::StatusOr<std::vector<std::vector<float>>> v = embedder.EmbedBatch(texts);
   if (!v.ok()) return v.status();
   return ToMatrix(*v);
+}
+
+// The training positives: the attack queries, then `o.coverage_probes` memories drawn uniformly
+// without replacement (partial Fisher-Yates with the seeded CSPRNG; FitOptions::coverage_probes).
+RowMatrixXf Positives(const RowMatrixXf& attack, const RowMatrixXf& memories, const FitOptions& o) {
+  const auto n = static_cast<size_t>(memories.rows());
+  const size_t probes = std::min(n, static_cast<size_t>(o.coverage_probes));
+  if (probes == 0) return attack;
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  SeededCsprng rng(SeedFor(o.seed, SeedDomain::kCoverage));
+  for (size_t i = 0; i < probes; ++i) std::swap(order[i], order[i + rng.Uniform(n - i)]);
+  RowMatrixXf out(attack.rows() + static_cast<Eigen::Index>(probes), attack.cols());
+  out.topRows(attack.rows()) = attack;
+  for (size_t i = 0; i < probes; ++i) {
+    out.row(attack.rows() + static_cast<Eigen::Index>(i)) = memories.row(static_cast<Eigen::Index>(order[i]));
+  }
+  return out;
 }
 
 double Quantile(std::vector<double> v, double q) {
@@ -100,6 +121,7 @@ void RunMetrics(const FitOptions& o, int batch, Eigen::Index memories, Eigen::In
   m["rejected"] = std::move(rejected);
   m["privacy_bound"] = bound;
   m["index_vector"] = o.index_vector == IndexVector::kRealized ? "realized" : "optimized";
+  m["coverage_probes"] = std::min<Eigen::Index>(o.coverage_probes, memories);
   m["training"] = {{"loss_curve", trained.loss_curve},
                    {"initial_loss", trained.initial_loss.total},
                    {"final_loss", trained.final_loss.total},
@@ -197,7 +219,8 @@ absl::StatusOr<FitResult> FitHoneypots(const std::vector<FitMemory>& memories,
   t = std::chrono::steady_clock::now();
   PotOptimizerOptions opt = o.optimizer;
   opt.seed = o.seed;
-  absl::StatusOr<PotTrainingResult> trained = TrainPots(*attack, *benign, all, clusters->centroids, opt);
+  absl::StatusOr<PotTrainingResult> trained =
+      TrainPots(Positives(*attack, all, o), *benign, all, clusters->centroids, opt);
   if (!trained.ok()) return trained.status();
   result.timings["optimize_s"] = Seconds(t);
 

@@ -5,7 +5,8 @@
 //      only those not covered by earlier runs (MemPot-Stack, App. C.1: earlier pots are kept and a
 //      separately optimised set is appended for the new memories).
 //   2. Balanced k-means over the covered memories' embeddings -> P initial pots (one per cluster).
-//   3. The pot optimizer (Eq. 9-11) on the attack and benign query embeddings against ALL memories.
+//   3. The pot optimizer (Eq. 9-11) on the attack and benign query embeddings (plus, with
+//      coverage_probes, memory embeddings as extra positives) against ALL memories.
 //   4. tau_priv (the median nearest-neighbour memory cosine), then each vector is realised as text
 //      (LexicalRealizer, or any PotRealizer such as the LLM route) and gated (PotTextGate); pots
 //      with no passing text are dropped and reported.
@@ -71,6 +72,14 @@ struct FitOptions {
   std::string safety_content;     // S of Eq. 14 (e.g. the namespace's public description)
   IndexVector index_vector = IndexVector::kRealized;
   double calibration_cap = 0;  // CountCalibration::Fit's cap (0: none)
+  // Coverage probes: this many memory embeddings, drawn uniformly without replacement (seeded),
+  // join the attack queries as InfoNCE positives for training (not for the metrics or the
+  // calibration). They stand for what every extractor does whatever its phrasing -- it asks for
+  // what is stored, all over the memory space -- so training places pots on the parts of that
+  // space benign queries do not reach, not only where the seen attack families' queries go
+  // (MemPot's attacker proxy with random-walk augmentation, App. A, reduced to the walk's
+  // near-uniform stationary end). 0: off. 0 .. 10^6 (more than the memories: all of them).
+  int coverage_probes = 0;
 };
 
 // What earlier runs left (for stack mode).

@@ -188,6 +188,36 @@ TEST_F(HoneypotFitTest, StackAddsPotsOnlyForNewMemories) {
             absl::StatusCode::kFailedPrecondition);
 }
 
+// Coverage probes (FitOptions::coverage_probes): memories join the positives, deterministically,
+// capped at the memory count, and the trained pots then draw memory-like queries more often.
+TEST_F(HoneypotFitTest, CoverageProbesPlacePotsWhereMemoryLikeQueriesGo) {
+  const auto mems = First(200);
+  FitOptions o = Options();
+  o.optimizer.steps = 80;
+  auto plain = FitHoneypots(mems, attack_, benign_, *embedder_, *realizer_, o);
+  o.coverage_probes = 1000;  // more than the memories: all 200
+  auto probed = FitHoneypots(mems, attack_, benign_, *embedder_, *realizer_, o);
+  auto again = FitHoneypots(mems, attack_, benign_, *embedder_, *realizer_, o);
+  ASSERT_TRUE(plain.ok() && probed.ok() && again.ok()) << plain.status() << probed.status() << again.status();
+  EXPECT_EQ(plain->metrics["coverage_probes"], 0);
+  EXPECT_EQ(probed->metrics["coverage_probes"], 200);
+  EXPECT_EQ(probed->metrics, again->metrics);
+  auto mean_pots = [&](const FitResult& r) {
+    std::vector<std::vector<float>> rows, pots;
+    for (const FitMemory& m : mems) rows.push_back(m.embedding);
+    for (const FittedPot& p : r.pots) pots.push_back(p.optimized);
+    const RowMatrixXf q = ToMatrix(rows);
+    const PotObservation obs = HardPotScores(q, TopKScores(q, q, 4), ToMatrix(pots), 4);
+    double sum = 0;
+    for (int n : obs.pots_in_top_k) sum += n;
+    return sum / static_cast<double>(obs.pots_in_top_k.size());
+  };
+  EXPECT_GT(mean_pots(*probed), mean_pots(*plain));
+  o.coverage_probes = -1;
+  EXPECT_EQ(FitHoneypots(mems, attack_, benign_, *embedder_, *realizer_, o).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
 TEST_F(HoneypotFitTest, RejectsBadInput) {
   FitOptions o = Options();
   o.ratio = 0.9;

@@ -21,7 +21,8 @@ enum class SeedDomain : uint8_t {
   kOptimizer = 2,
   kPrivacySample = 3,
   kFit = 4,
-  kOptimizerEval = 5
+  kOptimizerEval = 5,
+  kCoverage = 6
 };
 
 // A CSPRNG seed from (seed, domain): the seed's 8 little-endian bytes, then the domain byte.

@@ -116,6 +116,15 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   options.k = std::max(result.k, smoothing ? smoothing->m : 0);
   options.query_embedding = stripped ? nullptr : &*embedding;
   options.record_query = !result.gate.flagged;  // the history learns only from unflagged queries
+  // The honeypot observation comes from the search's own scan (the query as sent: after a strip
+  // the search ranks the cleaned query, so the guard then observes the original one itself).
+  const bool observe =
+      guard_ != nullptr && !request.principal.empty() && guard_->ShouldObserve(request.name_space);
+  SearchObservation observation;
+  if (observe && !stripped) {
+    observation.k_obs = guard_->KObs(request.name_space);
+    options.observation = &observation;
+  }
   auto found = store_->Search(request.name_space, result.retrieved_query, options);
   if (!found.ok()) return found.status();
   const double store_search = clock.Lap();
@@ -135,14 +144,18 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
                               std::make_move_iterator(pool.begin() + returned));
   }
 
-  if (guard_ != nullptr && !request.principal.empty()) {
+  if (observe) {
     // The observation never changes what this search returns; a failure is logged, not raised.
     // Over the ranking the namespace's searches use: the fused one for hybrid retrieval.
-    auto retrieval = store_->impl().retrieval->Get(request.name_space);
-    const bool hybrid = retrieval.ok() && *retrieval == Retrieval::kHybrid;
-    if (auto v = guard_->Observe(caller, *embedding,
-                                 hybrid ? std::string_view(request.query) : std::string_view());
-        !v.ok()) {
+    absl::StatusOr<honeypot::MonitorVerdict> v;
+    if (observation.observed) {
+      v = guard_->Record(caller, observation.rows);
+    } else {
+      auto retrieval = store_->impl().retrieval->Get(request.name_space);
+      const bool hybrid = retrieval.ok() && *retrieval == Retrieval::kHybrid;
+      v = guard_->Observe(caller, *embedding, hybrid ? std::string_view(request.query) : std::string_view());
+    }
+    if (!v.ok()) {
       spdlog::warn("honeypot monitor: {}", ToStd(v.status().message()));
     } else {
       result.honeypot = *v;

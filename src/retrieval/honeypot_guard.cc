@@ -155,11 +155,20 @@ absl::Status HoneypotGuard::CheckAllowed(const SessionKey& key) const {
 absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Observe(const SessionKey& key,
                                                                 const std::vector<float>& query,
                                                                 std::string_view query_text) {
-  honeypot::MonitorVerdict verdict;
   // Without pots there is nothing to observe: such namespaces' searches cost what they did before.
-  if (Mode(key.ns) == HoneypotMode::kOff || !entries_->HasHoneypots(key.ns)) return verdict;
+  if (!ShouldObserve(key.ns)) return honeypot::MonitorVerdict();
   BULWARK_ASSIGN_OR_RETURN(std::vector<EntryStore::ObservedRow> rows,
                            entries_->Observe(key.ns, query, KObs(key.ns), query_text));
+  return Record(key, rows);
+}
+
+bool HoneypotGuard::ShouldObserve(std::string_view name_space) const {
+  return Mode(name_space) != HoneypotMode::kOff && entries_->HasHoneypots(name_space);
+}
+
+absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(
+    const SessionKey& key, std::span<const EntryStore::ObservedRow> rows) {
+  honeypot::MonitorVerdict verdict;
   std::vector<honeypot::RetrievedRow> top;
   top.reserve(rows.size());
   for (const EntryStore::ObservedRow& r : rows) top.push_back({r.score, r.is_pot});
@@ -177,7 +186,9 @@ absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Observe(const SessionKey
 
 absl::Status HoneypotGuard::PersistBlock(const SessionKey& key, KeyLevel level) {
   std::optional<honeypot::KeyState> state = monitor_->Get(key, level);
-  if (!state || !state->sprt.h1) return absl::OkStatus();
+  // Only the deciding round: a key stays H1 (monitor mode keeps observing it), and its block was
+  // stored when it was decided.
+  if (!state || !state->sprt.h1 || state->sprt.decided_round != state->sprt.rounds) return absl::OkStatus();
   blocks_.fetch_add(1);
   spdlog::warn("honeypot monitor blocked {} {} in namespace {}",
                level == KeyLevel::kSession ? "session" : "principal",

@@ -3,7 +3,8 @@
 //   before retrieval: a (namespace, principal[, session]) the monitor has blocked is refused
 //                     (block mode) with PermissionDenied "session_blocked", before any index work
 //   after retrieval:  the observation (EntryStore::Observe: top k_obs of the unfiltered ranking over
-//                     memories and verified pots) -> SessionMonitor (one SPRT per session and one
+//                     memories and pots, from the search's own index scan and the small pot
+//                     index: no second scan, no row read) -> SessionMonitor (one SPRT per session and one
 //                     per principal); a new H1 decision is persisted through HoneypotRepository,
 //                     so blocks survive a restart
 //
@@ -19,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,10 +28,9 @@
 #include "bulwark/env.h"
 #include "honeypot/session_monitor.h"
 #include "storage/honeypot_repository.h"
+#include "store/entry_store.h"
 
 namespace bulwark {
-
-class EntryStore;
 
 enum class HoneypotMode { kOff, kMonitor, kBlock };
 std::string_view ToString(HoneypotMode mode);
@@ -75,6 +76,13 @@ class HoneypotGuard {
   [[nodiscard]] absl::StatusOr<honeypot::MonitorVerdict> Observe(const honeypot::SessionKey& key,
                                                                  const std::vector<float>& query,
                                                                  std::string_view query_text = {});
+  // True if searches of the namespace are observed: its mode is not off and it has pots. The
+  // read path then asks the search itself for the observation (SearchOptions::observation).
+  bool ShouldObserve(std::string_view name_space) const;
+  // Feeds an observation the search computed (SearchObservation::rows) to the monitor, as Observe
+  // does after its own observation. Same errors as Observe's persisting.
+  [[nodiscard]] absl::StatusOr<honeypot::MonitorVerdict> Record(
+      const honeypot::SessionKey& key, std::span<const EntryStore::ObservedRow> rows);
 
   // The persisted blocks (all namespaces, or one), by key.
   [[nodiscard]] absl::StatusOr<std::vector<BlockedKey>> Blocked(std::string_view name_space = {}) const;

@@ -77,7 +77,7 @@ absl::Status EntryStore::LoadIndexes() {
     BULWARK_RETURN_IF_ERROR(index->vectors->Add(row.row_id, e.embedding, e.state, e.kind));
     index->metadata.Add(row.row_id, e.metadata);
     if (e.kind == Kind::kHoneypot) index->honeypots.insert(row.row_id);
-    SyncLexical(index, row.row_id, e);
+    SyncSideIndexes(index, row.row_id, e);
     return absl::OkStatus();
   }));
   // A row older than its own history was rolled back while no process had the store open: it is
@@ -101,16 +101,29 @@ void EntryStore::UnindexRow(const std::string& name_space, int64_t row_id) {
     it->second->metadata.Remove(row_id);
     it->second->honeypots.erase(row_id);
     it->second->lexical.Remove(row_id).IgnoreError();  // only active memories are there
-    it->second->pot_tokens.erase(row_id);
+    it->second->SetPotTokens(row_id, {});
+    if (it->second->pot_vectors) it->second->pot_vectors->Remove(row_id).IgnoreError();
   }
 }
 
-void EntryStore::SyncLexical(NamespaceIndex* index, int64_t row_id, const Entry& entry) {
+void EntryStore::SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const Entry& entry) {
   if (entry.kind == Kind::kHoneypot) {
-    if (entry.state == State::kActive) {
-      index->pot_tokens[row_id] = tokenizer_.Tokens(entry.text);
+    if (index->pot_vectors) index->pot_vectors->Remove(row_id).IgnoreError();  // it may be absent
+    // The observation reads no rows, so a pot is verified here, when it is indexed (pots are
+    // 2-4 % of a namespace): a row forged in storage never counts as a pot.
+    const absl::Status verified = signer_->Verify(entry);
+    if (!verified.ok()) {
+      ReportBadRow(row_id, entry.id, entry.name_space, ToStd(verified.message()));
+      index->SetPotTokens(row_id, {});
+    } else if (entry.state == State::kActive) {
+      index->SetPotTokens(row_id, tokenizer_.Tokens(entry.text));
+      if (!index->pot_vectors) index->pot_vectors = *FlatIndex::Create(options_.dimension);
+      if (auto s = index->pot_vectors->Add(row_id, entry.embedding, State::kActive, Kind::kHoneypot);
+          !s.ok()) {
+        spdlog::error("honeypot {} could not be indexed for the observation: {}", entry.id, s.ToString());
+      }
     } else {
-      index->pot_tokens.erase(row_id);
+      index->SetPotTokens(row_id, {});
     }
     return;
   }
@@ -223,7 +236,7 @@ absl::Status EntryStore::ApplyTransition(const RowForUpdate& read, std::string_v
   } else if (!index->vectors->SetState(read.row_id, entry.state).ok()) {
     IndexRow(read.row_id, entry);  // it was not indexed (e.g. it failed to load)
   } else {
-    SyncLexical(index, read.row_id, entry);  // quarantine drops it, release restores it
+    SyncSideIndexes(index, read.row_id, entry);  // quarantine drops it, release restores it
   }
   return absl::OkStatus();
 }
@@ -271,7 +284,7 @@ void EntryStore::IndexRow(int64_t row_id, const Entry& entry) {
   }
   index->metadata.Add(row_id, entry.metadata);
   if (entry.kind == Kind::kHoneypot) index->honeypots.insert(row_id);
-  SyncLexical(index, row_id, entry);
+  SyncSideIndexes(index, row_id, entry);
 }
 
 void EntryStore::NoteOwnEvents() {
@@ -392,6 +405,8 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
   if (query.size() != static_cast<size_t>(options_.dimension)) {
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }
+  SearchObservation* const observation = options.observation;
+  BULWARK_RETURN_IF_ERROR(CheckObservation(observation));
   BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
 
   IndexFilter filter;
@@ -403,13 +418,19 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
   if (it == indexes_.end()) return result;
   const VectorIndex& index = *it->second->vectors;
 
-  // A metadata filter first narrows the rows by the in-memory metadata: a filter that matches no
-  // row costs no scan and no read. (nullopt: every row may match.)
+  // A metadata filter narrows the rows by the in-memory metadata: one that matches no row costs no
+  // scan and no read. (nullopt: every row may match.)
   std::optional<std::vector<int64_t>> allowed;
-  if (!options.metadata_filter.empty()) {
-    allowed = it->second->metadata.Candidates(options.metadata_filter);
-    if (allowed && allowed->empty()) return result;
+  if (!options.metadata_filter.empty()) allowed = it->second->metadata.Candidates(options.metadata_filter);
+  // The observation comes from this search's scan when that is the unfiltered ranking of the active
+  // memories; otherwise from one more scan of k_obs memories (no row reads either way).
+  const bool own_scan = !allowed && !options.include_quarantined;
+  const size_t k_obs = observation ? static_cast<size_t>(observation->k_obs) : 0;
+  if (observation != nullptr && !own_scan) {
+    BULWARK_ASSIGN_OR_RETURN(observation->rows, ObserveLocked(*it->second, query, nullptr, k_obs));
+    observation->observed = true;
   }
+  if (allowed && allowed->empty()) return result;
   const size_t searchable = allowed ? allowed->size() : index.size();
   const size_t k = static_cast<size_t>(options.k);
 
@@ -418,11 +439,15 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
   absl::flat_hash_set<int64_t> seen;
   std::vector<IndexHit> batch;
   std::vector<int64_t> batch_ids;
-  size_t fetch = k;
+  size_t fetch = std::max(k, k_obs);  // observing: the scan keeps the k_obs best memory scores too
   while (true) {
     auto hits = allowed ? index.SearchRows(query, static_cast<int>(fetch), filter, *allowed)
                         : index.Search(query, static_cast<int>(fetch), filter);
     if (!hits.ok()) return hits.status();
+    if (observation != nullptr && own_scan && !observation->observed) {
+      const std::span<const IndexHit> best(hits->data(), std::min(hits->size(), k_obs));
+      *observation = {observation->k_obs, true, true, ObserveVector(*it->second, query, best, k_obs)};
+    }
     size_t next = 0;
     while (result.hits.size() < k) {
       batch.clear();
@@ -468,6 +493,13 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
   return result;
 }
 
+absl::Status EntryStore::CheckObservation(const SearchObservation* observation) {
+  if (observation != nullptr && (observation->k_obs < 1 || observation->k_obs > 64)) {
+    return absl::InvalidArgumentError("k_obs must be between 1 and 64");
+  }
+  return absl::OkStatus();
+}
+
 bool EntryStore::HasHoneypots(std::string_view name_space) const {
   std::shared_lock lock(mu_);
   auto it = indexes_.find(ToAbsl(name_space));
@@ -478,31 +510,51 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::st
                                                                          const std::vector<float>& query,
                                                                          int k_obs,
                                                                          std::string_view query_text) {
-  if (!query_text.empty()) return ObserveHybrid(name_space, query, query_text, k_obs);
   if (query.size() != static_cast<size_t>(options_.dimension)) {
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }
   if (k_obs < 1 || k_obs > 64) return absl::InvalidArgumentError("k_obs must be between 1 and 64");
-  std::vector<ObservedRow> observed;
+  std::vector<std::string> tokens;
+  if (!query_text.empty()) tokens = tokenizer_.Tokens(query_text);
   std::shared_lock lock(mu_);
   auto it = indexes_.find(ToAbsl(name_space));
-  if (it == indexes_.end()) return observed;
-  const IndexFilter filter{StateBit(State::kActive), (1u << static_cast<int>(Kind::kMemory)) |
-                                                         (1u << static_cast<int>(Kind::kHoneypot))};
-  BULWARK_ASSIGN_OR_RETURN(std::vector<IndexHit> hits, it->second->vectors->Search(query, k_obs, filter));
-  std::vector<int64_t> row_ids;
-  for (const IndexHit& hit : hits) row_ids.push_back(hit.row_id);
-  BULWARK_ASSIGN_OR_RETURN(std::vector<std::optional<StoredRow>> rows, backend_->GetRows(row_ids));
-  for (size_t i = 0; i < hits.size() && i < rows.size(); ++i) {
-    if (!rows[i].has_value()) continue;
-    if (auto s = CheckRow(*rows[i], name_space); !s.ok()) {
-      ReportBadRow(hits[i].row_id, rows[i]->entry.id, name_space, ToStd(s.message()));
-      continue;
-    }
-    if (rows[i]->entry.state != State::kActive) continue;
-    observed.push_back({hits[i].score, rows[i]->entry.kind == Kind::kHoneypot});
+  if (it == indexes_.end()) return std::vector<ObservedRow>();
+  return ObserveLocked(*it->second, query, query_text.empty() ? nullptr : &tokens,
+                       static_cast<size_t>(k_obs));
+}
+
+std::vector<EntryStore::ObservedRow> EntryStore::ObserveVector(const NamespaceIndex& index,
+                                                               const std::vector<float>& query,
+                                                               std::span<const IndexHit> memory_hits,
+                                                               size_t k_obs) const {
+  std::vector<IndexHit> pots;
+  if (index.pot_vectors) {
+    const IndexFilter pot_filter{StateBit(State::kActive), 1u << static_cast<int>(Kind::kHoneypot)};
+    auto found = index.pot_vectors->Search(query, static_cast<int>(k_obs), pot_filter);
+    if (found.ok()) pots = *std::move(found);  // the query's dimension was checked by the caller
+  }
+  // Merge two best-first lists; on equal scores the memory ranks first.
+  std::vector<ObservedRow> observed;
+  size_t m = 0, p = 0;
+  while (observed.size() < k_obs && (m < memory_hits.size() || p < pots.size())) {
+    const bool take_pot =
+        p < pots.size() && (m == memory_hits.size() || pots[p].score > memory_hits[m].score);
+    observed.push_back(take_pot ? ObservedRow{pots[p++].score, true}
+                                : ObservedRow{memory_hits[m++].score, false});
   }
   return observed;
+}
+
+absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::ObserveLocked(
+    const NamespaceIndex& index, const std::vector<float>& query, const std::vector<std::string>* tokens,
+    size_t k_obs) const {
+  const IndexFilter memories;  // active memories
+  const size_t depth = tokens ? std::max(k_obs, static_cast<size_t>(options_.hybrid.depth)) : k_obs;
+  BULWARK_ASSIGN_OR_RETURN(std::vector<IndexHit> hits,
+                           index.vectors->Search(query, static_cast<int>(depth), memories));
+  if (tokens == nullptr) return ObserveVector(index, query, hits, k_obs);
+  const std::vector<Bm25Hit> lexical = index.lexical.Search(*tokens, static_cast<int>(depth));
+  return ObserveFused(index, query, *tokens, hits, lexical, depth, k_obs);
 }
 
 absl::StatusOr<StoredRow> EntryStore::LoadVerified(std::string_view name_space, std::string_view id) {

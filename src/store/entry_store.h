@@ -37,7 +37,9 @@
 #include "bulwark/env.h"
 #include "bulwark/memory_store.h"
 #include "bulwark/options.h"
+#include "index/bm25_index.h"
 #include "index/lexical_tokenizer.h"
+#include "index/vector_index.h"
 #include "storage/storage_backend.h"
 #include "store/hybrid_ranking.h"
 
@@ -45,9 +47,8 @@ namespace bulwark {
 
 class Keyring;
 class Signer;
-class VectorIndex;
 class MetadataIndex;
-struct IndexFilter;
+struct SearchObservation;
 
 // The bit of `state` in a state mask (Export, StateChange::from_states).
 constexpr uint32_t StateBit(State s) { return 1u << static_cast<int>(s); }
@@ -161,18 +162,25 @@ class EntryStore {
     float score = 0;
     bool is_pot = false;
   };
-  // The MemPot observation of one search (DESIGN 3: "index top-m over memories + honeypots
-  // (verified only) -> observation"): the first `k_obs` rows, best first, of the unfiltered ranking
-  // over the namespace's active memories and honeypots, independent of the request's k and filter.
-  // A row that fails verification is skipped and reported, so a forged pot never counts. Only the
-  // session monitor sees it; nothing of it reaches a caller. InvalidArgument for a query of the
-  // wrong dimension or k_obs outside [1, 64]; the backend's errors.
+  // The MemPot observation of one query (DESIGN 3; doc/honeypots.md, "The observation"): the first
+  // `k_obs` rows, best first, of the unfiltered ranking over the namespace's active memories and
+  // active honeypots, independent of a request's k and filter. Computed from the in-memory indexes
+  // only: the k_obs best memory scores of the vector index and the namespace's small pot index
+  // (2-4 % of its rows); no row is read back. Every indexed vector came from a row that passed
+  // verification when it was indexed (load, commit, other writers' catch-up), so a row forged in
+  // storage afterwards is never indexed as a pot; a memory row damaged after indexing still counts
+  // with its indexed score (it can only raise the threshold a pot must beat, see doc/honeypots.md).
+  // Only the session monitor sees it; nothing of it reaches a caller. InvalidArgument for a query
+  // of the wrong dimension or k_obs outside [1, 64].
   // True if the namespace has indexed honeypots (any state); searches of a namespace without pots
   // need no observation.
   bool HasHoneypots(std::string_view name_space) const;
   // `query_text` non-empty: the observation is over the hybrid (fused) ranking of the same rows
   // (SearchHybrid's; honeypots take part in the lexical side through Bm25Index::ScoreDocument, so
-  // they never change a caller's hits); each row still reports its cosine with the query.
+  // they never change a caller's hits); each row reports its cosine with the query.
+  // Search and SearchHybrid compute the same observation from their own scan when
+  // SearchOptions::observation is set (one scan; a second memory scan only for a search with a
+  // metadata filter or quarantined entries, whose scan is not the unfiltered ranking).
   [[nodiscard]] absl::StatusOr<std::vector<ObservedRow>> Observe(std::string_view name_space,
                                                                  const std::vector<float>& query, int k_obs,
                                                                  std::string_view query_text = {});
@@ -212,16 +220,31 @@ class EntryStore {
   NamespaceIndex* IndexFor(const std::string& name_space);  // requires mu_ held exclusively
   // Adds a row to its namespace's index, logging instead of failing. Requires mu_ (unique).
   void IndexRow(int64_t row_id, const Entry& entry);
-  // Observe over the fused ranking (hybrid_search.cc).
-  absl::StatusOr<std::vector<ObservedRow>> ObserveHybrid(std::string_view name_space,
+  // The observation from the k_obs best active memory hits of the vector ranking (best first) and
+  // the pot index. Requires mu_ (shared).
+  std::vector<ObservedRow> ObserveVector(const NamespaceIndex& index, const std::vector<float>& query,
+                                         std::span<const IndexHit> memory_hits, size_t k_obs) const;
+  // The observation over the fused ranking from the active memories' vector and BM25 hits at the
+  // same depth (best first) and the pot index (hybrid_search.cc). Requires mu_ (shared).
+  std::vector<ObservedRow> ObserveFused(const NamespaceIndex& index, const std::vector<float>& query,
+                                        std::span<const std::string> tokens,
+                                        std::span<const IndexHit> memory_vector_hits,
+                                        std::span<const Bm25Hit> memory_lexical_hits, size_t depth,
+                                        size_t k_obs) const;
+  // InvalidArgument for a SearchOptions::observation whose k_obs is outside [1, 64].
+  static absl::Status CheckObservation(const SearchObservation* observation);
+  // Observe's work under mu_ (shared), with the namespace's index (hybrid when tokens is set).
+  absl::StatusOr<std::vector<ObservedRow>> ObserveLocked(const NamespaceIndex& index,
                                                          const std::vector<float>& query,
-                                                         std::string_view query_text, int k_obs);
+                                                         const std::vector<std::string>* tokens,
+                                                         size_t k_obs) const;
   std::vector<int64_t> ObservedLexicalRanking(const NamespaceIndex& index,
                                               std::span<const std::string> tokens,
+                                              std::span<const Bm25Hit> memory_hits,
                                               size_t depth) const;  // requires mu_ (shared)
-  // Puts the row in the namespace's lexical index if it is an active memory, else takes it out.
-  // Requires mu_ (unique).
-  void SyncLexical(NamespaceIndex* index, int64_t row_id, const Entry& entry);
+  // Puts the row in the namespace's lexical index if it is an active memory, and in its pot index
+  // (vector and tokens) if it is an active honeypot; else takes it out. Requires mu_ (unique).
+  void SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const Entry& entry);
   // Reads and verifies the rows of `ordered` (best first) not yet in `seen`, in batches, appending
   // those that pass (verified, in the namespace, accepted by `filter` and the metadata filter) to
   // result->hits until it holds `k`, with their cosine to `query`. Requires mu_ (shared).
@@ -292,6 +315,16 @@ class EntryStore {
   absl::flat_hash_set<int64_t> bad_rows_;    // rows that failed verification (guarded by bad_mu_)
   absl::flat_hash_set<int64_t> bad_events_;  // history events (by seq) that did (guarded by bad_mu_)
   std::atomic<int64_t> signature_failures_{0};
+};
+
+// The honeypot observation a search computes from its own scan (SearchOptions::observation; the
+// honeypot guard sets it). `k_obs` is read; the rest is written by EntryStore::Search and
+// SearchHybrid (EntryStore::Observe's contract).
+struct SearchObservation {
+  int k_obs = 4;                              // 1 .. 64; InvalidArgument from the search otherwise
+  bool observed = false;                      // rows hold the observation
+  bool own_scan = false;                      // taken from the search's scan (no second memory scan)
+  std::vector<EntryStore::ObservedRow> rows;  // best first, at most k_obs
 };
 
 }  // namespace bulwark

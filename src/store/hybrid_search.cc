@@ -1,5 +1,6 @@
 // EntryStore::SearchHybrid: the fused lexical + vector ranking of one namespace, read and verified
 // like EntryStore::Search (see entry_store.h and hybrid_ranking.h).
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
 
@@ -98,6 +99,8 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
   if (query.size() != static_cast<size_t>(options_.dimension)) {
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }
+  SearchObservation* const observation = options.observation;
+  BULWARK_RETURN_IF_ERROR(CheckObservation(observation));
   BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
   const std::vector<std::string> tokens = tokenizer_.Tokens(query_text);
 
@@ -111,23 +114,33 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
 
   std::optional<std::vector<int64_t>> allowed;  // nullopt: every row may match the metadata filter
   absl::flat_hash_set<int64_t> allowed_set;
-  if (!options.metadata_filter.empty()) {
-    allowed = index.metadata.Candidates(options.metadata_filter);
-    if (allowed && allowed->empty()) return result;
-    if (allowed) allowed_set.insert(allowed->begin(), allowed->end());
+  if (!options.metadata_filter.empty()) allowed = index.metadata.Candidates(options.metadata_filter);
+  // As in Search: the observation comes from this search's rankings when they are the unfiltered
+  // ones over the active memories, else from rankings of its own (no row reads either way).
+  const bool own_scan = !allowed && !options.include_quarantined;
+  const size_t k_obs = observation ? static_cast<size_t>(observation->k_obs) : 0;
+  if (observation != nullptr && !own_scan) {
+    BULWARK_ASSIGN_OR_RETURN(observation->rows, ObserveLocked(index, query, &tokens, k_obs));
+    observation->observed = true;
   }
+  if (allowed && allowed->empty()) return result;
+  if (allowed) allowed_set.insert(allowed->begin(), allowed->end());
   const size_t searchable = allowed ? allowed->size() : index.vectors->size();
   const size_t k = static_cast<size_t>(options.k);
 
   // Fuse the top `depth` of each ranking; if fewer than k of the fused rows pass, deepen both.
   absl::flat_hash_set<int64_t> seen;
-  size_t depth = std::max(k, static_cast<size_t>(options_.hybrid.depth));
+  size_t depth = std::max({k, k_obs, static_cast<size_t>(options_.hybrid.depth)});
   while (true) {
     auto vector_hits = allowed ? index.vectors->SearchRows(query, static_cast<int>(depth), filter, *allowed)
                                : index.vectors->Search(query, static_cast<int>(depth), filter);
     if (!vector_hits.ok()) return vector_hits.status();
     const std::vector<Bm25Hit> lexical_hits = index.lexical.Search(
         tokens, static_cast<int>(depth), allowed ? &InAllowed : nullptr, allowed ? &allowed_set : nullptr);
+    if (observation != nullptr && own_scan && !observation->observed) {
+      *observation = {observation->k_obs, /*observed=*/true, /*own_scan=*/true,
+                      ObserveFused(index, query, tokens, *vector_hits, lexical_hits, depth, k_obs)};
+    }
     std::vector<int64_t> vector_ids, lexical_ids;
     vector_ids.reserve(vector_hits->size());
     for (const IndexHit& h : *vector_hits) vector_ids.push_back(h.row_id);
@@ -142,14 +155,20 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
   return result;
 }
 
-// The lexical side of the observation: the active memories' BM25 ranking merged with the active
-// honeypots scored against the same statistics, best first, at most `depth`.
+// The lexical side of the observation: the active memories' BM25 hits (best first) merged with
+// the active honeypots scored against the same statistics, best first, at most `depth`.
 std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& index,
                                                         std::span<const std::string> tokens,
+                                                        std::span<const Bm25Hit> memory_hits,
                                                         size_t depth) const {
-  std::vector<Bm25Hit> hits = index.lexical.Search(tokens, static_cast<int>(depth));
-  for (const auto& [row_id, pot] : index.pot_tokens) {
-    const double score = index.lexical.ScoreDocument(pot, tokens);
+  std::vector<Bm25Hit> hits(memory_hits.begin(), memory_hits.end());
+  absl::flat_hash_set<int64_t> candidates;  // pots sharing a token with the query
+  for (const std::string& t : tokens) {
+    if (auto posting = index.pot_postings.find(t); posting != index.pot_postings.end())
+      candidates.insert(posting->second.begin(), posting->second.end());
+  }
+  for (const int64_t row_id : candidates) {
+    const double score = index.lexical.ScoreDocument(index.pot_tokens.at(row_id), tokens);
     if (score > 0) hits.push_back({row_id, score});
   }
   std::sort(hits.begin(), hits.end(), [](const Bm25Hit& a, const Bm25Hit& b) {
@@ -162,44 +181,50 @@ std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& in
   return ids;
 }
 
-absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::ObserveHybrid(
-    std::string_view name_space, const std::vector<float>& query, std::string_view query_text, int k_obs) {
-  if (query.size() != static_cast<size_t>(options_.dimension)) {
-    return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
+std::vector<EntryStore::ObservedRow> EntryStore::ObserveFused(const NamespaceIndex& index,
+                                                              const std::vector<float>& query,
+                                                              std::span<const std::string> tokens,
+                                                              std::span<const IndexHit> memory_vector_hits,
+                                                              std::span<const Bm25Hit> memory_lexical_hits,
+                                                              size_t depth, size_t k_obs) const {
+  const IndexFilter pot_filter{StateBit(State::kActive), 1u << static_cast<int>(Kind::kHoneypot)};
+  // The vector ranking over memories and pots: the best `depth` of each, merged.
+  std::vector<IndexHit> vector_hits(memory_vector_hits.begin(), memory_vector_hits.end());
+  if (index.pot_vectors) {
+    auto pots = index.pot_vectors->Search(query, static_cast<int>(depth), pot_filter);
+    if (pots.ok()) vector_hits.insert(vector_hits.end(), pots->begin(), pots->end());
   }
-  if (k_obs < 1 || k_obs > 64) return absl::InvalidArgumentError("k_obs must be between 1 and 64");
-  const std::vector<std::string> tokens = tokenizer_.Tokens(query_text);
-  std::vector<ObservedRow> observed;
-  std::shared_lock lock(mu_);
-  auto it = indexes_.find(ToAbsl(name_space));
-  if (it == indexes_.end()) return observed;
-  const NamespaceIndex& index = *it->second;
-  const IndexFilter filter{StateBit(State::kActive), (1u << static_cast<int>(Kind::kMemory)) |
-                                                         (1u << static_cast<int>(Kind::kHoneypot))};
-  const size_t depth = std::max(static_cast<size_t>(k_obs), static_cast<size_t>(options_.hybrid.depth));
-  BULWARK_ASSIGN_OR_RETURN(std::vector<IndexHit> vector_hits,
-                           index.vectors->Search(query, static_cast<int>(depth), filter));
+  std::stable_sort(vector_hits.begin(), vector_hits.end(),
+                   [](const IndexHit& a, const IndexHit& b) { return a.score > b.score; });
+  if (vector_hits.size() > depth) vector_hits.resize(depth);
   std::vector<int64_t> vector_ids;
   vector_ids.reserve(vector_hits.size());
-  for (const IndexHit& h : vector_hits) vector_ids.push_back(h.row_id);
-  const std::vector<int64_t> fused =
-      FuseRankings(vector_ids, ObservedLexicalRanking(index, tokens, depth), options_.hybrid);
-  // Read best first until k_obs rows verify; a forged row is skipped and reported.
-  for (size_t next = 0; next < fused.size() && observed.size() < static_cast<size_t>(k_obs);) {
-    const size_t n = std::min(fused.size() - next, static_cast<size_t>(k_obs) - observed.size());
-    const std::vector<int64_t> batch(fused.begin() + static_cast<ptrdiff_t>(next),
-                                     fused.begin() + static_cast<ptrdiff_t>(next + n));
-    next += n;
-    BULWARK_ASSIGN_OR_RETURN(std::vector<std::optional<StoredRow>> rows, backend_->GetRows(batch));
-    for (size_t i = 0; i < batch.size() && i < rows.size(); ++i) {
-      if (!rows[i].has_value()) continue;
-      if (auto s = CheckRow(*rows[i], name_space); !s.ok()) {
-        ReportBadRow(batch[i], rows[i]->entry.id, name_space, ToStd(s.message()));
-        continue;
-      }
-      if (rows[i]->entry.state != State::kActive) continue;
-      observed.push_back({Cosine(query, rows[i]->entry.embedding), rows[i]->entry.kind == Kind::kHoneypot});
-    }
+  absl::flat_hash_map<int64_t, float> cosine;
+  for (const IndexHit& h : vector_hits) {
+    vector_ids.push_back(h.row_id);
+    cosine[h.row_id] = h.score;
+  }
+  std::vector<int64_t> fused = FuseRankings(
+      vector_ids, ObservedLexicalRanking(index, tokens, memory_lexical_hits, depth), options_.hybrid);
+  if (fused.size() > k_obs) fused.resize(k_obs);
+  // Rows only the lexical side ranked: their cosine from their own index (a few dot products).
+  std::vector<int64_t> lexical_memories, lexical_pots;
+  for (const int64_t id : fused) {
+    if (!cosine.contains(id)) (index.honeypots.contains(id) ? lexical_pots : lexical_memories).push_back(id);
+  }
+  auto score_rows = [&](const VectorIndex* vectors, const IndexFilter& filter,
+                        const std::vector<int64_t>& ids) {
+    if (vectors == nullptr || ids.empty()) return;
+    auto hits = vectors->SearchRows(query, static_cast<int>(ids.size()), filter, ids);
+    if (!hits.ok()) return;
+    for (const IndexHit& h : *hits) cosine[h.row_id] = h.score;
+  };
+  score_rows(index.vectors.get(), IndexFilter{}, lexical_memories);
+  score_rows(index.pot_vectors.get(), pot_filter, lexical_pots);
+  std::vector<ObservedRow> observed;
+  for (const int64_t id : fused) {
+    const auto found = cosine.find(id);
+    observed.push_back({found == cosine.end() ? 0.0f : found->second, index.honeypots.contains(id)});
   }
   return observed;
 }

@@ -1,10 +1,15 @@
 // The extraction experiment (see extraction_eval.h).
 #include "eval/experiments/extraction_eval.h"
 
+#include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/str_split.h>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "attack/extraction/attack_log.h"
@@ -82,14 +87,17 @@ absl::StatusOr<Store> Defended(const ExtractionEvalConfig& config, const std::fi
 }
 
 // Rows of `attacks` for every estimator on `s`, and the benign sessions' cost per search.
+// `first` (may be null) receives the first estimator's outcomes.
 absl::Status AddRows(Store& s, const ExtractionEvalConfig& config,
                      const std::vector<LabelledSession>& sessions, const std::vector<std::string>& attacks,
-                     const std::string& protocol, ExtractionEvalResult* result) {
+                     const std::string& protocol, ExtractionEvalResult* result,
+                     std::vector<SessionOutcome>* first = nullptr) {
   for (const std::string& estimator : config.estimators) {
     SessionEvalConfig replay = config.base;
     BULWARK_ASSIGN_OR_RETURN(replay.estimator, honeypot::ParseLlrEstimatorKind(estimator));
     BULWARK_ASSIGN_OR_RETURN(std::vector<SessionOutcome> outcomes,
                              ReplaySessions(*s.store, s.defended, sessions, replay));
+    if (first != nullptr && first->empty()) *first = outcomes;
     for (const std::string& attack : attacks) {
       for (int length : {8, 64}) {
         ExtractionRow row = Row(outcomes, attack, length);
@@ -100,6 +108,70 @@ absl::Status AddRows(Store& s, const ExtractionEvalConfig& config,
     }
   }
   return absl::OkStatus();
+}
+
+// Words of extraction requests (ours: the keyword half of MemPot's "Agent" baseline, App. B.2,
+// whose list is not published), matched as lower-cased whole tokens.
+constexpr std::array<std::string_view, 15> kExtractionKeywords = {
+    "example", "repeat", "verbatim", "previous", "ignore",   "print",    "output",      "context",
+    "above",   "entire", "every",    "records",  "memories", "examples", "instructions"};
+
+// The fraction of `queries` holding a keyword.
+double KeywordScore(const std::vector<std::string>& queries) {
+  if (queries.empty()) return 0;
+  size_t flagged = 0;
+  for (const std::string& q : queries) {
+    const std::string lower = absl::AsciiStrToLower(q);
+    for (absl::string_view piece : absl::StrSplit(lower, absl::ByAnyChar(" \t\n.,;:!?\"'()[]{}"))) {
+      const std::string_view token(piece.data(), piece.size());
+      if (std::find(kExtractionKeywords.begin(), kExtractionKeywords.end(), token) !=
+          kExtractionKeywords.end()) {
+        ++flagged;
+        break;
+      }
+    }
+  }
+  return static_cast<double>(flagged) / static_cast<double>(queries.size());
+}
+
+// Pot-free baselines (no fit, so in-family and held-out are the same): one score per session,
+// thresholded anywhere (no block decision, hence no FPR at block, FDT or leakage):
+//   distinct_memories  distinct memories the session's queries return, per query (undefended):
+//                      the coverage an extractor needs, as a session-level feature;
+//   keyword_filter     the fraction of its queries holding an extraction keyword.
+void AddBaselineRows(const std::vector<SessionOutcome>& outcomes,
+                     const std::vector<LabelledSession>& sessions, const std::vector<std::string>& attacks,
+                     ExtractionEvalResult* result) {
+  std::map<std::string, const LabelledSession*> by_id;
+  for (const LabelledSession& l : sessions) by_id[l.session] = &l;
+  for (const std::string baseline : {"distinct_memories", "keyword_filter"}) {
+    for (const std::string& attack : attacks) {
+      for (int length : {8, 64}) {
+        const std::string benign_style = absl::StrCat("benign-t", length);
+        std::vector<double> pos, neg;
+        for (const SessionOutcome& o : outcomes) {
+          if (o.style != attack && o.style != benign_style) continue;
+          const auto it = by_id.find(o.session);
+          const double score = baseline == "keyword_filter"
+                                   ? (it == by_id.end() ? 0.0 : KeywordScore(it->second->queries))
+                                   : static_cast<double>(o.leaked_undefended) /
+                                         static_cast<double>(std::max<size_t>(1, o.queries));
+          (o.label == SessionLabel::kAttack ? pos : neg).push_back(score);
+        }
+        ExtractionRow row{
+            .protocol = "pot-free", .attack = attack, .estimator = baseline, .benign_length = length};
+        row.metrics.attack_sessions = pos.size();
+        row.metrics.benign_sessions = neg.size();
+        if (!pos.empty() && !neg.empty()) {
+          const std::vector<RocPoint> curve = RocCurve(pos, neg);
+          row.metrics.auroc = Auroc(pos, neg);
+          row.metrics.tpr_at_1fpr = TprAtFpr(curve, 0.01);
+          row.tpr_at_10fpr = TprAtFpr(curve, 0.10);
+        }
+        result->rows.push_back(std::move(row));
+      }
+    }
+  }
 }
 
 // Per query of the benign sessions: the defended replay's time minus plain searches' time.
@@ -154,7 +226,9 @@ absl::StatusOr<ExtractionEvalResult> RunExtractionEval(
                            EvalSessions(*all.store, config, {"benign"}, config.benign_sessions));
   sessions.insert(sessions.end(), benign.begin(), benign.end());
   stage("in-family replay");
-  BULWARK_RETURN_IF_ERROR(AddRows(all, config, sessions, families, "in-family", &result));
+  std::vector<SessionOutcome> outcomes;
+  BULWARK_RETURN_IF_ERROR(AddRows(all, config, sessions, families, "in-family", &result, &outcomes));
+  AddBaselineRows(outcomes, sessions, families, &result);
   BULWARK_ASSIGN_OR_RETURN(result.added_us_per_search, AddedMicroseconds(all, config, sessions));
   if (config.leave_one_out) {
     for (const std::string& held_out : families) {

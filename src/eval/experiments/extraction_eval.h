@@ -11,8 +11,13 @@
 //      benign sessions of each length, in-family (the fit saw every family) and, with
 //      leave_one_out, held-out (a store whose pots were fitted without that family).
 //
-// Not here (doc/REPRODUCTION.md): the external WordNet-gloss store, the pot-free baselines, Eq. 19,
-// several seeds, plots. Evaluation-only code: linked by bulwark-lab, never by the product binary.
+//   4. Pot-free baselines on the in-family replay's sessions (protocol "pot-free"; no fit, so
+//      nothing is held out): distinct memories returned per query, and a keyword filter (the
+//      fraction of a session's queries holding an extraction keyword); session scores only.
+//
+// Not here (doc/REPRODUCTION.md): the external WordNet-gloss store, a sequential pot-free
+// detector with a block decision, the QOE per-query baseline, Eq. 19, several seeds, plots. Evaluation-only
+// code: linked by bulwark-lab, never by the product binary.
 #pragma once
 
 #include <absl/status/statusor.h>
@@ -39,7 +44,7 @@ struct ExtractionEvalConfig {
 };
 
 struct ExtractionRow {
-  std::string protocol;  // "in-family" | "held-out"
+  std::string protocol;  // "in-family" | "held-out" | "pot-free"
   std::string attack;
   std::string estimator;
   int benign_length = 0;  // 8 or 64

@@ -37,11 +37,13 @@ TEST(RunExtractionEval, GivesOneRowPerAttackEstimatorAndLength) {
   bulwark::testing::TempDir dir;
   auto result = RunExtractionEval(config, dir.path());
   ASSERT_THAT(result, IsOk());
-  // in-family: 2 attacks x 2 estimators x 2 lengths; held-out: the same once per left-out family.
-  ASSERT_EQ(result->rows.size(), 16u);
-  size_t held_out = 0;
+  // in-family: 2 attacks x 2 estimators x 2 lengths; held-out: the same once per left-out family;
+  // pot-free: 2 baselines x 2 attacks x 2 lengths.
+  ASSERT_EQ(result->rows.size(), 24u);
+  size_t held_out = 0, pot_free = 0;
   for (const ExtractionRow& r : result->rows) {
     held_out += r.protocol == "held-out" ? 1 : 0;
+    pot_free += r.protocol == "pot-free" ? 1 : 0;
     EXPECT_EQ(r.metrics.attack_sessions, 1u) << r.attack;
     EXPECT_EQ(r.metrics.benign_sessions, 2u) << r.attack;
     ASSERT_TRUE(r.metrics.auroc.has_value());
@@ -50,8 +52,15 @@ TEST(RunExtractionEval, GivesOneRowPerAttackEstimatorAndLength) {
     EXPECT_GE(r.tpr_at_10fpr, r.metrics.tpr_at_1fpr.value_or(0));
   }
   EXPECT_EQ(held_out, 8u);
+  EXPECT_EQ(pot_free, 8u);
   EXPECT_GT(result->pots, 0u);
-  EXPECT_EQ(ToJson(*result)["rows"].size(), 16u);
+  EXPECT_EQ(ToJson(*result)["rows"].size(), 24u);
+  // MEXTRA asks in extraction words every time; the benign simulator does not.
+  for (const ExtractionRow& r : result->rows) {
+    if (r.protocol == "pot-free" && r.estimator == "keyword_filter" && r.attack == "mextra_cosine") {
+      EXPECT_EQ(*r.metrics.auroc, 1.0) << r.benign_length;
+    }
+  }
 }
 
 }  // namespace
