@@ -407,10 +407,11 @@ TEST_F(PrincipalRegistryTest, CorruptPrincipalRowFailsClosed) {
 
 TEST_F(PrincipalRegistryTest, OpenRefusesANullEnvAMissingFileAndANonDatabaseFile) {
   EXPECT_EQ(PrincipalRegistry::Open(db_path_, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(PrincipalRegistry::Open(dir_ / "missing.db", Env::Default()).status().code(),
+  EXPECT_EQ(PrincipalRegistry::Open(dir_ / "missing" / "bulwark.db", Env::Default()).status().code(),
             absl::StatusCode::kNotFound);
-  EXPECT_FALSE(std::filesystem::exists(dir_ / "missing.db")) << "no stray file is created";
-  std::filesystem::path junk = dir_ / "junk.db";
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "missing")) << "no stray file is created";
+  std::filesystem::create_directories(dir_ / "junk");
+  std::filesystem::path junk = dir_ / "junk" / "bulwark.db";
   std::ofstream(junk) << std::string(4096, 'x');
   EXPECT_EQ(PrincipalRegistry::Open(junk, Env::Default()).status().code(), absl::StatusCode::kDataLoss);
 }

@@ -6,7 +6,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "provenance/signer.h"
-#include "storage/sqlite_gate_repository.h"
+#include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 
 namespace bulwark {
@@ -35,7 +35,8 @@ void SignGateRow(RowSigner& signer, GateRow* row) {
 
 absl::StatusOr<std::unique_ptr<GateStore>> GateStore::Open(const std::filesystem::path& db_path,
                                                            std::filesystem::path keyring_path) {
-  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<GateRepository> rows, OpenSqliteGateRepository(db_path));
+  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<GateRepository> rows,
+                           OpenGateRepository(StoreLayout::ForDatabase(db_path).dir().string()));
   if (keyring_path.empty()) keyring_path = StoreLayout::ForDatabase(db_path).keyring();
   auto signer = RowSigner::Load(keyring_path);
   if (!signer.ok()) {

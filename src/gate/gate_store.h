@@ -41,7 +41,8 @@ struct StoredGate {
 
 class GateStore {
  public:
-  // Opens the table in the existing store database at `db_path` (creating the table if needed),
+  // Opens the gate repository (storage/storage_opener.h) of the store whose database file is
+  // `db_path` (the store is its directory; the file name is the layout's),
   // signing with the keyring at `keyring_path` (default: the store's, beside the database); a
   // table made before rows were signed is upgraded and its rows signed once. NotFound if there is
   // no database file or keyring; Unavailable / DataLoss as OpenExistingDatabase and Keyring::Load.

@@ -15,7 +15,7 @@
 #include "core/text_validation.h"
 #include "index/flat_index.h"
 #include "provenance/keyring.h"
-#include "storage/sqlite_backend.h"
+#include "storage/storage_opener.h"
 #include "store/memory_store_impl.h"
 
 namespace bulwark {
@@ -93,14 +93,15 @@ absl::StatusOr<std::unique_ptr<MemoryStore::Impl>> Assemble(const std::filesyste
   } else if (!impl->layout.StoreExists()) {
     return absl::NotFoundError(absl::StrCat("no store in ", dir.string(), " (run `bulwark init` first)"));
   }
-  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<SqliteBackend> backend,
-                           SqliteBackend::Open(impl->layout.database(), create));
+  BULWARK_ASSIGN_OR_RETURN(StorageRepositories storage,
+                           OpenEntryRepositories(impl->layout.dir().string(), create));
+  std::unique_ptr<StorageBackend> backend = std::move(storage.entries);
   BULWARK_ASSIGN_OR_RETURN(impl->embedder, OpenEmbedder(*backend, options));
   const std::filesystem::path keyring_path = impl->layout.keyring();
   BULWARK_ASSIGN_OR_RETURN(Keyring keyring, (create && !std::filesystem::exists(keyring_path, ec))
                                                 ? Keyring::Create(keyring_path, impl->env)
                                                 : Keyring::Load(keyring_path));
-  DefenseStateRepository* defense_state = backend.get();  // owned by the entry store from here on
+  DefenseStateRepository* defense_state = storage.defense_state;  // lives as long as the entry store
   BULWARK_ASSIGN_OR_RETURN(const HybridOptions hybrid, ParseRetrievalConfig(options.retrieval_config));
   BULWARK_ASSIGN_OR_RETURN(
       impl->entries,
