@@ -156,7 +156,8 @@ class PrincipalRegistry::Impl {
     BULWARK_ASSIGN_OR_RETURN(std::vector<ApiKeyRow> keys, rows_->ListKeys(""));
     for (PrincipalRow& row : principals) SignRow(*signer_, &row);
     for (ApiKeyRow& row : keys) SignRow(*signer_, &row);
-    return rows_->Update(principals, keys);
+    BULWARK_RETURN_IF_ERROR(rows_->Update(principals, keys));
+    return rows_->FinishSigningUpgrade();
   }
 
   std::unique_ptr<AccessRepository> rows_;

@@ -49,6 +49,7 @@ absl::StatusOr<std::unique_ptr<GateStore>> GateStore::Open(const std::filesystem
       SignGateRow(**signer, &row);
       BULWARK_RETURN_IF_ERROR(rows->Save(row));
     }
+    BULWARK_RETURN_IF_ERROR(rows->FinishSigningUpgrade());
   }
   return std::unique_ptr<GateStore>(new GateStore(std::move(rows), *std::move(signer)));
 }

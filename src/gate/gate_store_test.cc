@@ -125,13 +125,15 @@ TEST_F(GateStoreTest, PolicyEditsAreRefusedAndTheUpgradeSignsOnce) {
   ASSERT_TRUE(problems.ok());
   EXPECT_THAT(*problems, ::testing::ElementsAre(HasSubstr("query gate of alice")));
 
-  // The table as main made it before rows were signed (doc/gate_format.md), holding bob's row.
+  // The table as main made it before rows were signed (doc/gate_format.md), holding bob's row, in
+  // a store of schema version 2 (the version such stores had).
   testing::ExecSql(
       db(),
       "CREATE TABLE old(namespace TEXT PRIMARY KEY, mode TEXT NOT NULL, embedder TEXT NOT NULL, "
       "fitted_at_us INTEGER NOT NULL, source TEXT NOT NULL, model BLOB NOT NULL); "
       "INSERT INTO old SELECT namespace, mode, embedder, fitted_at_us, source, model FROM query_gates "
-      "WHERE namespace = 'bob'; DROP TABLE query_gates; ALTER TABLE old RENAME TO query_gates;");
+      "WHERE namespace = 'bob'; DROP TABLE query_gates; ALTER TABLE old RENAME TO query_gates; "
+      "UPDATE meta SET value = '2' WHERE key = 'schema_version';");
   gates->reset();
   auto upgraded = GateStore::Open(db());
   ASSERT_TRUE(upgraded.ok()) << upgraded.status();

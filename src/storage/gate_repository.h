@@ -35,8 +35,13 @@ class GateRepository {
   [[nodiscard]] virtual absl::StatusOr<std::optional<GateRow>> Find(std::string_view name_space) = 0;
   // NotFound if the namespace has no gate.
   [[nodiscard]] virtual absl::Status Remove(std::string_view name_space) = 0;
-  // True when opening this repository upgraded a table made before rows were signed.
+  // True while the store holds rows made before rows were signed (an upgraded store) that the
+  // caller has not yet signed: it signs every row (List, Save) and then calls
+  // FinishSigningUpgrade, after which this is false in every process (afterwards an unsigned row
+  // is a forged one).
   virtual bool upgraded_from_unsigned() const = 0;
+  // Records that the rows of an upgraded store are signed (durably; idempotent).
+  [[nodiscard]] virtual absl::Status FinishSigningUpgrade() = 0;
   // Every row (for the one-time signing of an upgraded store and for verify).
   [[nodiscard]] virtual absl::StatusOr<std::vector<GateRow>> List() = 0;
 };

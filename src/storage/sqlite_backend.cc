@@ -11,77 +11,11 @@
 #include <cstring>
 #include <utility>
 
+#include "storage/sqlite_schema.h"
 #include "storage/sqlite_util.h"
 
 namespace bulwark {
 namespace {
-
-// 2: history events carry key_id and tag (version 1 stores are upgraded on open: the columns are
-// added, and MemoryStore signs the events that have no tag).
-constexpr int kSchemaVersion = 2;
-constexpr char kFormatName[] = "bulwark.store";
-
-constexpr char kSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS meta(
-  key   TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS entries(
-  row_id        INTEGER PRIMARY KEY,
-  id            TEXT NOT NULL,
-  namespace     TEXT NOT NULL,
-  text          TEXT NOT NULL,
-  metadata      TEXT NOT NULL,
-  principal     TEXT NOT NULL,
-  source        TEXT NOT NULL,
-  kind          TEXT NOT NULL,
-  state         TEXT NOT NULL,
-  created_at_us INTEGER NOT NULL,
-  updated_at_us INTEGER NOT NULL,
-  embedding     BLOB NOT NULL,
-  key_id        INTEGER NOT NULL,
-  tag           BLOB NOT NULL,
-  report        TEXT NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS entries_by_id ON entries(id);
-CREATE INDEX IF NOT EXISTS entries_by_namespace ON entries(namespace, row_id);
-CREATE TABLE IF NOT EXISTS history(
-  seq       INTEGER PRIMARY KEY,
-  entry_id  TEXT NOT NULL,
-  namespace TEXT NOT NULL,
-  event     TEXT NOT NULL,
-  actor     TEXT NOT NULL,
-  at_us     INTEGER NOT NULL,
-  detail    TEXT NOT NULL,
-  key_id    INTEGER NOT NULL DEFAULT 0,
-  tag       BLOB NOT NULL DEFAULT x''
-);
-CREATE INDEX IF NOT EXISTS history_by_entry ON history(entry_id, seq);
-CREATE TABLE IF NOT EXISTS query_history(
-  namespace TEXT NOT NULL,
-  seq       INTEGER NOT NULL,
-  embedding BLOB NOT NULL,
-  PRIMARY KEY(namespace, seq)
-);
-CREATE TABLE IF NOT EXISTS calibrations(
-  namespace   TEXT PRIMARY KEY,
-  calibration TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS entries_by_namespace_id ON entries(namespace, id);
-CREATE INDEX IF NOT EXISTS entries_by_key ON entries(namespace,
-  (CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$."bulwark.key"') END));
-CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries(
-  (CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$."bulwark.expires_at_us"') END));
-CREATE TABLE IF NOT EXISTS idempotency(
-  namespace       TEXT NOT NULL,
-  principal       TEXT NOT NULL,
-  idempotency_key TEXT NOT NULL,
-  request_hash    TEXT NOT NULL,
-  entry_ids       TEXT NOT NULL,
-  created_at_us   INTEGER NOT NULL,
-  PRIMARY KEY(namespace, principal, idempotency_key)
-);
-)sql";
 
 // The reserved metadata members (store/entry_keys.h) as SQL expressions over the metadata column;
 // identical to the index expressions above, so SQLite uses those indexes.
@@ -247,47 +181,7 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
     return absl::DataLossError(
         absl::StrCat(path.string(), " is not a usable SQLite database: ", s.message()));
   }
-  if (auto s = Exec(db, kSchema); !s.ok()) return s;
-  auto format = backend->GetMeta("format");
-  if (!format.ok()) return format.status();
-  if (!format->has_value()) {
-    if (!create || exists) {
-      // An existing file without our metadata is someone else's database.
-      Statement st(db, "SELECT count(*) FROM entries");
-      if (st.status().ok() && st.Step() == SQLITE_ROW && st.Int(0) > 0) {
-        return absl::DataLossError(absl::StrCat(path.string(), " has entries but no store metadata"));
-      }
-    }
-    if (auto s = backend->PutMeta("format", kFormatName); !s.ok()) return s;
-    if (auto s = backend->PutMeta("schema_version", std::to_string(kSchemaVersion)); !s.ok()) return s;
-  } else if (**format != kFormatName) {
-    return absl::DataLossError(absl::StrCat(path.string(), " is not a Bulwark store"));
-  }
-  auto version = backend->GetMeta("schema_version");
-  if (!version.ok()) return version.status();
-  if (version->has_value() && **version == "1") {
-    // Version 1 -> 2: history events gain key_id and tag (empty: MemoryStore signs them).
-    if (auto s = Exec(db,
-                      "BEGIN IMMEDIATE;"
-                      "ALTER TABLE history ADD COLUMN key_id INTEGER NOT NULL DEFAULT 0;"
-                      "ALTER TABLE history ADD COLUMN tag BLOB NOT NULL DEFAULT x'';"
-                      "INSERT INTO meta(key, value) SELECT 'unsigned_history_through', COALESCE(MAX(seq), 0) "
-                      "FROM history;"
-                      "UPDATE meta SET value = '2' WHERE key = 'schema_version';"
-                      "COMMIT;");
-        !s.ok()) {
-      (void)Exec(db, "ROLLBACK");
-      return absl::Status(s.code(),
-                          absl::StrCat("upgrading ", path.string(), " to schema version 2: ", s.message()));
-    }
-    version = backend->GetMeta("schema_version");
-    if (!version.ok()) return version.status();
-  }
-  if (!version->has_value() || **version != std::to_string(kSchemaVersion)) {
-    return absl::FailedPreconditionError(absl::StrCat("store schema version ", version->value_or("(missing)"),
-                                                      " is not supported (this build reads ", kSchemaVersion,
-                                                      ")"));
-  }
+  if (auto s = PrepareStoreSchema(db, path); !s.ok()) return s;
   return backend;
 }
 
@@ -587,7 +481,8 @@ absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
   std::lock_guard<std::mutex> lock(mu_);
   // The last event written before the upgrade, or nullopt once its events are signed.
   auto marker = [this]() -> absl::StatusOr<std::optional<int64_t>> {
-    Statement st(db_, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'unsigned_history_through'");
+    Statement st(db_, absl::StrCat("SELECT CAST(value AS INTEGER) FROM meta WHERE key = '",
+                                   kUnsignedHistoryMarker, "'"));
     if (auto s = st.status(); !s.ok()) return s;
     const int rc = st.Step();
     if (rc == SQLITE_DONE) return std::nullopt;
@@ -624,7 +519,7 @@ absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
     if (auto s = update.Run("sign history event"); !s.ok()) return s;
     update.Reset();
   }
-  if (auto s = Exec(db_, "DELETE FROM meta WHERE key = 'unsigned_history_through'"); !s.ok()) return s;
+  if (auto s = DeleteMeta(db_, kUnsignedHistoryMarker); !s.ok()) return s;
   if (auto s = txn.Commit(); !s.ok()) return s;
   return static_cast<int64_t>(unsigned_events.size());
 }

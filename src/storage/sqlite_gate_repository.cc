@@ -6,23 +6,11 @@
 
 #include <mutex>
 
+#include "storage/sqlite_schema.h"
 #include "storage/sqlite_util.h"
 
 namespace bulwark {
 namespace {
-
-constexpr char kGateSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS query_gates(
-  namespace    TEXT PRIMARY KEY,
-  mode         TEXT NOT NULL,
-  embedder     TEXT NOT NULL,
-  fitted_at_us INTEGER NOT NULL,
-  source       TEXT NOT NULL,
-  model        BLOB NOT NULL,
-  sign_key_id  INTEGER NOT NULL DEFAULT 0,
-  tag          BLOB NOT NULL DEFAULT x''
-);
-)sql";
 
 constexpr char kGateColumns[] = "namespace, mode, embedder, fitted_at_us, source, model, sign_key_id, tag";
 
@@ -89,39 +77,26 @@ class SqliteGateRepository : public GateRepository {
 
   bool upgraded_from_unsigned() const override { return upgraded_; }
 
+  absl::Status FinishSigningUpgrade() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto s = DeleteMeta(db_, kUnsignedGateMarker); !s.ok()) return s;
+    upgraded_ = false;
+    return absl::OkStatus();
+  }
+
  private:
   std::mutex mu_;  // serializes all use of db_
   sqlite3* db_;
-  const bool upgraded_;
+  bool upgraded_;  // guarded by mu_ after construction
 };
-
-// Adds the signature columns to a table made before rows were signed; true if it did.
-absl::StatusOr<bool> AddSignatureColumns(sqlite3* db) {
-  Transaction txn(db);
-  if (!txn.status().ok()) return txn.status();
-  {
-    Statement info(db, "SELECT count(*) FROM pragma_table_info('query_gates') WHERE name = 'tag'");
-    if (auto s = info.status(); !s.ok()) return s;
-    if (info.Step() != SQLITE_ROW) return SqliteError(db, "read table layout");
-    if (info.Int(0) > 0) return false;
-  }
-  if (auto s = Exec(db,
-                    "ALTER TABLE query_gates ADD COLUMN sign_key_id INTEGER NOT NULL DEFAULT 0; "
-                    "ALTER TABLE query_gates ADD COLUMN tag BLOB NOT NULL DEFAULT x''");
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = txn.Commit(); !s.ok()) return s;
-  return true;
-}
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GateRepository>> OpenSqliteGateRepository(
     const std::filesystem::path& db_path) {
-  auto db = OpenExistingDatabase(db_path, kGateSchema);
+  auto db = OpenStoreDatabase(db_path);
   if (!db.ok()) return db.status();
-  absl::StatusOr<bool> upgraded = AddSignatureColumns(*db);
+  absl::StatusOr<bool> upgraded = HasMeta(*db, kUnsignedGateMarker);
   if (!upgraded.ok()) {
     sqlite3_close(*db);
     return upgraded.status();

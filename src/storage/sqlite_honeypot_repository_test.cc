@@ -1,6 +1,6 @@
 // SqliteHoneypotRepository: runs and blocks round-trip, namespaces are partitions, rows survive a
 // reopen, oversized input is refused, and a store created before the tables existed still opens
-// (for the repository and for SqliteBackend: the schema version is unchanged).
+// (for the repository and for SqliteBackend, at the current schema version).
 #include "storage/sqlite_honeypot_repository.h"
 
 #include <gmock/gmock.h>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "storage/sqlite_backend.h"
+#include "storage/sqlite_schema.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
@@ -149,7 +150,7 @@ TEST_F(SqliteHoneypotRepositoryTest, MissingFileIsNotFoundAndTheStoreStillOpens)
   ASSERT_TRUE(backend.ok()) << backend.status();
   auto version = (*backend)->GetMeta("schema_version");
   ASSERT_TRUE(version.ok()) << version.status();
-  EXPECT_EQ(version->value_or(""), "2");
+  EXPECT_EQ(version->value_or(""), std::to_string(kStoreSchemaVersion));
 }
 
 }  // namespace
