@@ -145,6 +145,33 @@ TEST_F(GateStoreTest, PolicyEditsAreRefusedAndTheUpgradeSignsOnce) {
   EXPECT_EQ((*reopened)->Load("bob").status().code(), absl::StatusCode::kDataLoss) << "signed only once";
 }
 
+TEST_F(GateStoreTest, ADeletedRowIsNamedByTheSignedManifestAndFailsClosed) {
+  auto gates = GateStore::Open(db());
+  ASSERT_TRUE(gates.ok()) << gates.status();
+  ASSERT_TRUE((*gates)->Save(MakeGate("alice")).ok());
+  ASSERT_TRUE((*gates)->Save(MakeGate("bob")).ok());
+  ASSERT_TRUE((*gates)->Save(MakeGate("carol")).ok());
+  ASSERT_TRUE((*gates)->Remove("carol").ok()) << "a removal through the store updates the manifest";
+  testing::ExecSql(db(), "DELETE FROM query_gates WHERE namespace = 'alice'");
+  EXPECT_THAT((*gates)->Load("alice").status().message(), HasSubstr("deleted"));
+  EXPECT_EQ((*gates)->Load("alice").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE((*gates)->Load("bob").ok());
+  auto carol = (*gates)->Load("carol");
+  ASSERT_TRUE(carol.ok()) << carol.status();
+  EXPECT_FALSE(carol->has_value());
+  auto problems = (*gates)->Verify();
+  ASSERT_TRUE(problems.ok());
+  EXPECT_THAT(*problems, ::testing::ElementsAre(HasSubstr("query gate of alice: deleted")));
+
+  // Deleting the manifest too leaves bob's row without one: every namespace without a row fails.
+  testing::ExecSql(db(), "DELETE FROM meta WHERE key = 'query_gate_manifest'");
+  EXPECT_EQ((*gates)->Load("alice").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE((*gates)->Load("bob").ok());
+  problems = (*gates)->Verify();
+  ASSERT_TRUE(problems.ok());
+  EXPECT_THAT(*problems, ::testing::ElementsAre(HasSubstr("manifest of query gates is missing")));
+}
+
 TEST_F(GateStoreTest, RegistryCachesForTtlAndInvalidates) {
   auto gates = GateStore::Open(db());
   ASSERT_TRUE(gates.ok());

@@ -8,6 +8,7 @@
 #include <absl/status/statusor.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -23,6 +24,14 @@ struct GateRow {
   std::string source;        // JSON object: what the gate was fitted on
   std::string model;         // the serialized GateModel
   uint32_t sign_key_id = 0;  // 0 with an empty tag: written before rows were signed
+  std::string tag;
+};
+
+// The signed list of the namespaces that have a gate (issue #18 point 6 (ii)): a row deleted by
+// hand is still named here, so its namespace fails closed instead of running without its policy.
+struct GateManifest {
+  std::vector<std::string> namespaces;  // sorted
+  uint32_t sign_key_id = 0;
   std::string tag;
 };
 
@@ -44,6 +53,20 @@ class GateRepository {
   [[nodiscard]] virtual absl::Status FinishSigningUpgrade() = 0;
   // Every row (for the one-time signing of an upgraded store and for verify).
   [[nodiscard]] virtual absl::StatusOr<std::vector<GateRow>> List() = 0;
+
+  // --- The manifest. Contract: with a signer set, Save and Remove replace the manifest, signed
+  // over the namespaces that have a row after their change, in their own transaction (under the
+  // write lock, so two writers never leave a manifest that misses a row).
+  using ManifestSigner = std::function<void(GateManifest* manifest)>;  // sets sign_key_id and tag
+  virtual void SetManifestSigner(ManifestSigner signer) = 0;
+  // The stored manifest; nullopt if none was written. DataLoss if it does not decode.
+  [[nodiscard]] virtual absl::StatusOr<std::optional<GateManifest>> Manifest() = 0;
+  // True while the store has no manifest yet because it was made before manifests (an upgraded
+  // store, marked by its migration): the caller writes one (WriteManifest), once.
+  virtual bool manifest_pending() const = 0;
+  // Writes the manifest of the rows as they are now and clears the pending mark, in one
+  // transaction. FailedPrecondition without a signer.
+  [[nodiscard]] virtual absl::Status WriteManifest() = 0;
 };
 
 }  // namespace bulwark

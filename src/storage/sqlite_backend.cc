@@ -11,11 +11,15 @@
 #include <cstring>
 #include <utility>
 
+#include "storage/sqlite_event_rows.h"
 #include "storage/sqlite_schema.h"
 #include "storage/sqlite_util.h"
 
 namespace bulwark {
 namespace {
+
+using sqlite_rows::DecodeEvent;
+using sqlite_rows::kEventColumns;
 
 // The reserved metadata members (store/entry_keys.h) as SQL expressions over the metadata column;
 // identical to the index expressions above, so SQLite uses those indexes.
@@ -109,52 +113,6 @@ StoredRow DecodeRow(const Statement& st) {
   return row;
 }
 
-HistoryEvent DecodeEvent(const Statement& st) {
-  HistoryEvent ev;
-  ev.seq = st.Int(0);
-  ev.entry_id = st.Text(1);
-  ev.name_space = st.Text(2);
-  ev.event = st.Text(3);
-  ev.actor = st.Text(4);
-  ev.at_us = st.Int(5);
-  ev.detail = nlohmann::json::parse(st.Text(6), nullptr, /*allow_exceptions=*/false);
-  if (!ev.detail.is_object()) ev.detail = nlohmann::json{{"corrupt", true}};
-  const int64_t key_id = st.Int(7);
-  ev.key_id = key_id >= 0 && key_id <= UINT32_MAX ? static_cast<uint32_t>(key_id) : 0;  // 0 never verifies
-  ev.tag = st.Blob(8);
-  return ev;
-}
-
-// The columns DecodeEvent reads.
-constexpr char kEventColumns[] = "seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag";
-
-constexpr char kInsertEvent[] =
-    "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail, key_id, tag) "
-    "VALUES(?,?,?,?,?,?,?,?)";
-
-// Binds and runs a prepared kInsertEvent statement, then resets it for the next event; appends
-// the new event's seq to `seqs`.
-absl::Status RunInsertEvent(Statement& st, const HistoryEvent& ev, sqlite3* db, std::vector<int64_t>* seqs) {
-  st.Bind(1, ev.entry_id);
-  st.Bind(2, ev.name_space);
-  st.Bind(3, ev.event);
-  st.Bind(4, ev.actor);
-  st.Bind(5, ev.at_us);
-  st.Bind(6, ev.detail.dump());
-  st.Bind(7, static_cast<int64_t>(ev.key_id));
-  st.BindBlob(8, ev.tag.data(), ev.tag.size());
-  absl::Status status = st.Run("insert history event");
-  if (status.ok()) seqs->push_back(sqlite3_last_insert_rowid(db));
-  st.Reset();
-  return status;
-}
-
-absl::Status InsertEvent(sqlite3* db, const HistoryEvent& ev, std::vector<int64_t>* seqs) {
-  Statement st(db, kInsertEvent);
-  if (auto s = st.status(); !s.ok()) return s;
-  return RunInsertEvent(st, ev, db, seqs);
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::filesystem::path& path,
@@ -241,11 +199,7 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertLocked(std::span<const
     row_ids.push_back(sqlite3_last_insert_rowid(db_));
     st.Reset();
   }
-  Statement ev(db_, kInsertEvent);
-  if (auto s = ev.status(); !s.ok()) return s;
-  for (const HistoryEvent& e : events) {
-    if (auto s = RunInsertEvent(ev, e, db_, &inserted_event_seqs_); !s.ok()) return s;
-  }
+  if (auto s = AppendEventsLocked(events); !s.ok()) return s;
   return row_ids;
 }
 
@@ -287,7 +241,7 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_up
       scrub.Reset();
     }
   }
-  if (auto s = InsertEvent(db_, event, &inserted_event_seqs_); !s.ok()) return s;
+  if (auto s = AppendEventsLocked(std::span<const HistoryEvent>(&event, 1)); !s.ok()) return s;
   return txn.Commit();
 }
 
@@ -519,7 +473,7 @@ absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
     if (auto s = update.Run("sign history event"); !s.ok()) return s;
     update.Reset();
   }
-  if (auto s = DeleteMeta(db_, kUnsignedHistoryMarker); !s.ok()) return s;
+  if (auto s = bulwark::DeleteMeta(db_, kUnsignedHistoryMarker); !s.ok()) return s;
   if (auto s = txn.Commit(); !s.ok()) return s;
   return static_cast<int64_t>(unsigned_events.size());
 }

@@ -5,7 +5,10 @@
 #include <sqlite3.h>
 
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <utility>
 
+#include "core/hex.h"
 #include "storage/sqlite_schema.h"
 #include "storage/sqlite_util.h"
 
@@ -20,13 +23,39 @@ GateRow DecodeGateRow(const Statement& st) {
       st.Blob(7)};
 }
 
+absl::StatusOr<std::optional<GateManifest>> DecodeManifest(const std::string& value) {
+  const nlohmann::json json = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+  auto bad = [] { return absl::DataLossError("the query gate manifest does not decode"); };
+  if (!json.is_object()) return bad();
+  auto names = json.find("namespaces");
+  auto key_id = json.find("key_id");
+  auto tag = json.find("tag");
+  if (names == json.end() || !names->is_array() || key_id == json.end() || !key_id->is_number_unsigned() ||
+      key_id->get<uint64_t>() > UINT32_MAX || tag == json.end() || !tag->is_string()) {
+    return bad();
+  }
+  GateManifest manifest;
+  for (const nlohmann::json& name : *names) {
+    if (!name.is_string()) return bad();
+    manifest.namespaces.push_back(name.get<std::string>());
+  }
+  manifest.sign_key_id = static_cast<uint32_t>(key_id->get<uint64_t>());
+  std::optional<std::string> tag_bytes = HexDecode(tag->get<std::string>());
+  if (!tag_bytes) return bad();
+  manifest.tag = *std::move(tag_bytes);
+  return std::optional<GateManifest>(std::move(manifest));
+}
+
 class SqliteGateRepository : public GateRepository {
  public:
-  SqliteGateRepository(sqlite3* db, bool upgraded) : db_(db), upgraded_(upgraded) {}
+  SqliteGateRepository(sqlite3* db, bool upgraded, bool manifest_pending)
+      : db_(db), upgraded_(upgraded), manifest_pending_(manifest_pending) {}
   ~SqliteGateRepository() override { sqlite3_close(db_); }
 
   absl::Status Save(const GateRow& row) override {
     std::lock_guard<std::mutex> lock(mu_);
+    Transaction txn(db_);
+    if (!txn.status().ok()) return txn.status();
     Statement st(db_, absl::StrCat("INSERT OR REPLACE INTO query_gates(", kGateColumns,
                                    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
     if (auto s = st.status(); !s.ok()) return s;
@@ -38,7 +67,9 @@ class SqliteGateRepository : public GateRepository {
     st.BindBlob(6, row.model.data(), row.model.size());
     st.Bind(7, int64_t{row.sign_key_id});
     st.BindBlob(8, row.tag.data(), row.tag.size());
-    return st.Run("save query gate");
+    if (auto s = st.Run("save query gate"); !s.ok()) return s;
+    if (auto s = ReplaceManifestLocked(); !s.ok()) return s;
+    return txn.Commit();
   }
 
   absl::StatusOr<std::optional<GateRow>> Find(std::string_view name_space) override {
@@ -65,6 +96,8 @@ class SqliteGateRepository : public GateRepository {
 
   absl::Status Remove(std::string_view name_space) override {
     std::lock_guard<std::mutex> lock(mu_);
+    Transaction txn(db_);
+    if (!txn.status().ok()) return txn.status();
     Statement st(db_, "DELETE FROM query_gates WHERE namespace = ?");
     if (auto s = st.status(); !s.ok()) return s;
     st.Bind(1, name_space);
@@ -72,6 +105,37 @@ class SqliteGateRepository : public GateRepository {
     if (sqlite3_changes(db_) == 0) {
       return absl::NotFoundError(absl::StrCat("no query gate for namespace ", std::string(name_space)));
     }
+    if (auto s = ReplaceManifestLocked(); !s.ok()) return s;
+    return txn.Commit();
+  }
+
+  void SetManifestSigner(ManifestSigner signer) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    manifest_signer_ = std::move(signer);
+  }
+
+  absl::StatusOr<std::optional<GateManifest>> Manifest() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Statement st(db_, "SELECT value FROM meta WHERE key = ?");
+    if (auto s = st.status(); !s.ok()) return s;
+    st.Bind(1, kGateManifestKey);
+    const int rc = st.Step();
+    if (rc == SQLITE_DONE) return std::optional<GateManifest>();
+    if (rc != SQLITE_ROW) return SqliteError(db_, "read the query gate manifest");
+    return DecodeManifest(st.Text(0));
+  }
+
+  bool manifest_pending() const override { return manifest_pending_; }
+
+  absl::Status WriteManifest() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!manifest_signer_) return absl::FailedPreconditionError("no manifest signer");
+    Transaction txn(db_);
+    if (!txn.status().ok()) return txn.status();
+    if (auto s = ReplaceManifestLocked(); !s.ok()) return s;
+    if (auto s = DeleteMeta(db_, kGateManifestMarker); !s.ok()) return s;
+    if (auto s = txn.Commit(); !s.ok()) return s;
+    manifest_pending_ = false;
     return absl::OkStatus();
   }
 
@@ -88,6 +152,32 @@ class SqliteGateRepository : public GateRepository {
   std::mutex mu_;  // serializes all use of db_
   sqlite3* db_;
   bool upgraded_;  // guarded by mu_ after construction
+  bool manifest_pending_;
+  ManifestSigner manifest_signer_;  // guarded by mu_
+
+  // With a signer: the manifest of the rows as they are in the caller's transaction. Requires mu_.
+  absl::Status ReplaceManifestLocked() {
+    if (!manifest_signer_) return absl::OkStatus();
+    GateManifest manifest;
+    {
+      Statement st(db_, "SELECT namespace FROM query_gates ORDER BY namespace");
+      if (auto s = st.status(); !s.ok()) return s;
+      int rc;
+      while ((rc = st.Step()) == SQLITE_ROW) manifest.namespaces.push_back(st.Text(0));
+      if (rc != SQLITE_DONE) return SqliteError(db_, "list the namespaces with a gate");
+    }
+    manifest_signer_(&manifest);
+    const nlohmann::json json = {{"namespaces", manifest.namespaces},
+                                 {"key_id", manifest.sign_key_id},
+                                 {"tag", HexEncode(manifest.tag)}};
+    Statement put(
+        db_,
+        "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    if (auto s = put.status(); !s.ok()) return s;
+    put.Bind(1, kGateManifestKey);
+    put.Bind(2, json.dump());
+    return put.Run("write the query gate manifest");
+  }
 };
 
 }  // namespace
@@ -97,11 +187,13 @@ absl::StatusOr<std::unique_ptr<GateRepository>> OpenSqliteGateRepository(
   auto db = OpenStoreDatabase(db_path);
   if (!db.ok()) return db.status();
   absl::StatusOr<bool> upgraded = HasMeta(*db, kUnsignedGateMarker);
+  absl::StatusOr<bool> manifest_pending = HasMeta(*db, kGateManifestMarker);
+  if (upgraded.ok() && !manifest_pending.ok()) upgraded = manifest_pending.status();
   if (!upgraded.ok()) {
     sqlite3_close(*db);
     return upgraded.status();
   }
-  return std::unique_ptr<GateRepository>(new SqliteGateRepository(*db, *upgraded));
+  return std::unique_ptr<GateRepository>(new SqliteGateRepository(*db, *upgraded, *manifest_pending));
 }
 
 }  // namespace bulwark

@@ -7,6 +7,10 @@
 //      and the honeypot tables are part of the schema; principals, API keys and query gates made
 //      before they were signed gain sign_key_id and tag and are marked for signing (these two
 //      upgrades ran on their own, unversioned, in the repositories before)
+//   4  history events carry link_key_id and link (the store-wide chain, store/history_chain.h)
+//      and meta holds the signed head; events from before are marked for linking
+//   5  meta holds the signed manifest of the namespaces with a query gate, and the retrieval
+//      settings ("retrieval/<namespace>") are signed; both are marked for their first signing
 #include "storage/sqlite_schema.h"
 
 #include <absl/strings/numbers.h>
@@ -57,7 +61,9 @@ CREATE TABLE IF NOT EXISTS history(
   at_us     INTEGER NOT NULL,
   detail    TEXT NOT NULL,
   key_id    INTEGER NOT NULL DEFAULT 0,
-  tag       BLOB NOT NULL DEFAULT x''
+  tag       BLOB NOT NULL DEFAULT x'',
+  link_key_id INTEGER NOT NULL DEFAULT 0,
+  link      BLOB NOT NULL DEFAULT x''
 );
 CREATE INDEX IF NOT EXISTS history_by_entry ON history(entry_id, seq);
 CREATE TABLE IF NOT EXISTS query_history(
@@ -198,6 +204,28 @@ absl::Status OneVersionForEveryTable(sqlite3* db) {
   return AddRowSignatures(db, "query_gates", kUnsignedGateMarker);
 }
 
+// 3 -> 4: the history chain; the entry store links the events written so far once
+// (kUnlinkedHistoryMarker) and writes the head.
+absl::Status LinkHistory(sqlite3* db) {
+  absl::StatusOr<bool> has = HasColumn(db, "history", "link");
+  if (!has.ok()) return has.status();
+  if (*has) return absl::OkStatus();
+  return Exec(
+      db,
+      "ALTER TABLE history ADD COLUMN link_key_id INTEGER NOT NULL DEFAULT 0;"
+      "ALTER TABLE history ADD COLUMN link BLOB NOT NULL DEFAULT x'';"
+      "INSERT OR REPLACE INTO meta(key, value) SELECT 'unlinked_history_through', COALESCE(MAX(seq), 0) "
+      "FROM history;");
+}
+
+// 4 -> 5: the query gate manifest and signed retrieval settings. Every store is marked: the gate
+// store writes the first manifest (of the rows there are) and the entry store's owner signs the
+// settings written so far, once.
+absl::Status SignGateSetAndSettings(sqlite3* db) {
+  if (auto s = PutMetaValue(db, kGateManifestMarker, "1"); !s.ok()) return s;
+  return PutMetaValue(db, kUnsignedRetrievalMarker, "1");
+}
+
 struct Migration {
   int to_version;
   const char* what;
@@ -209,6 +237,8 @@ constexpr Migration kMigrations[] = {
     {2, "history events carry signatures", SignHistory},
     {3, "one schema version for every table; principals, keys and query gates carry signatures",
      OneVersionForEveryTable},
+    {4, "the history chain", LinkHistory},
+    {5, "the query gate manifest; signed retrieval settings", SignGateSetAndSettings},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kStoreSchemaVersion);
 

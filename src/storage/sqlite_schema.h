@@ -17,7 +17,7 @@ struct sqlite3;
 namespace bulwark {
 
 // The version this build writes and reads. Stores of any earlier version are upgraded on open.
-inline constexpr int kStoreSchemaVersion = 3;
+inline constexpr int kStoreSchemaVersion = 5;
 inline constexpr char kStoreFormatName[] = "bulwark.store";
 
 // Markers the migrations leave in `meta` for the layer that holds the signing key: rows written
@@ -26,6 +26,17 @@ inline constexpr char kStoreFormatName[] = "bulwark.store";
 inline constexpr char kUnsignedHistoryMarker[] = "unsigned_history_through";  // value: last such seq
 inline constexpr char kUnsignedAccessMarker[] = "unsigned_access_rows";       // principals, api_keys
 inline constexpr char kUnsignedGateMarker[] = "unsigned_gate_rows";           // query_gates
+inline constexpr char kUnlinkedHistoryMarker[] = "unlinked_history_through";  // value: last such seq
+// The signed head of the history chain (StorageBackend::HistoryChainHead), as JSON
+// {"seq", "link" (hex), "key_id", "tag" (hex)}.
+inline constexpr char kHistoryHeadKey[] = "history_head";
+// The signed list of namespaces with a query gate (GateRepository::Manifest), as JSON
+// {"namespaces", "key_id", "tag" (hex)}, and the mark that an upgraded store has none yet.
+inline constexpr char kGateManifestKey[] = "query_gate_manifest";
+inline constexpr char kGateManifestMarker[] = "unwritten_gate_manifest";
+// The mark that retrieval settings ("retrieval/<namespace>") written before they were signed wait
+// to be signed once (store/retrieval_settings.h).
+inline constexpr char kUnsignedRetrievalMarker[] = "unsigned_retrieval_settings";
 
 // Brings the open database `db` (at `path`, for messages) to kStoreSchemaVersion: creates every
 // table a store has, marks a file without store metadata as a store (unless it holds entries),

@@ -107,8 +107,11 @@ absl::StatusOr<std::unique_ptr<MemoryStore::Impl>> Assemble(const std::filesyste
       impl->entries,
       EntryStore::Open(std::move(backend), std::make_unique<Keyring>(std::move(keyring)),
                        {impl->embedder->dimension(), options.other_writers_check_ms, impl->env, hybrid}));
-  impl->retrieval = std::make_unique<RetrievalSettings>(&impl->entries->backend(), hybrid.default_retrieval,
+  impl->retrieval = std::make_unique<RetrievalSettings>(&impl->entries->backend(), &impl->entries->keyring(),
+                                                        hybrid.default_retrieval,
                                                         options.other_writers_check_ms, impl->env);
+  BULWARK_ASSIGN_OR_RETURN(const int64_t signed_settings, impl->retrieval->SignSettingsFromBeforeSigning());
+  (void)signed_settings;  // 0 once done
   BULWARK_ASSIGN_OR_RETURN(const nlohmann::json gate_config,
                            ReadGateConfig(impl->layout.write_gate_config(), options.write_gate_config));
   BULWARK_ASSIGN_OR_RETURN(impl->defenses,
@@ -243,7 +246,15 @@ absl::StatusOr<int64_t> MemoryStore::Export(std::string_view name_space, uint32_
   return impl_->entries->Export(name_space, state_mask, visit);
 }
 
-absl::StatusOr<VerifyReport> MemoryStore::Verify() { return impl_->entries->Verify(); }
+absl::StatusOr<VerifyReport> MemoryStore::Verify() {
+  BULWARK_ASSIGN_OR_RETURN(VerifyReport report, impl_->entries->Verify());
+  // The signed per-namespace settings of the store (issue #18 point 6 (iii)), as rows without a row id.
+  BULWARK_ASSIGN_OR_RETURN(const auto settings, impl_->retrieval->Verify());
+  for (const auto& [name_space, reason] : settings) {
+    report.bad_rows.push_back({0, absl::StrCat("retrieval/", name_space), name_space, reason});
+  }
+  return report;
+}
 
 absl::StatusOr<StoreStats> MemoryStore::Stats() {
   return impl_->entries->Stats(impl_->embedder->Fingerprint());
