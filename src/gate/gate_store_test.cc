@@ -4,7 +4,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <random>
 
@@ -89,14 +88,9 @@ TEST_F(GateStoreTest, DamagedRowIsDataLoss) {
   auto gates = GateStore::Open(db());
   ASSERT_TRUE(gates.ok());
   ASSERT_TRUE((*gates)->Save(MakeGate("alice")).ok());
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
   // Flip one byte inside the serialized statistics.
-  ASSERT_EQ(
-      sqlite3_exec(raw, "UPDATE query_gates SET model = substr(model, 1, 99) || X'FF' || substr(model, 101)",
-                   nullptr, nullptr, nullptr),
-      SQLITE_OK);
-  sqlite3_close(raw);
+  testing::ExecSql(db(),
+                   "UPDATE query_gates SET model = substr(model, 1, 99) || X'FF' || substr(model, 101)");
   auto loaded = (*gates)->Load("alice");
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(loaded.status().message(), HasSubstr("query gate of alice"));
