@@ -1,42 +1,44 @@
-// Unsigned rows planted directly into the store's SQLite file.
+// Unsigned rows planted directly into the store's SQLite file (through storage/raw_sql.h: the
+// attacker holds the file, not an API).
 #include "attack/unsigned_injection.h"
 
-#include <sqlite3.h>
+#include <absl/strings/str_cat.h>
 
-#include <cstring>
-#include <memory>
 #include <random>
 
 #include "attack/attack.h"
+#include "storage/raw_sql.h"
 #include "storage/store_layout.h"
 
 namespace bulwark::attack {
 namespace {
-
-struct DbCloser {
-  void operator()(sqlite3* db) const { sqlite3_close(db); }
-};
-struct StmtFinalizer {
-  void operator()(sqlite3_stmt* st) const { sqlite3_finalize(st); }
-};
-using Db = std::unique_ptr<sqlite3, DbCloser>;
-using Stmt = std::unique_ptr<sqlite3_stmt, StmtFinalizer>;
-
-absl::Status SqlError(sqlite3* db, std::string_view what) {
-  return absl::InternalError(std::string(what) + ": " + sqlite3_errmsg(db));
-}
-
-absl::StatusOr<Stmt> Prepare(sqlite3* db, const char* sql) {
-  sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, nullptr) != SQLITE_OK) return SqlError(db, "prepare");
-  return Stmt(st);
-}
 
 std::string RandomId(std::mt19937_64& rng) {
   static constexpr char kCrockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
   std::string id = "01";
   for (int i = 0; i < 24; ++i) id += kCrockford[rng() % 32];
   return id;
+}
+
+// The newest legitimate rows of the namespace: donors for copied_tag and tampered_text.
+struct Donor {
+  int64_t row_id;
+  std::string id, tag;
+  int64_t key_id, created_at;
+};
+
+absl::StatusOr<std::vector<Donor>> Donors(RawSqlFile& db, std::string_view name_space) {
+  const SqlParam params[] = {SqlParam::Text(name_space)};
+  auto rows = db.Query(
+      "SELECT row_id, id, tag, key_id, created_at_us FROM entries WHERE namespace = ?1 "
+      "AND state = 'active' ORDER BY row_id DESC LIMIT 8",
+      params);
+  if (!rows.ok()) return rows.status();
+  std::vector<Donor> donors;
+  for (const std::vector<SqlValue>& row : *rows) {
+    donors.push_back({SqlInt(row[0]), SqlBytes(row[1]), SqlBytes(row[2]), SqlInt(row[3]), SqlInt(row[4])});
+  }
+  return donors;
 }
 
 }  // namespace
@@ -61,55 +63,26 @@ absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(
   auto embedding = embedder.Embed(poison_text);
   if (!embedding.ok()) return embedding.status();
   const std::string blob(reinterpret_cast<const char*>(embedding->data()), embedding->size() * sizeof(float));
-  sqlite3* raw = nullptr;
-  const std::string path = StoreLayout(store_dir).database().string();
-  if (sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE, nullptr) != SQLITE_OK) {
-    Db closer(raw);
-    return absl::InternalError("cannot open " + path);
-  }
-  Db db(raw);
-  sqlite3_busy_timeout(db.get(), 5000);
+  const std::filesystem::path path = StoreLayout(store_dir).database();
+  auto db = RawSqlFile::Open(path);
+  if (!db.ok()) return absl::InternalError("cannot open " + path.string());
   std::mt19937_64 rng = AttackRng(seed, "unsigned");
-
-  // The newest legitimate rows of the namespace: donors for copied_tag and tampered_text.
-  struct Donor {
-    int64_t row_id;
-    std::string id, tag;
-    int64_t key_id, created_at;
-  };
-  std::vector<Donor> donors;
-  {
-    auto st = Prepare(db.get(),
-                      "SELECT row_id, id, tag, key_id, created_at_us FROM entries WHERE namespace = ?1 "
-                      "AND state = 'active' ORDER BY row_id DESC LIMIT 8");
-    if (!st.ok()) return st.status();
-    sqlite3_bind_text(st->get(), 1, name_space.data(), static_cast<int>(name_space.size()), SQLITE_TRANSIENT);
-    while (sqlite3_step(st->get()) == SQLITE_ROW) {
-      Donor d;
-      d.row_id = sqlite3_column_int64(st->get(), 0);
-      d.id = reinterpret_cast<const char*>(sqlite3_column_text(st->get(), 1));
-      d.tag.assign(static_cast<const char*>(sqlite3_column_blob(st->get(), 2)),
-                   sqlite3_column_bytes(st->get(), 2));
-      d.key_id = sqlite3_column_int64(st->get(), 3);
-      d.created_at = sqlite3_column_int64(st->get(), 4);
-      donors.push_back(std::move(d));
-    }
-  }
+  auto donors = Donors(**db, name_space);
+  if (!donors.ok()) return donors.status();
   std::vector<UnsignedRow> out;
   size_t next_donor = 0;
   for (UnsignedVariant variant : variants) {
     UnsignedRow row{.variant = variant};
     if (variant == UnsignedVariant::kTamperedText) {
-      if (next_donor >= donors.size())
+      if (next_donor >= donors->size())
         return absl::FailedPreconditionError("unsigned: no legitimate row to tamper with");
-      const Donor& d = donors[next_donor++];
-      auto st = Prepare(db.get(), "UPDATE entries SET text = ?1, embedding = ?2 WHERE row_id = ?3");
-      if (!st.ok()) return st.status();
-      sqlite3_bind_text(st->get(), 1, poison_text.data(), static_cast<int>(poison_text.size()),
-                        SQLITE_TRANSIENT);
-      sqlite3_bind_blob(st->get(), 2, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
-      sqlite3_bind_int64(st->get(), 3, d.row_id);
-      if (sqlite3_step(st->get()) != SQLITE_DONE) return SqlError(db.get(), "tamper");
+      const Donor& d = (*donors)[next_donor++];
+      const SqlParam params[] = {SqlParam::Text(poison_text), SqlParam::Blob(blob), SqlParam::Int(d.row_id)};
+      if (auto s =
+              (*db)->Query("UPDATE entries SET text = ?1, embedding = ?2 WHERE row_id = ?3", params).status();
+          !s.ok()) {
+        return absl::InternalError(absl::StrCat("tamper: ", s.message()));
+      }
       row.id = d.id;
       row.row_id = d.row_id;
       out.push_back(std::move(row));
@@ -121,29 +94,29 @@ absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(
       tag.resize(32);
       for (char& c : tag) c = static_cast<char>(rng());
     } else if (variant == UnsignedVariant::kCopiedTag) {
-      if (next_donor >= donors.size())
+      if (next_donor >= donors->size())
         return absl::FailedPreconditionError("unsigned: no legitimate row to copy");
-      const Donor& d = donors[next_donor++];
+      const Donor& d = (*donors)[next_donor++];
       tag = d.tag;
       key_id = d.key_id;
       created_at = d.created_at;
     }
     row.id = RandomId(rng);
-    auto st = Prepare(db.get(),
-                      "INSERT INTO entries(id, namespace, text, metadata, principal, source, kind, state, "
-                      "created_at_us, updated_at_us, embedding, key_id, tag, report) VALUES "
-                      "(?1, ?2, ?3, '{}', 'mallory', 'user', 'memory', 'active', ?4, ?4, ?5, ?6, ?7, '{}')");
-    if (!st.ok()) return st.status();
-    sqlite3_bind_text(st->get(), 1, row.id.data(), static_cast<int>(row.id.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_text(st->get(), 2, name_space.data(), static_cast<int>(name_space.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_text(st->get(), 3, poison_text.data(), static_cast<int>(poison_text.size()),
-                      SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st->get(), 4, created_at);
-    sqlite3_bind_blob(st->get(), 5, blob.data(), static_cast<int>(blob.size()), SQLITE_TRANSIENT);
-    sqlite3_bind_int64(st->get(), 6, key_id);
-    sqlite3_bind_blob(st->get(), 7, tag.data(), static_cast<int>(tag.size()), SQLITE_TRANSIENT);
-    if (sqlite3_step(st->get()) != SQLITE_DONE) return SqlError(db.get(), "insert");
-    row.row_id = sqlite3_last_insert_rowid(db.get());
+    const SqlParam params[] = {SqlParam::Text(row.id),      SqlParam::Text(name_space),
+                               SqlParam::Text(poison_text), SqlParam::Int(created_at),
+                               SqlParam::Blob(blob),        SqlParam::Int(key_id),
+                               SqlParam::Blob(tag)};
+    if (auto s =
+            (*db)
+                ->Query("INSERT INTO entries(id, namespace, text, metadata, principal, source, kind, state, "
+                        "created_at_us, updated_at_us, embedding, key_id, tag, report) VALUES "
+                        "(?1, ?2, ?3, '{}', 'mallory', 'user', 'memory', 'active', ?4, ?4, ?5, ?6, ?7, '{}')",
+                        params)
+                .status();
+        !s.ok()) {
+      return absl::InternalError(absl::StrCat("insert: ", s.message()));
+    }
+    row.row_id = (*db)->last_insert_rowid();
     out.push_back(std::move(row));
   }
   return out;

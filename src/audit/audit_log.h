@@ -12,12 +12,10 @@
 // for at most one second; after that the record is dropped, counted in DroppedCount(), and the
 // next Flush() returns ResourceExhausted. A request is never stalled indefinitely by the audit log.
 //
-// Persistence: table `audit` in its own SQLite file beside the store's (audit.db; WAL,
-// synchronous=FULL). Not in the store's file: a commit there (one per interval while searches
-// run) would make the store's connection drop its page cache and memory map before its next read,
-// which cost the search path about a fifth of its storage reads. Opened with a keyring, the writer
-// signs records as a hash chain (audit_chain.h; one HMAC per record, off the request path) and
-// Verify checks it. Thread-safe.
+// Persistence: an AuditRepository (storage/audit_repository.h; the SQLite one keeps table `audit`
+// in its own file beside the store's, audit.db). This file holds no SQL. Opened with a keyring,
+// the writer signs records as a hash chain (audit_chain.h; one HMAC per record, off the request
+// path) and Verify checks it. Thread-safe.
 #pragma once
 
 #include <absl/status/status.h>
@@ -47,6 +45,7 @@ struct AuditRecord {
 };
 
 struct AuditVerification;  // audit_chain.h
+class AuditRepository;     // storage/audit_repository.h
 
 struct AuditQuery {
   std::optional<std::string> principal;
@@ -64,6 +63,11 @@ class AuditLog {
  public:
   static constexpr size_t kDefaultQueueCapacity = 100'000;
 
+  // The audit log over `rows` (storage/storage_opener.h opens them); starts the writer thread.
+  // InvalidArgument for a null repository or the limits below; the keyring's Load errors.
+  [[nodiscard]] static absl::StatusOr<std::unique_ptr<AuditLog>> Open(
+      std::unique_ptr<AuditRepository> rows, int flush_interval_ms = 50,
+      size_t queue_capacity = kDefaultQueueCapacity, const std::filesystem::path& keyring_path = {});
   // Opens (creating the table and indexes if needed) the audit log in the existing SQLite
   // database at `db_path` and starts the writer thread. InvalidArgument unless
   // 1 <= flush_interval_ms <= 60000 and 1 <= queue_capacity <= 10^7; NotFound if there is no file

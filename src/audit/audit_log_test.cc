@@ -7,7 +7,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <algorithm>
 #include <limits>
@@ -15,6 +14,7 @@
 #include <thread>
 
 #include "core/hex.h"
+#include "storage/raw_sql.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -39,24 +39,19 @@ AuditRecord MakeRecord(std::string principal, std::string session, std::string n
 class RawDb {
  public:
   explicit RawDb(const std::filesystem::path& path) {
-    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
-    sqlite3_busy_timeout(db_, 5000);
+    auto file = RawSqlFile::Open(path, /*create=*/true);
+    EXPECT_TRUE(file.ok()) << file.status();
+    if (file.ok()) file_ = *std::move(file);
   }
-  ~RawDb() { sqlite3_close(db_); }
-  bool Exec(const char* sql) { return sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) == SQLITE_OK; }
+  bool Exec(const char* sql) { return file_ != nullptr && file_->Exec(sql).ok(); }
   int64_t Count() {
-    sqlite3_stmt* st = nullptr;
-    int64_t n = -1;
-    if (sqlite3_prepare_v2(db_, "SELECT count(*) FROM audit", -1, &st, nullptr) == SQLITE_OK &&
-        sqlite3_step(st) == SQLITE_ROW) {
-      n = sqlite3_column_int64(st, 0);
-    }
-    sqlite3_finalize(st);
-    return n;
+    if (file_ == nullptr) return -1;
+    auto rows = file_->Query("SELECT count(*) FROM audit");
+    return rows.ok() && rows->size() == 1 ? SqlInt((*rows)[0][0]) : -1;
   }
 
  private:
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<RawSqlFile> file_;
 };
 
 class AuditLogTest : public ::testing::Test {

@@ -5,7 +5,6 @@
 // still verifies.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <string>
 

@@ -17,7 +17,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "core/text_validation.h"
-#include "storage/sqlite_access_repository.h"
+#include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 
 namespace bulwark {
@@ -156,7 +156,8 @@ class PrincipalRegistry::Impl {
     BULWARK_ASSIGN_OR_RETURN(std::vector<ApiKeyRow> keys, rows_->ListKeys(""));
     for (PrincipalRow& row : principals) SignRow(*signer_, &row);
     for (ApiKeyRow& row : keys) SignRow(*signer_, &row);
-    return rows_->Update(principals, keys);
+    BULWARK_RETURN_IF_ERROR(rows_->Update(principals, keys));
+    return rows_->FinishSigningUpgrade();
   }
 
   std::unique_ptr<AccessRepository> rows_;
@@ -170,7 +171,8 @@ PrincipalRegistry::~PrincipalRegistry() = default;
 absl::StatusOr<std::unique_ptr<PrincipalRegistry>> PrincipalRegistry::Open(
     const std::filesystem::path& db_path, Env* env, std::filesystem::path keyring_path) {
   if (env == nullptr) return absl::InvalidArgumentError("PrincipalRegistry needs an Env");
-  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<AccessRepository> rows, OpenSqliteAccessRepository(db_path));
+  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<AccessRepository> rows,
+                           OpenAccessRepository(StoreLayout::ForDatabase(db_path).dir().string()));
   if (keyring_path.empty()) keyring_path = StoreLayout::ForDatabase(db_path).keyring();
   auto signer = RowSigner::Load(keyring_path);
   if (!signer.ok()) {

@@ -67,8 +67,8 @@ nlohmann::json ToJson(const AccessVerifyReport& report);
 
 class PrincipalRegistry {
  public:
-  // Opens (creating the tables if needed) the registry in the existing SQLite database at
-  // `db_path`, which is put in WAL mode if it is not already, signing with the keyring at
+  // Opens the registry over the access repository (storage/storage_opener.h) of the existing
+  // store whose database file is `db_path` (the store is its directory), signing with the keyring at
   // `keyring_path` (default: the store's, beside the database). A store made before rows were
   // signed is upgraded: its rows are signed once, now. `env` (not owned, must outlive the
   // registry) supplies the clock and the key randomness. InvalidArgument for a null env; NotFound

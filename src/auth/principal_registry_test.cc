@@ -5,7 +5,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <cctype>
 #include <fstream>
@@ -13,6 +12,7 @@
 
 #include "core/hex.h"
 #include "provenance/keyring.h"
+#include "testing/exec_sql.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
@@ -62,10 +62,7 @@ class PrincipalRegistryTest : public ::testing::Test {
  protected:
   void SetUp() override {
     // The store creates the file in WAL mode before the registry opens it; do the same here.
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
-    ASSERT_EQ(sqlite3_exec(db, "PRAGMA journal_mode=WAL", nullptr, nullptr, nullptr), SQLITE_OK);
-    sqlite3_close(db);
+    testing::ExecSql(db_path_, "PRAGMA journal_mode=WAL");
     ASSERT_TRUE(Keyring::Create(dir_ / "keyring.json", Env::Default()).ok());  // the store's keyring
     registry_ = OpenRegistry(Env::Default());
     ASSERT_NE(registry_, nullptr);
@@ -394,23 +391,18 @@ TEST_F(PrincipalRegistryTest, HasActiveAdminNeedsAnActiveAdminWithAnActiveKey) {
 
 TEST_F(PrincipalRegistryTest, CorruptPrincipalRowFailsClosed) {
   std::string key = AddWithKey("bob", Role::kWriter, {"notes"});
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(db_path_.c_str(), &db), SQLITE_OK);
-  sqlite3_busy_timeout(db, 5000);
-  ASSERT_EQ(
-      sqlite3_exec(db, "UPDATE principals SET role = 'root' WHERE name = 'bob'", nullptr, nullptr, nullptr),
-      SQLITE_OK);
-  sqlite3_close(db);
+  testing::ExecSql(db_path_, "UPDATE principals SET role = 'root' WHERE name = 'bob'");
   ExpectInvalidKey(key);
   EXPECT_EQ(registry_->GetPrincipal("bob").status().code(), absl::StatusCode::kDataLoss);
 }
 
 TEST_F(PrincipalRegistryTest, OpenRefusesANullEnvAMissingFileAndANonDatabaseFile) {
   EXPECT_EQ(PrincipalRegistry::Open(db_path_, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(PrincipalRegistry::Open(dir_ / "missing.db", Env::Default()).status().code(),
+  EXPECT_EQ(PrincipalRegistry::Open(dir_ / "missing" / "bulwark.db", Env::Default()).status().code(),
             absl::StatusCode::kNotFound);
-  EXPECT_FALSE(std::filesystem::exists(dir_ / "missing.db")) << "no stray file is created";
-  std::filesystem::path junk = dir_ / "junk.db";
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "missing")) << "no stray file is created";
+  std::filesystem::create_directories(dir_ / "junk");
+  std::filesystem::path junk = dir_ / "junk" / "bulwark.db";
   std::ofstream(junk) << std::string(4096, 'x');
   EXPECT_EQ(PrincipalRegistry::Open(junk, Env::Default()).status().code(), absl::StatusCode::kDataLoss);
 }

@@ -3,10 +3,13 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <algorithm>
+#include <tuple>
+
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "provenance/signer.h"
-#include "storage/sqlite_gate_repository.h"
+#include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 
 namespace bulwark {
@@ -26,6 +29,17 @@ std::string GateRowEncoding(const GateRow& row, uint32_t key_id) {
   return out;
 }
 
+constexpr std::string_view kManifestDomain = "bulwark.query_gate_manifest.v1";
+
+// "bulwark.query_gate_manifest.v1", key_id (decimal), then each namespace, every field as an
+// 8-byte little-endian length and its bytes (doc/gate_format.md, "Manifest").
+std::string ManifestEncoding(const GateManifest& manifest, uint32_t key_id) {
+  std::string out(kManifestDomain);
+  AppendEncodingField(&out, absl::StrCat(key_id));
+  for (const std::string& name_space : manifest.namespaces) AppendEncodingField(&out, name_space);
+  return out;
+}
+
 void SignGateRow(RowSigner& signer, GateRow* row) {
   std::tie(row->sign_key_id, row->tag) =
       signer.Sign([row](uint32_t key_id) { return GateRowEncoding(*row, key_id); });
@@ -35,7 +49,8 @@ void SignGateRow(RowSigner& signer, GateRow* row) {
 
 absl::StatusOr<std::unique_ptr<GateStore>> GateStore::Open(const std::filesystem::path& db_path,
                                                            std::filesystem::path keyring_path) {
-  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<GateRepository> rows, OpenSqliteGateRepository(db_path));
+  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<GateRepository> rows,
+                           OpenGateRepository(StoreLayout::ForDatabase(db_path).dir().string()));
   if (keyring_path.empty()) keyring_path = StoreLayout::ForDatabase(db_path).keyring();
   auto signer = RowSigner::Load(keyring_path);
   if (!signer.ok()) {
@@ -48,7 +63,15 @@ absl::StatusOr<std::unique_ptr<GateStore>> GateStore::Open(const std::filesystem
       SignGateRow(**signer, &row);
       BULWARK_RETURN_IF_ERROR(rows->Save(row));
     }
+    BULWARK_RETURN_IF_ERROR(rows->FinishSigningUpgrade());
   }
+  RowSigner* manifest_signer = signer->get();  // owned by the GateStore, which owns `rows` too
+  rows->SetManifestSigner([manifest_signer](GateManifest* manifest) {
+    std::tie(manifest->sign_key_id, manifest->tag) =
+        manifest_signer->Sign([manifest](uint32_t key_id) { return ManifestEncoding(*manifest, key_id); });
+  });
+  // A store from before the manifest: the first one names the gates there are now, once.
+  if (rows->manifest_pending()) BULWARK_RETURN_IF_ERROR(rows->WriteManifest());
   return std::unique_ptr<GateStore>(new GateStore(std::move(rows), *std::move(signer)));
 }
 
@@ -88,9 +111,38 @@ absl::StatusOr<StoredGate> GateStore::Decode(const GateRow& row) {
   return gate;
 }
 
+absl::StatusOr<std::vector<std::string>> GateStore::ManifestNamespaces() {
+  absl::StatusOr<std::optional<GateManifest>> manifest = rows_->Manifest();
+  if (!manifest.ok()) return manifest.status();
+  if (!manifest->has_value()) {
+    if (rows_->manifest_pending()) return std::vector<std::string>();
+    return absl::DataLossError("the signed manifest of query gates is missing (deleted?)");
+  }
+  const GateManifest& m = **manifest;
+  BULWARK_RETURN_IF_ERROR(signer_->Verify("the manifest of query gates", m.sign_key_id, m.tag,
+                                          [&m](uint32_t key_id) { return ManifestEncoding(m, key_id); }));
+  return m.namespaces;
+}
+
 absl::StatusOr<std::optional<StoredGate>> GateStore::Load(std::string_view name_space) {
   BULWARK_ASSIGN_OR_RETURN(std::optional<GateRow> row, rows_->Find(name_space));
-  if (!row) return std::optional<StoredGate>();
+  if (!row) {
+    // No row: fine unless the signed manifest says the namespace has a gate (deleted by hand).
+    absl::StatusOr<std::vector<std::string>> named = ManifestNamespaces();
+    if (!named.ok()) {
+      // A store whose manifest is gone and that has no gate at all cannot be told from a new one.
+      if (named.status().code() != absl::StatusCode::kDataLoss) return named.status();
+      BULWARK_ASSIGN_OR_RETURN(const std::vector<GateRow> all, rows_->List());
+      if (all.empty()) return std::optional<StoredGate>();
+      return absl::DataLossError(
+          absl::StrCat("query gate of ", ToAbsl(name_space), ": ", named.status().message()));
+    }
+    if (std::find(named->begin(), named->end(), name_space) != named->end()) {
+      return absl::DataLossError(absl::StrCat("query gate of ", ToAbsl(name_space),
+                                              ": deleted (the signed manifest of query gates names it)"));
+    }
+    return std::optional<StoredGate>();
+  }
   BULWARK_ASSIGN_OR_RETURN(StoredGate gate, Decode(*row));
   return std::optional<StoredGate>(std::move(gate));
 }
@@ -102,6 +154,26 @@ absl::StatusOr<std::vector<std::string>> GateStore::Verify() {
   std::vector<std::string> problems;
   for (const GateRow& row : rows) {
     if (absl::Status s = Decode(row).status(); !s.ok()) problems.push_back(std::string(s.message()));
+  }
+  absl::StatusOr<std::vector<std::string>> named = ManifestNamespaces();
+  if (!named.ok()) {
+    if (named.status().code() != absl::StatusCode::kDataLoss) return named.status();
+    if (!rows.empty()) problems.push_back(std::string(named.status().message()));
+    return problems;
+  }
+  for (const std::string& name_space : *named) {
+    const bool present = std::any_of(rows.begin(), rows.end(),
+                                     [&](const GateRow& row) { return row.name_space == name_space; });
+    if (!present) {
+      problems.push_back(absl::StrCat("query gate of ", name_space,
+                                      ": deleted (the signed manifest of query gates names it)"));
+    }
+  }
+  for (const GateRow& row : rows) {
+    if (std::find(named->begin(), named->end(), row.name_space) == named->end()) {
+      problems.push_back(
+          absl::StrCat("query gate of ", row.name_space, ": not in the signed manifest of query gates"));
+    }
   }
   return problems;
 }

@@ -9,8 +9,10 @@
 // (provenance/row_signer.h) over
 //   "bulwark.query_gate.v1" key_id namespace mode embedder fitted_at_us source model
 // so a policy switched off with SQL (mode 'reject' -> 'off') or a model swapped in is DataLoss —
-// searches of that namespace fail closed — and verify reports it. A deleted row is not detected
-// (doc/security.md). The SQL is in storage/sqlite_gate_repository.cc. Thread-safe.
+// searches of that namespace fail closed — and verify reports it. A signed manifest of the
+// namespaces that have a gate (GateRepository::Manifest), replaced in the transaction of every
+// save and removal, makes a row deleted by hand DataLoss too. The rows are a GateRepository
+// (storage/storage_opener.h). Thread-safe.
 #pragma once
 
 #include <absl/status/statusor.h>
@@ -41,7 +43,8 @@ struct StoredGate {
 
 class GateStore {
  public:
-  // Opens the table in the existing store database at `db_path` (creating the table if needed),
+  // Opens the gate repository (storage/storage_opener.h) of the store whose database file is
+  // `db_path` (the store is its directory; the file name is the layout's),
   // signing with the keyring at `keyring_path` (default: the store's, beside the database); a
   // table made before rows were signed is upgraded and its rows signed once. NotFound if there is
   // no database file or keyring; Unavailable / DataLoss as OpenExistingDatabase and Keyring::Load.
@@ -63,6 +66,9 @@ class GateStore {
   GateStore(std::unique_ptr<GateRepository> rows, std::unique_ptr<RowSigner> signer)
       : rows_(std::move(rows)), signer_(std::move(signer)) {}
   absl::StatusOr<StoredGate> Decode(const GateRow& row);
+  // The namespaces the verified manifest names (none while an upgraded store has none yet).
+  // DataLoss if the manifest is missing or does not verify.
+  absl::StatusOr<std::vector<std::string>> ManifestNamespaces();
 
   std::unique_ptr<GateRepository> rows_;
   std::unique_ptr<RowSigner> signer_;

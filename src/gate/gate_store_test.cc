@@ -4,7 +4,6 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <random>
 
@@ -89,14 +88,9 @@ TEST_F(GateStoreTest, DamagedRowIsDataLoss) {
   auto gates = GateStore::Open(db());
   ASSERT_TRUE(gates.ok());
   ASSERT_TRUE((*gates)->Save(MakeGate("alice")).ok());
-  sqlite3* raw = nullptr;
-  ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
   // Flip one byte inside the serialized statistics.
-  ASSERT_EQ(
-      sqlite3_exec(raw, "UPDATE query_gates SET model = substr(model, 1, 99) || X'FF' || substr(model, 101)",
-                   nullptr, nullptr, nullptr),
-      SQLITE_OK);
-  sqlite3_close(raw);
+  testing::ExecSql(db(),
+                   "UPDATE query_gates SET model = substr(model, 1, 99) || X'FF' || substr(model, 101)");
   auto loaded = (*gates)->Load("alice");
   EXPECT_EQ(loaded.status().code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(loaded.status().message(), HasSubstr("query gate of alice"));
@@ -125,13 +119,15 @@ TEST_F(GateStoreTest, PolicyEditsAreRefusedAndTheUpgradeSignsOnce) {
   ASSERT_TRUE(problems.ok());
   EXPECT_THAT(*problems, ::testing::ElementsAre(HasSubstr("query gate of alice")));
 
-  // The table as main made it before rows were signed (doc/gate_format.md), holding bob's row.
+  // The table as main made it before rows were signed (doc/gate_format.md), holding bob's row, in
+  // a store of schema version 2 (the version such stores had).
   testing::ExecSql(
       db(),
       "CREATE TABLE old(namespace TEXT PRIMARY KEY, mode TEXT NOT NULL, embedder TEXT NOT NULL, "
       "fitted_at_us INTEGER NOT NULL, source TEXT NOT NULL, model BLOB NOT NULL); "
       "INSERT INTO old SELECT namespace, mode, embedder, fitted_at_us, source, model FROM query_gates "
-      "WHERE namespace = 'bob'; DROP TABLE query_gates; ALTER TABLE old RENAME TO query_gates;");
+      "WHERE namespace = 'bob'; DROP TABLE query_gates; ALTER TABLE old RENAME TO query_gates; "
+      "UPDATE meta SET value = '2' WHERE key = 'schema_version';");
   gates->reset();
   auto upgraded = GateStore::Open(db());
   ASSERT_TRUE(upgraded.ok()) << upgraded.status();
@@ -141,6 +137,33 @@ TEST_F(GateStoreTest, PolicyEditsAreRefusedAndTheUpgradeSignsOnce) {
   auto reopened = GateStore::Open(db());
   ASSERT_TRUE(reopened.ok());
   EXPECT_EQ((*reopened)->Load("bob").status().code(), absl::StatusCode::kDataLoss) << "signed only once";
+}
+
+TEST_F(GateStoreTest, ADeletedRowIsNamedByTheSignedManifestAndFailsClosed) {
+  auto gates = GateStore::Open(db());
+  ASSERT_TRUE(gates.ok()) << gates.status();
+  ASSERT_TRUE((*gates)->Save(MakeGate("alice")).ok());
+  ASSERT_TRUE((*gates)->Save(MakeGate("bob")).ok());
+  ASSERT_TRUE((*gates)->Save(MakeGate("carol")).ok());
+  ASSERT_TRUE((*gates)->Remove("carol").ok()) << "a removal through the store updates the manifest";
+  testing::ExecSql(db(), "DELETE FROM query_gates WHERE namespace = 'alice'");
+  EXPECT_THAT((*gates)->Load("alice").status().message(), HasSubstr("deleted"));
+  EXPECT_EQ((*gates)->Load("alice").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE((*gates)->Load("bob").ok());
+  auto carol = (*gates)->Load("carol");
+  ASSERT_TRUE(carol.ok()) << carol.status();
+  EXPECT_FALSE(carol->has_value());
+  auto problems = (*gates)->Verify();
+  ASSERT_TRUE(problems.ok());
+  EXPECT_THAT(*problems, ::testing::ElementsAre(HasSubstr("query gate of alice: deleted")));
+
+  // Deleting the manifest too leaves bob's row without one: every namespace without a row fails.
+  testing::ExecSql(db(), "DELETE FROM meta WHERE key = 'query_gate_manifest'");
+  EXPECT_EQ((*gates)->Load("alice").status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_TRUE((*gates)->Load("bob").ok());
+  problems = (*gates)->Verify();
+  ASSERT_TRUE(problems.ok());
+  EXPECT_THAT(*problems, ::testing::ElementsAre(HasSubstr("manifest of query gates is missing")));
 }
 
 TEST_F(GateStoreTest, RegistryCachesForTtlAndInvalidates) {

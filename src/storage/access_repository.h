@@ -64,9 +64,12 @@ class AccessRepository {
   [[nodiscard]] virtual absl::Status Update(const std::vector<PrincipalRow>& principals,
                                             const std::vector<ApiKeyRow>& keys) = 0;
 
-  // True when opening this repository upgraded tables made before rows were signed: their rows
-  // are unsigned and the registry signs them once (afterwards an unsigned row is a forged one).
+  // True while the store holds rows made before rows were signed (an upgraded store) that the
+  // registry has not yet signed: it signs them once (Update) and then calls FinishSigningUpgrade,
+  // after which this is false in every process (afterwards an unsigned row is a forged one).
   virtual bool upgraded_from_unsigned() const = 0;
+  // Records that the rows of an upgraded store are signed (durably; idempotent).
+  [[nodiscard]] virtual absl::Status FinishSigningUpgrade() = 0;
 };
 
 }  // namespace bulwark

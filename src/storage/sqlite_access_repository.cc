@@ -6,55 +6,14 @@
 
 #include <mutex>
 
+#include "storage/sqlite_schema.h"
 #include "storage/sqlite_util.h"
 
 namespace bulwark {
 namespace {
 
-constexpr char kAccessSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS principals(
-  name          TEXT PRIMARY KEY,
-  role          TEXT NOT NULL,
-  namespaces    TEXT NOT NULL,
-  revoked       INTEGER NOT NULL DEFAULT 0,
-  created_at_us INTEGER NOT NULL,
-  sign_key_id   INTEGER NOT NULL DEFAULT 0,
-  tag           BLOB NOT NULL DEFAULT x''
-);
-CREATE TABLE IF NOT EXISTS api_keys(
-  key_id        TEXT PRIMARY KEY,
-  principal     TEXT NOT NULL,
-  secret_sha256 TEXT NOT NULL,
-  created_at_us INTEGER NOT NULL,
-  revoked       INTEGER NOT NULL DEFAULT 0,
-  sign_key_id   INTEGER NOT NULL DEFAULT 0,
-  tag           BLOB NOT NULL DEFAULT x''
-);
-CREATE INDEX IF NOT EXISTS api_keys_by_principal ON api_keys(principal);
-)sql";
-
 constexpr char kPrincipalColumns[] = "name, role, namespaces, revoked, created_at_us, sign_key_id, tag";
 constexpr char kKeyColumns[] = "key_id, principal, secret_sha256, created_at_us, revoked, sign_key_id, tag";
-
-// Adds the signature columns to a table made before rows were signed (and sets *added). In a
-// write transaction, so that two processes opening an old store at once do not both add them.
-absl::Status AddSignatureColumns(sqlite3* db, const char* table, bool* added) {
-  Transaction txn(db);
-  if (!txn.status().ok()) return txn.status();
-  {
-    Statement info(db,
-                   absl::StrCat("SELECT count(*) FROM pragma_table_info('", table, "') WHERE name = 'tag'"));
-    if (auto s = info.status(); !s.ok()) return s;
-    if (info.Step() != SQLITE_ROW) return SqliteError(db, "read table layout");
-    if (info.Int(0) > 0) return absl::OkStatus();
-  }
-  const std::string alter =
-      absl::StrCat("ALTER TABLE ", table, " ADD COLUMN sign_key_id INTEGER NOT NULL DEFAULT 0; ",
-                   "ALTER TABLE ", table, " ADD COLUMN tag BLOB NOT NULL DEFAULT x''");
-  if (auto s = Exec(db, alter.c_str()); !s.ok()) return s;
-  *added = true;
-  return txn.Commit();
-}
 
 PrincipalRow DecodePrincipalRow(const Statement& st) {
   return PrincipalRow{st.Text(0),     st.Text(1), st.Text(2),
@@ -75,6 +34,13 @@ class SqliteAccessRepository : public AccessRepository {
 
   bool upgraded_from_unsigned() const override { return upgraded_; }
   void set_upgraded() { upgraded_ = true; }
+
+  absl::Status FinishSigningUpgrade() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto s = DeleteMeta(db_, kUnsignedAccessMarker); !s.ok()) return s;
+    upgraded_ = false;
+    return absl::OkStatus();
+  }
 
   absl::Status InsertPrincipal(const PrincipalRow& row) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -198,14 +164,12 @@ class SqliteAccessRepository : public AccessRepository {
 
 absl::StatusOr<std::unique_ptr<AccessRepository>> OpenSqliteAccessRepository(
     const std::filesystem::path& db_path) {
-  auto opened = OpenExistingDatabase(db_path, kAccessSchema);
+  auto opened = OpenStoreDatabase(db_path);
   if (!opened.ok()) return opened.status();
   auto repository = std::make_unique<SqliteAccessRepository>(*opened);
-  bool added = false;
-  for (const char* table : {"principals", "api_keys"}) {
-    if (auto s = AddSignatureColumns(*opened, table, &added); !s.ok()) return s;
-  }
-  if (added) repository->set_upgraded();
+  absl::StatusOr<bool> upgraded = HasMeta(*opened, kUnsignedAccessMarker);
+  if (!upgraded.ok()) return upgraded.status();
+  if (*upgraded) repository->set_upgraded();
   return std::unique_ptr<AccessRepository>(std::move(repository));
 }
 

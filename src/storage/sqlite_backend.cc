@@ -11,77 +11,15 @@
 #include <cstring>
 #include <utility>
 
+#include "storage/sqlite_event_rows.h"
+#include "storage/sqlite_schema.h"
 #include "storage/sqlite_util.h"
 
 namespace bulwark {
 namespace {
 
-// 2: history events carry key_id and tag (version 1 stores are upgraded on open: the columns are
-// added, and MemoryStore signs the events that have no tag).
-constexpr int kSchemaVersion = 2;
-constexpr char kFormatName[] = "bulwark.store";
-
-constexpr char kSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS meta(
-  key   TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS entries(
-  row_id        INTEGER PRIMARY KEY,
-  id            TEXT NOT NULL,
-  namespace     TEXT NOT NULL,
-  text          TEXT NOT NULL,
-  metadata      TEXT NOT NULL,
-  principal     TEXT NOT NULL,
-  source        TEXT NOT NULL,
-  kind          TEXT NOT NULL,
-  state         TEXT NOT NULL,
-  created_at_us INTEGER NOT NULL,
-  updated_at_us INTEGER NOT NULL,
-  embedding     BLOB NOT NULL,
-  key_id        INTEGER NOT NULL,
-  tag           BLOB NOT NULL,
-  report        TEXT NOT NULL
-);
-CREATE UNIQUE INDEX IF NOT EXISTS entries_by_id ON entries(id);
-CREATE INDEX IF NOT EXISTS entries_by_namespace ON entries(namespace, row_id);
-CREATE TABLE IF NOT EXISTS history(
-  seq       INTEGER PRIMARY KEY,
-  entry_id  TEXT NOT NULL,
-  namespace TEXT NOT NULL,
-  event     TEXT NOT NULL,
-  actor     TEXT NOT NULL,
-  at_us     INTEGER NOT NULL,
-  detail    TEXT NOT NULL,
-  key_id    INTEGER NOT NULL DEFAULT 0,
-  tag       BLOB NOT NULL DEFAULT x''
-);
-CREATE INDEX IF NOT EXISTS history_by_entry ON history(entry_id, seq);
-CREATE TABLE IF NOT EXISTS query_history(
-  namespace TEXT NOT NULL,
-  seq       INTEGER NOT NULL,
-  embedding BLOB NOT NULL,
-  PRIMARY KEY(namespace, seq)
-);
-CREATE TABLE IF NOT EXISTS calibrations(
-  namespace   TEXT PRIMARY KEY,
-  calibration TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS entries_by_namespace_id ON entries(namespace, id);
-CREATE INDEX IF NOT EXISTS entries_by_key ON entries(namespace,
-  (CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$."bulwark.key"') END));
-CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries(
-  (CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$."bulwark.expires_at_us"') END));
-CREATE TABLE IF NOT EXISTS idempotency(
-  namespace       TEXT NOT NULL,
-  principal       TEXT NOT NULL,
-  idempotency_key TEXT NOT NULL,
-  request_hash    TEXT NOT NULL,
-  entry_ids       TEXT NOT NULL,
-  created_at_us   INTEGER NOT NULL,
-  PRIMARY KEY(namespace, principal, idempotency_key)
-);
-)sql";
+using sqlite_rows::DecodeEvent;
+using sqlite_rows::kEventColumns;
 
 // The reserved metadata members (store/entry_keys.h) as SQL expressions over the metadata column;
 // identical to the index expressions above, so SQLite uses those indexes.
@@ -175,52 +113,6 @@ StoredRow DecodeRow(const Statement& st) {
   return row;
 }
 
-HistoryEvent DecodeEvent(const Statement& st) {
-  HistoryEvent ev;
-  ev.seq = st.Int(0);
-  ev.entry_id = st.Text(1);
-  ev.name_space = st.Text(2);
-  ev.event = st.Text(3);
-  ev.actor = st.Text(4);
-  ev.at_us = st.Int(5);
-  ev.detail = nlohmann::json::parse(st.Text(6), nullptr, /*allow_exceptions=*/false);
-  if (!ev.detail.is_object()) ev.detail = nlohmann::json{{"corrupt", true}};
-  const int64_t key_id = st.Int(7);
-  ev.key_id = key_id >= 0 && key_id <= UINT32_MAX ? static_cast<uint32_t>(key_id) : 0;  // 0 never verifies
-  ev.tag = st.Blob(8);
-  return ev;
-}
-
-// The columns DecodeEvent reads.
-constexpr char kEventColumns[] = "seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag";
-
-constexpr char kInsertEvent[] =
-    "INSERT INTO history(entry_id, namespace, event, actor, at_us, detail, key_id, tag) "
-    "VALUES(?,?,?,?,?,?,?,?)";
-
-// Binds and runs a prepared kInsertEvent statement, then resets it for the next event; appends
-// the new event's seq to `seqs`.
-absl::Status RunInsertEvent(Statement& st, const HistoryEvent& ev, sqlite3* db, std::vector<int64_t>* seqs) {
-  st.Bind(1, ev.entry_id);
-  st.Bind(2, ev.name_space);
-  st.Bind(3, ev.event);
-  st.Bind(4, ev.actor);
-  st.Bind(5, ev.at_us);
-  st.Bind(6, ev.detail.dump());
-  st.Bind(7, static_cast<int64_t>(ev.key_id));
-  st.BindBlob(8, ev.tag.data(), ev.tag.size());
-  absl::Status status = st.Run("insert history event");
-  if (status.ok()) seqs->push_back(sqlite3_last_insert_rowid(db));
-  st.Reset();
-  return status;
-}
-
-absl::Status InsertEvent(sqlite3* db, const HistoryEvent& ev, std::vector<int64_t>* seqs) {
-  Statement st(db, kInsertEvent);
-  if (auto s = st.status(); !s.ok()) return s;
-  return RunInsertEvent(st, ev, db, seqs);
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::filesystem::path& path,
@@ -247,47 +139,7 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
     return absl::DataLossError(
         absl::StrCat(path.string(), " is not a usable SQLite database: ", s.message()));
   }
-  if (auto s = Exec(db, kSchema); !s.ok()) return s;
-  auto format = backend->GetMeta("format");
-  if (!format.ok()) return format.status();
-  if (!format->has_value()) {
-    if (!create || exists) {
-      // An existing file without our metadata is someone else's database.
-      Statement st(db, "SELECT count(*) FROM entries");
-      if (st.status().ok() && st.Step() == SQLITE_ROW && st.Int(0) > 0) {
-        return absl::DataLossError(absl::StrCat(path.string(), " has entries but no store metadata"));
-      }
-    }
-    if (auto s = backend->PutMeta("format", kFormatName); !s.ok()) return s;
-    if (auto s = backend->PutMeta("schema_version", std::to_string(kSchemaVersion)); !s.ok()) return s;
-  } else if (**format != kFormatName) {
-    return absl::DataLossError(absl::StrCat(path.string(), " is not a Bulwark store"));
-  }
-  auto version = backend->GetMeta("schema_version");
-  if (!version.ok()) return version.status();
-  if (version->has_value() && **version == "1") {
-    // Version 1 -> 2: history events gain key_id and tag (empty: MemoryStore signs them).
-    if (auto s = Exec(db,
-                      "BEGIN IMMEDIATE;"
-                      "ALTER TABLE history ADD COLUMN key_id INTEGER NOT NULL DEFAULT 0;"
-                      "ALTER TABLE history ADD COLUMN tag BLOB NOT NULL DEFAULT x'';"
-                      "INSERT INTO meta(key, value) SELECT 'unsigned_history_through', COALESCE(MAX(seq), 0) "
-                      "FROM history;"
-                      "UPDATE meta SET value = '2' WHERE key = 'schema_version';"
-                      "COMMIT;");
-        !s.ok()) {
-      (void)Exec(db, "ROLLBACK");
-      return absl::Status(s.code(),
-                          absl::StrCat("upgrading ", path.string(), " to schema version 2: ", s.message()));
-    }
-    version = backend->GetMeta("schema_version");
-    if (!version.ok()) return version.status();
-  }
-  if (!version->has_value() || **version != std::to_string(kSchemaVersion)) {
-    return absl::FailedPreconditionError(absl::StrCat("store schema version ", version->value_or("(missing)"),
-                                                      " is not supported (this build reads ", kSchemaVersion,
-                                                      ")"));
-  }
+  if (auto s = PrepareStoreSchema(db, path); !s.ok()) return s;
   return backend;
 }
 
@@ -347,11 +199,7 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertLocked(std::span<const
     row_ids.push_back(sqlite3_last_insert_rowid(db_));
     st.Reset();
   }
-  Statement ev(db_, kInsertEvent);
-  if (auto s = ev.status(); !s.ok()) return s;
-  for (const HistoryEvent& e : events) {
-    if (auto s = RunInsertEvent(ev, e, db_, &inserted_event_seqs_); !s.ok()) return s;
-  }
+  if (auto s = AppendEventsLocked(events); !s.ok()) return s;
   return row_ids;
 }
 
@@ -393,7 +241,7 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_up
       scrub.Reset();
     }
   }
-  if (auto s = InsertEvent(db_, event, &inserted_event_seqs_); !s.ok()) return s;
+  if (auto s = AppendEventsLocked(std::span<const HistoryEvent>(&event, 1)); !s.ok()) return s;
   return txn.Commit();
 }
 
@@ -587,7 +435,8 @@ absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
   std::lock_guard<std::mutex> lock(mu_);
   // The last event written before the upgrade, or nullopt once its events are signed.
   auto marker = [this]() -> absl::StatusOr<std::optional<int64_t>> {
-    Statement st(db_, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'unsigned_history_through'");
+    Statement st(db_, absl::StrCat("SELECT CAST(value AS INTEGER) FROM meta WHERE key = '",
+                                   kUnsignedHistoryMarker, "'"));
     if (auto s = st.status(); !s.ok()) return s;
     const int rc = st.Step();
     if (rc == SQLITE_DONE) return std::nullopt;
@@ -624,7 +473,7 @@ absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
     if (auto s = update.Run("sign history event"); !s.ok()) return s;
     update.Reset();
   }
-  if (auto s = Exec(db_, "DELETE FROM meta WHERE key = 'unsigned_history_through'"); !s.ok()) return s;
+  if (auto s = bulwark::DeleteMeta(db_, kUnsignedHistoryMarker); !s.ok()) return s;
   if (auto s = txn.Commit(); !s.ok()) return s;
   return static_cast<int64_t>(unsigned_events.size());
 }

@@ -27,6 +27,10 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
 
   absl::StatusOr<std::optional<std::string>> GetMeta(std::string_view key) override;
   absl::Status PutMeta(std::string_view key, std::string_view value) override;
+  absl::Status ScanMeta(
+      std::string_view prefix,
+      const std::function<absl::Status(std::string_view, std::string_view)>& visit) override;
+  absl::Status DeleteMeta(std::string_view key) override;
   absl::StatusOr<std::vector<int64_t>> InsertEntries(std::span<const Entry> entries,
                                                      std::span<const HistoryEvent> events) override;
   absl::Status UpdateEntry(const Entry& entry, int64_t expected_updated_at_us,
@@ -47,6 +51,12 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   std::vector<int64_t> TakeInsertedEventSeqs() override;
   absl::StatusOr<int64_t> SignEventsFromBeforeSigning(
       const std::function<void(HistoryEvent*)>& sign) override;
+  void SetHistoryChain(const HistoryChainSigner* signer) override;
+  absl::Status ScanHistoryChain(
+      const std::function<absl::Status(const HistoryEvent&, const HistoryLink&)>& visit) override;
+  absl::StatusOr<std::optional<HistoryHead>> HistoryChainHead() override;
+  absl::StatusOr<std::pair<int64_t, HistoryLink>> NewestLink() override;
+  absl::StatusOr<int64_t> LinkEventsFromBeforeTheChain() override;
   absl::StatusOr<std::vector<StateCount>> CountByState() override;
   absl::Status CheckIntegrity() override;
   absl::StatusOr<InsertOutcome> InsertEntriesOnce(std::span<const Entry> entries,
@@ -74,6 +84,14 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   // insert must not happen. Requires mu_.
   absl::Status CheckClaimLocked(std::string_view name_space, std::string_view principal,
                                 const InsertClaim& claim, InsertOutcome* outcome);
+  // Appends `events` inside the caller's write transaction: with a chain signer, under explicit
+  // seqs after the newest event, linked, and replaces the head (sqlite_backend_chain.cc); records
+  // their seqs in inserted_event_seqs_. DataLoss (nothing written) if the stored head does not
+  // name the newest event: events were deleted or the head replaced. Requires mu_.
+  absl::Status AppendEventsLocked(std::span<const HistoryEvent> events);
+  // The stored head, read inside the caller's transaction. Requires mu_.
+  absl::StatusOr<std::optional<HistoryHead>> HeadLocked();
+  absl::Status PutHeadLocked(const HistoryHead& head);
   absl::Status UpdateLocked(const Entry& entry, int64_t expected_updated_at_us,
                             std::span<const HistoryEvent> scrubbed, const HistoryEvent& event);
   // The statement cached in `slot`, prepared from `sql` on first use. Requires mu_.
@@ -94,6 +112,7 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   std::unique_ptr<Statement> begin_read_;  // BEGIN and COMMIT around GetRows' lookups
   std::unique_ptr<Statement> end_read_;
   std::unique_ptr<Statement> last_event_seq_;
+  const HistoryChainSigner* chain_ = nullptr;  // guarded by mu_
   // Seqs of the events the current (or last) write appended; guarded by mu_.
   std::vector<int64_t> inserted_event_seqs_;
 };

@@ -5,24 +5,15 @@
 #include <sqlite3.h>
 
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <utility>
 
+#include "core/hex.h"
+#include "storage/sqlite_schema.h"
 #include "storage/sqlite_util.h"
 
 namespace bulwark {
 namespace {
-
-constexpr char kGateSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS query_gates(
-  namespace    TEXT PRIMARY KEY,
-  mode         TEXT NOT NULL,
-  embedder     TEXT NOT NULL,
-  fitted_at_us INTEGER NOT NULL,
-  source       TEXT NOT NULL,
-  model        BLOB NOT NULL,
-  sign_key_id  INTEGER NOT NULL DEFAULT 0,
-  tag          BLOB NOT NULL DEFAULT x''
-);
-)sql";
 
 constexpr char kGateColumns[] = "namespace, mode, embedder, fitted_at_us, source, model, sign_key_id, tag";
 
@@ -32,13 +23,39 @@ GateRow DecodeGateRow(const Statement& st) {
       st.Blob(7)};
 }
 
+absl::StatusOr<std::optional<GateManifest>> DecodeManifest(const std::string& value) {
+  const nlohmann::json json = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+  auto bad = [] { return absl::DataLossError("the query gate manifest does not decode"); };
+  if (!json.is_object()) return bad();
+  auto names = json.find("namespaces");
+  auto key_id = json.find("key_id");
+  auto tag = json.find("tag");
+  if (names == json.end() || !names->is_array() || key_id == json.end() || !key_id->is_number_unsigned() ||
+      key_id->get<uint64_t>() > UINT32_MAX || tag == json.end() || !tag->is_string()) {
+    return bad();
+  }
+  GateManifest manifest;
+  for (const nlohmann::json& name : *names) {
+    if (!name.is_string()) return bad();
+    manifest.namespaces.push_back(name.get<std::string>());
+  }
+  manifest.sign_key_id = static_cast<uint32_t>(key_id->get<uint64_t>());
+  std::optional<std::string> tag_bytes = HexDecode(tag->get<std::string>());
+  if (!tag_bytes) return bad();
+  manifest.tag = *std::move(tag_bytes);
+  return std::optional<GateManifest>(std::move(manifest));
+}
+
 class SqliteGateRepository : public GateRepository {
  public:
-  SqliteGateRepository(sqlite3* db, bool upgraded) : db_(db), upgraded_(upgraded) {}
+  SqliteGateRepository(sqlite3* db, bool upgraded, bool manifest_pending)
+      : db_(db), upgraded_(upgraded), manifest_pending_(manifest_pending) {}
   ~SqliteGateRepository() override { sqlite3_close(db_); }
 
   absl::Status Save(const GateRow& row) override {
     std::lock_guard<std::mutex> lock(mu_);
+    Transaction txn(db_);
+    if (!txn.status().ok()) return txn.status();
     Statement st(db_, absl::StrCat("INSERT OR REPLACE INTO query_gates(", kGateColumns,
                                    ") VALUES (?, ?, ?, ?, ?, ?, ?, ?)"));
     if (auto s = st.status(); !s.ok()) return s;
@@ -50,7 +67,9 @@ class SqliteGateRepository : public GateRepository {
     st.BindBlob(6, row.model.data(), row.model.size());
     st.Bind(7, int64_t{row.sign_key_id});
     st.BindBlob(8, row.tag.data(), row.tag.size());
-    return st.Run("save query gate");
+    if (auto s = st.Run("save query gate"); !s.ok()) return s;
+    if (auto s = ReplaceManifestLocked(); !s.ok()) return s;
+    return txn.Commit();
   }
 
   absl::StatusOr<std::optional<GateRow>> Find(std::string_view name_space) override {
@@ -77,6 +96,8 @@ class SqliteGateRepository : public GateRepository {
 
   absl::Status Remove(std::string_view name_space) override {
     std::lock_guard<std::mutex> lock(mu_);
+    Transaction txn(db_);
+    if (!txn.status().ok()) return txn.status();
     Statement st(db_, "DELETE FROM query_gates WHERE namespace = ?");
     if (auto s = st.status(); !s.ok()) return s;
     st.Bind(1, name_space);
@@ -84,49 +105,95 @@ class SqliteGateRepository : public GateRepository {
     if (sqlite3_changes(db_) == 0) {
       return absl::NotFoundError(absl::StrCat("no query gate for namespace ", std::string(name_space)));
     }
+    if (auto s = ReplaceManifestLocked(); !s.ok()) return s;
+    return txn.Commit();
+  }
+
+  void SetManifestSigner(ManifestSigner signer) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    manifest_signer_ = std::move(signer);
+  }
+
+  absl::StatusOr<std::optional<GateManifest>> Manifest() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    Statement st(db_, "SELECT value FROM meta WHERE key = ?");
+    if (auto s = st.status(); !s.ok()) return s;
+    st.Bind(1, kGateManifestKey);
+    const int rc = st.Step();
+    if (rc == SQLITE_DONE) return std::optional<GateManifest>();
+    if (rc != SQLITE_ROW) return SqliteError(db_, "read the query gate manifest");
+    return DecodeManifest(st.Text(0));
+  }
+
+  bool manifest_pending() const override { return manifest_pending_; }
+
+  absl::Status WriteManifest() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!manifest_signer_) return absl::FailedPreconditionError("no manifest signer");
+    Transaction txn(db_);
+    if (!txn.status().ok()) return txn.status();
+    if (auto s = ReplaceManifestLocked(); !s.ok()) return s;
+    if (auto s = DeleteMeta(db_, kGateManifestMarker); !s.ok()) return s;
+    if (auto s = txn.Commit(); !s.ok()) return s;
+    manifest_pending_ = false;
     return absl::OkStatus();
   }
 
   bool upgraded_from_unsigned() const override { return upgraded_; }
 
+  absl::Status FinishSigningUpgrade() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto s = DeleteMeta(db_, kUnsignedGateMarker); !s.ok()) return s;
+    upgraded_ = false;
+    return absl::OkStatus();
+  }
+
  private:
   std::mutex mu_;  // serializes all use of db_
   sqlite3* db_;
-  const bool upgraded_;
-};
+  bool upgraded_;  // guarded by mu_ after construction
+  bool manifest_pending_;
+  ManifestSigner manifest_signer_;  // guarded by mu_
 
-// Adds the signature columns to a table made before rows were signed; true if it did.
-absl::StatusOr<bool> AddSignatureColumns(sqlite3* db) {
-  Transaction txn(db);
-  if (!txn.status().ok()) return txn.status();
-  {
-    Statement info(db, "SELECT count(*) FROM pragma_table_info('query_gates') WHERE name = 'tag'");
-    if (auto s = info.status(); !s.ok()) return s;
-    if (info.Step() != SQLITE_ROW) return SqliteError(db, "read table layout");
-    if (info.Int(0) > 0) return false;
+  // With a signer: the manifest of the rows as they are in the caller's transaction. Requires mu_.
+  absl::Status ReplaceManifestLocked() {
+    if (!manifest_signer_) return absl::OkStatus();
+    GateManifest manifest;
+    {
+      Statement st(db_, "SELECT namespace FROM query_gates ORDER BY namespace");
+      if (auto s = st.status(); !s.ok()) return s;
+      int rc;
+      while ((rc = st.Step()) == SQLITE_ROW) manifest.namespaces.push_back(st.Text(0));
+      if (rc != SQLITE_DONE) return SqliteError(db_, "list the namespaces with a gate");
+    }
+    manifest_signer_(&manifest);
+    const nlohmann::json json = {{"namespaces", manifest.namespaces},
+                                 {"key_id", manifest.sign_key_id},
+                                 {"tag", HexEncode(manifest.tag)}};
+    Statement put(
+        db_,
+        "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+    if (auto s = put.status(); !s.ok()) return s;
+    put.Bind(1, kGateManifestKey);
+    put.Bind(2, json.dump());
+    return put.Run("write the query gate manifest");
   }
-  if (auto s = Exec(db,
-                    "ALTER TABLE query_gates ADD COLUMN sign_key_id INTEGER NOT NULL DEFAULT 0; "
-                    "ALTER TABLE query_gates ADD COLUMN tag BLOB NOT NULL DEFAULT x''");
-      !s.ok()) {
-    return s;
-  }
-  if (auto s = txn.Commit(); !s.ok()) return s;
-  return true;
-}
+};
 
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GateRepository>> OpenSqliteGateRepository(
     const std::filesystem::path& db_path) {
-  auto db = OpenExistingDatabase(db_path, kGateSchema);
+  auto db = OpenStoreDatabase(db_path);
   if (!db.ok()) return db.status();
-  absl::StatusOr<bool> upgraded = AddSignatureColumns(*db);
+  absl::StatusOr<bool> upgraded = HasMeta(*db, kUnsignedGateMarker);
+  absl::StatusOr<bool> manifest_pending = HasMeta(*db, kGateManifestMarker);
+  if (upgraded.ok() && !manifest_pending.ok()) upgraded = manifest_pending.status();
   if (!upgraded.ok()) {
     sqlite3_close(*db);
     return upgraded.status();
   }
-  return std::unique_ptr<GateRepository>(new SqliteGateRepository(*db, *upgraded));
+  return std::unique_ptr<GateRepository>(new SqliteGateRepository(*db, *upgraded, *manifest_pending));
 }
 
 }  // namespace bulwark

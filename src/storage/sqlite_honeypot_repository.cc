@@ -3,34 +3,11 @@
 #include <absl/strings/str_cat.h>
 #include <sqlite3.h>
 
+#include "storage/sqlite_schema.h"
 #include "storage/sqlite_util.h"
 
 namespace bulwark {
 namespace {
-
-constexpr char kHoneypotSchema[] = R"sql(
-CREATE TABLE IF NOT EXISTS honeypot_runs(
-  run_id        INTEGER PRIMARY KEY,
-  namespace     TEXT NOT NULL,
-  at_us         INTEGER NOT NULL,
-  batch         INTEGER NOT NULL,
-  metrics       TEXT NOT NULL,
-  covered_ids   TEXT NOT NULL,
-  pot_ids       TEXT NOT NULL,
-  removed_at_us INTEGER NOT NULL DEFAULT 0
-);
-CREATE INDEX IF NOT EXISTS honeypot_runs_by_namespace ON honeypot_runs(namespace, run_id);
-CREATE TABLE IF NOT EXISTS honeypot_blocks(
-  key       BLOB PRIMARY KEY,
-  namespace TEXT NOT NULL,
-  state     BLOB NOT NULL
-);
-CREATE TABLE IF NOT EXISTS honeypot_settings(
-  namespace TEXT PRIMARY KEY,
-  mode      TEXT NOT NULL,
-  k_obs     INTEGER NOT NULL
-);
-)sql";
 
 absl::Status CheckRunSizes(const HoneypotRun& run) {
   using R = HoneypotRepository;
@@ -63,7 +40,7 @@ absl::Status CheckSetting(const HoneypotSetting& setting) {
 
 absl::StatusOr<std::unique_ptr<SqliteHoneypotRepository>> SqliteHoneypotRepository::Open(
     const std::filesystem::path& path) {
-  auto db = OpenExistingDatabase(path, kHoneypotSchema);
+  auto db = OpenStoreDatabase(path);
   if (!db.ok()) return db.status();
   return std::unique_ptr<SqliteHoneypotRepository>(new SqliteHoneypotRepository(*db));
 }

@@ -1,7 +1,7 @@
 // SqliteHoneypotRepository: a missing file is NotFound, and a store created before the tables
-// existed still opens (for the repository and for SqliteBackend: the schema version is
-// unchanged). The HoneypotRepository contract itself (round trips, partitions, limits) runs
-// against SQLite and PostgreSQL in storage/postgresql/repository_contract_test.cc.
+// existed still opens (for the repository and for SqliteBackend, at the current schema version).
+// The HoneypotRepository contract itself (round trips, partitions, limits) runs against SQLite and
+// PostgreSQL in storage/postgresql/repository_contract_test.cc.
 #include "storage/sqlite_honeypot_repository.h"
 
 #include <gmock/gmock.h>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "storage/sqlite_backend.h"
+#include "storage/sqlite_schema.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
@@ -44,7 +45,7 @@ TEST_F(SqliteHoneypotRepositoryTest, MissingFileIsNotFoundAndTheStoreStillOpens)
   ASSERT_TRUE(backend.ok()) << backend.status();
   auto version = (*backend)->GetMeta("schema_version");
   ASSERT_TRUE(version.ok()) << version.status();
-  EXPECT_EQ(version->value_or(""), "2");
+  EXPECT_EQ(version->value_or(""), std::to_string(kStoreSchemaVersion));
 }
 
 }  // namespace

@@ -69,6 +69,33 @@ struct ListQuery {
   int limit = 100;                 // rows read, 1..10000
 };
 
+// The store-wide history chain (issue #18 point 6 (i); doc/entry_format.md, "History chain").
+// An event's link: an HMAC over its seq, who and what it is, and the link of the event before it.
+struct HistoryLink {
+  uint32_t key_id = 0;
+  std::string link;  // 32 raw bytes; empty: the event is not in the chain
+};
+// The signed head of the chain: the newest event's seq and link, kept beside the events and
+// written in the same transaction as every event.
+struct HistoryHead {
+  int64_t seq = 0;
+  std::string link;
+  uint32_t key_id = 0;
+  std::string tag;  // HMAC over (seq, link)
+};
+// Computes links and heads (the store's keyring; store/history_chain.h). A backend calls it inside
+// the transaction that appends events, under its write lock.
+class HistoryChainSigner {
+ public:
+  virtual ~HistoryChainSigner() = default;
+  // The link of `event` (its seq assigned) after `previous_link` (empty for the store's first event).
+  virtual HistoryLink Link(const HistoryEvent& event, std::string_view previous_link) const = 0;
+  // The head naming event `seq` whose link is `link`, signed.
+  virtual HistoryHead Head(int64_t seq, std::string_view link) const = 0;
+  // OK if the head's tag checks; DataLoss if not (a head replaced by hand).
+  [[nodiscard]] virtual absl::Status CheckHead(const HistoryHead& head) const = 0;
+};
+
 class StorageBackend {
  public:
   virtual ~StorageBackend() = default;
@@ -76,6 +103,12 @@ class StorageBackend {
   // Store-wide key/value metadata (format version, embedder fingerprint, ...).
   [[nodiscard]] virtual absl::StatusOr<std::optional<std::string>> GetMeta(std::string_view key) = 0;
   [[nodiscard]] virtual absl::Status PutMeta(std::string_view key, std::string_view value) = 0;
+  // Every metadata row whose key starts with `prefix`, by key; stops early on the visitor's error.
+  [[nodiscard]] virtual absl::Status ScanMeta(
+      std::string_view prefix,
+      const std::function<absl::Status(std::string_view, std::string_view)>& visit) = 0;
+  // Deletes the metadata row `key` (OK if there is none).
+  [[nodiscard]] virtual absl::Status DeleteMeta(std::string_view key) = 0;
 
   // Inserts the entries and the history events in one transaction: all are durable when this
   // returns OK, none are on any error. Returns the row id of each entry, in order. AlreadyExists
@@ -150,6 +183,31 @@ class StorageBackend {
   // tampered with and must fail verification. Returns how many were signed (0 once done).
   [[nodiscard]] virtual absl::StatusOr<int64_t> SignEventsFromBeforeSigning(
       const std::function<void(HistoryEvent*)>& sign) = 0;
+
+  // --- The history chain (issue #18 point 6 (i)). Contract for every implementation: with a
+  // chain signer set, every write that appends events (InsertEntries, InsertEntriesOnce,
+  // UpdateEntry, PurgeEntry) gives them seqs above the newest event and links them, each after the
+  // one before, starting from the newest event's link as read under the write lock in the same
+  // transaction, and replaces the head in that transaction: two writers never fork the chain
+  // (SQLite: BEGIN IMMEDIATE; PostgreSQL: lock the head row FOR UPDATE first). PurgeEntry's
+  // scrubbed events keep their links.
+
+  // Sets the chain signer for every later write (not owned; must outlive the writes). Without one
+  // (the default) events are appended unlinked: only for the backend's own tests.
+  virtual void SetHistoryChain(const HistoryChainSigner* signer) = 0;
+  // Calls `visit` with every event and its link, in seq order, from one snapshot; stops early on
+  // its error.
+  [[nodiscard]] virtual absl::Status ScanHistoryChain(
+      const std::function<absl::Status(const HistoryEvent&, const HistoryLink&)>& visit) = 0;
+  // The stored head; nullopt if none was ever written. DataLoss if it does not decode.
+  [[nodiscard]] virtual absl::StatusOr<std::optional<HistoryHead>> HistoryChainHead() = 0;
+  // The newest event's seq and link ({0, {}} for a store without events).
+  [[nodiscard]] virtual absl::StatusOr<std::pair<int64_t, HistoryLink>> NewestLink() = 0;
+  // Once, after an upgrade from a store without the chain (schema version < 4): links the events
+  // written before the upgrade, in seq order, and writes the head, in one transaction. Events
+  // written later are never linked here: an unlinked one was inserted by hand. Returns how many
+  // were linked (0 once done). FailedPrecondition without a chain signer.
+  [[nodiscard]] virtual absl::StatusOr<int64_t> LinkEventsFromBeforeTheChain() = 0;
 
   [[nodiscard]] virtual absl::StatusOr<std::vector<StateCount>> CountByState() = 0;
 

@@ -9,7 +9,7 @@ StoreLayout::StoreLayout(std::filesystem::path dir, std::filesystem::path keyrin
     : dir_(std::move(dir)), keyring_override_(std::move(keyring_override)) {}
 
 StoreLayout StoreLayout::ForDatabase(const std::filesystem::path& database) {
-  return StoreLayout(database.parent_path());
+  return StoreLayout(database.has_parent_path() ? database.parent_path() : std::filesystem::path("."));
 }
 
 std::filesystem::path StoreLayout::keyring() const {

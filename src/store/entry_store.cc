@@ -15,6 +15,7 @@
 #include "provenance/keyring.h"
 #include "provenance/signer.h"
 #include "store/entry_keys.h"
+#include "store/history_chain.h"
 #include "store/metadata_index.h"
 #include "store/namespace_index.h"
 
@@ -50,6 +51,13 @@ absl::StatusOr<std::unique_ptr<EntryStore>> EntryStore::Open(std::unique_ptr<Sto
   if (signed_events > 0) {
     spdlog::info("signed {} history events written before history events were signed", signed_events);
   }
+  // From here on every write links its events into the store-wide chain; a store upgraded from
+  // before the chain (schema version < 4) has its earlier events linked once, now.
+  store->backend_->SetHistoryChain(store->chain_.get());
+  BULWARK_ASSIGN_OR_RETURN(const int64_t linked_events, store->backend_->LinkEventsFromBeforeTheChain());
+  if (linked_events > 0)
+    spdlog::info("linked {} history events written before the history chain", linked_events);
+  BULWARK_RETURN_IF_ERROR(store->CheckChainHead());
   // Read before the entries are: a change committed while they are scanned is caught up with at
   // the first search (re-indexing an entry twice is harmless).
   BULWARK_ASSIGN_OR_RETURN(store->seen_event_seq_, store->backend_->LastEventSeq());
@@ -63,6 +71,7 @@ EntryStore::EntryStore(std::unique_ptr<StorageBackend> backend, std::unique_ptr<
       backend_(std::move(backend)),
       keyring_(std::move(keyring)),
       signer_(std::make_unique<Signer>(keyring_.get())),
+      chain_(std::make_unique<HistoryChain>(signer_.get())),
       tokenizer_(options.hybrid.tokenizer) {}
 
 EntryStore::~EntryStore() = default;
@@ -384,6 +393,15 @@ void EntryStore::ReportBadRow(int64_t row_id, std::string_view id, std::string_v
 }
 
 absl::Status EntryStore::CheckRow(const StoredRow& row, std::string_view name_space) const {
+  if (chain_broken_.load()) {
+    std::lock_guard<std::mutex> lock(freeze_mu_);
+    return absl::DataLossError(absl::StrCat("withheld: the store's history chain is broken (", chain_problem_,
+                                            "); run `bulwark verify`"));
+  }
+  return CheckRowItself(row, name_space);
+}
+
+absl::Status EntryStore::CheckRowItself(const StoredRow& row, std::string_view name_space) const {
   if (!row.ok()) return absl::DataLossError(absl::StrCat("row does not decode: ", row.decode_error));
   const Entry& e = row.entry;
   if (e.name_space != name_space) return absl::DataLossError("row is not in the requested namespace");
@@ -647,21 +665,14 @@ absl::StatusOr<VerifyReport> EntryStore::Verify() {
   absl::Status scanned = backend_->ScanEntries("", [&](const StoredRow& row) {
     ++report.rows_checked;
     absl::Status s = ValidateNamespace(row.entry.name_space);
-    if (s.ok()) s = CheckRow(row, row.entry.name_space);
+    if (s.ok()) s = CheckRowItself(row, row.entry.name_space);
     if (!s.ok()) {
       report.bad_rows.push_back({row.row_id, row.entry.id, row.entry.name_space, std::string(s.message())});
     }
     return absl::OkStatus();
   });
   if (!scanned.ok()) return scanned;
-  scanned = backend_->ScanHistory([&](const HistoryEvent& e) {
-    ++report.events_checked;
-    if (absl::Status s = signer_->Verify(e); !s.ok()) {
-      report.bad_events.push_back({e.seq, e.entry_id, e.name_space, std::string(s.message())});
-    }
-    return absl::OkStatus();
-  });
-  if (!scanned.ok()) return scanned;
+  BULWARK_RETURN_IF_ERROR(VerifyHistory(&report));
   if (absl::Status integrity = backend_->CheckIntegrity(); !integrity.ok()) {
     if (integrity.code() != absl::StatusCode::kDataLoss) return integrity;
     report.integrity_problem = std::string(integrity.message());

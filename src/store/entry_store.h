@@ -45,6 +45,7 @@
 
 namespace bulwark {
 
+class HistoryChain;
 class Keyring;
 class Signer;
 class MetadataIndex;
@@ -257,6 +258,8 @@ class EntryStore {
   // Checks a row read back from storage: decoded, in `name_space`, right embedding size, valid
   // tag, not rolled back. Requires mu_ (shared).
   absl::Status CheckRow(const StoredRow& row, std::string_view name_space) const;
+  // CheckRow without the history chain's fail-closed gate (Verify reports the chain apart).
+  absl::Status CheckRowItself(const StoredRow& row, std::string_view name_space) const;
   absl::StatusOr<StoredRow> LoadVerified(std::string_view name_space, std::string_view id);
   // Calls `visit` with every verified entry of the namespace that `wanted` accepts, oldest first;
   // returns how many rows failed verification.
@@ -296,6 +299,18 @@ class EntryStore {
   mutable std::mutex freeze_mu_;
   std::string freeze_reason_;  // guarded by freeze_mu_
   std::unique_ptr<Signer> signer_;
+  std::unique_ptr<HistoryChain> chain_;  // the backend links events with it (history_chain.h)
+  // The history chain (history_chain.h) checked at open (its head against the newest event) and by
+  // every Verify (the whole chain). While it is broken -- events deleted, renumbered or
+  // reordered, or the head replaced -- every read fails closed: CheckRow refuses every row, since
+  // which entries lost events cannot be told (doc/entry_format.md, "History chain").
+  absl::Status CheckChainHead();
+  // Verify's part for the history: every event's tag and link in seq order, then the head against
+  // the newest event; sets or clears the chain problem. Requires mu_ (shared).
+  absl::Status VerifyHistory(VerifyReport* report);
+  void SetChainProblem(std::string problem);  // empty: the chain is whole
+  std::atomic<bool> chain_broken_{false};
+  std::string chain_problem_;  // guarded by freeze_mu_
   const LexicalTokenizer tokenizer_;
 
   // Guards the indexes, the keyring (a rotation invalidates its keys) and the bookkeeping below,

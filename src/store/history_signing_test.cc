@@ -83,11 +83,16 @@ TEST_F(HistorySigningTest, EditedOrForgedEventsAreWithheldAndReported) {
   auto report = store_->Verify();
   ASSERT_TRUE(report.ok());
   EXPECT_FALSE(report->ok());
-  ASSERT_EQ(report->bad_events.size(), 2u);
+  // The edited add (its tag), the forged release (its tag, and it is not in the history chain), and
+  // the chain's head, which still names the quarantine as the newest event.
+  ASSERT_EQ(report->bad_events.size(), 4u);
   EXPECT_EQ(report->bad_events[0].seq, events[0].seq);
-  EXPECT_EQ(report->bad_events[1].seq, events[2].seq);
   EXPECT_THAT(report->bad_events[0].reason, HasSubstr("does not match"));
-  EXPECT_EQ(ToJson(*report)["bad_events"].size(), 2u);
+  EXPECT_EQ(report->bad_events[1].seq, events[2].seq);
+  EXPECT_EQ(report->bad_events[2].seq, events[2].seq);
+  EXPECT_THAT(report->bad_events[2].reason, HasSubstr("not linked into the history chain"));
+  EXPECT_THAT(report->bad_events[3].reason, HasSubstr("history head"));
+  EXPECT_EQ(ToJson(*report)["bad_events"].size(), 4u);
 }
 
 TEST_F(HistorySigningTest, PurgeSignsTheScrubbedEvents) {

@@ -75,6 +75,45 @@ TEST_F(HybridSearchTest, SettingDefaultsPersistsAndIsPerNamespace) {
   EXPECT_THAT(ParseRetrieval("bm25").status(), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST_F(HybridSearchTest, SettingsAreSignedAndAnEditFailsClosed) {
+  MustAdd("b", "the invoice is due on Friday");
+  ASSERT_THAT(settings().Set("b", Retrieval::kVector), IsOk());
+  const std::filesystem::path db = dir_.path() / "bulwark.db";
+  // Someone with the file switches b to hybrid in the signed value, and writes an unsigned one for c.
+  testing::ExecSql(
+      db,
+      "UPDATE meta SET value = replace(value, '\"vector\"', '\"hybrid\"') WHERE key = 'retrieval/b'; "
+      "INSERT INTO meta VALUES('retrieval/c', 'hybrid')");
+  Open(HybridOptionsFor({{"default", "vector"}}), /*create=*/false);
+  EXPECT_THAT(store_->Search("b", "invoice", {.k = 3}), StatusIs(absl::StatusCode::kDataLoss));
+  EXPECT_THAT(store_->Search("c", "invoice", {.k = 3}), StatusIs(absl::StatusCode::kDataLoss));
+  auto report = store_->Verify();
+  ASSERT_THAT(report, IsOk());
+  std::vector<std::string> named;
+  for (const BadRow& row : report->bad_rows) named.push_back(row.id);
+  EXPECT_THAT(named, ::testing::UnorderedElementsAre("retrieval/b", "retrieval/c"));
+  ASSERT_THAT(settings().Set("b", Retrieval::kHybrid), IsOk()) << "setting it again signs it";
+  EXPECT_THAT(store_->Search("b", "invoice", {.k = 3}), IsOk());
+}
+
+TEST_F(HybridSearchTest, SettingsFromBeforeSigningAreSignedOnceAtTheUpgrade) {
+  ASSERT_THAT(settings().Set("b", Retrieval::kVector), IsOk());
+  store_.reset();
+  // A store of schema version 4 with its setting as it was written then: the bare name.
+  testing::ExecSql(dir_.path() / "bulwark.db",
+                   "UPDATE meta SET value = 'vector' WHERE key = 'retrieval/b'; "
+                   "UPDATE meta SET value = '4' WHERE key = 'schema_version'");
+  Open(HybridOptionsFor({{"default", "hybrid"}}), /*create=*/false);
+  EXPECT_EQ(*settings().Get("b"), Retrieval::kVector);
+  auto report = store_->Verify();
+  ASSERT_THAT(report, IsOk());
+  EXPECT_TRUE(report->ok());
+  store_.reset();
+  testing::ExecSql(dir_.path() / "bulwark.db", "UPDATE meta SET value = 'hybrid' WHERE key = 'retrieval/b'");
+  Open(HybridOptionsFor({{"default", "hybrid"}}), /*create=*/false);
+  EXPECT_THAT(settings().Get("b").status(), StatusIs(absl::StatusCode::kDataLoss)) << "signed only once";
+}
+
 TEST_F(HybridSearchTest, BadConfigurationIsRefusedAtOpen) {
   for (const nlohmann::json& bad :
        {nlohmann::json{{"default", "bm25"}}, nlohmann::json{{"rrf_k", -1}}, nlohmann::json{{"depth", 0}},

@@ -15,7 +15,7 @@
 #include "core/text_validation.h"
 #include "index/flat_index.h"
 #include "provenance/keyring.h"
-#include "storage/sqlite_backend.h"
+#include "storage/storage_opener.h"
 #include "store/memory_store_impl.h"
 
 namespace bulwark {
@@ -93,21 +93,25 @@ absl::StatusOr<std::unique_ptr<MemoryStore::Impl>> Assemble(const std::filesyste
   } else if (!impl->layout.StoreExists()) {
     return absl::NotFoundError(absl::StrCat("no store in ", dir.string(), " (run `bulwark init` first)"));
   }
-  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<SqliteBackend> backend,
-                           SqliteBackend::Open(impl->layout.database(), create));
+  BULWARK_ASSIGN_OR_RETURN(StorageRepositories storage,
+                           OpenEntryRepositories(impl->layout.dir().string(), create));
+  std::unique_ptr<StorageBackend> backend = std::move(storage.entries);
   BULWARK_ASSIGN_OR_RETURN(impl->embedder, OpenEmbedder(*backend, options));
   const std::filesystem::path keyring_path = impl->layout.keyring();
   BULWARK_ASSIGN_OR_RETURN(Keyring keyring, (create && !std::filesystem::exists(keyring_path, ec))
                                                 ? Keyring::Create(keyring_path, impl->env)
                                                 : Keyring::Load(keyring_path));
-  DefenseStateRepository* defense_state = backend.get();  // owned by the entry store from here on
+  DefenseStateRepository* defense_state = storage.defense_state;  // lives as long as the entry store
   BULWARK_ASSIGN_OR_RETURN(const HybridOptions hybrid, ParseRetrievalConfig(options.retrieval_config));
   BULWARK_ASSIGN_OR_RETURN(
       impl->entries,
       EntryStore::Open(std::move(backend), std::make_unique<Keyring>(std::move(keyring)),
                        {impl->embedder->dimension(), options.other_writers_check_ms, impl->env, hybrid}));
-  impl->retrieval = std::make_unique<RetrievalSettings>(&impl->entries->backend(), hybrid.default_retrieval,
+  impl->retrieval = std::make_unique<RetrievalSettings>(&impl->entries->backend(), &impl->entries->keyring(),
+                                                        hybrid.default_retrieval,
                                                         options.other_writers_check_ms, impl->env);
+  BULWARK_ASSIGN_OR_RETURN(const int64_t signed_settings, impl->retrieval->SignSettingsFromBeforeSigning());
+  (void)signed_settings;  // 0 once done
   BULWARK_ASSIGN_OR_RETURN(const nlohmann::json gate_config,
                            ReadGateConfig(impl->layout.write_gate_config(), options.write_gate_config));
   BULWARK_ASSIGN_OR_RETURN(impl->defenses,
@@ -242,7 +246,15 @@ absl::StatusOr<int64_t> MemoryStore::Export(std::string_view name_space, uint32_
   return impl_->entries->Export(name_space, state_mask, visit);
 }
 
-absl::StatusOr<VerifyReport> MemoryStore::Verify() { return impl_->entries->Verify(); }
+absl::StatusOr<VerifyReport> MemoryStore::Verify() {
+  BULWARK_ASSIGN_OR_RETURN(VerifyReport report, impl_->entries->Verify());
+  // The signed per-namespace settings of the store (issue #18 point 6 (iii)), as rows without a row id.
+  BULWARK_ASSIGN_OR_RETURN(const auto settings, impl_->retrieval->Verify());
+  for (const auto& [name_space, reason] : settings) {
+    report.bad_rows.push_back({0, absl::StrCat("retrieval/", name_space), name_space, reason});
+  }
+  return report;
+}
 
 absl::StatusOr<StoreStats> MemoryStore::Stats() {
   return impl_->entries->Stats(impl_->embedder->Fingerprint());

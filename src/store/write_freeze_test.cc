@@ -3,11 +3,11 @@
 // damage, and once the database is repaired the next clean verify lifts the freeze.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <fstream>
 
 #include "bulwark/memory_store.h"
+#include "storage/raw_sql.h"
 #include "store/entry_store.h"
 #include "store/memory_store_impl.h"
 #include "testing/exec_sql.h"
@@ -61,17 +61,12 @@ TEST_F(WriteFreezeTest, ADamagedDatabaseServesReadsButNoWritesUntilVerified) {
                    "INSERT INTO scratch VALUES('a'), ('b'); PRAGMA wal_checkpoint(TRUNCATE);");
   int64_t index_page = 0;
   {
-    sqlite3* raw = nullptr;
-    ASSERT_EQ(sqlite3_open(db().c_str(), &raw), SQLITE_OK);
-    sqlite3_stmt* st = nullptr;
-    ASSERT_EQ(sqlite3_prepare_v2(
-                  raw, "SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_scratch_1'", -1,
-                  &st, nullptr),
-              SQLITE_OK);
-    ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-    index_page = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(raw);
+    auto raw = RawSqlFile::Open(db());
+    ASSERT_TRUE(raw.ok()) << raw.status();
+    auto rows = (*raw)->Query("SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_scratch_1'");
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    ASSERT_EQ(rows->size(), 1u);
+    index_page = SqlInt((*rows)[0][0]);
   }
   ASSERT_GT(index_page, 1);
   const std::string original = WritePageStart(index_page, std::string(24, '\xff'));

@@ -1,25 +1,22 @@
 // Test helper: runs SQL on a store's SQLite file through a connection of its own, as another
-// process (or an attacker with the file) would; a test failure if it does not succeed.
+// process (or an attacker with the file) would; a test failure if it does not succeed. The SQL
+// runs through storage/raw_sql.h, so no test outside src/storage includes the SQLite header.
 #pragma once
 
 #include <gtest/gtest.h>
-#include <sqlite3.h>
 
 #include <filesystem>
 #include <string>
 
+#include "storage/raw_sql.h"
+
 namespace bulwark::testing {
 
 inline void ExecSql(const std::filesystem::path& db, const std::string& sql) {
-  sqlite3* handle = nullptr;
-  ASSERT_EQ(sqlite3_open(db.c_str(), &handle), SQLITE_OK);
-  sqlite3_busy_timeout(handle, 5000);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(handle, sql.c_str(), nullptr, nullptr, &error);
-  const std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(handle);
-  ASSERT_EQ(rc, SQLITE_OK) << message << " in " << sql;
+  auto file = RawSqlFile::Open(db, /*create=*/true);
+  ASSERT_TRUE(file.ok()) << file.status();
+  const absl::Status status = (*file)->Exec(sql);
+  ASSERT_TRUE(status.ok()) << status;
 }
 
 }  // namespace bulwark::testing

@@ -1,0 +1,235 @@
+// SqliteBackend: the history chain (StorageBackend, "The history chain"; store/history_chain.h),
+// and the metadata scans of the signed settings.
+// Every append runs inside the caller's BEGIN IMMEDIATE transaction, so the newest event and the
+// head it reads cannot change before it commits: SQLite's single writer orders the chain.
+#include <absl/strings/str_cat.h>
+#include <sqlite3.h>
+
+#include <string>
+#include <utility>
+
+#include "core/hex.h"
+#include "storage/sqlite_backend.h"
+#include "storage/sqlite_event_rows.h"
+#include "storage/sqlite_schema.h"
+#include "storage/sqlite_util.h"
+
+namespace bulwark {
+namespace {
+
+using sqlite_rows::DecodeEvent;
+using sqlite_rows::kEventColumns;
+
+// The newest event's seq and link, inside the caller's transaction.
+absl::StatusOr<std::pair<int64_t, HistoryLink>> ReadNewestLink(sqlite3* db) {
+  Statement st(db, "SELECT seq, link_key_id, link FROM history ORDER BY seq DESC LIMIT 1");
+  if (auto s = st.status(); !s.ok()) return s;
+  const int rc = st.Step();
+  if (rc == SQLITE_DONE) return std::pair<int64_t, HistoryLink>{0, {}};
+  if (rc != SQLITE_ROW) return SqliteError(db, "read the newest history event");
+  const int64_t key_id = st.Int(1);
+  return std::pair<int64_t, HistoryLink>{
+      st.Int(0), {key_id >= 0 && key_id <= UINT32_MAX ? static_cast<uint32_t>(key_id) : 0, st.Blob(2)}};
+}
+
+absl::StatusOr<std::optional<HistoryHead>> DecodeHead(const std::string& value) {
+  const nlohmann::json json = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+  auto bad = [] { return absl::DataLossError("the history head does not decode"); };
+  if (!json.is_object()) return bad();
+  auto seq = json.find("seq");
+  auto link = json.find("link");
+  auto key_id = json.find("key_id");
+  auto tag = json.find("tag");
+  if (seq == json.end() || !seq->is_number_integer() || link == json.end() || !link->is_string() ||
+      key_id == json.end() || !key_id->is_number_unsigned() || tag == json.end() || !tag->is_string()) {
+    return bad();
+  }
+  std::optional<std::string> link_bytes = HexDecode(link->get<std::string>());
+  std::optional<std::string> tag_bytes = HexDecode(tag->get<std::string>());
+  const uint64_t key = key_id->get<uint64_t>();
+  if (!link_bytes || !tag_bytes || key > UINT32_MAX) return bad();
+  return std::optional<HistoryHead>(HistoryHead{seq->get<int64_t>(), *std::move(link_bytes),
+                                                static_cast<uint32_t>(key), *std::move(tag_bytes)});
+}
+
+}  // namespace
+
+absl::Status SqliteBackend::ScanMeta(
+    std::string_view prefix, const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // substr, not LIKE: a prefix may hold % or _.
+  Statement st(db_, "SELECT key, value FROM meta WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, prefix);
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    if (auto s = visit(st.TextView(0), st.TextView(1)); !s.ok()) return s;
+  }
+  return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "scan meta");
+}
+
+absl::Status SqliteBackend::DeleteMeta(std::string_view key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, "DELETE FROM meta WHERE key = ?");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, key);
+  return st.Run("delete meta");
+}
+
+void SqliteBackend::SetHistoryChain(const HistoryChainSigner* signer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  chain_ = signer;
+}
+
+absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HeadLocked() {
+  Statement st(db_, "SELECT value FROM meta WHERE key = ?");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, kHistoryHeadKey);
+  const int rc = st.Step();
+  if (rc == SQLITE_DONE) return std::optional<HistoryHead>();
+  if (rc != SQLITE_ROW) return SqliteError(db_, "read the history head");
+  return DecodeHead(st.Text(0));
+}
+
+absl::Status SqliteBackend::PutHeadLocked(const HistoryHead& head) {
+  const nlohmann::json json = {{"seq", head.seq},
+                               {"link", HexEncode(head.link)},
+                               {"key_id", head.key_id},
+                               {"tag", HexEncode(head.tag)}};
+  Statement st(
+      db_, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, kHistoryHeadKey);
+  st.Bind(2, json.dump());
+  return st.Run("write the history head");
+}
+
+absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> events) {
+  if (events.empty()) return absl::OkStatus();
+  Statement ins(db_,
+                "INSERT INTO history(seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag, "
+                "link_key_id, link) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+  if (auto s = ins.status(); !s.ok()) return s;
+  int64_t seq = 0;
+  std::string previous;
+  if (chain_ != nullptr) {
+    absl::StatusOr<std::pair<int64_t, HistoryLink>> newest = ReadNewestLink(db_);
+    if (!newest.ok()) return newest.status();
+    absl::StatusOr<std::optional<HistoryHead>> head = HeadLocked();
+    if (!head.ok()) return head.status();
+    // Appending after a truncated tail (or under a replaced head) would sign the damage over.
+    const bool matches = head->has_value()
+                             ? (*head)->seq == newest->first && (*head)->link == newest->second.link &&
+                                   chain_->CheckHead(**head).ok()
+                             : newest->first == 0;
+    if (!matches) {
+      return absl::DataLossError(absl::StrCat(
+          "the history chain's head does not name the newest event (", newest->first,
+          "): events were deleted or the head was replaced; writes are refused (run `bulwark verify`)"));
+    }
+    seq = newest->first;
+    previous = std::move(newest->second.link);
+  }
+  for (const HistoryEvent& ev : events) {
+    HistoryLink link;
+    if (chain_ != nullptr) {
+      HistoryEvent placed = ev;
+      placed.seq = ++seq;
+      link = chain_->Link(placed, previous);
+      ins.Bind(1, seq);
+    }
+    ins.Bind(2, ev.entry_id);
+    ins.Bind(3, ev.name_space);
+    ins.Bind(4, ev.event);
+    ins.Bind(5, ev.actor);
+    ins.Bind(6, ev.at_us);
+    ins.Bind(7, ev.detail.dump());
+    ins.Bind(8, static_cast<int64_t>(ev.key_id));
+    ins.BindBlob(9, ev.tag.data(), ev.tag.size());
+    ins.Bind(10, static_cast<int64_t>(link.key_id));
+    ins.BindBlob(11, link.link.data(), link.link.size());
+    if (auto s = ins.Run("insert history event"); !s.ok()) return s;
+    inserted_event_seqs_.push_back(sqlite3_last_insert_rowid(db_));
+    ins.Reset();
+    previous = std::move(link.link);
+  }
+  if (chain_ == nullptr) return absl::OkStatus();
+  return PutHeadLocked(chain_->Head(seq, previous));
+}
+
+absl::Status SqliteBackend::ScanHistoryChain(
+    const std::function<absl::Status(const HistoryEvent&, const HistoryLink&)>& visit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Statement st(db_, absl::StrCat("SELECT ", kEventColumns, ", link_key_id, link FROM history ORDER BY seq"));
+  if (auto s = st.status(); !s.ok()) return s;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    const int64_t key_id = st.Int(9);
+    const HistoryLink link{key_id >= 0 && key_id <= UINT32_MAX ? static_cast<uint32_t>(key_id) : 0,
+                           st.Blob(10)};
+    if (auto s = visit(DecodeEvent(st), link); !s.ok()) return s;
+  }
+  return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "scan the history chain");
+}
+
+absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HistoryChainHead() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return HeadLocked();
+}
+
+absl::StatusOr<std::pair<int64_t, HistoryLink>> SqliteBackend::NewestLink() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ReadNewestLink(db_);
+}
+
+absl::StatusOr<int64_t> SqliteBackend::LinkEventsFromBeforeTheChain() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (chain_ == nullptr) return absl::FailedPreconditionError("no history chain signer");
+  auto marker = [this]() -> absl::StatusOr<std::optional<int64_t>> {
+    Statement st(db_, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?");
+    if (auto s = st.status(); !s.ok()) return s;
+    st.Bind(1, kUnlinkedHistoryMarker);
+    const int rc = st.Step();
+    if (rc == SQLITE_DONE) return std::nullopt;
+    if (rc != SQLITE_ROW) return SqliteError(db_, "read the chain upgrade marker");
+    return st.Int(0);
+  };
+  auto seen = marker();  // almost every open finds none and takes no write lock for it
+  if (!seen.ok()) return seen.status();
+  if (!seen->has_value()) return 0;
+  Transaction txn(db_);
+  if (!txn.status().ok()) return txn.status();
+  auto marked = marker();  // again under the write lock: another process may have linked them
+  if (!marked.ok()) return marked.status();
+  if (!marked->has_value()) return 0;
+  Statement st(db_, absl::StrCat("SELECT ", kEventColumns, " FROM history WHERE seq <= ? ORDER BY seq"));
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, **marked);
+  Statement update(db_, "UPDATE history SET link_key_id = ?, link = ? WHERE seq = ?");
+  if (auto s = update.status(); !s.ok()) return s;
+  int64_t linked = 0;
+  int64_t last_seq = 0;
+  std::string previous;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    const HistoryEvent ev = DecodeEvent(st);
+    HistoryLink link = chain_->Link(ev, previous);
+    update.Bind(1, static_cast<int64_t>(link.key_id));
+    update.BindBlob(2, link.link.data(), link.link.size());
+    update.Bind(3, ev.seq);
+    if (auto s = update.Run("link history event"); !s.ok()) return s;
+    update.Reset();
+    previous = std::move(link.link);
+    last_seq = ev.seq;
+    ++linked;
+  }
+  if (rc != SQLITE_DONE) return SqliteError(db_, "read the events to link");
+  if (linked > 0) {
+    if (auto s = PutHeadLocked(chain_->Head(last_seq, previous)); !s.ok()) return s;
+  }
+  if (auto s = bulwark::DeleteMeta(db_, kUnlinkedHistoryMarker); !s.ok()) return s;
+  if (auto s = txn.Commit(); !s.ok()) return s;
+  return linked;
+}
+
+}  // namespace bulwark

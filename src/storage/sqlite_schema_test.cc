@@ -1,0 +1,139 @@
+// The store's one schema version: a store of every earlier version (1: unsigned history; 2: signed
+// history, with principals, keys and query gates made before their rows were signed, and the
+// audit log still in the store's file) opens at the current version with every table, leaves the
+// markers for the rows its signing layers must sign once, keeps its rows, and upgrades only once;
+// a newer version is refused.
+#include "storage/sqlite_schema.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "storage/sqlite_backend.h"
+#include "storage/storage_opener.h"
+#include "testing/exec_sql.h"
+#include "testing/status_matchers.h"
+#include "testing/temp_dir.h"
+
+namespace bulwark {
+namespace {
+
+using ::bulwark::testing::IsOk;
+using ::bulwark::testing::StatusIs;
+
+// The tables of schema version 1, as the first release made them, with one entry and one event.
+constexpr char kVersion1[] = R"sql(
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+INSERT INTO meta VALUES('format', 'bulwark.store'), ('schema_version', '1');
+CREATE TABLE entries(row_id INTEGER PRIMARY KEY, id TEXT NOT NULL, namespace TEXT NOT NULL,
+  text TEXT NOT NULL, metadata TEXT NOT NULL, principal TEXT NOT NULL, source TEXT NOT NULL,
+  kind TEXT NOT NULL, state TEXT NOT NULL, created_at_us INTEGER NOT NULL,
+  updated_at_us INTEGER NOT NULL, embedding BLOB NOT NULL, key_id INTEGER NOT NULL,
+  tag BLOB NOT NULL, report TEXT NOT NULL);
+CREATE UNIQUE INDEX entries_by_id ON entries(id);
+CREATE TABLE history(seq INTEGER PRIMARY KEY, entry_id TEXT NOT NULL, namespace TEXT NOT NULL,
+  event TEXT NOT NULL, actor TEXT NOT NULL, at_us INTEGER NOT NULL, detail TEXT NOT NULL);
+CREATE TABLE query_history(namespace TEXT NOT NULL, seq INTEGER NOT NULL, embedding BLOB NOT NULL,
+  PRIMARY KEY(namespace, seq));
+CREATE TABLE calibrations(namespace TEXT PRIMARY KEY, calibration TEXT NOT NULL);
+INSERT INTO entries VALUES(1, 'A1', 'ns', 'old', '{}', 'p', 'user', 'memory', 'active', 1, 1, x'',
+  1, x'00', '{}');
+INSERT INTO history VALUES(1, 'A1', 'ns', 'add', 'p', 1, '{}');
+)sql";
+
+// What a version 2 store of the release before this one could hold besides: principals, keys and
+// query gates made before their rows were signed, and the audit log in the store's own file.
+constexpr char kVersion2Extras[] = R"sql(
+CREATE TABLE principals(name TEXT PRIMARY KEY, role TEXT NOT NULL, namespaces TEXT NOT NULL,
+  revoked INTEGER NOT NULL DEFAULT 0, created_at_us INTEGER NOT NULL);
+CREATE TABLE api_keys(key_id TEXT PRIMARY KEY, principal TEXT NOT NULL, secret_sha256 TEXT NOT NULL,
+  created_at_us INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE query_gates(namespace TEXT PRIMARY KEY, mode TEXT NOT NULL, embedder TEXT NOT NULL,
+  fitted_at_us INTEGER NOT NULL, source TEXT NOT NULL, model BLOB NOT NULL);
+INSERT INTO principals VALUES('root', 'admin', '["*"]', 0, 1);
+INSERT INTO query_gates VALUES('ns', 'reject', 'e', 1, '{}', x'00');
+CREATE TABLE audit(seq INTEGER PRIMARY KEY AUTOINCREMENT, at_us INTEGER NOT NULL,
+  principal TEXT NOT NULL, session TEXT NOT NULL, namespace TEXT NOT NULL, operation TEXT NOT NULL,
+  query_hash TEXT NOT NULL, returned_ids TEXT NOT NULL, detail TEXT NOT NULL);
+INSERT INTO audit VALUES(7, 1, 'p', '', 'ns', 'search', 'h', '["A1"]', '{}');
+)sql";
+
+class SqliteSchemaTest : public ::testing::Test {
+ protected:
+  std::filesystem::path db() const { return dir_ / "bulwark.db"; }
+  std::optional<std::string> Meta(StorageBackend& backend, const char* key) {
+    auto value = backend.GetMeta(key);
+    EXPECT_THAT(value, IsOk());
+    return value.ok() ? *value : std::nullopt;
+  }
+  testing::TempDir dir_;
+};
+
+TEST_F(SqliteSchemaTest, VersionOneOpensAtTheCurrentVersionWithEveryTable) {
+  testing::ExecSql(db(), kVersion1);
+  auto storage = OpenStorage(dir_.path().string(), /*create=*/false);
+  ASSERT_THAT(storage, IsOk());
+  StorageBackend& entries = *storage->entries;
+  EXPECT_EQ(Meta(entries, "schema_version"), std::to_string(kStoreSchemaVersion));
+  EXPECT_EQ(Meta(entries, kUnsignedHistoryMarker), "1") << "the one old event is signed by the entry store";
+  EXPECT_EQ(Meta(entries, kUnsignedAccessMarker), std::nullopt) << "no old principals table: nothing to sign";
+  EXPECT_FALSE(storage->access->upgraded_from_unsigned());
+  EXPECT_FALSE(storage->gate->upgraded_from_unsigned());
+  auto row = entries.GetEntry("ns", "A1");
+  ASSERT_THAT(row, IsOk());
+  ASSERT_TRUE(row->has_value());
+  EXPECT_EQ((*row)->entry.text, "old");
+  auto history = entries.History("ns", "A1");
+  ASSERT_THAT(history, IsOk());
+  ASSERT_EQ(history->size(), 1u);
+  EXPECT_TRUE((*history)[0].tag.empty());
+  EXPECT_THAT(storage->honeypot->PutSetting({"ns", "monitor", 4}), IsOk()) << "the new tables exist";
+}
+
+TEST_F(SqliteSchemaTest, VersionTwoWithUnsignedAccessAndGateRowsIsMarkedOnceForSigning) {
+  testing::ExecSql(db(), kVersion1);
+  testing::ExecSql(db(), std::string(kVersion2Extras) +
+                             "ALTER TABLE history ADD COLUMN key_id INTEGER NOT NULL DEFAULT 0;"
+                             "ALTER TABLE history ADD COLUMN tag BLOB NOT NULL DEFAULT x'';"
+                             "UPDATE meta SET value = '2' WHERE key = 'schema_version';");
+  {
+    auto storage = OpenStorage(dir_.path().string(), /*create=*/false);
+    ASSERT_THAT(storage, IsOk());
+    EXPECT_EQ(Meta(*storage->entries, "schema_version"), std::to_string(kStoreSchemaVersion));
+    EXPECT_EQ(Meta(*storage->entries, kUnsignedHistoryMarker), std::nullopt) << "version 2 history is signed";
+    EXPECT_TRUE(storage->access->upgraded_from_unsigned());
+    EXPECT_TRUE(storage->gate->upgraded_from_unsigned());
+    auto principal = storage->access->FindPrincipal("root");
+    ASSERT_THAT(principal, IsOk());
+    ASSERT_TRUE(principal->has_value());
+    EXPECT_TRUE((*principal)->tag.empty());
+    AuditFilter all;
+    auto moved = storage->audit->Query(all);
+    ASSERT_THAT(moved, IsOk());
+    ASSERT_EQ(moved->size(), 1u) << "the audit records moved to audit.db";
+    EXPECT_EQ((*moved)[0].seq, 7);
+    EXPECT_THAT(storage->gate->FinishSigningUpgrade(), IsOk());
+    EXPECT_THAT(storage->access->FinishSigningUpgrade(), IsOk());
+  }
+  auto reopened = OpenStorage(dir_.path().string(), /*create=*/false);
+  ASSERT_THAT(reopened, IsOk());
+  EXPECT_FALSE(reopened->access->upgraded_from_unsigned()) << "marked once, signed once";
+  EXPECT_FALSE(reopened->gate->upgraded_from_unsigned());
+}
+
+TEST_F(SqliteSchemaTest, ANewStoreIsCurrentAndANewerVersionIsRefused) {
+  {
+    auto storage = OpenStorage(dir_.path().string(), /*create=*/true);
+    ASSERT_THAT(storage, IsOk());
+    EXPECT_EQ(Meta(*storage->entries, "schema_version"), std::to_string(kStoreSchemaVersion));
+    EXPECT_EQ(Meta(*storage->entries, kUnsignedHistoryMarker), std::nullopt);
+    EXPECT_FALSE(storage->access->upgraded_from_unsigned());
+    EXPECT_FALSE(storage->gate->upgraded_from_unsigned());
+  }
+  testing::ExecSql(db(), "UPDATE meta SET value = '" + std::to_string(kStoreSchemaVersion + 1) +
+                             "' WHERE key = 'schema_version'");
+  EXPECT_THAT(OpenStorage(dir_.path().string(), false), StatusIs(absl::StatusCode::kFailedPrecondition));
+  EXPECT_THAT(OpenGateRepository(dir_.path().string()), StatusIs(absl::StatusCode::kFailedPrecondition));
+}
+
+}  // namespace
+}  // namespace bulwark
