@@ -35,7 +35,15 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
-  const response = await fetch(path, init);
+  // A 429 was refused before any handler ran (the key's token bucket was empty), so sending the
+  // same request again is safe for every method: wait what Retry-After says (at most 5 s), at
+  // most three times.
+  let response = await fetch(path, init);
+  for (let retry = 0; response.status === 429 && retry < 3; retry++) {
+    const seconds = Math.min(5, Math.max(1, Number(response.headers.get('Retry-After')) || 1));
+    await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+    response = await fetch(path, init);
+  }
   const text = await response.text();
   let parsed: unknown = null;
   try {
