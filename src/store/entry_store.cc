@@ -63,7 +63,7 @@ EntryStore::EntryStore(std::unique_ptr<StorageBackend> backend, std::unique_ptr<
       backend_(std::move(backend)),
       keyring_(std::move(keyring)),
       signer_(std::make_unique<Signer>(keyring_.get())),
-      tokenizer_(options.hybrid.tokenizer) {}
+      terms_(options.hybrid) {}
 
 EntryStore::~EntryStore() = default;
 
@@ -108,7 +108,7 @@ void EntryStore::UnindexRow(const std::string& name_space, int64_t row_id) {
 void EntryStore::SyncLexical(NamespaceIndex* index, int64_t row_id, const Entry& entry) {
   if (entry.kind == Kind::kHoneypot) {
     if (entry.state == State::kActive) {
-      index->pot_tokens[row_id] = tokenizer_.Tokens(entry.text);
+      index->pot_tokens[row_id] = terms_.Document(entry.text);
     } else {
       index->pot_tokens.erase(row_id);
     }
@@ -118,7 +118,7 @@ void EntryStore::SyncLexical(NamespaceIndex* index, int64_t row_id, const Entry&
   if (!wanted) {
     index->lexical.Remove(row_id).IgnoreError();
   } else if (!index->lexical.Contains(row_id)) {
-    const std::vector<std::string> tokens = tokenizer_.Tokens(entry.text);
+    const std::vector<std::string> tokens = terms_.Document(entry.text);
     index->lexical.Add(row_id, tokens).IgnoreError();  // absent, checked above
   }
 }

@@ -40,6 +40,7 @@
 #include "index/lexical_tokenizer.h"
 #include "storage/storage_backend.h"
 #include "store/hybrid_ranking.h"
+#include "store/lexical_terms.h"
 
 namespace bulwark {
 
@@ -216,8 +217,7 @@ class EntryStore {
   absl::StatusOr<std::vector<ObservedRow>> ObserveHybrid(std::string_view name_space,
                                                          const std::vector<float>& query,
                                                          std::string_view query_text, int k_obs);
-  std::vector<int64_t> ObservedLexicalRanking(const NamespaceIndex& index,
-                                              std::span<const std::string> tokens,
+  std::vector<int64_t> ObservedLexicalRanking(const NamespaceIndex& index, const QueryTerms& terms,
                                               size_t depth) const;  // requires mu_ (shared)
   // Puts the row in the namespace's lexical index if it is an active memory, else takes it out.
   // Requires mu_ (unique).
@@ -273,7 +273,7 @@ class EntryStore {
   mutable std::mutex freeze_mu_;
   std::string freeze_reason_;  // guarded by freeze_mu_
   std::unique_ptr<Signer> signer_;
-  const LexicalTokenizer tokenizer_;
+  const LexicalTerms terms_;  // the lexical index's terms (hybrid ranking)
 
   // Guards the indexes, the keyring (a rotation invalidates its keys) and the bookkeeping below,
   // and orders changes.

@@ -99,7 +99,7 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }
   BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
-  const std::vector<std::string> tokens = tokenizer_.Tokens(query_text);
+  const QueryTerms terms = terms_.Query(query_text);
 
   IndexFilter filter;
   if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
@@ -126,8 +126,9 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
     auto vector_hits = allowed ? index.vectors->SearchRows(query, static_cast<int>(depth), filter, *allowed)
                                : index.vectors->Search(query, static_cast<int>(depth), filter);
     if (!vector_hits.ok()) return vector_hits.status();
-    const std::vector<Bm25Hit> lexical_hits = index.lexical.Search(
-        tokens, static_cast<int>(depth), allowed ? &InAllowed : nullptr, allowed ? &allowed_set : nullptr);
+    const std::vector<Bm25Hit> lexical_hits =
+        index.lexical.Search(terms.tokens, static_cast<int>(depth), allowed ? &InAllowed : nullptr,
+                             allowed ? &allowed_set : nullptr, terms.weights);
     std::vector<int64_t> vector_ids, lexical_ids;
     vector_ids.reserve(vector_hits->size());
     for (const IndexHit& h : *vector_hits) vector_ids.push_back(h.row_id);
@@ -144,12 +145,12 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
 
 // The lexical side of the observation: the active memories' BM25 ranking merged with the active
 // honeypots scored against the same statistics, best first, at most `depth`.
-std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& index,
-                                                        std::span<const std::string> tokens,
+std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& index, const QueryTerms& terms,
                                                         size_t depth) const {
-  std::vector<Bm25Hit> hits = index.lexical.Search(tokens, static_cast<int>(depth));
+  std::vector<Bm25Hit> hits =
+      index.lexical.Search(terms.tokens, static_cast<int>(depth), nullptr, nullptr, terms.weights);
   for (const auto& [row_id, pot] : index.pot_tokens) {
-    const double score = index.lexical.ScoreDocument(pot, tokens);
+    const double score = index.lexical.ScoreDocument(pot, terms.tokens, terms.weights);
     if (score > 0) hits.push_back({row_id, score});
   }
   std::sort(hits.begin(), hits.end(), [](const Bm25Hit& a, const Bm25Hit& b) {
@@ -168,7 +169,7 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::ObserveHybrid(
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }
   if (k_obs < 1 || k_obs > 64) return absl::InvalidArgumentError("k_obs must be between 1 and 64");
-  const std::vector<std::string> tokens = tokenizer_.Tokens(query_text);
+  const QueryTerms terms = terms_.Query(query_text);
   std::vector<ObservedRow> observed;
   std::shared_lock lock(mu_);
   auto it = indexes_.find(ToAbsl(name_space));
@@ -183,7 +184,7 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::ObserveHybrid(
   vector_ids.reserve(vector_hits.size());
   for (const IndexHit& h : vector_hits) vector_ids.push_back(h.row_id);
   const std::vector<int64_t> fused =
-      FuseRankings(vector_ids, ObservedLexicalRanking(index, tokens, depth), options_.hybrid);
+      FuseRankings(vector_ids, ObservedLexicalRanking(index, terms, depth), options_.hybrid);
   // Read best first until k_obs rows verify; a forged row is skipped and reported.
   for (size_t next = 0; next < fused.size() && observed.size() < static_cast<size_t>(k_obs);) {
     const size_t n = std::min(fused.size() - next, static_cast<size_t>(k_obs) - observed.size());
