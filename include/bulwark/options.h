@@ -28,7 +28,7 @@ struct StoreOptions {
   nlohmann::json write_gate_config;
 
   // Ranking of searches (issue #19, doc/retrieval.md): "default" is the ranking of namespaces
-  // without their own setting ("vector", the default, or "hybrid" lexical + vector; per namespace:
+  // without their own setting ("hybrid" lexical + vector, the default, or "vector"; per namespace:
   // `bulwark retrieval set`), the rest tunes hybrid ranking (store/hybrid_ranking.h). Null: the
   // defaults.
   nlohmann::json retrieval_config;

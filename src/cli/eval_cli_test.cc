@@ -198,10 +198,17 @@ TEST_F(EvalCliTest, SmoothingRowsCompareWithTheCertificateAndAreDeterministic) {
     EXPECT_EQ(trials, 3 * 2 * 2);  // scenarios x seeds x trials
     EXPECT_LE(row["asr"]["successes"].get<int64_t>() + row["utility"]["successes"].get<int64_t>(), trials);
     if (row["provenance"].get<bool>()) {
-      // No poison entered: nothing malicious can be answered, and the clean store answers correctly.
+      // No poison entered: nothing malicious can be answered, and the 12 trials are consistent with
+      // a clean store that answers correctly at least half of the time (the Clopper-Pearson upper
+      // bound is above 0.5). Not a point threshold: over 300 trials (--trials 50) the clean rows'
+      // utility is 0.57-0.75 with the equivalence vote and 0.51-0.63 with the string vote, under
+      // vector and hybrid ranking alike (the pool is all m entries, so the ranking only permutes
+      // it and the seeded subsets then pick other, equally likely, entries); 12 trials of a rate
+      // near 0.5 land on either side of it (3-10 of 12 measured).
       EXPECT_EQ(row["asr"]["successes"], 0);
       EXPECT_FALSE(row["exceeds_certificate"].get<bool>());
-      EXPECT_GT(row["utility"]["value"].get<double>(), 0.5);
+      EXPECT_GT(row["utility"]["successes"].get<int64_t>(), 0);
+      EXPECT_GT(row["utility"]["ci95"][1].get<double>(), 0.5);
     }
   }
   EXPECT_NE(rows[0]["vote"], rows[1]["vote"]);

@@ -9,6 +9,15 @@
 #include <limits>
 
 namespace bulwark {
+namespace {
+
+// The weight of query token q: 1 without weights, else the given one (negative counts as 0).
+double QueryWeight(std::span<const double> weights, size_t q) {
+  if (weights.empty()) return 1.0;
+  return q < weights.size() ? std::max(0.0, weights[q]) : 0.0;
+}
+
+}  // namespace
 
 Bm25Index::Bm25Index(Bm25Options options) : options_(options) {
   options_.k1 = std::max(0.0, options_.k1);
@@ -69,19 +78,20 @@ absl::Status Bm25Index::Remove(int64_t id) {
 }
 
 std::vector<Bm25Hit> Bm25Index::Search(std::span<const std::string> query_tokens, int k, Accept accept,
-                                       const void* context) const {
+                                       const void* context, std::span<const double> query_weights) const {
   if (k <= 0 || position_by_id_.empty()) return {};
   const double n = static_cast<double>(position_by_id_.size());
   const double avgdl = std::max(1.0, static_cast<double>(total_length_) / n);
   std::vector<double> scores(ids_.size(), 0.0);
   std::vector<uint32_t> matched;
   absl::flat_hash_set<std::string_view> seen;
-  for (const std::string& term : query_tokens) {
+  for (size_t q = 0; q < query_tokens.size(); ++q) {
+    const std::string& term = query_tokens[q];
     if (!seen.insert(term).second) continue;
     const auto it = postings_.find(term);
     if (it == postings_.end()) continue;
     const double df = static_cast<double>(it->second.size());
-    const double idf = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+    const double idf = QueryWeight(query_weights, q) * std::log(1.0 + (n - df + 0.5) / (df + 0.5));
     for (const Posting& p : it->second) {
       const double tf = p.tf;
       const double norm = options_.k1 * (1 - options_.b + options_.b * lengths_[p.doc] / avgdl);
@@ -105,20 +115,22 @@ std::vector<Bm25Hit> Bm25Index::Search(std::span<const std::string> query_tokens
 }
 
 double Bm25Index::ScoreDocument(std::span<const std::string> doc_tokens,
-                                std::span<const std::string> query_tokens) const {
+                                std::span<const std::string> query_tokens,
+                                std::span<const double> query_weights) const {
   const double n = static_cast<double>(position_by_id_.size());
   const double avgdl = n > 0 ? std::max(1.0, static_cast<double>(total_length_) / n) : 1.0;
   absl::flat_hash_map<std::string_view, uint32_t> tf;
   for (const std::string& t : doc_tokens) ++tf[t];
   absl::flat_hash_set<std::string_view> seen;
   double score = 0;
-  for (const std::string& term : query_tokens) {
+  for (size_t q = 0; q < query_tokens.size(); ++q) {
+    const std::string& term = query_tokens[q];
     if (!seen.insert(term).second) continue;
     const auto in_doc = tf.find(term);
     if (in_doc == tf.end()) continue;
     const auto it = postings_.find(term);
     const double df = it == postings_.end() ? 0.0 : static_cast<double>(it->second.size());
-    const double idf = std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+    const double idf = QueryWeight(query_weights, q) * std::log(1.0 + (n - df + 0.5) / (df + 0.5));
     const double f = in_doc->second;
     const double norm =
         options_.k1 * (1 - options_.b + options_.b * static_cast<double>(doc_tokens.size()) / avgdl);

@@ -52,16 +52,19 @@ class Bm25Index {
 
   // The at most `k` documents with a positive score for `query_tokens` that `accept` (if set)
   // accepts, best first; equal scores to the lower id. Empty for k <= 0, an empty index or no
-  // matching term.
+  // matching term. `query_weights`, if not empty, holds one weight >= 0 per query token that
+  // multiplies that term's contribution (a repeated token counts once, with its first weight;
+  // Robertson & Zaragoza 2009 Eq. 3.9's query-term weighting); empty means 1 for every token.
   using Accept = bool (*)(const void* context, int64_t id);
   std::vector<Bm25Hit> Search(std::span<const std::string> query_tokens, int k, Accept accept = nullptr,
-                              const void* context = nullptr) const;
+                              const void* context = nullptr,
+                              std::span<const double> query_weights = {}) const;
 
   // The score `doc_tokens` would have as a document of this index, with the index's statistics (N,
   // df, avgdl) as they are, without adding it: a document scored this way changes no other
   // document's score (the store scores honeypots so, for the honeypot observation only).
-  double ScoreDocument(std::span<const std::string> doc_tokens,
-                       std::span<const std::string> query_tokens) const;
+  double ScoreDocument(std::span<const std::string> doc_tokens, std::span<const std::string> query_tokens,
+                       std::span<const double> query_weights = {}) const;
 
   size_t size() const { return position_by_id_.size(); }
   // Distinct terms held (for tests: a removed document's unique words are gone).

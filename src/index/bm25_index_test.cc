@@ -126,5 +126,35 @@ TEST(Bm25Index, ScoreDocumentEqualsTheScoreOfAnAddedDocumentWithoutChangingOther
             index.ScoreDocument(Tokens{"june"}, Tokens{"june"}));
 }
 
+TEST(Bm25Index, QueryWeightsScaleEachTermsContribution) {
+  Bm25Index index;
+  ASSERT_THAT(index.Add(1, Tokens{"passport", "expires", "june"}), IsOk());
+  ASSERT_THAT(index.Add(2, Tokens{"license", "renewal", "june"}), IsOk());
+  ASSERT_THAT(index.Add(3, Tokens{"insurance", "~n1", "may"}), IsOk());
+  const Tokens query{"passport", "~n1"};
+  const double passport = index.Search(Tokens{"passport"}, 1)[0].score;
+  const double synset_score = index.Search(Tokens{"~n1"}, 1)[0].score;
+  // Unweighted and all-ones weights agree; a weight multiplies its term's contribution.
+  const auto plain = index.Search(query, 5);
+  const auto ones = index.Search(query, 5, nullptr, nullptr, std::vector<double>{1, 1});
+  ASSERT_EQ(plain.size(), 2u);
+  ASSERT_EQ(ones.size(), 2u);
+  EXPECT_DOUBLE_EQ(plain[0].score, ones[0].score);
+  const auto weighted = index.Search(query, 5, nullptr, nullptr, std::vector<double>{1, 0.25});
+  ASSERT_EQ(weighted.size(), 2u);
+  EXPECT_EQ(weighted[0].id, 1);
+  EXPECT_DOUBLE_EQ(weighted[0].score, passport);
+  EXPECT_EQ(weighted[1].id, 3);
+  EXPECT_DOUBLE_EQ(weighted[1].score, 0.25 * synset_score);
+  // A zero weight matches nothing; a repeated token keeps its first weight; ScoreDocument agrees.
+  EXPECT_EQ(index.Search(query, 5, nullptr, nullptr, std::vector<double>{1, 0}).size(), 1u);
+  EXPECT_DOUBLE_EQ(
+      index.Search(Tokens{"~n1", "~n1"}, 1, nullptr, nullptr, std::vector<double>{0.5, 1})[0].score,
+      0.5 * synset_score);
+  EXPECT_DOUBLE_EQ(
+      index.ScoreDocument(Tokens{"insurance", "~n1", "may"}, query, std::vector<double>{1, 0.25}),
+      weighted[1].score);
+}
+
 }  // namespace
 }  // namespace bulwark

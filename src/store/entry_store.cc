@@ -72,7 +72,7 @@ EntryStore::EntryStore(std::unique_ptr<StorageBackend> backend, std::unique_ptr<
       keyring_(std::move(keyring)),
       signer_(std::make_unique<Signer>(keyring_.get())),
       chain_(std::make_unique<HistoryChain>(signer_.get())),
-      tokenizer_(options.hybrid.tokenizer) {}
+      terms_(options.hybrid) {}
 
 EntryStore::~EntryStore() = default;
 
@@ -125,7 +125,7 @@ void EntryStore::SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const En
       ReportBadRow(row_id, entry.id, entry.name_space, ToStd(verified.message()));
       index->SetPotTokens(row_id, {});
     } else if (entry.state == State::kActive) {
-      index->SetPotTokens(row_id, tokenizer_.Tokens(entry.text));
+      index->SetPotTokens(row_id, terms_.Document(entry.text));
       if (!index->pot_vectors) index->pot_vectors = *FlatIndex::Create(options_.dimension);
       if (auto s = index->pot_vectors->Add(row_id, entry.embedding, State::kActive, Kind::kHoneypot);
           !s.ok()) {
@@ -140,7 +140,7 @@ void EntryStore::SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const En
   if (!wanted) {
     index->lexical.Remove(row_id).IgnoreError();
   } else if (!index->lexical.Contains(row_id)) {
-    const std::vector<std::string> tokens = tokenizer_.Tokens(entry.text);
+    const std::vector<std::string> tokens = terms_.Document(entry.text);
     index->lexical.Add(row_id, tokens).IgnoreError();  // absent, checked above
   }
 }
@@ -532,13 +532,12 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::st
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }
   if (k_obs < 1 || k_obs > 64) return absl::InvalidArgumentError("k_obs must be between 1 and 64");
-  std::vector<std::string> tokens;
-  if (!query_text.empty()) tokens = tokenizer_.Tokens(query_text);
+  QueryTerms terms;
+  if (!query_text.empty()) terms = terms_.Query(query_text);
   std::shared_lock lock(mu_);
   auto it = indexes_.find(ToAbsl(name_space));
   if (it == indexes_.end()) return std::vector<ObservedRow>();
-  return ObserveLocked(*it->second, query, query_text.empty() ? nullptr : &tokens,
-                       static_cast<size_t>(k_obs));
+  return ObserveLocked(*it->second, query, query_text.empty() ? nullptr : &terms, static_cast<size_t>(k_obs));
 }
 
 std::vector<EntryStore::ObservedRow> EntryStore::ObserveVector(const NamespaceIndex& index,
@@ -564,15 +563,16 @@ std::vector<EntryStore::ObservedRow> EntryStore::ObserveVector(const NamespaceIn
 }
 
 absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::ObserveLocked(
-    const NamespaceIndex& index, const std::vector<float>& query, const std::vector<std::string>* tokens,
+    const NamespaceIndex& index, const std::vector<float>& query, const QueryTerms* terms,
     size_t k_obs) const {
   const IndexFilter memories;  // active memories
-  const size_t depth = tokens ? std::max(k_obs, static_cast<size_t>(options_.hybrid.depth)) : k_obs;
+  const size_t depth = terms ? std::max(k_obs, static_cast<size_t>(options_.hybrid.depth)) : k_obs;
   BULWARK_ASSIGN_OR_RETURN(std::vector<IndexHit> hits,
                            index.vectors->Search(query, static_cast<int>(depth), memories));
-  if (tokens == nullptr) return ObserveVector(index, query, hits, k_obs);
-  const std::vector<Bm25Hit> lexical = index.lexical.Search(*tokens, static_cast<int>(depth));
-  return ObserveFused(index, query, *tokens, hits, lexical, depth, k_obs);
+  if (terms == nullptr) return ObserveVector(index, query, hits, k_obs);
+  const std::vector<Bm25Hit> lexical =
+      index.lexical.Search(terms->tokens, static_cast<int>(depth), nullptr, nullptr, terms->weights);
+  return ObserveFused(index, query, *terms, hits, lexical, depth, k_obs);
 }
 
 absl::StatusOr<StoredRow> EntryStore::LoadVerified(std::string_view name_space, std::string_view id) {

@@ -42,6 +42,7 @@
 #include "index/vector_index.h"
 #include "storage/storage_backend.h"
 #include "store/hybrid_ranking.h"
+#include "store/lexical_terms.h"
 
 namespace bulwark {
 
@@ -228,19 +229,16 @@ class EntryStore {
   // The observation over the fused ranking from the active memories' vector and BM25 hits at the
   // same depth (best first) and the pot index (hybrid_search.cc). Requires mu_ (shared).
   std::vector<ObservedRow> ObserveFused(const NamespaceIndex& index, const std::vector<float>& query,
-                                        std::span<const std::string> tokens,
-                                        std::span<const IndexHit> memory_vector_hits,
+                                        const QueryTerms& terms, std::span<const IndexHit> memory_vector_hits,
                                         std::span<const Bm25Hit> memory_lexical_hits, size_t depth,
                                         size_t k_obs) const;
   // InvalidArgument for a SearchOptions::observation whose k_obs is outside [1, 64].
   static absl::Status CheckObservation(const SearchObservation* observation);
-  // Observe's work under mu_ (shared), with the namespace's index (hybrid when tokens is set).
+  // Observe's work under mu_ (shared), with the namespace's index (hybrid when terms is set).
   absl::StatusOr<std::vector<ObservedRow>> ObserveLocked(const NamespaceIndex& index,
                                                          const std::vector<float>& query,
-                                                         const std::vector<std::string>* tokens,
-                                                         size_t k_obs) const;
-  std::vector<int64_t> ObservedLexicalRanking(const NamespaceIndex& index,
-                                              std::span<const std::string> tokens,
+                                                         const QueryTerms* terms, size_t k_obs) const;
+  std::vector<int64_t> ObservedLexicalRanking(const NamespaceIndex& index, const QueryTerms& terms,
                                               std::span<const Bm25Hit> memory_hits,
                                               size_t depth) const;  // requires mu_ (shared)
   // Puts the row in the namespace's lexical index if it is an active memory, and in its pot index
@@ -311,7 +309,7 @@ class EntryStore {
   void SetChainProblem(std::string problem);  // empty: the chain is whole
   std::atomic<bool> chain_broken_{false};
   std::string chain_problem_;  // guarded by freeze_mu_
-  const LexicalTokenizer tokenizer_;
+  const LexicalTerms terms_;   // the lexical index's terms (hybrid ranking)
 
   // Guards the indexes, the keyring (a rotation invalidates its keys) and the bookkeeping below,
   // and orders changes.

@@ -53,9 +53,23 @@ absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config)
   HybridOptions options;
   if (config.is_null()) return options;
   if (!config.is_object()) return absl::InvalidArgumentError("retrieval_config must be a JSON object");
-  static constexpr std::string_view kKeys[] = {"default",       "rrf_k",          "depth",
-                                               "vector_weight", "lexical_weight", "stem",
-                                               "stop_words",    "bm25_k1",        "bm25_b"};
+  static constexpr std::string_view kKeys[] = {"default",
+                                               "rrf_k",
+                                               "depth",
+                                               "vector_weight",
+                                               "lexical_weight",
+                                               "stem",
+                                               "stop_words",
+                                               "bm25_k1",
+                                               "bm25_b",
+                                               "concepts",
+                                               "concept_weight",
+                                               "concept_senses",
+                                               "concept_up",
+                                               "concept_min_depth",
+                                               "concept_holonyms",
+                                               "query_senses",
+                                               "query_verbs"};
   for (const auto& [key, value] : config.items()) {
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
       return absl::InvalidArgumentError(absl::StrCat("retrieval_config: unknown key \"", key, "\""));
@@ -77,6 +91,23 @@ absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config)
   if (auto s = ReadNumber(config, "bm25_b", 0, 1, &options.bm25.b); !s.ok()) return s;
   if (auto s = ReadBool(config, "stem", &options.tokenizer.stem); !s.ok()) return s;
   if (auto s = ReadBool(config, "stop_words", &options.tokenizer.stop_words); !s.ok()) return s;
+  if (auto s = ReadBool(config, "concepts", &options.concepts); !s.ok()) return s;
+  if (auto s = ReadNumber(config, "concept_weight", 0, 1e6, &options.concept_weight); !s.ok()) return s;
+  ConceptOptions& doc = options.document_concepts;
+  double senses = doc.senses, up = doc.up, min_depth = doc.min_depth, query_senses = options.query_senses;
+  if (auto s = ReadNumber(config, "concept_senses", 1, WordNetConcepts::kMaxSenses, &senses); !s.ok())
+    return s;
+  if (auto s = ReadNumber(config, "concept_up", 0, WordNetConcepts::kMaxUp, &up); !s.ok()) return s;
+  if (auto s = ReadNumber(config, "concept_min_depth", 0, 100, &min_depth); !s.ok()) return s;
+  if (auto s = ReadNumber(config, "query_senses", 1, WordNetConcepts::kMaxSenses, &query_senses); !s.ok()) {
+    return s;
+  }
+  if (auto s = ReadBool(config, "concept_holonyms", &doc.holonyms); !s.ok()) return s;
+  if (auto s = ReadBool(config, "query_verbs", &options.query_verbs); !s.ok()) return s;
+  doc.senses = static_cast<int>(senses);
+  doc.up = static_cast<int>(up);
+  doc.min_depth = static_cast<int>(min_depth);
+  options.query_senses = static_cast<int>(query_senses);
   return options;
 }
 

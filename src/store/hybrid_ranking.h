@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "embed/wordnet_concepts.h"
 #include "index/bm25_index.h"
 #include "index/lexical_tokenizer.h"
 
@@ -29,22 +30,32 @@ std::string_view ToString(Retrieval retrieval);
 
 // The fusion constants were chosen on the tuning split only (retired_teacher + oncall_engineer;
 // criterion: mean MRR at 1k and 10k entries; 19 settings tried, doc/retrieval.md "Hybrid ranking in
-// the store"). The store-wide default stays vector: hybrid wins on the retrieval sets, but the
-// smoothing evaluation's utility dropped under it (doc/retrieval.md), which is not understood yet.
+// the store"). The store-wide default is hybrid: on the tuning split it beats vector ranking at
+// every store size (doc/retrieval.md "Default"). WordNet concepts stay off: they did not move the
+// tuning split's MRR (doc/retrieval.md "WordNet concepts").
 struct HybridOptions {
-  Retrieval default_retrieval = Retrieval::kVector;  // namespaces without their own setting
+  Retrieval default_retrieval = Retrieval::kHybrid;  // namespaces without their own setting
   double rrf_k = 10;                                 // k of Eq. 1; >= 0
   int depth = 30;                                    // candidates taken from each ranking; 1 .. 1000
   double vector_weight = 1;                          // >= 0
   double lexical_weight = 3;                         // >= 0
   LexicalTokenizerOptions tokenizer = {.stem = true, .stop_words = false};
   Bm25Options bm25;
+  // WordNet concept terms in the lexical index (embed/wordnet_concepts.h): a memory's words add
+  // their synsets and hypernyms, a query's words their synsets, weighted `concept_weight` against
+  // a word's 1 in the BM25 query. Off when the WordNet files are missing.
+  bool concepts = false;
+  double concept_weight = 0.5;  // >= 0
+  ConceptOptions document_concepts = {.senses = 1, .up = 2, .min_depth = 4, .holonyms = false};
+  int query_senses = 3;     // synsets per query word and part of speech; 1 .. WordNetConcepts::kMaxSenses
+  bool query_verbs = true;  // query side: verb synsets too (nouns always)
 };
 
 // StoreOptions::retrieval_config: null -> the defaults; otherwise an object with any of
 // {"default": "vector"|"hybrid", "rrf_k", "depth", "vector_weight", "lexical_weight", "stem",
-//  "stop_words", "bm25_k1", "bm25_b"}. InvalidArgument names an unknown key, a wrong type or a
-// value out of range.
+//  "stop_words", "bm25_k1", "bm25_b", "concepts", "concept_weight", "concept_senses",
+//  "concept_up", "concept_min_depth", "concept_holonyms", "query_senses", "query_verbs"}.
+// InvalidArgument names an unknown key, a wrong type or a value out of range.
 [[nodiscard]] absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config);
 
 // The fused ranking (Eq. 1) of two rankings given best first (ids distinct within each), best

@@ -102,7 +102,7 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
   SearchObservation* const observation = options.observation;
   BULWARK_RETURN_IF_ERROR(CheckObservation(observation));
   BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
-  const std::vector<std::string> tokens = tokenizer_.Tokens(query_text);
+  const QueryTerms terms = terms_.Query(query_text);
 
   IndexFilter filter;
   if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
@@ -120,7 +120,7 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
   const bool own_scan = !allowed && !options.include_quarantined;
   const size_t k_obs = observation ? static_cast<size_t>(observation->k_obs) : 0;
   if (observation != nullptr && !own_scan) {
-    BULWARK_ASSIGN_OR_RETURN(observation->rows, ObserveLocked(index, query, &tokens, k_obs));
+    BULWARK_ASSIGN_OR_RETURN(observation->rows, ObserveLocked(index, query, &terms, k_obs));
     observation->observed = true;
   }
   if (allowed && allowed->empty()) return result;
@@ -135,11 +135,12 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
     auto vector_hits = allowed ? index.vectors->SearchRows(query, static_cast<int>(depth), filter, *allowed)
                                : index.vectors->Search(query, static_cast<int>(depth), filter);
     if (!vector_hits.ok()) return vector_hits.status();
-    const std::vector<Bm25Hit> lexical_hits = index.lexical.Search(
-        tokens, static_cast<int>(depth), allowed ? &InAllowed : nullptr, allowed ? &allowed_set : nullptr);
+    const std::vector<Bm25Hit> lexical_hits =
+        index.lexical.Search(terms.tokens, static_cast<int>(depth), allowed ? &InAllowed : nullptr,
+                             allowed ? &allowed_set : nullptr, terms.weights);
     if (observation != nullptr && own_scan && !observation->observed) {
       *observation = {observation->k_obs, /*observed=*/true, /*own_scan=*/true,
-                      ObserveFused(index, query, tokens, *vector_hits, lexical_hits, depth, k_obs)};
+                      ObserveFused(index, query, terms, *vector_hits, lexical_hits, depth, k_obs)};
     }
     std::vector<int64_t> vector_ids, lexical_ids;
     vector_ids.reserve(vector_hits->size());
@@ -157,18 +158,18 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
 
 // The lexical side of the observation: the active memories' BM25 hits (best first) merged with
 // the active honeypots scored against the same statistics, best first, at most `depth`.
-std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& index,
-                                                        std::span<const std::string> tokens,
+std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& index, const QueryTerms& terms,
                                                         std::span<const Bm25Hit> memory_hits,
                                                         size_t depth) const {
   std::vector<Bm25Hit> hits(memory_hits.begin(), memory_hits.end());
   absl::flat_hash_set<int64_t> candidates;  // pots sharing a token with the query
-  for (const std::string& t : tokens) {
+  for (const std::string& t : terms.tokens) {
     if (auto posting = index.pot_postings.find(t); posting != index.pot_postings.end())
       candidates.insert(posting->second.begin(), posting->second.end());
   }
   for (const int64_t row_id : candidates) {
-    const double score = index.lexical.ScoreDocument(index.pot_tokens.at(row_id), tokens);
+    const double score =
+        index.lexical.ScoreDocument(index.pot_tokens.at(row_id), terms.tokens, terms.weights);
     if (score > 0) hits.push_back({row_id, score});
   }
   std::sort(hits.begin(), hits.end(), [](const Bm25Hit& a, const Bm25Hit& b) {
@@ -183,7 +184,7 @@ std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& in
 
 std::vector<EntryStore::ObservedRow> EntryStore::ObserveFused(const NamespaceIndex& index,
                                                               const std::vector<float>& query,
-                                                              std::span<const std::string> tokens,
+                                                              const QueryTerms& terms,
                                                               std::span<const IndexHit> memory_vector_hits,
                                                               std::span<const Bm25Hit> memory_lexical_hits,
                                                               size_t depth, size_t k_obs) const {
@@ -205,7 +206,7 @@ std::vector<EntryStore::ObservedRow> EntryStore::ObserveFused(const NamespaceInd
     cosine[h.row_id] = h.score;
   }
   std::vector<int64_t> fused = FuseRankings(
-      vector_ids, ObservedLexicalRanking(index, tokens, memory_lexical_hits, depth), options_.hybrid);
+      vector_ids, ObservedLexicalRanking(index, terms, memory_lexical_hits, depth), options_.hybrid);
   if (fused.size() > k_obs) fused.resize(k_obs);
   // Rows only the lexical side ranked: their cosine from their own index (a few dot products).
   std::vector<int64_t> lexical_memories, lexical_pots;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bulwark/memory_store.h"
+#include "embed/wordnet_canonicalizer.h"
 #include "storage/store_layout.h"
 #include "store/memory_store_impl.h"
 #include "testing/exec_sql.h"
@@ -117,7 +118,10 @@ TEST_F(HybridSearchTest, SettingsFromBeforeSigningAreSignedOnceAtTheUpgrade) {
 TEST_F(HybridSearchTest, BadConfigurationIsRefusedAtOpen) {
   for (const nlohmann::json& bad :
        {nlohmann::json{{"default", "bm25"}}, nlohmann::json{{"rrf_k", -1}}, nlohmann::json{{"depth", 0}},
-        nlohmann::json{{"stem", "yes"}}, nlohmann::json{{"unknown", 1}}, nlohmann::json("hybrid")}) {
+        nlohmann::json{{"stem", "yes"}}, nlohmann::json{{"unknown", 1}}, nlohmann::json("hybrid"),
+        nlohmann::json{{"concepts", "yes"}}, nlohmann::json{{"concept_senses", 0}},
+        nlohmann::json{{"query_senses", 9}}, nlohmann::json{{"concept_weight", -1}},
+        nlohmann::json{{"concept_up", 9}}, nlohmann::json{{"query_verbs", 1}}}) {
     auto store = MemoryStore::Open(dir_.path(), HybridOptionsFor(bad));
     EXPECT_THAT(store.status(), StatusIs(absl::StatusCode::kInvalidArgument)) << bad.dump();
   }
@@ -216,6 +220,31 @@ TEST_F(HybridSearchTest, FilteredRankingIsConsistentAcrossK) {
       }
     }
   }
+}
+
+TEST_F(HybridSearchTest, WordNetConceptsLetACategoryFindItsInstance) {
+  if (!WordNetCanonicalizer::CheckDataPresent(std::string(WordNetCanonicalizer::kDefaultDir)).ok()) {
+    GTEST_SKIP() << "WordNet (Debian wordnet-base) is not installed";
+  }
+  // Lexical side only (vector weight 0): "antibiotic" shares no word with the penicillin memory;
+  // its concept is penicillin's hypernym.
+  const nlohmann::json lexical_only = {{"default", "hybrid"}, {"vector_weight", 0}, {"concepts", true}};
+  Open(HybridOptionsFor(lexical_only), /*create=*/false);
+  MustAdd("n", "Allergic to cats, sneezing all spring");
+  MustAdd("n", "Takes the ferry to Seattle on Mondays");
+  const Entry target = MustAdd("n", "I'm allergic to penicillin, hives all over in 1987");
+  const EntryStore::LexicalStats with_concepts = store_->impl().entries->Lexical("n");
+  auto ids = Ids("n", "Which antibiotic?");
+  ASSERT_FALSE(ids.empty());
+  EXPECT_EQ(ids[0], target.id);
+
+  nlohmann::json words_only = lexical_only;
+  words_only["concepts"] = false;
+  Open(HybridOptionsFor(words_only), /*create=*/false);
+  EXPECT_LT(store_->impl().entries->Lexical("n").terms, with_concepts.terms);
+  ids = Ids("n", "Which antibiotic?");
+  ASSERT_FALSE(ids.empty());
+  EXPECT_NE(ids[0], target.id);  // no shared term: ties in the fusion go to the earliest row
 }
 
 }  // namespace

@@ -1,0 +1,278 @@
+// Loads WordNet's noun and verb synsets with their hypernym and part-holonym pointers and expands
+// words into concept terms (see wordnet_concepts.h). Every field read from the files is
+// bounds-checked: a damaged database yields DataLoss, never a crash.
+#include "embed/wordnet_concepts.h"
+
+#include <absl/base/thread_annotations.h>
+#include <absl/container/flat_hash_set.h>
+#include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
+
+#include <algorithm>
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+
+namespace bulwark {
+namespace {
+
+constexpr uint64_t kMaxConceptFileBytes = uint64_t{256} << 20;
+constexpr uint32_t kMaxSynsetOffset = uint32_t{1} << 30;
+constexpr int kDepthInProgress = -2;  // depth marker while a synset's ancestors are visited
+
+absl::StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return absl::NotFoundError(absl::StrCat("cannot stat ", path.string(), ": ", ec.message()));
+  if (size > kMaxConceptFileBytes) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(path.string(), " is over ", kMaxConceptFileBytes, " bytes"));
+  }
+  std::ifstream in(path, std::ios::binary);
+  std::string data(size, '\0');
+  in.read(data.data(), static_cast<std::streamsize>(size));
+  if (!in || static_cast<uint64_t>(in.gcount()) != size) {
+    return absl::DataLossError(absl::StrCat("short read from ", path.string()));
+  }
+  return data;
+}
+
+// Splits a line into its space-separated fields.
+std::vector<std::string_view> Fields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && line[i] == ' ') ++i;
+    const size_t start = i;
+    while (i < line.size() && line[i] != ' ') ++i;
+    if (i > start) fields.push_back(line.substr(start, i - start));
+  }
+  return fields;
+}
+
+template <typename Int>
+bool ParseConceptInt(std::string_view s, Int* out, int base = 10) {
+  if (s.empty()) return false;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, base);
+  return ec == std::errc() && ptr == s.data() + s.size();
+}
+
+bool IsConceptWord(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= 'a' && c <= 'z'; });
+}
+
+uint32_t Key(uint32_t offset, bool verb) { return (offset << 1) | (verb ? 1u : 0u); }
+
+ABSL_CONST_INIT absl::Mutex g_concepts_mu(absl::kConstInit);
+
+}  // namespace
+
+absl::StatusOr<std::shared_ptr<const WordNetConcepts>> WordNetConcepts::Shared(const std::string& dir) {
+  absl::MutexLock lock(&g_concepts_mu);
+  static auto* cache = new absl::flat_hash_map<std::string, std::shared_ptr<const WordNetConcepts>>();
+  if (auto it = cache->find(dir); it != cache->end()) return it->second;
+  std::shared_ptr<WordNetConcepts> loaded(new WordNetConcepts());
+  if (absl::Status s = loaded->LoadFrom(dir); !s.ok()) return s;
+  cache->emplace(dir, loaded);
+  return std::shared_ptr<const WordNetConcepts>(std::move(loaded));
+}
+
+absl::Status WordNetConcepts::LoadFrom(const std::string& dir) {
+  absl::StatusOr<std::shared_ptr<const WordNetCanonicalizer>> morphy = WordNetCanonicalizer::Shared(dir);
+  if (!morphy.ok()) return morphy.status();
+  morphy_ = *std::move(morphy);
+  if (absl::Status s = LoadPos(dir, WordNetPos::kNoun); !s.ok()) return s;
+  if (absl::Status s = LoadPos(dir, WordNetPos::kVerb); !s.ok()) return s;
+  ComputeDepths();
+  return absl::OkStatus();
+}
+
+absl::Status WordNetConcepts::LoadPos(const std::string& dir, WordNetPos pos) {
+  const bool verb = pos == WordNetPos::kVerb;
+  const std::string name = verb ? "verb" : "noun";
+  absl::StatusOr<std::string> data = ReadWholeFile(std::filesystem::path(dir) / ("data." + name));
+  if (!data.ok()) return data.status();
+  absl::StatusOr<std::string> index = ReadWholeFile(std::filesystem::path(dir) / ("index." + name));
+  if (!index.ok()) return index.status();
+
+  // data.<pos>: offset lex_filenum ss_type w_cnt(hex) [word lex_id]{w_cnt} p_cnt
+  //             [symbol offset pos source/target]{p_cnt} ... | gloss
+  std::string_view rest = *data;
+  for (uint64_t at = 0; !rest.empty();) {
+    const size_t end = std::min(rest.find('\n'), rest.size());
+    const std::string_view line = rest.substr(0, end);
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+    const uint64_t line_at = at;
+    at += end + 1;
+    if (line.empty() || line[0] == ' ') continue;  // license header
+    auto bad = [&](std::string_view why) {
+      return absl::DataLossError(absl::StrCat("data.", name, " at byte ", line_at, ": ", std::string(why)));
+    };
+    const std::vector<std::string_view> f = Fields(line.substr(0, line.find('|')));
+    uint32_t offset = 0, words = 0, pointers = 0;
+    if (f.size() < 4 || !ParseConceptInt(f[0], &offset) || offset != line_at || offset >= kMaxSynsetOffset) {
+      return bad("offset field does not match");
+    }
+    if (!ParseConceptInt(f[3], &words, 16) || 4 + 2 * static_cast<size_t>(words) >= f.size())
+      return bad("bad w_cnt");
+    const size_t p_at = 4 + 2 * static_cast<size_t>(words);
+    if (!ParseConceptInt(f[p_at], &pointers) || p_at + 1 + 4 * static_cast<size_t>(pointers) > f.size()) {
+      return bad("bad p_cnt");
+    }
+    Synset& synset = synsets_[Key(offset, verb)];
+    for (size_t p = 0; p < pointers; ++p) {
+      const std::string_view symbol = f[p_at + 1 + 4 * p];
+      const std::string_view target_pos = f[p_at + 3 + 4 * p];
+      uint32_t target = 0;
+      if (!ParseConceptInt(f[p_at + 2 + 4 * p], &target) || target >= kMaxSynsetOffset)
+        return bad("bad pointer offset");
+      if (target_pos != "n" && target_pos != "v") continue;
+      const uint32_t key = Key(target, target_pos == "v");
+      if (symbol == "@" || symbol == "@i") synset.hypernyms.push_back(key);
+      if (symbol == "#p") synset.holonyms.push_back(key);
+    }
+  }
+
+  // index.<pos>: lemma pos synset_cnt p_cnt [symbol]{p_cnt} sense_cnt tagsense_cnt offset{synset_cnt}
+  auto& senses = senses_[verb ? 1 : 0];
+  std::string_view lines = *index;
+  for (int number = 1; !lines.empty(); ++number) {
+    const size_t end = std::min(lines.find('\n'), lines.size());
+    const std::string_view line = lines.substr(0, end);
+    lines.remove_prefix(std::min(end + 1, lines.size()));
+    if (line.empty() || line[0] == ' ') continue;
+    const std::vector<std::string_view> f = Fields(line);
+    uint32_t synset_count = 0, pointer_count = 0;
+    if (f.size() < 4 || !ParseConceptInt(f[2], &synset_count) || !ParseConceptInt(f[3], &pointer_count) ||
+        f.size() != 6 + static_cast<size_t>(pointer_count) + synset_count) {
+      return absl::DataLossError(absl::StrCat("index.", name, ":", number, ": malformed line"));
+    }
+    if (!IsConceptWord(f[0])) continue;  // collocations: a token never equals them
+    std::vector<uint32_t>& keys = senses[f[0]];
+    for (size_t i = f.size() - synset_count; i < f.size(); ++i) {
+      uint32_t offset = 0;
+      if (!ParseConceptInt(f[i], &offset) || !synsets_.contains(Key(offset, verb))) {
+        return absl::DataLossError(absl::StrCat("index.", name, ":", number, ": unknown synset"));
+      }
+      keys.push_back(Key(offset, verb));
+    }
+  }
+  return absl::OkStatus();
+}
+
+void WordNetConcepts::ComputeDepths() {
+  // Iterative: a synset's depth is 0 without hypernyms, else 1 + the smallest depth of its
+  // hypernyms. A cycle (not in WordNet 3.0, possible in a damaged file) counts as a root.
+  std::vector<std::pair<uint32_t, size_t>> stack;
+  for (auto& [start, unused] : synsets_) {
+    if (synsets_.find(start)->second.depth >= 0) continue;
+    stack.push_back({start, 0});
+    synsets_.find(start)->second.depth = kDepthInProgress;
+    while (!stack.empty()) {
+      auto& [key, next] = stack.back();
+      Synset& s = synsets_.find(key)->second;
+      if (next < s.hypernyms.size()) {
+        const uint32_t parent = s.hypernyms[next++];
+        auto it = synsets_.find(parent);
+        if (it != synsets_.end() && it->second.depth == -1) {
+          it->second.depth = kDepthInProgress;
+          stack.push_back({parent, 0});
+        }
+        continue;
+      }
+      int depth = -1;
+      for (uint32_t parent : s.hypernyms) {
+        auto it = synsets_.find(parent);
+        if (it == synsets_.end() || it->second.depth < 0) continue;
+        depth = depth < 0 ? it->second.depth + 1 : std::min(depth, it->second.depth + 1);
+      }
+      s.depth = std::max(depth, 0);
+      stack.pop_back();
+    }
+  }
+}
+
+const std::vector<uint32_t>* WordNetConcepts::SensesOf(std::string_view word, WordNetPos pos) const {
+  const auto& senses = senses_[pos == WordNetPos::kVerb ? 1 : 0];
+  if (auto it = senses.find(word); it != senses.end()) return &it->second;
+  for (const std::string& base : morphy_->BaseForms(word, pos)) {
+    if (auto it = senses.find(base); it != senses.end()) return &it->second;
+  }
+  return nullptr;
+}
+
+std::string WordNetConcepts::Term(uint32_t key) {
+  return absl::StrCat(std::string(1, kPrefix), (key & 1) ? "v" : "n", key >> 1);
+}
+
+void WordNetConcepts::DocumentConcepts(std::string_view word, const ConceptOptions& options,
+                                       std::vector<std::string>* out) const {
+  if (word.size() < 3 || word.size() > WordNetCanonicalizer::kMaxWordBytes || !IsConceptWord(word) ||
+      WordNetCanonicalizer::IsStopword(word)) {
+    return;
+  }
+  absl::flat_hash_set<uint32_t> emitted;
+  std::vector<uint32_t> level, next_level;
+  for (WordNetPos pos : {WordNetPos::kNoun, WordNetPos::kVerb}) {
+    if (pos == WordNetPos::kVerb && !options.verbs) continue;
+    const std::vector<uint32_t>* senses = SensesOf(word, pos);
+    if (senses == nullptr) continue;
+    level.assign(
+        senses->begin(),
+        senses->begin() + std::min<size_t>(senses->size(), std::clamp(options.senses, 0, kMaxSenses)));
+    for (int up = 0; up <= std::clamp(options.up, 0, kMaxUp) && !level.empty(); ++up) {
+      next_level.clear();
+      for (uint32_t key : level) {
+        const auto it = synsets_.find(key);
+        if (it == synsets_.end()) continue;
+        if (it->second.depth >= options.min_depth && emitted.insert(key).second) out->push_back(Term(key));
+        next_level.insert(next_level.end(), it->second.hypernyms.begin(), it->second.hypernyms.end());
+        if (up == 0 && options.holonyms) {
+          for (uint32_t holonym : it->second.holonyms) {
+            const auto h = synsets_.find(holonym);
+            if (h != synsets_.end() && h->second.depth >= options.min_depth &&
+                emitted.insert(holonym).second) {
+              out->push_back(Term(holonym));
+            }
+          }
+        }
+      }
+      level.swap(next_level);
+    }
+  }
+}
+
+void WordNetConcepts::QueryConcepts(std::string_view word, const ConceptOptions& options,
+                                    std::vector<std::string>* out) const {
+  if (word.size() < 3 || word.size() > WordNetCanonicalizer::kMaxWordBytes || !IsConceptWord(word) ||
+      WordNetCanonicalizer::IsStopword(word)) {
+    return;
+  }
+  for (WordNetPos pos : {WordNetPos::kNoun, WordNetPos::kVerb}) {
+    if (pos == WordNetPos::kVerb && !options.verbs) continue;
+    const std::vector<uint32_t>* senses = SensesOf(word, pos);
+    if (senses == nullptr) continue;
+    const size_t n = std::min<size_t>(senses->size(), std::clamp(options.senses, 0, kMaxSenses));
+    for (size_t i = 0; i < n; ++i) {
+      const auto it = synsets_.find((*senses)[i]);
+      if (it != synsets_.end() && it->second.depth >= options.min_depth) out->push_back(Term((*senses)[i]));
+    }
+  }
+}
+
+int WordNetConcepts::Depth(std::string_view term) const {
+  if (term.size() < 3 || term[0] != kPrefix || (term[1] != 'n' && term[1] != 'v')) return -1;
+  uint32_t offset = 0;
+  if (!ParseConceptInt(term.substr(2), &offset) || offset >= kMaxSynsetOffset) return -1;
+  const auto it = synsets_.find(Key(offset, term[1] == 'v'));
+  return it == synsets_.end() ? -1 : it->second.depth;
+}
+
+std::string WordNetConcepts::SynsetTerm(std::string_view lemma, WordNetPos pos, int sense) const {
+  if (pos != WordNetPos::kNoun && pos != WordNetPos::kVerb) return "";
+  const std::vector<uint32_t>* senses = SensesOf(lemma, pos);
+  if (senses == nullptr || sense < 0 || static_cast<size_t>(sense) >= senses->size()) return "";
+  return Term((*senses)[sense]);
+}
+
+}  // namespace bulwark

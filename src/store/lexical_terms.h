@@ -1,0 +1,48 @@
+// LexicalTerms: the terms the store's lexical (BM25) index holds for a memory and asks for a query
+// (hybrid ranking, hybrid_ranking.h): the lexical tokenizer's words (index/lexical_tokenizer.h)
+// and, with HybridOptions::concepts, WordNet concept terms (embed/wordnet_concepts.h: a memory's
+// words add their synsets and hypernyms, a query's words their synsets, weighted
+// HybridOptions::concept_weight). Independent of the store's embedder. Thread-safe.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "embed/wordnet_concepts.h"
+#include "index/lexical_tokenizer.h"
+#include "store/hybrid_ranking.h"
+
+namespace bulwark {
+
+struct QueryTerms {
+  std::vector<std::string> tokens;
+  std::vector<double> weights;  // one per token (Bm25Index::Search's query_weights)
+};
+
+class LexicalTerms {
+ public:
+  // With options.concepts, loads WordNet from `wordnet_dir` (shared per process); if that fails
+  // (files missing or damaged) concepts are off, which concepts_enabled() reports and a warning
+  // logs: the lexical side then holds words only, as with concepts off.
+  explicit LexicalTerms(const HybridOptions& options,
+                        const std::string& wordnet_dir = std::string(WordNetCanonicalizer::kDefaultDir));
+
+  // A memory's terms: its words, then its concept terms.
+  std::vector<std::string> Document(std::string_view text) const;
+  // A query's terms: its words (weight 1), then its concept terms (weight concept_weight).
+  QueryTerms Query(std::string_view text) const;
+
+  bool concepts_enabled() const { return concepts_ != nullptr; }
+
+ private:
+  LexicalTokenizer words_;
+  LexicalTokenizer concept_words_{{.stem = false, .stop_words = true}};  // unstemmed, for WordNet
+  std::shared_ptr<const WordNetConcepts> concepts_;                      // null: concepts off
+  ConceptOptions document_options_;
+  ConceptOptions query_options_;
+  double concept_weight_;
+};
+
+}  // namespace bulwark
