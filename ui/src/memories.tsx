@@ -121,7 +121,8 @@ export function MemoriesScreen({ me, jump, go }: { me: WhoAmI; jump: Jump; go: (
   const latest = useRef(0); // only the newest list request may fill the table
 
   useEffect(() => {
-    if (!ns && namespaces.length > 0) setNs(namespaces[0].namespace);
+    // A functional update: the user may have picked a namespace since this effect was scheduled.
+    if (namespaces.length > 0) setNs((current) => current || namespaces[0].namespace);
   }, [namespaces]);
   const load = (after?: string) => {
     if (!ns) return;

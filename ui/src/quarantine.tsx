@@ -233,9 +233,10 @@ export function QuarantineScreen({ go }: { me: WhoAmI; go: (j: Jump) => void }) 
   const [shown, setShown] = useState(PAGE);
 
   useEffect(() => {
-    if (!ns && namespaces.length > 0) {
+    // A functional update: the user may have picked a namespace since this effect was scheduled.
+    if (namespaces.length > 0) {
       const first = namespaces.find((n) => n.quarantined > 0) ?? namespaces[0];
-      setNs(first.namespace);
+      setNs((current) => current || first.namespace);
     }
   }, [namespaces]);
   const load = () => {
