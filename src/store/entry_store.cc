@@ -154,6 +154,7 @@ void EntryStore::Sign(std::span<Entry> entries, std::span<HistoryEvent> events) 
 absl::StatusOr<std::vector<int64_t>> EntryStore::Commit(std::span<const Entry> entries,
                                                         std::span<const HistoryEvent> events) {
   BULWARK_RETURN_IF_ERROR(WritesAllowed());
+  RefreshKeyring();
   std::unique_lock lock(mu_);
   BULWARK_ASSIGN_OR_RETURN(std::vector<int64_t> row_ids, backend_->InsertEntries(entries, events));
   NoteOwnEvents();
@@ -164,6 +165,7 @@ absl::StatusOr<std::vector<int64_t>> EntryStore::Commit(std::span<const Entry> e
 absl::StatusOr<InsertOutcome> EntryStore::CommitOnce(std::span<const Entry> entries,
                                                      std::span<const HistoryEvent> events,
                                                      const InsertClaim& claim) {
+  RefreshKeyring();
   std::unique_lock lock(mu_);
   BULWARK_ASSIGN_OR_RETURN(InsertOutcome outcome, backend_->InsertEntriesOnce(entries, events, claim));
   NoteOwnEvents();
@@ -182,6 +184,7 @@ absl::StatusOr<RowForUpdate> EntryStore::ReadForUpdate(std::string_view name_spa
 absl::Status EntryStore::CommitUpdate(const RowForUpdate& read, const Entry& entry,
                                       const HistoryEvent& event) {
   BULWARK_RETURN_IF_ERROR(WritesAllowed());
+  RefreshKeyring();
   std::unique_lock lock(mu_);
   BULWARK_RETURN_IF_ERROR(backend_->UpdateEntry(entry, read.entry.updated_at_us, event));
   NoteOwnEvents();
@@ -193,6 +196,7 @@ absl::Status EntryStore::CommitUpdate(const RowForUpdate& read, const Entry& ent
 absl::Status EntryStore::Transition(std::string_view name_space, std::string_view id, std::string_view actor,
                                     const StateChange& change) {
   BULWARK_RETURN_IF_ERROR(WritesAllowed());
+  RefreshKeyring();
   for (int attempt = 1;; ++attempt) {
     BULWARK_ASSIGN_OR_RETURN(RowForUpdate read, ReadForUpdate(name_space, id));
     std::unique_lock lock(mu_);
@@ -307,6 +311,30 @@ void EntryStore::NoteOwnEvents() {
   }
 }
 
+void EntryStore::RefreshKeyring() {
+  if (options_.keyring_path.empty()) return;
+  const int64_t now = options_.env->NowMicros();
+  int64_t due = next_keyring_check_us_.load(std::memory_order_relaxed);
+  if (now < due || !next_keyring_check_us_.compare_exchange_strong(
+                       due, now + int64_t{std::max(options_.other_writers_check_ms, 0)} * 1000)) {
+    return;
+  }
+  std::error_code ec;
+  const std::filesystem::file_time_type mtime = std::filesystem::last_write_time(options_.keyring_path, ec);
+  if (ec) return;
+  std::unique_lock lock(mu_);  // no write signs while the keyring changes
+  if (mtime == keyring_mtime_) return;
+  absl::StatusOr<Keyring> loaded = Keyring::Load(options_.keyring_path);
+  if (!loaded.ok()) {
+    spdlog::warn("the keyring changed but cannot be read again: {}", loaded.status().ToString());
+    return;
+  }
+  keyring_mtime_ = mtime;
+  if (loaded->newest_key_id() <= keyring_->newest_key_id()) return;  // nothing new (our own rotation)
+  spdlog::info("signing key {} was added by another process; it now signs here too", loaded->newest_key_id());
+  *keyring_ = *std::move(loaded);
+}
+
 absl::Status EntryStore::CatchUpWithOtherWriters() {
   if (options_.other_writers_check_ms < 0) return absl::OkStatus();
   const int64_t now = options_.env->NowMicros();
@@ -323,6 +351,7 @@ absl::Status EntryStore::CatchUpWithOtherWriters() {
     std::shared_lock lock(mu_);
     if (*last <= seen_event_seq_) return absl::OkStatus();
   }
+  RefreshKeyring();  // what the other writers signed may name a key they rotated to
   std::unique_lock lock(mu_);
   return CatchUpLocked();
 }

@@ -83,6 +83,8 @@ class EntryStore {
     int other_writers_check_ms = 100;  // StoreOptions::other_writers_check_ms
     Env* env = nullptr;                // not null
     HybridOptions hybrid;              // the lexical index's tokenizer and BM25 options; fusion
+    // The keyring's file: re-read when another process rotated it (RefreshKeyring). Empty: never.
+    std::filesystem::path keyring_path;
   };
   // Takes the backend and the keyring; loads every indexable row into the in-memory indexes.
   // InvalidArgument for a dimension the index cannot hold; the backend's error otherwise.
@@ -290,6 +292,14 @@ class EntryStore {
   const Options options_;
   std::unique_ptr<StorageBackend> backend_;
   std::unique_ptr<Keyring> keyring_;
+  // Another process may rotate the keyring (`bulwark keys rotate` beside a server); the rows and
+  // the history head it signs afterwards name a key this copy lacks, so reads would withhold them
+  // and writes would find the head unverifiable. Before writes and catch-ups, at most every
+  // other_writers_check_ms, the file's modification time is compared and a changed file re-read
+  // (it only ever gains keys). Takes mu_ (unique) only when the file changed.
+  void RefreshKeyring();
+  std::atomic<int64_t> next_keyring_check_us_{0};
+  std::filesystem::file_time_type keyring_mtime_{};  // guarded by mu_
   // The write freeze of CheckIntegrityOrFreeze.
   absl::Status WritesAllowed() const;
   void ThawWrites();

@@ -104,9 +104,9 @@ absl::StatusOr<std::unique_ptr<MemoryStore::Impl>> Assemble(const std::filesyste
   DefenseStateRepository* defense_state = storage.defense_state;  // lives as long as the entry store
   BULWARK_ASSIGN_OR_RETURN(const HybridOptions hybrid, ParseRetrievalConfig(options.retrieval_config));
   BULWARK_ASSIGN_OR_RETURN(
-      impl->entries,
-      EntryStore::Open(std::move(backend), std::make_unique<Keyring>(std::move(keyring)),
-                       {impl->embedder->dimension(), options.other_writers_check_ms, impl->env, hybrid}));
+      impl->entries, EntryStore::Open(std::move(backend), std::make_unique<Keyring>(std::move(keyring)),
+                                      {impl->embedder->dimension(), options.other_writers_check_ms, impl->env,
+                                       hybrid, keyring_path}));
   impl->retrieval = std::make_unique<RetrievalSettings>(&impl->entries->backend(), &impl->entries->keyring(),
                                                         hybrid.default_retrieval,
                                                         options.other_writers_check_ms, impl->env);

@@ -103,5 +103,24 @@ TEST_F(OtherWritersTest, WithTheCheckOffTheIndexFollowsOnlyItsOwnWrites) {
   EXPECT_THAT(Found("dentist appointment Friday"), ElementsAre(added.id)) << "after reopening";
 }
 
+// `bulwark keys rotate` and writes beside a running server: the other process signs with a key
+// the serving store did not load. The serving store re-reads the keyring file, so it returns the
+// other writer's entry (instead of withholding it) and its own writes find the history head,
+// signed under the new key, verifiable (instead of refusing with DataLoss).
+TEST_F(OtherWritersTest, ARotationByAnotherProcessReachesTheServingStore) {
+  Open(/*serving_check_ms=*/0);
+  Add(*serving_, "Alice prefers a window seat on long flights");
+  ASSERT_TRUE(other_->RotateSigningKey().ok());
+  const Entry added = Add(*other_, "the dentist appointment moved to Friday at nine");
+  EXPECT_EQ(added.key_id, 2u) << "the other writer signs with the key it rotated to";
+  EXPECT_THAT(Found("dentist appointment Friday"), Contains(added.id));
+  const Entry own = Add(*serving_, "the boiler service is due in March");
+  EXPECT_FALSE(own.id.empty()) << "the serving store still writes";
+  EXPECT_EQ(own.key_id, 2u) << "and signs with the newest key too";
+  auto report = serving_->Verify();
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_TRUE(report->ok()) << ToJson(*report).dump();
+}
+
 }  // namespace
 }  // namespace bulwark
