@@ -79,7 +79,10 @@ GateOutcome GateReport::Outcome() const {
 }
 
 WriteGate::WriteGate(const WriteGateConfig& config, size_t dim, const MemsadOptions& memsad)
-    : config_(config), memsad_(memsad), state_(dim, memsad.history_capacity) {}
+    : config_(config),
+      memsad_(memsad),
+      state_(dim, memsad.history_capacity),
+      memories_(std::make_unique<MemoryTable>(dim)) {}
 
 absl::StatusOr<std::unique_ptr<WriteGate>> WriteGate::Create(const WriteGateConfig& config,
                                                              const Embedder& embedder,
@@ -112,7 +115,7 @@ GateReport WriteGate::Evaluate(const WriteCandidate& candidate) const {
   GateReport report;
   if (detectors_.empty()) return report;
   const DefenseState::Snapshot ns = state_.Lookup(candidate.name_space);  // holds the calibration
-  const NamespaceState state{ns.history, ns.calibration.get()};
+  const NamespaceState state{ns.history, ns.calibration.get(), memories_.get(), store_};
   for (const auto& d : detectors_) {
     report.verdicts.push_back(d->Evaluate(candidate, state));
     report.flagged = report.flagged || report.verdicts.back().flagged;  // composite: logical OR
@@ -123,7 +126,7 @@ GateReport WriteGate::Evaluate(const WriteCandidate& candidate) const {
 GateReport WriteGate::EvaluateMetadata(std::string_view name_space, std::string_view text) const {
   GateReport report;
   const DefenseState::Snapshot ns = state_.Lookup(name_space);
-  const NamespaceState state{ns.history, ns.calibration.get()};
+  const NamespaceState state{ns.history, ns.calibration.get(), memories_.get(), store_};
   const WriteCandidate candidate{name_space, text, {}};
   for (const auto& d : detectors_) {
     if (!d->descriptor().screens_metadata) continue;
