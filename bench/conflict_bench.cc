@@ -8,6 +8,7 @@
 //   BM_FloodOnly        the flood detector alone (windows of 64 writes per principal, 256 per
 //                       namespace, full)
 //   BM_WholeGate/N      every default detector, calibrated namespace, m = 1000, N memories
+//   BM_GateWithoutConflictAndFlood/N  the same gate with the two new detectors disabled
 //   BM_SlotExtraction   ExtractSlots on the written note alone
 //
 // The stored memories are 10k distinct synthetic notes (names, dates, times, amounts, rooms drawn
@@ -52,9 +53,10 @@ struct Fixture {
   std::vector<std::string> texts;
   std::vector<std::vector<float>> embeddings;
 
-  Fixture(size_t memories, size_t m, const char* only) {
+  Fixture(size_t memories, size_t m, const char* only, bool without_new = false) {
     embedder = *CreateEmbedder({{"kind", "lexical"}});
     nlohmann::json config = {{"memsad", {{"history_capacity", m}}}};
+    if (without_new) config["conflict"] = config["flood"] = {{"enabled", false}};
     if (only != nullptr) {
       for (const char* name :
            {"memsad", "memsad_plus", "watermark", "validation", "proactive", "conflict", "flood"}) {
@@ -74,10 +76,10 @@ struct Fixture {
       const std::vector<float> v = *embedder->Embed(t);
       const std::string id = "m" + std::to_string(i);
       gate->memories().Put("ns", {.id = id, .principal = "owner", .text = t, .embedding = v});
-      if (i < 200) {
-        input.reference_texts.push_back(t);
-        input.reference_embeddings.push_back(v);
-      }
+    }
+    for (int i = 0; i < 200; ++i) {  // the reference set: 200 more notes of the same shapes
+      input.reference_texts.push_back(Note(rng));
+      input.reference_embeddings.push_back(*embedder->Embed(input.reference_texts.back()));
     }
     gate->state().SetCalibration(
         "ns", std::make_shared<NamespaceCalibration>(*CalibrateNamespace(input, gate->instances())));
@@ -124,6 +126,13 @@ void BM_WholeGate(benchmark::State& state) {
   f.Run(state);
 }
 BENCHMARK(BM_WholeGate)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+// The same gate without conflict and flood: what the two add.
+void BM_GateWithoutConflictAndFlood(benchmark::State& state) {
+  Fixture f(static_cast<size_t>(state.range(0)), 1000, nullptr, /*without_new=*/true);
+  f.Run(state);
+}
+BENCHMARK(BM_GateWithoutConflictAndFlood)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 void BM_SlotExtraction(benchmark::State& state) {
   const std::string text =

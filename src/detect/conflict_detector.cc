@@ -146,7 +146,9 @@ class ConflictDetector final : public WriteDetector {
     v.calibrated = fitted != nullptr;
     v.threshold = fitted ? *fitted : options_.min_similarity;
     if (state.memories == nullptr || c.embedding.empty()) return v;
-    const TextSlots slots = ExtractSlots(c.text);
+    TextSlots extracted;
+    if (c.slots == nullptr) extracted = ExtractSlots(c.text);
+    const TextSlots& slots = c.slots ? *c.slots : extracted;
     std::vector<MemoryMatch> matches =
         state.memories->Contradicted(c.name_space, c.embedding, c.text, slots, v.threshold, kMaxMatches);
     for (MemoryMatch& m : matches) {
@@ -252,6 +254,7 @@ absl::StatusOr<CalibrationFit> FitConflict(const CalibrationInput& input, const 
 DetectorDescriptor MakeConflictDescriptor() {
   DetectorDescriptor d;
   d.name = "conflict";
+  d.uses_slots = true;
   d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {
     ConflictOptions o;
     BULWARK_RETURN_IF_ERROR(ReadConflictOptions(section, &o));

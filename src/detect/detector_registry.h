@@ -122,6 +122,9 @@ struct DetectorDescriptor {
   // True when the detector needs every legitimate writer's cooperation (the watermark): the
   // evaluation's "composite_no_watermark" leaves such detectors out.
   bool needs_writer_marks = false;
+  // True when the detector reads the text's slots (conflict, flood): the gate extracts them once
+  // per write for all such detectors (WriteCandidate::slots).
+  bool uses_slots = false;
   // Reads the detector's section (without "enabled", which the gate configuration reads) with
   // defaults for absent keys, validates it, and returns every option with its value. The factory
   // gets that normalized object. InvalidArgument (via `section`) for a bad value.

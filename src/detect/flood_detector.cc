@@ -75,9 +75,9 @@ absl::Status ReadFloodOptions(ConfigReader& r, FloodOptions* o) {
 
 // The values of a text's distinctive slots: the ones two writes share only when they state the
 // same fact (not names, dates or small numbers, which unrelated notes share).
-std::vector<std::string> DistinctiveValues(std::string_view text) {
+std::vector<std::string> DistinctiveValues(const TextSlots& slots) {
   std::vector<std::string> out;
-  for (const Slot& s : ExtractSlots(text).slots) {
+  for (const Slot& s : slots.slots) {
     switch (s.kind) {
       case SlotKind::kAmount:
       case SlotKind::kPhone:
@@ -128,7 +128,7 @@ class FloodDetector final : public WriteDetector {
     const double similarity = fitted ? *fitted : options_.similarity;
     v.values[0] = similarity;
     const int64_t horizon = c.written_at_us - static_cast<int64_t>(options_.window_seconds * 1e6);
-    const std::vector<std::string> values = DistinctiveValues(c.text);
+    const std::vector<std::string> values = DistinctiveValues(c.slots ? *c.slots : ExtractSlots(c.text));
     std::lock_guard<std::mutex> lock(mu_);
     Window& own = windows_[absl::StrCat(ToAbsl(c.name_space), "\x1f", ToAbsl(c.principal))];
     Window& all = windows_[absl::StrCat(ToAbsl(c.name_space), "\x1f\x1f*")];
@@ -214,7 +214,7 @@ class FloodDetector final : public WriteDetector {
 std::vector<double> ReferenceBurstScores(const CalibrationInput& input, const FloodOptions& o) {
   const auto& e = input.reference_embeddings;
   std::vector<std::vector<std::string>> values;
-  for (const std::string& t : input.reference_texts) values.push_back(DistinctiveValues(t));
+  for (const std::string& t : input.reference_texts) values.push_back(DistinctiveValues(ExtractSlots(t)));
   std::vector<double> scores;
   std::vector<double> sims;
   for (size_t i = 0; i < e.size(); ++i) {
@@ -239,6 +239,7 @@ std::vector<double> ReferenceBurstScores(const CalibrationInput& input, const Fl
 DetectorDescriptor MakeFloodDescriptor() {
   DetectorDescriptor d;
   d.name = "flood";
+  d.uses_slots = true;
   d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {
     FloodOptions o;
     BULWARK_RETURN_IF_ERROR(ReadFloodOptions(section, &o));

@@ -14,29 +14,37 @@ namespace {
 
 constexpr uint64_t kPlaneSeed = 0x62756c7761726b31;  // "bulwark1": fixed, so signatures are stable
 
+using Histogram = std::array<uint32_t, MemoryTable::kSignatureWords * 64 + 1>;
+
+// out[i] = Hamming distance of sigs[i] to q, and the histogram of the distances, in one pass.
 #if BULWARK_X86
 __attribute__((target("popcnt"))) void HammingPopcnt(const MemoryTable::Signature* sigs, size_t n,
-                                                     const MemoryTable::Signature& q, uint8_t* out) {
+                                                     const MemoryTable::Signature& q, uint8_t* out,
+                                                     Histogram* histogram) {
   for (size_t i = 0; i < n; ++i) {
-    out[i] = static_cast<uint8_t>(__builtin_popcountll(sigs[i][0] ^ q[0]) +
-                                  __builtin_popcountll(sigs[i][1] ^ q[1]));
+    const int d = __builtin_popcountll(sigs[i][0] ^ q[0]) + __builtin_popcountll(sigs[i][1] ^ q[1]);
+    out[i] = static_cast<uint8_t>(d);
+    ++(*histogram)[d];
   }
 }
 #endif
 
 void HammingPortable(const MemoryTable::Signature* sigs, size_t n, const MemoryTable::Signature& q,
-                     uint8_t* out) {
+                     uint8_t* out, Histogram* histogram) {
   for (size_t i = 0; i < n; ++i) {
-    out[i] = static_cast<uint8_t>(std::popcount(sigs[i][0] ^ q[0]) + std::popcount(sigs[i][1] ^ q[1]));
+    const int d = std::popcount(sigs[i][0] ^ q[0]) + std::popcount(sigs[i][1] ^ q[1]);
+    out[i] = static_cast<uint8_t>(d);
+    ++(*histogram)[d];
   }
 }
 
-void Hamming(const MemoryTable::Signature* sigs, size_t n, const MemoryTable::Signature& q, uint8_t* out) {
+void Hamming(const MemoryTable::Signature* sigs, size_t n, const MemoryTable::Signature& q, uint8_t* out,
+             Histogram* histogram) {
 #if BULWARK_X86
   static const bool has_popcnt = __builtin_cpu_supports("popcnt");
-  if (has_popcnt) return HammingPopcnt(sigs, n, q, out);
+  if (has_popcnt) return HammingPopcnt(sigs, n, q, out, histogram);
 #endif
-  HammingPortable(sigs, n, q, out);
+  HammingPortable(sigs, n, q, out, histogram);
 }
 
 }  // namespace
@@ -45,6 +53,7 @@ MemoryTable::MemoryTable(size_t dim) : dim_(dim), planes_(kSignatureWords * 64 *
   std::mt19937_64 rng(kPlaneSeed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (float& x : planes_) x = normal(rng);
+  for (size_t b = 0; b < kSignatureWords * 64; ++b) plane_rows_.push_back(planes_.data() + b * dim_);
 }
 
 MemoryTable::~MemoryTable() = default;
@@ -52,9 +61,10 @@ MemoryTable::~MemoryTable() = default;
 MemoryTable::Signature MemoryTable::Sign(std::span<const float> embedding) const {
   Signature sig{};
   if (embedding.size() != dim_) return sig;
-  const InnerProductKernels& k = BestKernels();
-  for (size_t b = 0; b < kSignatureWords * 64; ++b) {
-    if (k.dot(planes_.data() + b * dim_, embedding.data(), dim_) > 0) sig[b / 64] |= uint64_t{1} << (b % 64);
+  std::array<float, kSignatureWords * 64> dots;
+  BestKernels().dot_rows(embedding.data(), plane_rows_.data(), plane_rows_.size(), dim_, dots.data());
+  for (size_t b = 0; b < dots.size(); ++b) {
+    if (dots[b] > 0) sig[b / 64] |= uint64_t{1} << (b % 64);
   }
   return sig;
 }
@@ -117,20 +127,24 @@ void MemoryTable::Candidates(const Namespace& ns, const Signature& query, std::v
   }
   thread_local std::vector<uint8_t> distances;
   distances.resize(n);
-  Hamming(ns.signatures.data(), n, query, distances.data());
   // Counting select: the smallest distance d such that at least kCandidates rows are within d.
-  std::array<uint32_t, kSignatureWords * 64 + 1> histogram{};
-  for (uint8_t d : distances) ++histogram[d];
+  Histogram histogram{};
+  Hamming(ns.signatures.data(), n, query, distances.data(), &histogram);
   size_t cutoff = 0, within = 0;
   for (; cutoff < histogram.size(); ++cutoff) {
     within += histogram[cutoff];
     if (within >= kCandidates) break;
   }
-  for (uint32_t i = 0; i < n && out->size() < kCandidates; ++i) {
-    if (distances[i] < cutoff) out->push_back(i);
-  }
-  for (uint32_t i = 0; i < n && out->size() < kCandidates; ++i) {
-    if (distances[i] == cutoff) out->push_back(i);
+  // One pass: every row below the cutoff, then rows at it until kCandidates.
+  const size_t below = within - histogram[cutoff];
+  size_t at_cutoff_left = kCandidates - below;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (distances[i] < cutoff) {
+      out->push_back(i);
+    } else if (distances[i] == cutoff && at_cutoff_left > 0) {
+      out->push_back(i);
+      --at_cutoff_left;
+    }
   }
 }
 

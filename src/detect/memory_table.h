@@ -100,7 +100,8 @@ class MemoryTable {
   double Cosine(std::span<const float> a, std::span<const float> b) const;
 
   const size_t dim_;
-  std::vector<float> planes_;  // kSignatureWords * 64 hyperplanes of dim_ floats, row-major
+  std::vector<float> planes_;             // kSignatureWords * 64 hyperplanes of dim_ floats, row-major
+  std::vector<const float*> plane_rows_;  // their starts, for InnerProductKernels::dot_rows
   mutable std::shared_mutex mu_;
   absl::flat_hash_map<std::string, Namespace> namespaces_;
 };

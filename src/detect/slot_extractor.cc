@@ -295,13 +295,17 @@ void ScanWords(std::string_view text, std::span<const std::pair<size_t, size_t>>
       j += text[j] == '\xE2' ? 3 : 1;
     }
     const std::string_view word = text.substr(i, j - i);
-    const std::string lower = Lower(word);
-    if (IsNegation(lower)) ++out->negations;
     const bool inside = std::any_of(covered.begin(), covered.end(), [i](const std::pair<size_t, size_t>& r) {
       return i >= r.first && i < r.second;
     });
     const bool capitalised =
         !inside && absl::ascii_isupper(static_cast<unsigned char>(word[0])) && word.size() >= 2;
+    // Only words that can be a negation or a name are lowered (the common case allocates nothing).
+    const char first = absl::ascii_tolower(static_cast<unsigned char>(word[0]));
+    const bool may_negate = first == 'n' || first == 'c' || first == 'w' || word.ends_with("t");
+    std::string lower;
+    if (may_negate || capitalised) lower = Lower(word);
+    if (may_negate && IsNegation(lower)) ++out->negations;
     if (capitalised && !IsCommonCapitalised(lower)) {
       if (!run_text.empty()) run_text.push_back(' ');
       run_text.append(word);

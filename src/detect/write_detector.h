@@ -24,6 +24,7 @@ namespace bulwark {
 class MemoryTable;
 class QueryHistory;
 class StoreContext;
+struct TextSlots;
 struct NamespaceCalibration;
 struct DetectorDescriptor;
 class WriteDetector;
@@ -40,6 +41,9 @@ struct WriteCandidate {
   std::string_view principal;
   Source source = Source::kUser;
   int64_t written_at_us = 0;
+  // The text's slots (slot_extractor.h), extracted once by the gate for the detectors that use
+  // them (DetectorDescriptor::uses_slots); nullptr: a detector extracts them itself.
+  const TextSlots* slots = nullptr;
 };
 
 // The namespace's defense state, looked up once per write by the gate and shared by the

@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "detect/detectors.h"
+#include "detect/slot_extractor.h"
 
 namespace bulwark {
 
@@ -116,8 +117,17 @@ GateReport WriteGate::Evaluate(const WriteCandidate& candidate) const {
   if (detectors_.empty()) return report;
   const DefenseState::Snapshot ns = state_.Lookup(candidate.name_space);  // holds the calibration
   const NamespaceState state{ns.history, ns.calibration.get(), memories_.get(), store_};
+  // The slots, once for every detector that reads them.
+  TextSlots slots;
+  WriteCandidate with_slots = candidate;
+  if (with_slots.slots == nullptr && !candidate.embedding.empty() &&
+      std::any_of(detectors_.begin(), detectors_.end(),
+                  [](const auto& d) { return d->descriptor().uses_slots; })) {
+    slots = ExtractSlots(candidate.text);
+    with_slots.slots = &slots;
+  }
   for (const auto& d : detectors_) {
-    report.verdicts.push_back(d->Evaluate(candidate, state));
+    report.verdicts.push_back(d->Evaluate(with_slots, state));
     report.flagged = report.flagged || report.verdicts.back().flagged;  // composite: logical OR
   }
   return report;
