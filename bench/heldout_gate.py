@@ -84,9 +84,12 @@ def persona_run(args, persona, tmp):
     store = os.path.join(tmp, persona)
     bw = [args.bulwark, "--store", store]
     run(bw + ["init"])
-    if args.gate_config:
-        with open(args.gate_config) as src, open(os.path.join(store, "gate.json"), "w") as dst:
-            dst.write(src.read())
+    with open(os.path.join(store, "gate.json"), "w") as dst:
+        if args.gate_config:
+            with open(args.gate_config) as src:
+                dst.write(src.read())
+        else:  # the defaults plus the conflict and flood detectors (off by default)
+            dst.write(json.dumps({"conflict": {"enabled": True}, "flood": {"enabled": True}}))
     mem_file = os.path.join(tmp, f"{persona}_m.jsonl")
     write_import(mem_file, [{"text": m["text"], "metadata": {"i": i, "benign": True}, "source": m.get("source", "user")}
                             for i, m in enumerate(memories)])
@@ -117,7 +120,8 @@ def main():
                          "'persona' for the persona's own benign memories (in-sample); the persona's queries "
                          "are the history")
     ap.add_argument("--target-fpr", type=float, default=0.02)
-    ap.add_argument("--gate-config", help="a gate.json to install in each store")
+    ap.add_argument("--gate-config", help="a gate.json to install in each store (default: the defaults with "
+                                          "conflict and flood enabled)")
     ap.add_argument("--json", help="write the counts here")
     ap.add_argument("--misses", action="store_true", help="print the poisons not flagged (never tune on them)")
     args = ap.parse_args()

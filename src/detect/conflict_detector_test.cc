@@ -24,7 +24,11 @@ class ConflictDetectorTest : public ::testing::Test {
     ASSERT_TRUE(e.ok()) << e.status();
     embedder_ = std::move(*e);
   }
-  std::unique_ptr<WriteGate> Gate(const nlohmann::json& config) {
+  // `config` with the conflict and flood detectors enabled (they are off by default).
+  std::unique_ptr<WriteGate> Gate(nlohmann::json config) {
+    for (const char* name : {"conflict", "flood"}) {
+      if (!config.contains(name) || !config[name].contains("enabled")) config[name]["enabled"] = true;
+    }
     auto c = WriteGateConfig::FromJson(config);
     EXPECT_TRUE(c.ok()) << c.status();
     auto gate = WriteGate::Create(*c, *embedder_, key_);

@@ -239,6 +239,9 @@ std::vector<double> ReferenceBurstScores(const CalibrationInput& input, const Fl
 DetectorDescriptor MakeFloodDescriptor() {
   DetectorDescriptor d;
   d.name = "flood";
+  // Off by default: a batch import of many same-shaped lines by one principal is a burst by this
+  // definition (gate.json "flood" turns it on).
+  d.enabled_by_default = false;
   d.uses_slots = true;
   d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {
     FloodOptions o;

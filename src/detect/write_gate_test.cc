@@ -60,7 +60,7 @@ TEST_F(WriteGateTest, CompositeIsTheOrOfTheEnabledDetectors) {
     bool any = false;
     for (const auto& v : r.verdicts) any = any || v.flagged;
     EXPECT_EQ(r.flagged, any) << t;
-    EXPECT_EQ(r.verdicts.size(), 7u);  // the five, conflict and flood
+    EXPECT_EQ(r.verdicts.size(), 5u);  // conflict and flood are off by default
     EXPECT_EQ(r.reasons().size(),
               static_cast<size_t>(std::count_if(r.verdicts.begin(), r.verdicts.end(),
                                                 [](const auto& v) { return v.flagged; })));
