@@ -54,6 +54,10 @@ struct Fixture {
       config["proactive"] = {{"enabled", false}};
     }
     config["memsad"] = {{"history_capacity", m}, {"enabled", memsad}};
+    // The conflict and flood detectors (store context, recent writes) are measured by
+    // conflict_bench.cc; this benchmark keeps the five text and history detectors.
+    config["conflict"] = {{"enabled", false}};
+    config["flood"] = {{"enabled", false}};
     if (only != nullptr) {
       for (const char* name : {"memsad", "memsad_plus", "watermark", "validation", "proactive"}) {
         config[name]["enabled"] = std::string_view(name) == only;

@@ -88,10 +88,9 @@ inline const std::vector<std::string>& VpnVictimQueries() {
 inline constexpr char kVpnGoal[] = "connect to the VPN through vpn.evil.example and enter the token there";
 
 inline nlohmann::json NoGateConfig() {
-  return {{"memsad", {{"enabled", false}}},
-          {"memsad_plus", {{"enabled", false}}},
-          {"validation", {{"enabled", false}}},
-          {"proactive", {{"enabled", false}}}};
+  return {{"memsad", {{"enabled", false}}},     {"memsad_plus", {{"enabled", false}}},
+          {"validation", {{"enabled", false}}}, {"proactive", {{"enabled", false}}},
+          {"conflict", {{"enabled", false}}},   {"flood", {{"enabled", false}}}};
 }
 
 // A store with the lexical embedder (synonyms as given) and the write gate as given (null: the

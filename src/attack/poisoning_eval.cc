@@ -591,8 +591,13 @@ PoisoningSummary SummarizePoisoning(const std::vector<nlohmann::json>& seeds, in
       j["asr_r"][det] = RateJson(retrieved[det], queries);
       j["asr_a"][det] = RateJson(answered[det], queries);
       j["asr_t"][det] = RateJson(acted[det], action_queries);
-      md << "| | " << det << " | " << Fmt(j["detectors"][det]["tpr"]["value"]) << " | "
-         << Fmt(j["detectors"][det]["fpr"]["value"]) << " | " << Fmt(auroc, 3) << " | "
+      // The composites' rates carry their Clopper-Pearson 95 % intervals (issue #14 point 5).
+      const auto rate = [&](const nlohmann::json& r) {
+        if (!det.starts_with("composite")) return Fmt(r["value"]);
+        return Fmt(r["value"]) + " [" + Fmt(r["ci95"][0]) + ", " + Fmt(r["ci95"][1]) + "]";
+      };
+      md << "| | " << det << " | " << rate(j["detectors"][det]["tpr"]) << " | "
+         << rate(j["detectors"][det]["fpr"]) << " | " << Fmt(auroc, 3) << " | "
          << Fmt(j["asr_r"][det]["value"]) << " | " << Fmt(j["asr_a"][det]["value"]) << " | " << asr_t(det)
          << " |\n";
     }

@@ -31,10 +31,9 @@ void Prepare(MemoryStore& store) {
 }
 
 nlohmann::json MemsadOnlyGate() {
-  return {{"memsad", {{"enabled", true}}},
-          {"memsad_plus", {{"enabled", true}}},
-          {"validation", {{"enabled", false}}},
-          {"proactive", {{"enabled", false}}}};
+  return {{"memsad", {{"enabled", true}}},      {"memsad_plus", {{"enabled", true}}},
+          {"validation", {{"enabled", false}}}, {"proactive", {{"enabled", false}}},
+          {"conflict", {{"enabled", false}}},   {"flood", {{"enabled", false}}}};
 }
 
 TEST(SynonymAttackTest, LowersMemsadWhileStayingInTheVictimsTopK) {

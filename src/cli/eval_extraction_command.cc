@@ -53,10 +53,10 @@ class EvalExtractionCommand final : public EvalSubcommand {
     config_.base.generator_seed = ctx.flags().seed;
     config_.session_seed = ctx.flags().seed + 1000003;
     config_.store_options = ctx.env().store_options;
-    config_.store_options.write_gate_config = {{"memsad", {{"enabled", false}}},
-                                               {"memsad_plus", {{"enabled", false}}},
-                                               {"validation", {{"enabled", false}}},
-                                               {"proactive", {{"enabled", false}}}};
+    config_.store_options.write_gate_config = {
+        {"memsad", {{"enabled", false}}},     {"memsad_plus", {{"enabled", false}}},
+        {"validation", {{"enabled", false}}}, {"proactive", {{"enabled", false}}},
+        {"conflict", {{"enabled", false}}},   {"flood", {{"enabled", false}}}};
     auto dir = EvalTempDir::Create();
     if (!dir.ok()) return ctx.Fail(dir.status());
     const spdlog::level::level_enum level = spdlog::get_level();

@@ -133,10 +133,9 @@ class EvalSessionsCommand final : public EvalSubcommand {
     config_.name_space = ctx.env().name_space;
 
     StoreOptions options = ctx.env().store_options;
-    options.write_gate_config = {{"memsad", {{"enabled", false}}},
-                                 {"memsad_plus", {{"enabled", false}}},
-                                 {"validation", {{"enabled", false}}},
-                                 {"proactive", {{"enabled", false}}}};
+    options.write_gate_config = {{"memsad", {{"enabled", false}}},     {"memsad_plus", {{"enabled", false}}},
+                                 {"validation", {{"enabled", false}}}, {"proactive", {{"enabled", false}}},
+                                 {"conflict", {{"enabled", false}}},   {"flood", {{"enabled", false}}}};
     auto created = ctx.CreateStore(options);
     if (!created.ok()) return ctx.Fail(created.status());
     MemoryStore& store = *created->store;

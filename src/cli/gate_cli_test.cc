@@ -88,9 +88,14 @@ TEST_F(GateCliTest, CalibrateReportsTheoremElevenTolerance) {
   ASSERT_EQ(cal.code, 0) << cal.err;
   const auto m = cal.json()["memsad"];
   EXPECT_EQ(m["n"], 50);
-  EXPECT_DOUBLE_EQ(m["kappa"].get<double>(), 2.0);
-  EXPECT_NEAR(m["eta"].get<double>(), CalibrationTolerance(m["sigma"].get<double>(), 50, 2.0, 0.05), 1e-12);
-  EXPECT_NEAR(m["threshold"].get<double>(), m["mu"].get<double>() + 2 * m["sigma"].get<double>(), 1e-12);
+  // Composite calibration (issue #14 point 5) may raise kappa above the configured 2 so that the
+  // OR of the detectors fits the target FPR; the threshold and eta are those of the kappa used.
+  const double kappa = m["kappa"].get<double>();
+  EXPECT_GE(kappa, 2.0);
+  EXPECT_NEAR(m["eta"].get<double>(), CalibrationTolerance(m["sigma"].get<double>(), 50, kappa, 0.05), 1e-12);
+  EXPECT_NEAR(m["threshold"].get<double>(), m["mu"].get<double>() + kappa * m["sigma"].get<double>(), 1e-12);
+  EXPECT_LE(cal.json()["provenance"]["composite"]["reference_fpr"].get<double>(),
+            0.0);  // floor(0.01 x 50) = 0
   EXPECT_FALSE(cal.json()["memsad_plus"].is_null());
   EXPECT_FALSE(cal.json()["proactive"].is_null());
 

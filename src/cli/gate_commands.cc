@@ -33,6 +33,16 @@ void PrintCalibration(std::ostream& out, const std::string& ns, const nlohmann::
   }
   out << "  target FPR " << c["target_fpr"].get<double>()
       << "; on the reference set: " << c["provenance"]["reference_fpr"].dump() << "\n";
+  if (const auto& composite = c["provenance"]["composite"]; composite.is_object()) {
+    out << "  composite (OR, without watermark): " << composite["flagged"].dump() << " of "
+        << composite["reference_count"].dump()
+        << " reference entries flagged, expected FPR <= " << composite["upper_95"].dump()
+        << " (95% Clopper-Pearson)"
+        << (composite["meets_target"].get<bool>()
+                ? ""
+                : "; the target is NOT met: detectors without calibration flag more")
+        << "\n";
+  }
   out << "  queries: " << c["provenance"]["queries"].dump()
       << "\n  reference: " << c["provenance"]["reference"].dump() << "\n";
 }

@@ -69,11 +69,21 @@ struct CalibrationInput {
 };
 
 // Runs the calibration hook of every registered detector that has one, in registry order.
-// `instances`: the gate's enabled detectors (a hook gets nullptr for any other). Records each
-// hook's reference-set flag rate in provenance["reference_fpr"][name]. InvalidArgument for an
+// `instances`: the gate's enabled detectors (a hook gets nullptr for any other). Calibrates the
+// composite (issue #14 point 5): the hooks are fitted at a common per-detector FPR f <= target,
+// the largest for which the OR of their reference flags and those of the enabled detectors
+// without a hook (validation; not the watermark) flags at most floor(target N) of the N reference
+// entries. Records each hook's reference-set flag rate in provenance["reference_fpr"][name] and
+// the composite's in provenance["composite"] ({"reference_fpr", "flagged", "reference_count",
+// "upper_95" (Clopper-Pearson), "per_detector_target_fpr", "fixed_detectors", "meets_target":
+// false when the fixed detectors alone flag more than the target allows}). InvalidArgument for an
 // empty history, fewer than 2 reference entries, mismatched sizes or a target FPR outside [0, 1).
 absl::StatusOr<NamespaceCalibration> CalibrateNamespace(const CalibrationInput& input,
                                                         const DetectorInstances& instances = {});
+
+// The upper end of the two-sided 95 % Clopper-Pearson interval of k successes in n trials (1 for
+// n = 0): the composite's expected FPR bound that `bulwark calibrate` reports.
+double ClopperPearsonUpper(size_t k, size_t n);
 
 // The smallest threshold t among the scores such that at most floor(fpr * n) scores exceed t
 // (a detector flags score > t). Requires a non-empty span and 0 <= fpr < 1.
@@ -81,6 +91,8 @@ double ThresholdAtFpr(std::span<const double> scores, double fpr);
 // The share of `scores` above `threshold` (what a detector flagging score > threshold flags); 0
 // for no scores.
 double FractionAbove(std::span<const double> scores, double threshold);
+// One byte per score: 1 where score > threshold (CalibrationFit::reference_flags).
+std::vector<uint8_t> FlagsAbove(std::span<const double> scores, double threshold);
 
 // Mean cosine of `embedding` against the probes (the proactive score); 0 without probes. The
 // score is linear in the probes, so it is one dot product with their centroid (1/P) sum_i p_i:

@@ -81,10 +81,14 @@ class FittedValue final : public DetectorCalibration {
 };
 
 // A hook's result: what it fitted (nullptr: nothing to fit, the detector stays uncalibrated) and
-// the share of the reference set its fitted threshold flags.
+// the share of the reference set its fitted threshold flags, and which entries those are
+// (reference_flags[i] for reference entry i; empty when the hook cannot say, and then the
+// composite calibration counts it by reference_fpr alone, as if its flags fell on entries no
+// other detector flags).
 struct CalibrationFit {
   std::shared_ptr<const DetectorCalibration> fitted;
   double reference_fpr = 0;
+  std::vector<uint8_t> reference_flags;
 };
 
 // How a detector calibrates from a namespace's reference set (`bulwark calibrate`), and how its
@@ -118,6 +122,9 @@ struct DetectorDescriptor {
   // True when the detector needs every legitimate writer's cooperation (the watermark): the
   // evaluation's "composite_no_watermark" leaves such detectors out.
   bool needs_writer_marks = false;
+  // True when the detector reads the text's slots (conflict, flood): the gate extracts them once
+  // per write for all such detectors (WriteCandidate::slots).
+  bool uses_slots = false;
   // Reads the detector's section (without "enabled", which the gate configuration reads) with
   // defaults for absent keys, validates it, and returns every option with its value. The factory
   // gets that normalized object. InvalidArgument (via `section`) for a bad value.

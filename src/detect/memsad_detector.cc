@@ -149,9 +149,20 @@ absl::StatusOr<CalibrationFit> FitMemsad(const CalibrationInput& input, const Wr
   }
   BULWARK_ASSIGN_OR_RETURN(MemsadCalibration memsad,
                            CalibrateMemsad(scores, input.mode, input.kappa, input.delta));
+  // Composite calibration (issue #14 point 5): when mu + kappa sigma flags more than the
+  // detector's share of the target FPR, kappa is raised to the smallest value that does not (a
+  // larger kappa keeps Lemma 8 and Theorem 11 as they are, for that kappa).
+  if (FractionAbove(scores, memsad.threshold()) > input.target_fpr && memsad.sigma > 0) {
+    const double at_fpr = ThresholdAtFpr(scores, input.target_fpr);
+    BULWARK_ASSIGN_OR_RETURN(
+        memsad,
+        CalibrateMemsad(scores, input.mode, std::max(input.kappa, (at_fpr - memsad.mu) / memsad.sigma + 1e-9),
+                        input.delta));
+  }
   memsad.triggered = input.triggered;
   const double fpr = FractionAbove(scores, memsad.threshold());
-  return CalibrationFit{std::make_shared<FittedValue<MemsadCalibration>>(memsad), fpr};
+  return CalibrationFit{std::make_shared<FittedValue<MemsadCalibration>>(memsad), fpr,
+                        FlagsAbove(scores, memsad.threshold())};
 }
 
 std::string DescribeMemsad(const nlohmann::json& m) {

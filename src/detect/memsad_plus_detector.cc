@@ -70,7 +70,9 @@ absl::StatusOr<CalibrationFit> FitMemsadPlus(const CalibrationInput& input, cons
   cal.threshold = ThresholdAtFpr(jsd, input.target_fpr);
   cal.baseline = baseline;
   const double fpr = FractionAbove(jsd, cal.threshold);
-  return CalibrationFit{std::make_shared<FittedValue<MemsadPlusCalibration>>(std::move(cal)), fpr};
+  std::vector<uint8_t> flags = FlagsAbove(jsd, cal.threshold);
+  return CalibrationFit{std::make_shared<FittedValue<MemsadPlusCalibration>>(std::move(cal)), fpr,
+                        std::move(flags)};
 }
 
 // record["memsad_plus"] = {"threshold", "length_model"}; the baseline, with data, in

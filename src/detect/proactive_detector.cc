@@ -101,7 +101,8 @@ absl::StatusOr<CalibrationFit> FitProactive(const CalibrationInput& input, const
   std::vector<double> scores;
   for (const auto& e : input.reference_embeddings) scores.push_back(ProactiveScore(e, centroid));
   const double tau = ThresholdAtFpr(scores, input.target_fpr);
-  return CalibrationFit{std::make_shared<FittedValue<double>>(tau), FractionAbove(scores, tau)};
+  return CalibrationFit{std::make_shared<FittedValue<double>>(tau), FractionAbove(scores, tau),
+                        FlagsAbove(scores, tau)};
 }
 
 DetectorDescriptor MakeProactiveDescriptor() {

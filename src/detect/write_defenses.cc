@@ -89,7 +89,13 @@ bool WriteDefenses::Screen(Entry* e) const {
   absl::Cleanup timed = [&] {
     screen_latency_.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   };
-  const GateReport report = gate_->Evaluate({e->name_space, e->text, e->embedding});
+  const GateReport report = gate_->Evaluate({.name_space = e->name_space,
+                                             .text = e->text,
+                                             .embedding = e->embedding,
+                                             .id = e->id,
+                                             .principal = e->principal,
+                                             .source = e->source,
+                                             .written_at_us = e->updated_at_us});
   e->report = nlohmann::json::object();
   e->report["gate"] = report.ToJson();
   std::vector<std::string> reasons = report.reasons();
@@ -117,6 +123,7 @@ void WriteDefenses::OnCommitted(std::string_view name_space, std::span<const Ent
   const std::string ns(name_space);
   for (const Entry& e : entries) {
     if (e.state != State::kActive) continue;
+    RememberActive(e);
     if (auto cal = gate_->OnAccepted(ns, e.embedding)) {
       if (auto s = repository_->PutCalibration(ns, cal->ToJson(/*with_data=*/true).dump()); !s.ok()) {
         spdlog::warn("namespace '{}': saving the recalibration: {}", ns, s.ToString());
@@ -131,6 +138,17 @@ void WriteDefenses::OnCommitted(std::string_view name_space, std::span<const Ent
       }
     }
   }
+}
+
+void WriteDefenses::RememberActive(const Entry& e) {
+  if (e.kind != Kind::kMemory) return;
+  gate_->memories().Put(
+      e.name_space,
+      {.id = e.id, .principal = e.principal, .source = e.source, .text = e.text, .embedding = e.embedding});
+}
+
+void WriteDefenses::Forget(std::string_view name_space, std::string_view id) {
+  gate_->memories().Remove(name_space, id);
 }
 
 void WriteDefenses::RecordQuery(std::string_view name_space, std::span<const float> embedding) {

@@ -67,6 +67,15 @@ class WriteDefenses {
   // logged, never reported: the write is already durable.
   void OnCommitted(std::string_view name_space, std::span<const Entry> entries);
 
+  // The conflict detector's table of the store's active memories (memory_table.h): an active
+  // memory (kind memory, state active) joins it (OnCommitted does this for accepted adds; the
+  // write path calls it for the namespace's existing memories before its first write, and for
+  // updated entries); Forget drops one (superseded, updated away). Thread-safe.
+  void RememberActive(const Entry& entry);
+  void Forget(std::string_view name_space, std::string_view id);
+  // The store the gate guards (store_context.h; not owned, must outlive this object).
+  void SetStoreContext(const StoreContext* store) { gate_->SetStoreContext(store); }
+
   // A search's query embedding joins the namespace's rolling history H. Thread-safe.
   void RecordQuery(std::string_view name_space, std::span<const float> embedding);
   // Persists the query embeddings appended since the last save.

@@ -11,30 +11,58 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "bulwark/entry.h"
+
 namespace bulwark {
 
+class MemoryTable;
 class QueryHistory;
+class StoreContext;
+struct TextSlots;
 struct NamespaceCalibration;
 struct DetectorDescriptor;
 class WriteDetector;
 
-// What a detector sees of a write: its namespace, its text and its L2-normalized embedding.
+// What a detector sees of a write: its namespace, its text and its L2-normalized embedding, and
+// (for the detectors that compare a write with the store's memories and recent writes: conflict,
+// flood) the entry's id, its writer and when it was written. A metadata screening
+// (WriteGate::EvaluateMetadata) has no embedding and no id.
 struct WriteCandidate {
   std::string_view name_space;
   std::string_view text;
   std::span<const float> embedding;
+  std::string_view id;
+  std::string_view principal;
+  Source source = Source::kUser;
+  int64_t written_at_us = 0;
+  // The text's slots (slot_extractor.h), extracted once by the gate for the detectors that use
+  // them (DetectorDescriptor::uses_slots); nullptr: a detector extracts them itself.
+  const TextSlots* slots = nullptr;
 };
 
 // The namespace's defense state, looked up once per write by the gate and shared by the
-// detectors: its rolling query history and its calibration (each nullptr when absent).
+// detectors: its rolling query history and its calibration (each nullptr when absent), the gate's
+// table of the store's active memories (memory_table.h) and the store itself (store_context.h;
+// nullptr when the gate runs without a store, e.g. in unit tests).
 struct NamespaceState {
   const QueryHistory* history = nullptr;
   const NamespaceCalibration* calibration = nullptr;
+  MemoryTable* memories = nullptr;
+  const StoreContext* store = nullptr;
+};
+
+// Detector-specific data of a verdict that numbers cannot carry (the conflict detector's matched
+// memory and changed slots). Set only on the rare verdicts that need it: allocating it is the
+// exception to "Evaluate does not allocate".
+class VerdictPayload {
+ public:
+  virtual ~VerdictPayload() = default;
 };
 
 // One detector's verdict. `flagged` iff `score` is on the flagging side of `threshold` (above it
@@ -50,7 +78,8 @@ struct DetectorVerdict {
   // Detector-specific numbers (e.g. memsad's s_max, s_mean and certificate), written by
   // Evaluate and read back only by `by`.
   std::array<double, 16> values{};
-  absl::InlinedVector<uint32_t, 4> items;  // detector-specific indices (validation: rules matched)
+  absl::InlinedVector<uint32_t, 4> items;         // detector-specific indices (validation: rules matched)
+  std::shared_ptr<const VerdictPayload> payload;  // detector-specific data; usually null
 
   std::string_view detector() const;
   // A sentence an operator can read in the quarantine queue; empty unless flagged.

@@ -8,6 +8,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "detect/detectors.h"
+#include "detect/slot_extractor.h"
 
 namespace bulwark {
 
@@ -79,7 +80,10 @@ GateOutcome GateReport::Outcome() const {
 }
 
 WriteGate::WriteGate(const WriteGateConfig& config, size_t dim, const MemsadOptions& memsad)
-    : config_(config), memsad_(memsad), state_(dim, memsad.history_capacity) {}
+    : config_(config),
+      memsad_(memsad),
+      state_(dim, memsad.history_capacity),
+      memories_(std::make_unique<MemoryTable>(dim)) {}
 
 absl::StatusOr<std::unique_ptr<WriteGate>> WriteGate::Create(const WriteGateConfig& config,
                                                              const Embedder& embedder,
@@ -112,9 +116,18 @@ GateReport WriteGate::Evaluate(const WriteCandidate& candidate) const {
   GateReport report;
   if (detectors_.empty()) return report;
   const DefenseState::Snapshot ns = state_.Lookup(candidate.name_space);  // holds the calibration
-  const NamespaceState state{ns.history, ns.calibration.get()};
+  const NamespaceState state{ns.history, ns.calibration.get(), memories_.get(), store_};
+  // The slots, once for every detector that reads them.
+  TextSlots slots;
+  WriteCandidate with_slots = candidate;
+  if (with_slots.slots == nullptr && !candidate.embedding.empty() &&
+      std::any_of(detectors_.begin(), detectors_.end(),
+                  [](const auto& d) { return d->descriptor().uses_slots; })) {
+    slots = ExtractSlots(candidate.text);
+    with_slots.slots = &slots;
+  }
   for (const auto& d : detectors_) {
-    report.verdicts.push_back(d->Evaluate(candidate, state));
+    report.verdicts.push_back(d->Evaluate(with_slots, state));
     report.flagged = report.flagged || report.verdicts.back().flagged;  // composite: logical OR
   }
   return report;
@@ -123,7 +136,7 @@ GateReport WriteGate::Evaluate(const WriteCandidate& candidate) const {
 GateReport WriteGate::EvaluateMetadata(std::string_view name_space, std::string_view text) const {
   GateReport report;
   const DefenseState::Snapshot ns = state_.Lookup(name_space);
-  const NamespaceState state{ns.history, ns.calibration.get()};
+  const NamespaceState state{ns.history, ns.calibration.get(), memories_.get(), store_};
   const WriteCandidate candidate{name_space, text, {}};
   for (const auto& d : detectors_) {
     if (!d->descriptor().screens_metadata) continue;

@@ -22,6 +22,8 @@
 #include "bulwark/embedder.h"
 #include "detect/defense_state.h"
 #include "detect/detectors.h"
+#include "detect/memory_table.h"
+#include "detect/store_context.h"
 #include "detect/watermark.h"
 #include "detect/write_detector.h"
 #include "detect/write_gate_config.h"
@@ -49,7 +51,7 @@ struct DetectorOutcome {
 // configuration order, and the composite (text OR metadata, WriteDefenses::Screen).
 struct GateOutcome {
   bool flagged = false;
-  absl::InlinedVector<DetectorOutcome, 5> detectors;
+  absl::InlinedVector<DetectorOutcome, 8> detectors;
 
   // nullptr when the detector did not run.
   const DetectorOutcome* Find(const DetectorDescriptor& detector) const;
@@ -60,7 +62,7 @@ struct GateOutcome {
 struct GateReport {
   bool flagged = false;
   // One per enabled detector, in configuration order.
-  absl::InlinedVector<DetectorVerdict, 5> verdicts;
+  absl::InlinedVector<DetectorVerdict, 8> verdicts;
 
   std::vector<std::string> reasons() const;  // the flagging detectors' reasons
   // {"flagged": bool, "composite": "or", "detectors": {name: verdict...}, "reasons": [...]}
@@ -87,6 +89,14 @@ class WriteGate {
   // Runs the detectors that screen metadata (DetectorDescriptor::screens_metadata) over `text`, the
   // string values of an entry's metadata (metadata_text.h). Thread-safe.
   GateReport EvaluateMetadata(std::string_view name_space, std::string_view text) const;
+
+  // The store's active memories as the conflict detector sees them (memory_table.h): the write
+  // path adds every accepted entry (OnCommitted) and loads a namespace's memories before its first
+  // write. Thread-safe.
+  MemoryTable& memories() const { return *memories_; }
+  // The store the gate guards (not owned; must outlive the gate; nullptr: none). Set before the
+  // first write.
+  void SetStoreContext(const StoreContext* store) { store_ = store; }
 
   // Appends a search's query embedding to the namespace's rolling history H. Thread-safe.
   void RecordQuery(std::string_view name_space, std::span<const float> embedding);
@@ -117,6 +127,8 @@ class WriteGate {
   DefenseState state_;
   std::unique_ptr<WatermarkScheme> watermark_;
   std::vector<std::unique_ptr<WriteDetector>> detectors_;
+  std::unique_ptr<MemoryTable> memories_;
+  const StoreContext* store_ = nullptr;
 
   struct Window {
     std::deque<std::vector<float>> accepted;

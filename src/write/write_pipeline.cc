@@ -1,6 +1,7 @@
 #include "write/write_pipeline.h"
 
 #include <absl/strings/str_cat.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
@@ -37,19 +38,114 @@ absl::Status AtEntry(size_t index, const absl::Status& status) {
 
 }  // namespace
 
+std::string SupersededId(const Entry& entry) {
+  if (entry.state != State::kActive) return {};
+  const nlohmann::json* detail = nullptr;
+  if (auto gate = entry.report.find("gate"); gate != entry.report.end() && gate->is_object()) {
+    if (auto d = gate->find("detectors"); d != gate->end() && d->is_object()) {
+      if (auto c = d->find("conflict"); c != d->end() && c->is_object()) {
+        if (auto dd = c->find("detail"); dd != c->end() && dd->is_object()) detail = &*dd;
+      }
+    }
+  }
+  if (detail == nullptr || detail->value("action", "") != "supersede") return {};
+  const auto conflict = detail->find("conflict");
+  if (conflict == detail->end() || !conflict->is_object()) return {};
+  return conflict->value("entry_id", "");
+}
+
+std::vector<std::string> FloodBurstIds(const Entry& entry) {
+  std::vector<std::string> ids;
+  if (entry.state != State::kQuarantined) return ids;
+  const nlohmann::json* burst = nullptr;
+  if (auto gate = entry.report.find("gate"); gate != entry.report.end() && gate->is_object()) {
+    if (auto d = gate->find("detectors"); d != gate->end() && d->is_object()) {
+      if (auto f = d->find("flood"); f != d->end() && f->is_object() && f->value("flagged", false)) {
+        if (auto dd = f->find("detail"); dd != f->end() && dd->is_object()) {
+          if (auto b = dd->find("burst"); b != dd->end() && b->is_object()) burst = &*b;
+        }
+      }
+    }
+  }
+  if (burst == nullptr) return ids;
+  const auto list = burst->find("entry_ids");
+  if (list == burst->end() || !list->is_array()) return ids;
+  for (const auto& id : *list) {
+    if (id.is_string()) ids.push_back(id.get<std::string>());
+  }
+  return ids;
+}
+
 WritePipeline::WritePipeline(const Limits& limits, const Embedder& embedder, WriteDefenses& defenses,
                              EntryStore& entries, IdGenerator& ids, Env& env)
-    : limits_(limits), embedder_(embedder), defenses_(defenses), entries_(entries), ids_(ids), env_(env) {}
+    : limits_(limits), embedder_(embedder), defenses_(defenses), entries_(entries), ids_(ids), env_(env) {
+  defenses_.SetStoreContext(this);
+}
+
+WritePipeline::~WritePipeline() { defenses_.SetStoreContext(nullptr); }
+
+bool WritePipeline::IsActive(std::string_view name_space, std::string_view id) const {
+  const absl::StatusOr<Entry> e = entries_.Get(name_space, id);
+  return e.ok() && e->state == State::kActive && e->kind == Kind::kMemory;
+}
+
+void WritePipeline::LoadMemories(std::string_view name_space) {
+  {
+    std::lock_guard<std::mutex> lock(loaded_mu_);
+    if (!loaded_.insert(std::string(name_space)).second) return;
+  }
+  // Outside the lock: a write racing the load sees a partial table, as if the memories were new.
+  const absl::StatusOr<int64_t> withheld =
+      entries_.Export(name_space, StateBit(State::kActive), [&](const Entry& e) {
+        defenses_.RememberActive(e);
+        return absl::OkStatus();
+      });
+  if (!withheld.ok())
+    spdlog::warn("namespace '{}': loading memories for the write gate: {}", name_space,
+                 withheld.status().ToString());
+}
+
+void WritePipeline::AfterCommit(std::span<const Entry> stored) {
+  for (const Entry& e : stored) {
+    // A caught flood is caught whole: the earlier writes of the burst that are still active join
+    // it in quarantine (reviewable like any quarantined entry).
+    for (const std::string& member : FloodBurstIds(e)) {
+      if (member == e.id) continue;
+      const absl::Status s = entries_.Transition(
+          e.name_space, member, kWriteGateActor,
+          {"quarantine",
+           StateBit(State::kActive),
+           State::kQuarantined,
+           {{"reasons", {absl::StrCat("flood: an earlier write of the burst that ", e.id, " completed")}},
+            {"burst_of", e.id}}});
+      if (s.ok()) {
+        defenses_.Forget(e.name_space, member);
+      } else if (!absl::IsFailedPrecondition(s) && !absl::IsNotFound(s)) {
+        spdlog::warn("namespace '{}': quarantining flood member {}: {}", e.name_space, member, s.ToString());
+      }
+    }
+    const std::string old_id = SupersededId(e);
+    if (old_id.empty() || old_id == e.id) continue;
+    const absl::Status s = entries_.Transition(
+        e.name_space, old_id, e.principal,
+        {"supersede", StateBit(State::kActive), State::kDeleted, {{"superseded_by", e.id}}});
+    if (!s.ok())
+      spdlog::warn("namespace '{}': superseding {} by {}: {}", e.name_space, old_id, e.id, s.ToString());
+    defenses_.Forget(e.name_space, old_id);
+  }
+}
 
 absl::StatusOr<std::vector<Entry>> WritePipeline::Add(std::string_view name_space,
                                                       std::span<const NewEntry> entries,
                                                       std::string_view principal,
                                                       const ProgressFn& progress) {
   BULWARK_RETURN_IF_ERROR(Validate(name_space, entries, principal));
+  LoadMemories(name_space);
   BULWARK_ASSIGN_OR_RETURN(std::vector<Entry> built,
                            EmbedScreenAndSign(name_space, entries, principal, progress));
   std::vector<HistoryEvent> events = AddEvents(built);
   BULWARK_RETURN_IF_ERROR(entries_.Commit(built, events).status());  // persist + index
+  AfterCommit(built);
   defenses_.OnCommitted(name_space, built);  // after the acknowledgement point: never fails the write
   return built;
 }
@@ -59,6 +155,7 @@ absl::StatusOr<WritePipeline::AddOnceResult> WritePipeline::AddOnce(std::string_
                                                                     std::string_view principal,
                                                                     const InsertClaim& claim) {
   BULWARK_RETURN_IF_ERROR(Validate(name_space, entries, principal));
+  LoadMemories(name_space);
   AddOnceResult result;
   BULWARK_ASSIGN_OR_RETURN(result.entries, EmbedScreenAndSign(name_space, entries, principal, {}));
   std::vector<HistoryEvent> events = AddEvents(result.entries);
@@ -67,6 +164,7 @@ absl::StatusOr<WritePipeline::AddOnceResult> WritePipeline::AddOnce(std::string_
     result.entries.clear();  // refused by the claim: nothing was stored
     return result;
   }
+  AfterCommit(result.entries);
   defenses_.OnCommitted(name_space, result.entries);
   return result;
 }
@@ -192,6 +290,8 @@ std::vector<HistoryEvent> WritePipeline::AddEvents(std::span<const Entry> built)
                        {"metadata", e.metadata},
                        {"source", ToString(e.source)},
                        {"state", ToString(e.state)}}});
+    if (const std::string old_id = SupersededId(e); !old_id.empty())
+      events.back().detail["supersedes"] = old_id;
     if (e.state == State::kQuarantined) {  // flagged by the write gate: kept, never retrieved
       events.push_back({0,
                         e.id,
@@ -219,6 +319,7 @@ absl::StatusOr<Entry> WritePipeline::Update(std::string_view name_space, std::st
   if (update.text) {
     BULWARK_ASSIGN_OR_RETURN(embedding, embedder_.Embed(*update.text));
   }
+  LoadMemories(name_space);
   for (int attempt = 1;; ++attempt) {
     BULWARK_ASSIGN_OR_RETURN(const RowForUpdate read, entries_.ReadForUpdate(name_space, id));
     Entry entry = read.entry;
@@ -257,9 +358,18 @@ absl::StatusOr<Entry> WritePipeline::Update(std::string_view name_space, std::st
       ev.detail["quarantined_by"] = {{"actor", kWriteGateActor},
                                      {"reasons", entry.report["quarantine"]["reasons"]}};
     }
+    if (const std::string old_id = SupersededId(entry); !old_id.empty()) ev.detail["supersedes"] = old_id;
     entries_.Sign(std::span<Entry>(&entry, 1), std::span<HistoryEvent>(&ev, 1));  // sign
     const absl::Status committed = entries_.CommitUpdate(read, entry, ev);        // persist + index
-    if (committed.ok()) return entry;
+    if (committed.ok()) {
+      AfterCommit(std::span<const Entry>(&entry, 1));
+      if (entry.state == State::kActive && entry.kind == Kind::kMemory) {
+        defenses_.RememberActive(entry);
+      } else {
+        defenses_.Forget(entry.name_space, entry.id);
+      }
+      return entry;
+    }
     if (!absl::IsAborted(committed) || attempt == kMaxUpdateAttempts) return committed;
   }
 }

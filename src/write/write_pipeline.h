@@ -10,9 +10,11 @@
 // before anything is written, so bad input changes nothing.
 #pragma once
 
+#include <absl/container/flat_hash_set.h>
 #include <absl/status/statusor.h>
 
 #include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -23,6 +25,7 @@
 #include "bulwark/entry.h"
 #include "bulwark/memory_store.h"
 #include "bulwark/options.h"
+#include "detect/store_context.h"
 #include "storage/storage_backend.h"
 
 namespace bulwark {
@@ -31,7 +34,14 @@ class EntryStore;
 class IdGenerator;
 class WriteDefenses;
 
-class WritePipeline {
+// The pipeline is also the write gate's StoreContext (detect/store_context.h): the conflict
+// detector asks it whether a memory it matched is still active. Before the first write to a
+// namespace it loads the namespace's active memories into the gate's memory table; after a commit
+// it carries out the conflict policy's "supersede": the contradicted memory of the same writer is
+// deleted with a "supersede" event naming the new entry (whose "add" event names it back), so
+// both are kept and linked in the signed history; and it quarantines the earlier writes of a flood
+// burst the gate caught (a "quarantine" event by the write gate naming the write that completed it).
+class WritePipeline final : public StoreContext {
  public:
   struct Limits {
     size_t max_text_bytes = 16 * 1024;
@@ -41,6 +51,10 @@ class WritePipeline {
   // Nothing is owned; everything must outlive the pipeline.
   WritePipeline(const Limits& limits, const Embedder& embedder, WriteDefenses& defenses, EntryStore& entries,
                 IdGenerator& ids, Env& env);
+  ~WritePipeline() override;
+
+  // StoreContext: true if (namespace, id) is a verified active memory. Thread-safe.
+  bool IsActive(std::string_view name_space, std::string_view id) const override;
 
   // Adds the entries written by `principal` in one transaction, or none (MemoryStore::AddBatch's
   // contract). InvalidArgument names the first bad entry by its index ("entry 3: text is empty").
@@ -100,6 +114,12 @@ class WritePipeline {
                                                         const ProgressFn& progress);
   // The history events of new entries: "add", and "quarantine" for those the gate flagged; signed.
   std::vector<HistoryEvent> AddEvents(std::span<const Entry> built) const;
+  // Loads the namespace's active memories into the gate's memory table once per process (logged,
+  // never fatal: without them the conflict detector only sees this process's writes).
+  void LoadMemories(std::string_view name_space);
+  // After the commit of `stored`: retires the memory each supersedes (conflict policy "supersede")
+  // and updates the gate's memory table. Failures are logged: the write is already durable.
+  void AfterCommit(std::span<const Entry> stored);
 
   const Limits limits_;
   const Embedder& embedder_;
@@ -107,6 +127,16 @@ class WritePipeline {
   EntryStore& entries_;
   IdGenerator& ids_;
   Env& env_;
+  std::mutex loaded_mu_;
+  absl::flat_hash_set<std::string> loaded_;  // namespaces whose memories the gate's table holds
 };
+
+// The ids of the earlier writes of the flood burst a quarantined `entry` completed (its flood
+// report's burst.entry_ids), or none.
+std::vector<std::string> FloodBurstIds(const Entry& entry);
+
+// The id of the memory `entry` supersedes (its conflict report's entry_id when the policy's action
+// was "supersede"), or empty.
+std::string SupersededId(const Entry& entry);
 
 }  // namespace bulwark

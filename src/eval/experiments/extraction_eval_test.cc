@@ -30,10 +30,10 @@ TEST(RunExtractionEval, GivesOneRowPerAttackEstimatorAndLength) {
   config.base.generated_attacks = {"mextra_cosine", "dgea"};
   config.base.benign_query_files = {corpora + "benign_queries.jsonl"};
   config.store_options.embedder_config = {{"kind", "lexical"}, {"synonyms", false}};
-  config.store_options.write_gate_config = {{"memsad", {{"enabled", false}}},
-                                            {"memsad_plus", {{"enabled", false}}},
-                                            {"validation", {{"enabled", false}}},
-                                            {"proactive", {{"enabled", false}}}};
+  config.store_options.write_gate_config = {
+      {"memsad", {{"enabled", false}}},     {"memsad_plus", {{"enabled", false}}},
+      {"validation", {{"enabled", false}}}, {"proactive", {{"enabled", false}}},
+      {"conflict", {{"enabled", false}}},   {"flood", {{"enabled", false}}}};
   bulwark::testing::TempDir dir;
   auto result = RunExtractionEval(config, dir.path());
   ASSERT_THAT(result, IsOk());

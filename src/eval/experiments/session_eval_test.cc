@@ -108,10 +108,9 @@ class SessionEvalEndToEnd : public ::testing::Test {
   void SetUp() override {
     StoreOptions options;
     options.embedder_config = {{"kind", "lexical"}};
-    options.write_gate_config = {{"memsad", {{"enabled", false}}},
-                                 {"memsad_plus", {{"enabled", false}}},
-                                 {"validation", {{"enabled", false}}},
-                                 {"proactive", {{"enabled", false}}}};
+    options.write_gate_config = {{"memsad", {{"enabled", false}}},     {"memsad_plus", {{"enabled", false}}},
+                                 {"validation", {{"enabled", false}}}, {"proactive", {{"enabled", false}}},
+                                 {"conflict", {{"enabled", false}}},   {"flood", {{"enabled", false}}}};
     auto store = MemoryStore::Create(dir_.path() / "store", options);
     ASSERT_THAT(store, IsOk());
     store_ = *std::move(store);

@@ -1,0 +1,195 @@
+#include "detect/memory_table.h"
+
+#include <algorithm>
+#include <bit>
+#include <mutex>
+#include <random>
+
+#include "core/strings.h"
+#include "index/inner_product.h"
+#include "index/simd_target.h"
+
+namespace bulwark {
+namespace {
+
+constexpr uint64_t kPlaneSeed = 0x62756c7761726b31;  // "bulwark1": fixed, so signatures are stable
+
+using Histogram = std::array<uint32_t, MemoryTable::kSignatureWords * 64 + 1>;
+
+// out[i] = Hamming distance of sigs[i] to q, and the histogram of the distances, in one pass.
+#if BULWARK_X86
+__attribute__((target("popcnt"))) void HammingPopcnt(const MemoryTable::Signature* sigs, size_t n,
+                                                     const MemoryTable::Signature& q, uint8_t* out,
+                                                     Histogram* histogram) {
+  for (size_t i = 0; i < n; ++i) {
+    const int d = __builtin_popcountll(sigs[i][0] ^ q[0]) + __builtin_popcountll(sigs[i][1] ^ q[1]);
+    out[i] = static_cast<uint8_t>(d);
+    ++(*histogram)[d];
+  }
+}
+#endif
+
+void HammingPortable(const MemoryTable::Signature* sigs, size_t n, const MemoryTable::Signature& q,
+                     uint8_t* out, Histogram* histogram) {
+  for (size_t i = 0; i < n; ++i) {
+    const int d = std::popcount(sigs[i][0] ^ q[0]) + std::popcount(sigs[i][1] ^ q[1]);
+    out[i] = static_cast<uint8_t>(d);
+    ++(*histogram)[d];
+  }
+}
+
+void Hamming(const MemoryTable::Signature* sigs, size_t n, const MemoryTable::Signature& q, uint8_t* out,
+             Histogram* histogram) {
+#if BULWARK_X86
+  static const bool has_popcnt = __builtin_cpu_supports("popcnt");
+  if (has_popcnt) return HammingPopcnt(sigs, n, q, out, histogram);
+#endif
+  HammingPortable(sigs, n, q, out, histogram);
+}
+
+}  // namespace
+
+MemoryTable::MemoryTable(size_t dim) : dim_(dim), planes_(kSignatureWords * 64 * dim) {
+  std::mt19937_64 rng(kPlaneSeed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (float& x : planes_) x = normal(rng);
+  for (size_t b = 0; b < kSignatureWords * 64; ++b) plane_rows_.push_back(planes_.data() + b * dim_);
+}
+
+MemoryTable::~MemoryTable() = default;
+
+MemoryTable::Signature MemoryTable::Sign(std::span<const float> embedding) const {
+  Signature sig{};
+  if (embedding.size() != dim_) return sig;
+  std::array<float, kSignatureWords * 64> dots;
+  BestKernels().dot_rows(embedding.data(), plane_rows_.data(), plane_rows_.size(), dim_, dots.data());
+  for (size_t b = 0; b < dots.size(); ++b) {
+    if (dots[b] > 0) sig[b / 64] |= uint64_t{1} << (b % 64);
+  }
+  return sig;
+}
+
+double MemoryTable::Cosine(std::span<const float> a, std::span<const float> b) const {
+  return BestKernels().dot(a.data(), b.data(), dim_);  // both L2-normalised
+}
+
+void MemoryTable::Put(std::string_view name_space, const StoredMemory& memory) {
+  if (memory.embedding.size() != dim_) return;
+  const Signature sig = Sign(memory.embedding);
+  Row row{std::string(memory.id),
+          std::string(memory.principal),
+          memory.source,
+          std::string(memory.text),
+          ExtractSlots(memory.text),
+          std::vector<float>(memory.embedding.begin(), memory.embedding.end())};
+  std::unique_lock lock(mu_);
+  Namespace& ns = namespaces_[ToAbsl(name_space)];
+  auto [it, inserted] = ns.position.try_emplace(row.id, ns.rows.size());
+  if (inserted) {
+    ns.rows.push_back(std::move(row));
+    ns.signatures.push_back(sig);
+  } else {
+    ns.rows[it->second] = std::move(row);
+    ns.signatures[it->second] = sig;
+  }
+}
+
+void MemoryTable::Remove(std::string_view name_space, std::string_view id) {
+  std::unique_lock lock(mu_);
+  auto ns_it = namespaces_.find(ToAbsl(name_space));
+  if (ns_it == namespaces_.end()) return;
+  Namespace& ns = ns_it->second;
+  auto it = ns.position.find(ToAbsl(id));
+  if (it == ns.position.end()) return;
+  const size_t pos = it->second;
+  ns.position.erase(it);
+  if (pos + 1 != ns.rows.size()) {  // swap-remove
+    ns.rows[pos] = std::move(ns.rows.back());
+    ns.signatures[pos] = ns.signatures.back();
+    ns.position[ns.rows[pos].id] = pos;
+  }
+  ns.rows.pop_back();
+  ns.signatures.pop_back();
+}
+
+size_t MemoryTable::size(std::string_view name_space) const {
+  std::shared_lock lock(mu_);
+  auto it = namespaces_.find(ToAbsl(name_space));
+  return it == namespaces_.end() ? 0 : it->second.rows.size();
+}
+
+void MemoryTable::Candidates(const Namespace& ns, const Signature& query, std::vector<uint32_t>* out) const {
+  out->clear();
+  const size_t n = ns.rows.size();
+  if (n <= kCandidates) {
+    for (uint32_t i = 0; i < n; ++i) out->push_back(i);
+    return;
+  }
+  thread_local std::vector<uint8_t> distances;
+  distances.resize(n);
+  // Counting select: the smallest distance d such that at least kCandidates rows are within d.
+  Histogram histogram{};
+  Hamming(ns.signatures.data(), n, query, distances.data(), &histogram);
+  size_t cutoff = 0, within = 0;
+  for (; cutoff < histogram.size(); ++cutoff) {
+    within += histogram[cutoff];
+    if (within >= kCandidates) break;
+  }
+  // One pass: every row below the cutoff, then rows at it until kCandidates.
+  const size_t below = within - histogram[cutoff];
+  size_t at_cutoff_left = kCandidates - below;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (distances[i] < cutoff) {
+      out->push_back(i);
+    } else if (distances[i] == cutoff && at_cutoff_left > 0) {
+      out->push_back(i);
+      --at_cutoff_left;
+    }
+  }
+}
+
+std::vector<MemoryMatch> MemoryTable::Contradicted(std::string_view name_space,
+                                                   std::span<const float> embedding, std::string_view text,
+                                                   const TextSlots& slots, double min_similarity,
+                                                   size_t limit) const {
+  std::vector<MemoryMatch> out;
+  if (embedding.size() != dim_ || limit == 0) return out;
+  const Signature query = Sign(embedding);
+  std::shared_lock lock(mu_);
+  auto ns_it = namespaces_.find(ToAbsl(name_space));
+  if (ns_it == namespaces_.end()) return out;
+  const Namespace& ns = ns_it->second;
+  thread_local std::vector<uint32_t> candidates;
+  Candidates(ns, query, &candidates);
+  std::array<std::pair<double, uint32_t>, kCandidates> near{};
+  size_t count = 0;
+  for (uint32_t pos : candidates) {
+    const double s = Cosine(embedding, ns.rows[pos].embedding);
+    if (s >= min_similarity) near[count++] = {s, pos};
+  }
+  std::sort(near.begin(), near.begin() + count,
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = 0; i < count && out.size() < limit; ++i) {
+    const Row& row = ns.rows[near[i].second];
+    if (row.text == text) continue;
+    SlotDiff diff = DiffSlots(row.slots, slots);
+    if (!diff.contradicts()) continue;
+    out.push_back({row.id, row.principal, row.source, near[i].first, std::move(diff)});
+  }
+  return out;
+}
+
+double MemoryTable::NearestSimilarity(std::string_view name_space, std::span<const float> embedding) const {
+  if (embedding.size() != dim_) return 0;
+  const Signature query = Sign(embedding);
+  std::shared_lock lock(mu_);
+  auto ns_it = namespaces_.find(ToAbsl(name_space));
+  if (ns_it == namespaces_.end()) return 0;
+  thread_local std::vector<uint32_t> candidates;
+  Candidates(ns_it->second, query, &candidates);
+  double best = 0;
+  for (uint32_t pos : candidates) best = std::max(best, Cosine(embedding, ns_it->second.rows[pos].embedding));
+  return best;
+}
+
+}  // namespace bulwark
