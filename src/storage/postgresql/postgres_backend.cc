@@ -18,8 +18,8 @@ using pg::PgParam;
 using pg::PgTransaction;
 
 // As SqliteBackend's (kStoreSchemaVersion): the same columns. A PostgreSQL store is always made at
-// this version (there are no older PostgreSQL stores to upgrade), so it carries none of the
-// upgrade markers of sqlite_schema.h.
+// this version (there are no older PostgreSQL stores to upgrade), so of the markers of
+// sqlite_schema.h it carries only the one every new store has (the first gate manifest: InitSchema).
 constexpr int kSchemaVersion = 5;
 constexpr char kFormatName[] = "bulwark.store";
 constexpr int64_t kSchemaLockKey = 7099337446126694913;  // ExecSchema's advisory lock (pg_connection.h)
