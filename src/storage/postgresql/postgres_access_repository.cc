@@ -9,6 +9,7 @@
 
 #include "core/status_macros.h"
 #include "storage/postgresql/pg_connection.h"
+#include "storage/sqlite_schema.h"  // the names of the meta rows (kUnsignedAccessMarker)
 
 namespace bulwark {
 namespace {
@@ -71,9 +72,20 @@ ApiKeyRow DecodeKey(const pg::PgResult& r, int i) {
 
 class PostgresAccessRepository : public AccessRepository {
  public:
-  explicit PostgresAccessRepository(std::unique_ptr<pg::PgConnection> conn) : conn_(std::move(conn)) {}
+  PostgresAccessRepository(std::unique_ptr<pg::PgConnection> conn, bool upgraded)
+      : conn_(std::move(conn)), upgraded_(upgraded) {}
 
-  bool upgraded_from_unsigned() const override { return false; }
+  // The tables are always made signed, so only the marker of a store copied from an upgraded
+  // SQLite one sets this; FinishSigningUpgrade deletes it, as SQLite's does.
+  bool upgraded_from_unsigned() const override { return upgraded_; }
+
+  absl::Status FinishSigningUpgrade() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::vector<PgParam> key = {PgParam::Text(kUnsignedAccessMarker)};
+    BULWARK_RETURN_IF_ERROR(conn_->Prepared("delete_meta", "DELETE FROM meta WHERE key = $1", key).status());
+    upgraded_ = false;
+    return absl::OkStatus();
+  }
 
   absl::Status InsertPrincipal(const PrincipalRow& row) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -159,6 +171,7 @@ class PostgresAccessRepository : public AccessRepository {
  private:
   std::mutex mu_;  // serializes all use of conn_
   std::unique_ptr<pg::PgConnection> conn_;
+  bool upgraded_;  // guarded by mu_ after construction
 };
 
 }  // namespace
@@ -167,7 +180,9 @@ absl::StatusOr<std::unique_ptr<AccessRepository>> OpenPostgresAccessRepository(s
   BULWARK_ASSIGN_OR_RETURN(auto conn, pg::PgConnection::Open(conninfo));
   BULWARK_RETURN_IF_ERROR(pg::RequireStore(*conn));
   BULWARK_RETURN_IF_ERROR(pg::ExecSchema(*conn, kAccessSchema, "api_keys_by_principal"));
-  return std::unique_ptr<AccessRepository>(new PostgresAccessRepository(std::move(conn)));
+  const std::vector<PgParam> marker = {PgParam::Text(kUnsignedAccessMarker)};
+  BULWARK_ASSIGN_OR_RETURN(auto marked, conn->Query("SELECT 1 FROM meta WHERE key = $1", marker));
+  return std::unique_ptr<AccessRepository>(new PostgresAccessRepository(std::move(conn), marked.rows() > 0));
 }
 
 }  // namespace bulwark

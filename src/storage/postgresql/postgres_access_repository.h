@@ -1,7 +1,8 @@
 // The PostgreSQL AccessRepository: tables `principals` and `api_keys` (as the SQLite ones,
 // doc/auth.md) in the store's PostgreSQL database, on a connection of its own that a mutex
 // serializes. The tables are always made with the signature columns, so upgraded_from_unsigned()
-// is false (a store migrated from SQLite carries its rows' tags over).
+// is false unless the store carries SQLite's upgrade marker (a store copied from an upgraded SQLite
+// one, whose rows keep their tags); FinishSigningUpgrade deletes it.
 #pragma once
 
 #include <absl/status/statusor.h>

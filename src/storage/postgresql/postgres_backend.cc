@@ -9,6 +9,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "storage/postgresql/postgres_rows.h"
+#include "storage/sqlite_schema.h"  // the names of the meta rows
 
 namespace bulwark {
 namespace {
@@ -16,7 +17,10 @@ namespace {
 using pg::PgParam;
 using pg::PgTransaction;
 
-constexpr int kSchemaVersion = 2;  // as SqliteBackend's: the same columns
+// As SqliteBackend's (kStoreSchemaVersion): the same columns. A PostgreSQL store is always made at
+// this version (there are no older PostgreSQL stores to upgrade), so of the markers of
+// sqlite_schema.h it carries only the one every new store has (the first gate manifest: InitSchema).
+constexpr int kSchemaVersion = 5;
 constexpr char kFormatName[] = "bulwark.store";
 constexpr int64_t kSchemaLockKey = 7099337446126694913;  // ExecSchema's advisory lock (pg_connection.h)
 
@@ -59,7 +63,9 @@ CREATE TABLE IF NOT EXISTS history(
   at_us     BIGINT NOT NULL,
   detail    TEXT NOT NULL,
   key_id    BIGINT NOT NULL DEFAULT 0,
-  tag       BYTEA NOT NULL DEFAULT ''::bytea
+  tag       BYTEA NOT NULL DEFAULT ''::bytea,
+  link_key_id BIGINT NOT NULL DEFAULT 0,
+  link      BYTEA NOT NULL DEFAULT ''::bytea
 );
 CREATE INDEX IF NOT EXISTS history_by_entry ON history(entry_id, seq);
 CREATE TABLE IF NOT EXISTS history_counter(
@@ -121,10 +127,11 @@ constexpr char kCopyEntries[] =
     "entries(row_id, id, namespace, text, metadata, principal, source, kind, state, created_at_us, "
     "updated_at_us, "
     "embedding, key_id, tag, report)";
-constexpr char kCopyEvents[] = "history(seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag)";
+constexpr char kCopyEvents[] =
+    "history(seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag, link_key_id, link)";
 constexpr char kInsertEvent[] =
-    "INSERT INTO history(seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag) "
-    "VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9)";
+    "INSERT INTO history(seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag, link_key_id, "
+    "link) VALUES($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11)";
 
 }  // namespace
 
@@ -170,11 +177,14 @@ absl::Status PostgresBackend::InitSchema(bool create) {
   BULWARK_RETURN_IF_ERROR(conn_->Exec(kSchema));
   BULWARK_RETURN_IF_ERROR(CheckFormatLocked(&found));  // again, under the lock: another opener may have won
   if (!found) {
+    // A new store, marked as a new SQLite one is (sqlite_schema.cc): the gate store writes the first
+    // query gate manifest (GateRepository::manifest_pending). It has no retrieval settings from
+    // before signing, so it is not marked for that (SQLite's mark would be a no-op).
     BULWARK_ASSIGN_OR_RETURN(auto count, conn_->Query("SELECT count(*) FROM entries"));
     if (count.Int(0, 0) > 0) return absl::DataLossError("the database has entries but no store metadata");
-    BULWARK_RETURN_IF_ERROR(
-        conn_->Exec(absl::StrCat("INSERT INTO meta(key, value) VALUES('format', '", kFormatName,
-                                 "'), ('schema_version', '", kSchemaVersion, "')")));
+    BULWARK_RETURN_IF_ERROR(conn_->Exec(absl::StrCat("INSERT INTO meta(key, value) VALUES('format', '",
+                                                     kFormatName, "'), ('schema_version', '", kSchemaVersion,
+                                                     "'), ('", kGateManifestMarker, "', '1')")));
   }
   return txn.Commit();
 }
@@ -206,6 +216,10 @@ absl::Status PostgresBackend::LockWritersLocked() {
 
 absl::Status PostgresBackend::AppendEventsLocked(std::span<const HistoryEvent> events) {
   if (events.empty()) return absl::OkStatus();
+  std::string previous;  // the newest event's link, read under the counter lock
+  if (chain_ != nullptr) {
+    BULWARK_ASSIGN_OR_RETURN(previous, ChainTailLocked());
+  }
   const std::vector<PgParam> count = {PgParam::Int(static_cast<int64_t>(events.size()))};
   BULWARK_ASSIGN_OR_RETURN(
       auto counter,
@@ -216,12 +230,24 @@ absl::Status PostgresBackend::AppendEventsLocked(std::span<const HistoryEvent> e
   const int64_t first = counter.Int(0, 0) - static_cast<int64_t>(events.size()) + 1;
   std::vector<std::vector<PgParam>> rows;
   rows.reserve(events.size());
-  for (size_t i = 0; i < events.size(); ++i) rows.push_back(pg::EventParams(events[i], first + i));
+  for (size_t i = 0; i < events.size(); ++i) {
+    rows.push_back(pg::EventParams(events[i], first + i));
+    HistoryLink link;
+    if (chain_ != nullptr) {
+      HistoryEvent placed = events[i];
+      placed.seq = first + i;
+      link = chain_->Link(placed, previous);
+      previous = link.link;
+    }
+    rows.back().push_back(PgParam::Int(static_cast<int64_t>(link.key_id)));
+    rows.back().push_back(PgParam::Bytes(link.link));
+  }
   if (rows.size() >= kCopyRows) {
     BULWARK_RETURN_IF_ERROR(conn_->CopyIn(kCopyEvents, rows));
   } else {
     BULWARK_RETURN_IF_ERROR(conn_->ExecBatch("insert_event", kInsertEvent, rows).status());
   }
+  if (chain_ != nullptr) BULWARK_RETURN_IF_ERROR(PutHeadLocked(chain_->Head(counter.Int(0, 0), previous)));
   for (size_t i = 0; i < events.size(); ++i) inserted_event_seqs_.push_back(first + i);
   return absl::OkStatus();
 }

@@ -12,10 +12,13 @@
 // committer's locks, so the next writer reads a counter whose events are all visible and draws
 // the next seqs: seqs are gap-free (a rolled-back writer's counter update rolls back with it) and
 // in commit order, and a reader (one statement, one snapshot) never sees seq n+1 without seq n.
-// It is the PostgreSQL analogue of SQLite's BEGIN IMMEDIATE: those writers are serialized
-// store-wide, which also makes InsertEntriesOnce's claim check and its insert atomic against
-// every other writer, as in SQLite. (Per-namespace counters would let namespaces write in
-// parallel, but EventsAfter takes one store-wide seq; that is issue #17 point 2.)
+// It is the PostgreSQL analogue of SQLite's BEGIN IMMEDIATE, and it orders the history chain
+// (StorageBackend, "The history chain"): a writer reads the newest event's link and the head only
+// after it holds the counter lock, in the same transaction that appends and replaces the head, so
+// two writers never link to the same event. Those writers are serialized store-wide, which also makes
+// InsertEntriesOnce's claim check and its insert atomic against every other writer, as in SQLite.
+// (Per-namespace counters would let namespaces write in parallel, but EventsAfter takes one store-wide seq;
+// that is issue #17 point 2.)
 //
 // UpdateEntry's compare-and-set is one statement (UPDATE ... WHERE updated_at_us = expected),
 // inside the serialized write transaction. Reads are single statements (one snapshot each);
@@ -55,6 +58,10 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
 
   absl::StatusOr<std::optional<std::string>> GetMeta(std::string_view key) override;
   absl::Status PutMeta(std::string_view key, std::string_view value) override;
+  absl::Status ScanMeta(
+      std::string_view prefix,
+      const std::function<absl::Status(std::string_view, std::string_view)>& visit) override;
+  absl::Status DeleteMeta(std::string_view key) override;
   absl::StatusOr<std::vector<int64_t>> InsertEntries(std::span<const Entry> entries,
                                                      std::span<const HistoryEvent> events) override;
   absl::Status UpdateEntry(const Entry& entry, int64_t expected_updated_at_us,
@@ -75,6 +82,12 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
   std::vector<int64_t> TakeInsertedEventSeqs() override;
   absl::StatusOr<int64_t> SignEventsFromBeforeSigning(
       const std::function<void(HistoryEvent*)>& sign) override;
+  void SetHistoryChain(const HistoryChainSigner* signer) override;
+  absl::Status ScanHistoryChain(
+      const std::function<absl::Status(const HistoryEvent&, const HistoryLink&)>& visit) override;
+  absl::StatusOr<std::optional<HistoryHead>> HistoryChainHead() override;
+  absl::StatusOr<std::pair<int64_t, HistoryLink>> NewestLink() override;
+  absl::StatusOr<int64_t> LinkEventsFromBeforeTheChain() override;
   absl::StatusOr<std::vector<StateCount>> CountByState() override;
   absl::Status CheckIntegrity() override;
   absl::StatusOr<InsertOutcome> InsertEntriesOnce(std::span<const Entry> entries,
@@ -103,21 +116,32 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
   absl::Status CheckFormatLocked(bool* found);
   // In a write transaction: locks the history counter (see the file comment). Requires mu_.
   absl::Status LockWritersLocked();
-  // Appends `events` with the next seqs and advances the counter. Requires mu_ and the lock.
+  // Appends `events` with the next seqs and advances the counter; with a chain signer, links them
+  // after the newest event and replaces the head. Requires mu_ and the lock.
   absl::Status AppendEventsLocked(std::span<const HistoryEvent> events);
+  // With the writers' lock held: the newest event's link, after checking that the stored head names
+  // that event and its tag checks (postgres_backend_chain.cc). DataLoss (the caller writes nothing)
+  // if not: events were deleted or the head was replaced. Requires mu_, chain_ and the lock.
+  absl::StatusOr<std::string> ChainTailLocked();
+  // The stored head, read in the caller's transaction (or its own statement). Requires mu_.
+  absl::StatusOr<std::optional<HistoryHead>> HeadLocked();
+  // Upserts the head in meta, in the caller's transaction. Requires mu_.
+  absl::Status PutHeadLocked(const HistoryHead& head);
   absl::StatusOr<std::vector<int64_t>> InsertLocked(std::span<const Entry> entries,
                                                     std::span<const HistoryEvent> events);
   absl::Status CheckClaimLocked(std::string_view name_space, std::string_view principal,
                                 const InsertClaim& claim, InsertOutcome* outcome);
   absl::Status UpdateLocked(const Entry& entry, int64_t expected_updated_at_us,
                             std::span<const HistoryEvent> scrubbed, const HistoryEvent& event);
+  static constexpr int kScanPage = 500;  // rows per page of a scan (ScanPagesLocked's LIMIT)
   // Runs `sql` (which must take the last key as its final parameter `$n` and ORDER BY the key
   // column, the first column) page by page in one read-only snapshot, calling `visit` per row.
   absl::Status ScanPagesLocked(const std::string& sql, std::vector<pg::PgParam> params,
                                const std::function<absl::Status(const pg::PgResult&, int)>& visit);
 
-  std::mutex mu_;                           // serializes all use of conn_
-  std::unique_ptr<pg::PgConnection> conn_;  // guarded by mu_
+  std::mutex mu_;                              // serializes all use of conn_
+  std::unique_ptr<pg::PgConnection> conn_;     // guarded by mu_
+  const HistoryChainSigner* chain_ = nullptr;  // guarded by mu_
   // Seqs of the events the current (or last) write appended; guarded by mu_.
   std::vector<int64_t> inserted_event_seqs_;
 };

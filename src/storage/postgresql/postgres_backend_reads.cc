@@ -18,8 +18,6 @@ using pg::PgParam;
 using pg::PgResult;
 using pg::PgTransaction;
 
-constexpr int kScanPage = 500;  // rows per page of a scan
-
 const std::string& EntrySelect() {
   static const std::string sql = absl::StrCat("SELECT ", pg::kSignedEntryColumns, ", report FROM entries");
   return sql;

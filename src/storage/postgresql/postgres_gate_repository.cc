@@ -4,10 +4,14 @@
 #include <absl/strings/str_cat.h>
 
 #include <mutex>
+#include <nlohmann/json.hpp>
+#include <utility>
 #include <vector>
 
+#include "core/hex.h"
 #include "core/status_macros.h"
 #include "storage/postgresql/pg_connection.h"
+#include "storage/sqlite_schema.h"  // the names of the meta rows (kGateManifestKey, ...)
 
 namespace bulwark {
 namespace {
@@ -40,9 +44,39 @@ GateRow DecodeGate(const pg::PgResult& r, int i) {
                  r.Bytes(i, 7)};
 }
 
+// As sqlite_gate_repository.cc's: the same JSON, the same DataLoss for anything else.
+absl::StatusOr<std::optional<GateManifest>> DecodeManifest(std::string_view value) {
+  const nlohmann::json json = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
+  auto bad = [] { return absl::DataLossError("the query gate manifest does not decode"); };
+  if (!json.is_object()) return bad();
+  auto names = json.find("namespaces");
+  auto key_id = json.find("key_id");
+  auto tag = json.find("tag");
+  if (names == json.end() || !names->is_array() || key_id == json.end() || !key_id->is_number_unsigned() ||
+      key_id->get<uint64_t>() > UINT32_MAX || tag == json.end() || !tag->is_string()) {
+    return bad();
+  }
+  GateManifest manifest;
+  for (const nlohmann::json& name : *names) {
+    if (!name.is_string()) return bad();
+    manifest.namespaces.push_back(name.get<std::string>());
+  }
+  manifest.sign_key_id = static_cast<uint32_t>(key_id->get<uint64_t>());
+  std::optional<std::string> tag_bytes = HexDecode(tag->get<std::string>());
+  if (!tag_bytes) return bad();
+  manifest.tag = *std::move(tag_bytes);
+  return std::optional<GateManifest>(std::move(manifest));
+}
+
+constexpr char kMetaValue[] = "SELECT value FROM meta WHERE key = $1";
+constexpr char kPutMeta[] =
+    "INSERT INTO meta(key, value) VALUES($1, $2) ON CONFLICT(key) DO UPDATE SET value = excluded.value";
+constexpr char kDeleteMeta[] = "DELETE FROM meta WHERE key = $1";
+
 class PostgresGateRepository : public GateRepository {
  public:
-  explicit PostgresGateRepository(std::unique_ptr<pg::PgConnection> conn) : conn_(std::move(conn)) {}
+  PostgresGateRepository(std::unique_ptr<pg::PgConnection> conn, bool upgraded, bool manifest_pending)
+      : conn_(std::move(conn)), upgraded_(upgraded), manifest_pending_(manifest_pending) {}
 
   absl::Status Save(const GateRow& row) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -55,7 +89,12 @@ class PostgresGateRepository : public GateRepository {
         PgParam::Text(row.name_space),          PgParam::Text(row.mode),   PgParam::Text(row.embedder),
         PgParam::Int(row.fitted_at_us),         PgParam::Text(row.source), PgParam::Bytes(row.model),
         PgParam::Int(int64_t{row.sign_key_id}), PgParam::Bytes(row.tag)};
-    return conn_->Prepared("save_gate", sql, params).status();
+    pg::PgTransaction txn(*conn_);
+    BULWARK_RETURN_IF_ERROR(txn.status());
+    BULWARK_RETURN_IF_ERROR(LockWritersLocked());
+    BULWARK_RETURN_IF_ERROR(conn_->Prepared("save_gate", sql, params).status());
+    BULWARK_RETURN_IF_ERROR(ReplaceManifestLocked());
+    return txn.Commit();
   }
 
   absl::StatusOr<std::optional<GateRow>> Find(std::string_view name_space) override {
@@ -80,19 +119,96 @@ class PostgresGateRepository : public GateRepository {
   absl::Status Remove(std::string_view name_space) override {
     std::lock_guard<std::mutex> lock(mu_);
     const std::vector<PgParam> params = {PgParam::Text(name_space)};
+    pg::PgTransaction txn(*conn_);
+    BULWARK_RETURN_IF_ERROR(txn.status());
+    BULWARK_RETURN_IF_ERROR(LockWritersLocked());
     BULWARK_ASSIGN_OR_RETURN(auto r, conn_->Query("DELETE FROM query_gates WHERE namespace = $1", params));
     if (r.AffectedRows() == 0) {
       return absl::NotFoundError(absl::StrCat("no query gate for namespace ", std::string(name_space)));
     }
+    BULWARK_RETURN_IF_ERROR(ReplaceManifestLocked());
+    return txn.Commit();
+  }
+
+  void SetManifestSigner(ManifestSigner signer) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    manifest_signer_ = std::move(signer);
+  }
+
+  absl::StatusOr<std::optional<GateManifest>> Manifest() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::vector<PgParam> key = {PgParam::Text(kGateManifestKey)};
+    BULWARK_ASSIGN_OR_RETURN(auto r, conn_->Prepared("meta_value", kMetaValue, key));
+    if (r.rows() == 0) return std::optional<GateManifest>();
+    return DecodeManifest(r.View(0, 0));
+  }
+
+  bool manifest_pending() const override { return manifest_pending_; }
+
+  absl::Status WriteManifest() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!manifest_signer_) return absl::FailedPreconditionError("no manifest signer");
+    pg::PgTransaction txn(*conn_);
+    BULWARK_RETURN_IF_ERROR(txn.status());
+    BULWARK_RETURN_IF_ERROR(LockWritersLocked());
+    BULWARK_RETURN_IF_ERROR(ReplaceManifestLocked());
+    const std::vector<PgParam> key = {PgParam::Text(kGateManifestMarker)};
+    BULWARK_RETURN_IF_ERROR(conn_->Prepared("delete_meta", kDeleteMeta, key).status());
+    BULWARK_RETURN_IF_ERROR(txn.Commit());
+    manifest_pending_ = false;
     return absl::OkStatus();
   }
 
-  bool upgraded_from_unsigned() const override { return false; }
+  // The table is always made with the signature columns: only a marker copied from an upgraded
+  // SQLite store sets this. Deleting the marker is what SQLite's does.
+  bool upgraded_from_unsigned() const override { return upgraded_; }
+
+  absl::Status FinishSigningUpgrade() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    const std::vector<PgParam> key = {PgParam::Text(kUnsignedGateMarker)};
+    BULWARK_RETURN_IF_ERROR(conn_->Prepared("delete_meta", kDeleteMeta, key).status());
+    upgraded_ = false;
+    return absl::OkStatus();
+  }
 
  private:
   std::mutex mu_;  // serializes all use of conn_
   std::unique_ptr<pg::PgConnection> conn_;
+  bool upgraded_;                   // guarded by mu_ after construction
+  bool manifest_pending_;           // guarded by mu_ after construction
+  ManifestSigner manifest_signer_;  // guarded by mu_
+
+  // In a write transaction: serializes the writers of query gates across connections, so that a
+  // manifest is always computed from the rows every earlier writer committed (SQLite: BEGIN
+  // IMMEDIATE). SHARE ROW EXCLUSIVE conflicts with itself and with writes, not with reads; each
+  // later statement of a READ COMMITTED transaction sees every commit before the lock was granted.
+  absl::Status LockWritersLocked() {
+    return conn_->Exec("LOCK TABLE query_gates IN SHARE ROW EXCLUSIVE MODE");
+  }
+
+  // With a signer: the manifest of the rows as they are in the caller's transaction. Requires mu_.
+  absl::Status ReplaceManifestLocked() {
+    if (!manifest_signer_) return absl::OkStatus();
+    GateManifest manifest;
+    BULWARK_ASSIGN_OR_RETURN(
+        auto r,
+        conn_->Prepared("gate_namespaces", "SELECT namespace FROM query_gates ORDER BY namespace", {}));
+    for (int i = 0; i < r.rows(); ++i) manifest.namespaces.push_back(r.Bytes(i, 0));
+    manifest_signer_(&manifest);
+    const nlohmann::json json = {{"namespaces", manifest.namespaces},
+                                 {"key_id", manifest.sign_key_id},
+                                 {"tag", HexEncode(manifest.tag)}};
+    const std::vector<PgParam> params = {PgParam::Text(kGateManifestKey), PgParam::Text(json.dump())};
+    return conn_->Prepared("put_meta", kPutMeta, params).status();
+  }
 };
+
+// Whether meta has the row `key` (an upgrade marker).
+absl::StatusOr<bool> HasMarker(pg::PgConnection& conn, const char* key) {
+  const std::vector<PgParam> params = {PgParam::Text(key)};
+  BULWARK_ASSIGN_OR_RETURN(auto r, conn.Query(kMetaValue, params));
+  return r.rows() > 0;
+}
 
 }  // namespace
 
@@ -100,7 +216,10 @@ absl::StatusOr<std::unique_ptr<GateRepository>> OpenPostgresGateRepository(std::
   BULWARK_ASSIGN_OR_RETURN(auto conn, pg::PgConnection::Open(conninfo));
   BULWARK_RETURN_IF_ERROR(pg::RequireStore(*conn));
   BULWARK_RETURN_IF_ERROR(pg::ExecSchema(*conn, kGateSchema, "query_gates"));
-  return std::unique_ptr<GateRepository>(new PostgresGateRepository(std::move(conn)));
+  BULWARK_ASSIGN_OR_RETURN(const bool upgraded, HasMarker(*conn, kUnsignedGateMarker));
+  BULWARK_ASSIGN_OR_RETURN(const bool manifest_pending, HasMarker(*conn, kGateManifestMarker));
+  return std::unique_ptr<GateRepository>(
+      new PostgresGateRepository(std::move(conn), upgraded, manifest_pending));
 }
 
 }  // namespace bulwark
