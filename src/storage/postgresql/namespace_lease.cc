@@ -87,14 +87,14 @@ Lease LeaseFromRow(std::string_view name_space, const pg::PgResult& r, int row) 
   lease.holder = r.Bytes(row, 0);
   lease.epoch = r.Int(row, 1);
   lease.expires_at_us = r.Int(row, 2);
-  lease.granted_at_us = r.Int(row, 3);
+  lease.as_of_us = r.Int(row, 3);
   return lease;
 }
 
 std::string Describe(const Lease& lease) {
   if (!lease.live()) return absl::StrCat("epoch ", lease.epoch, " of holder ", lease.holder, ", expired");
   return absl::StrCat("epoch ", lease.epoch, " of holder ", lease.holder, ", live for another ",
-                      (lease.expires_at_us - lease.granted_at_us) / 1000, " ms");
+                      (lease.expires_at_us - lease.as_of_us) / 1000, " ms");
 }
 
 // The reason a (holder, epoch) call found nothing to change: the namespace's row as it is now.

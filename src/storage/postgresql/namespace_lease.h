@@ -12,11 +12,13 @@
 // Time is the database's (clock_timestamp()), never a replica's: replicas may have skewed or
 // jumping clocks, and expiry is decided by one clock only.
 //
-// What a holder may assume. A Lease returned by TryAcquire or Renew says: at `granted_at_us`
+// What a holder may assume. A Lease returned by TryAcquire or Renew says: at `as_of_us`
 // (database time) this holder held `epoch` until `expires_at_us`. Nobody else can be granted the
-// namespace before `expires_at_us` of the database's clock. A holder that wants to act on its
+// namespace before `expires_at_us` of the database's clock, unless this holder releases it. (A
+// step of the database host's clock shortens or stretches leases; it cannot let two holders
+// write, since every fenced write compares epochs, and epochs only grow.) A holder that wants to act on its
 // own clock (e.g. stop serving leader-only reads) must count conservatively: from the moment it
-// SENT the request, at most (expires_at_us - granted_at_us), minus a margin for clock rate error.
+// SENT the request, at most (expires_at_us - as_of_us), minus a margin for clock rate error.
 // But a holder's own clock is never what keeps its writes safe: a holder paused past its lease
 // (SIGSTOP, a GC pause, a stalled VM) wakes up believing it still leads. Its writes are refused
 // by fencing: CheckFence runs inside the write transaction and fails once the epoch moved on or
@@ -64,9 +66,9 @@ struct Lease {
   std::string holder;
   int64_t epoch = 0;
   int64_t expires_at_us = 0;
-  int64_t granted_at_us = 0;  // the database's time when it answered
+  int64_t as_of_us = 0;  // the database's time when it answered
   // True if the lease had not expired when the database answered.
-  bool live() const { return expires_at_us > granted_at_us; }
+  bool live() const { return expires_at_us > as_of_us; }
 };
 
 // What a write transaction checks: that `epoch` is still the live epoch of `name_space`.

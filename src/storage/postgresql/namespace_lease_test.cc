@@ -85,7 +85,7 @@ TEST_F(NamespaceLeaseTest, AcquireRenewReleaseAndCurrent) {
   ASSERT_THAT(first, IsOk());
   EXPECT_EQ(first->epoch, 1);
   EXPECT_TRUE(first->live());
-  EXPECT_NEAR(first->expires_at_us - first->granted_at_us, absl::ToInt64Microseconds(kLong), 100000);
+  EXPECT_NEAR(first->expires_at_us - first->as_of_us, absl::ToInt64Microseconds(kLong), 100000);
 
   EXPECT_THAT(b_->TryAcquire("ns", "replica-b", kLong),
               StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("replica-a")));
