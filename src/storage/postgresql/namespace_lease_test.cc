@@ -29,7 +29,7 @@ using ::testing::HasSubstr;
 constexpr absl::Duration kLong = absl::Seconds(60);
 // Short enough to wait out in a test, long enough that the steps before the wait finish first
 // even on a loaded machine.
-constexpr absl::Duration kShort = absl::Milliseconds(400);
+constexpr absl::Duration kShort = absl::Seconds(1);
 
 void WaitOut(absl::Duration ttl) { absl::SleepFor(ttl + absl::Milliseconds(150)); }
 
