@@ -4,10 +4,12 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
+#include "storage/postgresql/namespace_lease.h"
 #include "storage/postgresql/postgres_rows.h"
 #include "storage/sqlite_schema.h"  // the names of the meta rows
 
@@ -209,6 +211,33 @@ absl::Status PostgresBackend::PutMeta(std::string_view key, std::string_view val
       .status();
 }
 
+void PostgresBackend::SetFence(std::string_view name_space, int64_t epoch) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fences_[std::string(name_space)] = epoch;
+}
+
+void PostgresBackend::ClearFence(std::string_view name_space) {
+  std::lock_guard<std::mutex> lock(mu_);
+  fences_.erase(ToAbsl(name_space));
+}
+
+absl::Status PostgresBackend::CheckFenceLocked(std::string_view name_space) {
+  const auto it = fences_.find(ToAbsl(name_space));
+  if (it == fences_.end()) return absl::OkStatus();
+  return CheckFence(*conn_, Fence{it->first, it->second});
+}
+
+absl::Status PostgresBackend::CheckFencesLocked(std::span<const Entry> entries) {
+  if (fences_.empty()) return absl::OkStatus();
+  std::vector<std::string_view> checked;
+  for (const Entry& e : entries) {
+    if (std::find(checked.begin(), checked.end(), e.name_space) != checked.end()) continue;
+    checked.push_back(e.name_space);
+    BULWARK_RETURN_IF_ERROR(CheckFenceLocked(e.name_space));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status PostgresBackend::LockWritersLocked() {
   return conn_->Prepared("lock_writers", "SELECT last_seq FROM history_counter WHERE id = 1 FOR UPDATE", {})
       .status();
@@ -258,6 +287,7 @@ absl::StatusOr<std::vector<int64_t>> PostgresBackend::InsertEntries(std::span<co
   inserted_event_seqs_.clear();
   PgTransaction txn(*conn_);
   BULWARK_RETURN_IF_ERROR(txn.status());
+  BULWARK_RETURN_IF_ERROR(CheckFencesLocked(entries));
   BULWARK_RETURN_IF_ERROR(LockWritersLocked());
   BULWARK_ASSIGN_OR_RETURN(auto row_ids, InsertLocked(entries, events));
   if (auto s = txn.Commit(); !s.ok()) {
@@ -303,6 +333,7 @@ absl::Status PostgresBackend::UpdateLocked(const Entry& entry, int64_t expected_
   inserted_event_seqs_.clear();
   PgTransaction txn(*conn_);
   BULWARK_RETURN_IF_ERROR(txn.status());
+  BULWARK_RETURN_IF_ERROR(CheckFenceLocked(entry.name_space));
   BULWARK_RETURN_IF_ERROR(LockWritersLocked());
   std::vector<PgParam> params = pg::EntryParams(entry);
   params.push_back(PgParam::Int(expected_updated_at_us));
@@ -406,6 +437,7 @@ absl::StatusOr<InsertOutcome> PostgresBackend::InsertEntriesOnce(std::span<const
   inserted_event_seqs_.clear();
   PgTransaction txn(*conn_);
   BULWARK_RETURN_IF_ERROR(txn.status());
+  BULWARK_RETURN_IF_ERROR(CheckFencesLocked(entries));
   BULWARK_RETURN_IF_ERROR(LockWritersLocked());
   InsertOutcome outcome;
   BULWARK_RETURN_IF_ERROR(CheckClaimLocked(first.name_space, first.principal, claim, &outcome));

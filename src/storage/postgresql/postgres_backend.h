@@ -31,14 +31,28 @@
 // would need the amcheck extension, which needs a superuser); TEXT cannot hold NUL bytes or
 // invalid UTF-8 (the write path validates text before it gets here).
 //
+// Fencing (issue #17 point 2, namespace_lease.h). A replica that leads a namespace sets a fence
+// (SetFence: the namespace and its lease epoch); from then on every write transaction that
+// changes that namespace's entries, history, query history or calibration first runs CheckFence
+// in the same transaction and fails with FailedPrecondition, changing nothing, once the epoch
+// moved on or the lease expired by the database's clock. Namespaces without a fence are written
+// unchecked (a single replica needs no leases). Store-wide writes (PutMeta,
+// SignEventsFromBeforeSigning, DeleteIdempotencyRecords) are not fenced. A fence needs the lease
+// table in this database (NamespaceLeases::Open or CreateLeaseTable makes it). The fence's row
+// lock (FOR SHARE on the lease row) is taken before the history counter's; TryAcquire locks only
+// the lease row, so the two never wait on each other in a cycle.
+//
 // One connection per backend, serialized by a mutex (as SqliteBackend). Open several backends
 // for several connections. A lost connection is not re-established: every call then returns
 // Unavailable until the backend is reopened (a write whose COMMIT was cut off may or may not have
 // committed; EventsAfter tells a reopened process what happened).
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include <memory>
 #include <mutex>
+#include <string>
 #include <string_view>
 
 #include "storage/defense_state_repository.h"
@@ -55,6 +69,11 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
   // version this build does not know.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<PostgresBackend>> Open(std::string_view conninfo,
                                                                              bool create);
+
+  // Fences the writes of `name_space` with `epoch` (replacing its previous fence), or lifts the
+  // fence (see the file comment). Waits for a write in flight.
+  void SetFence(std::string_view name_space, int64_t epoch);
+  void ClearFence(std::string_view name_space);
 
   absl::StatusOr<std::optional<std::string>> GetMeta(std::string_view key) override;
   absl::Status PutMeta(std::string_view key, std::string_view value) override;
@@ -114,6 +133,10 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
   // Sets *found if the meta table names a store; then DataLoss if it is not a Bulwark store and
   // FailedPrecondition for another schema version. Requires mu_.
   absl::Status CheckFormatLocked(bool* found);
+  // In a write transaction: CheckFence for `name_space` if it has a fence, for each namespace of
+  // `entries` (each once). Requires mu_.
+  absl::Status CheckFenceLocked(std::string_view name_space);
+  absl::Status CheckFencesLocked(std::span<const Entry> entries);
   // In a write transaction: locks the history counter (see the file comment). Requires mu_.
   absl::Status LockWritersLocked();
   // Appends `events` with the next seqs and advances the counter; with a chain signer, links them
@@ -144,6 +167,7 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
   const HistoryChainSigner* chain_ = nullptr;  // guarded by mu_
   // Seqs of the events the current (or last) write appended; guarded by mu_.
   std::vector<int64_t> inserted_event_seqs_;
+  absl::flat_hash_map<std::string, int64_t> fences_;  // namespace -> epoch; guarded by mu_
 };
 
 }  // namespace bulwark

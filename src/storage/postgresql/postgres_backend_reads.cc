@@ -5,9 +5,11 @@
 #include <absl/strings/str_cat.h>
 
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "core/status_macros.h"
+#include "core/strings.h"
 #include "storage/postgresql/postgres_backend.h"
 #include "storage/postgresql/postgres_rows.h"
 
@@ -249,6 +251,7 @@ absl::Status PostgresBackend::SaveQueryHistory(std::string_view name_space, uint
   std::lock_guard<std::mutex> lock(mu_);
   PgTransaction txn(*conn_);
   BULWARK_RETURN_IF_ERROR(txn.status());
+  BULWARK_RETURN_IF_ERROR(CheckFenceLocked(name_space));
   const std::vector<PgParam> ns = {PgParam::Text(name_space)};
   if (replace)
     BULWARK_RETURN_IF_ERROR(conn_->Query("DELETE FROM query_history WHERE namespace = $1", ns).status());
@@ -289,13 +292,21 @@ absl::Status PostgresBackend::ScanQueryHistory(
 
 absl::Status PostgresBackend::PutCalibration(std::string_view name_space, std::string_view calibration) {
   std::lock_guard<std::mutex> lock(mu_);
+  // A transaction only for the fence: unfenced, the upsert alone is atomic.
+  std::optional<PgTransaction> txn;
+  if (fences_.contains(ToAbsl(name_space))) {
+    txn.emplace(*conn_);
+    BULWARK_RETURN_IF_ERROR(txn->status());
+    BULWARK_RETURN_IF_ERROR(CheckFenceLocked(name_space));
+  }
   const std::vector<PgParam> params = {PgParam::Text(name_space), PgParam::Text(calibration)};
-  return conn_
-      ->Query(
-          "INSERT INTO calibrations(namespace, calibration) VALUES($1, $2) "
-          "ON CONFLICT(namespace) DO UPDATE SET calibration = excluded.calibration",
-          params)
-      .status();
+  BULWARK_RETURN_IF_ERROR(
+      conn_
+          ->Query("INSERT INTO calibrations(namespace, calibration) VALUES($1, $2) "
+                  "ON CONFLICT(namespace) DO UPDATE SET calibration = excluded.calibration",
+                  params)
+          .status());
+  return txn.has_value() ? txn->Commit() : absl::OkStatus();
 }
 
 absl::Status PostgresBackend::ScanCalibrations(
