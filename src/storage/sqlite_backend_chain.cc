@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/hex.h"
+#include "storage/signed_meta_json.h"
 #include "storage/sqlite_backend.h"
 #include "storage/sqlite_event_rows.h"
 #include "storage/sqlite_schema.h"
@@ -30,26 +31,6 @@ absl::StatusOr<std::pair<int64_t, HistoryLink>> ReadNewestLink(sqlite3* db) {
   const int64_t key_id = st.Int(1);
   return std::pair<int64_t, HistoryLink>{
       st.Int(0), {key_id >= 0 && key_id <= UINT32_MAX ? static_cast<uint32_t>(key_id) : 0, st.Blob(2)}};
-}
-
-absl::StatusOr<std::optional<HistoryHead>> DecodeHead(const std::string& value) {
-  const nlohmann::json json = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
-  auto bad = [] { return absl::DataLossError("the history head does not decode"); };
-  if (!json.is_object()) return bad();
-  auto seq = json.find("seq");
-  auto link = json.find("link");
-  auto key_id = json.find("key_id");
-  auto tag = json.find("tag");
-  if (seq == json.end() || !seq->is_number_integer() || link == json.end() || !link->is_string() ||
-      key_id == json.end() || !key_id->is_number_unsigned() || tag == json.end() || !tag->is_string()) {
-    return bad();
-  }
-  std::optional<std::string> link_bytes = HexDecode(link->get<std::string>());
-  std::optional<std::string> tag_bytes = HexDecode(tag->get<std::string>());
-  const uint64_t key = key_id->get<uint64_t>();
-  if (!link_bytes || !tag_bytes || key > UINT32_MAX) return bad();
-  return std::optional<HistoryHead>(HistoryHead{seq->get<int64_t>(), *std::move(link_bytes),
-                                                static_cast<uint32_t>(key), *std::move(tag_bytes)});
 }
 
 }  // namespace
@@ -88,19 +69,16 @@ absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HeadLocked() {
   const int rc = st.Step();
   if (rc == SQLITE_DONE) return std::optional<HistoryHead>();
   if (rc != SQLITE_ROW) return SqliteError(db_, "read the history head");
-  return DecodeHead(st.Text(0));
+  return DecodeHistoryHead(st.Text(0));
 }
 
 absl::Status SqliteBackend::PutHeadLocked(const HistoryHead& head) {
-  const nlohmann::json json = {{"seq", head.seq},
-                               {"link", HexEncode(head.link)},
-                               {"key_id", head.key_id},
-                               {"tag", HexEncode(head.tag)}};
+  const std::string json = EncodeHistoryHead(head);
   Statement st(
       db_, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, kHistoryHeadKey);
-  st.Bind(2, json.dump());
+  st.Bind(2, json);
   return st.Run("write the history head");
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/hex.h"
+#include "storage/signed_meta_json.h"
 #include "storage/sqlite_schema.h"
 #include "storage/sqlite_util.h"
 
@@ -21,29 +22,6 @@ GateRow DecodeGateRow(const Statement& st) {
   return GateRow{
       st.Text(0), st.Text(1), st.Text(2), st.Int(3), st.Text(4), st.Blob(5), static_cast<uint32_t>(st.Int(6)),
       st.Blob(7)};
-}
-
-absl::StatusOr<std::optional<GateManifest>> DecodeManifest(const std::string& value) {
-  const nlohmann::json json = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
-  auto bad = [] { return absl::DataLossError("the query gate manifest does not decode"); };
-  if (!json.is_object()) return bad();
-  auto names = json.find("namespaces");
-  auto key_id = json.find("key_id");
-  auto tag = json.find("tag");
-  if (names == json.end() || !names->is_array() || key_id == json.end() || !key_id->is_number_unsigned() ||
-      key_id->get<uint64_t>() > UINT32_MAX || tag == json.end() || !tag->is_string()) {
-    return bad();
-  }
-  GateManifest manifest;
-  for (const nlohmann::json& name : *names) {
-    if (!name.is_string()) return bad();
-    manifest.namespaces.push_back(name.get<std::string>());
-  }
-  manifest.sign_key_id = static_cast<uint32_t>(key_id->get<uint64_t>());
-  std::optional<std::string> tag_bytes = HexDecode(tag->get<std::string>());
-  if (!tag_bytes) return bad();
-  manifest.tag = *std::move(tag_bytes);
-  return std::optional<GateManifest>(std::move(manifest));
 }
 
 class SqliteGateRepository : public GateRepository {
@@ -122,7 +100,7 @@ class SqliteGateRepository : public GateRepository {
     const int rc = st.Step();
     if (rc == SQLITE_DONE) return std::optional<GateManifest>();
     if (rc != SQLITE_ROW) return SqliteError(db_, "read the query gate manifest");
-    return DecodeManifest(st.Text(0));
+    return DecodeGateManifest(st.Text(0));
   }
 
   bool manifest_pending() const override { return manifest_pending_; }
@@ -167,15 +145,13 @@ class SqliteGateRepository : public GateRepository {
       if (rc != SQLITE_DONE) return SqliteError(db_, "list the namespaces with a gate");
     }
     manifest_signer_(&manifest);
-    const nlohmann::json json = {{"namespaces", manifest.namespaces},
-                                 {"key_id", manifest.sign_key_id},
-                                 {"tag", HexEncode(manifest.tag)}};
+    const std::string json = EncodeGateManifest(manifest);
     Statement put(
         db_,
         "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
     if (auto s = put.status(); !s.ok()) return s;
     put.Bind(1, kGateManifestKey);
-    put.Bind(2, json.dump());
+    put.Bind(2, json);
     return put.Run("write the query gate manifest");
   }
 };

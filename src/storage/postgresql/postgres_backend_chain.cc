@@ -15,6 +15,7 @@
 #include "core/status_macros.h"
 #include "storage/postgresql/postgres_backend.h"
 #include "storage/postgresql/postgres_rows.h"
+#include "storage/signed_meta_json.h"
 #include "storage/sqlite_schema.h"  // the names of the meta rows (kHistoryHeadKey, ...)
 
 namespace bulwark {
@@ -42,27 +43,6 @@ absl::StatusOr<std::pair<int64_t, HistoryLink>> ReadNewestLink(pg::PgConnection&
                             "SELECT seq, link_key_id, link FROM history ORDER BY seq DESC LIMIT 1", {}));
   if (r.rows() == 0) return std::pair<int64_t, HistoryLink>{0, {}};
   return std::pair<int64_t, HistoryLink>{r.Int(0, 0), DecodeLink(r, 0, 1)};
-}
-
-// As sqlite_backend_chain.cc's: the same JSON, the same DataLoss for anything else.
-absl::StatusOr<std::optional<HistoryHead>> DecodeHead(std::string_view value) {
-  const nlohmann::json json = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
-  auto bad = [] { return absl::DataLossError("the history head does not decode"); };
-  if (!json.is_object()) return bad();
-  auto seq = json.find("seq");
-  auto link = json.find("link");
-  auto key_id = json.find("key_id");
-  auto tag = json.find("tag");
-  if (seq == json.end() || !seq->is_number_integer() || link == json.end() || !link->is_string() ||
-      key_id == json.end() || !key_id->is_number_unsigned() || tag == json.end() || !tag->is_string()) {
-    return bad();
-  }
-  std::optional<std::string> link_bytes = HexDecode(link->get<std::string>());
-  std::optional<std::string> tag_bytes = HexDecode(tag->get<std::string>());
-  const uint64_t key = key_id->get<uint64_t>();
-  if (!link_bytes || !tag_bytes || key > UINT32_MAX) return bad();
-  return std::optional<HistoryHead>(HistoryHead{seq->get<int64_t>(), *std::move(link_bytes),
-                                                static_cast<uint32_t>(key), *std::move(tag_bytes)});
 }
 
 }  // namespace
@@ -96,15 +76,12 @@ absl::StatusOr<std::optional<HistoryHead>> PostgresBackend::HeadLocked() {
   BULWARK_ASSIGN_OR_RETURN(auto r,
                            conn_->Prepared("get_meta", "SELECT value FROM meta WHERE key = $1", params));
   if (r.rows() == 0) return std::optional<HistoryHead>();
-  return DecodeHead(r.View(0, 0));
+  return DecodeHistoryHead(r.View(0, 0));
 }
 
 absl::Status PostgresBackend::PutHeadLocked(const HistoryHead& head) {
-  const nlohmann::json json = {{"seq", head.seq},
-                               {"link", HexEncode(head.link)},
-                               {"key_id", head.key_id},
-                               {"tag", HexEncode(head.tag)}};
-  const std::vector<PgParam> params = {PgParam::Text(kHistoryHeadKey), PgParam::Text(json.dump())};
+  const std::string json = EncodeHistoryHead(head);
+  const std::vector<PgParam> params = {PgParam::Text(kHistoryHeadKey), PgParam::Text(json)};
   return conn_
       ->Prepared(
           "put_meta",

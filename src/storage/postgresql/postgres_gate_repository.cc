@@ -11,6 +11,7 @@
 #include "core/hex.h"
 #include "core/status_macros.h"
 #include "storage/postgresql/pg_connection.h"
+#include "storage/signed_meta_json.h"
 #include "storage/sqlite_schema.h"  // the names of the meta rows (kGateManifestKey, ...)
 
 namespace bulwark {
@@ -42,30 +43,6 @@ GateRow DecodeGate(const pg::PgResult& r, int i) {
                  r.Bytes(i, 5),
                  static_cast<uint32_t>(r.Int(i, 6)),
                  r.Bytes(i, 7)};
-}
-
-// As sqlite_gate_repository.cc's: the same JSON, the same DataLoss for anything else.
-absl::StatusOr<std::optional<GateManifest>> DecodeManifest(std::string_view value) {
-  const nlohmann::json json = nlohmann::json::parse(value, nullptr, /*allow_exceptions=*/false);
-  auto bad = [] { return absl::DataLossError("the query gate manifest does not decode"); };
-  if (!json.is_object()) return bad();
-  auto names = json.find("namespaces");
-  auto key_id = json.find("key_id");
-  auto tag = json.find("tag");
-  if (names == json.end() || !names->is_array() || key_id == json.end() || !key_id->is_number_unsigned() ||
-      key_id->get<uint64_t>() > UINT32_MAX || tag == json.end() || !tag->is_string()) {
-    return bad();
-  }
-  GateManifest manifest;
-  for (const nlohmann::json& name : *names) {
-    if (!name.is_string()) return bad();
-    manifest.namespaces.push_back(name.get<std::string>());
-  }
-  manifest.sign_key_id = static_cast<uint32_t>(key_id->get<uint64_t>());
-  std::optional<std::string> tag_bytes = HexDecode(tag->get<std::string>());
-  if (!tag_bytes) return bad();
-  manifest.tag = *std::move(tag_bytes);
-  return std::optional<GateManifest>(std::move(manifest));
 }
 
 constexpr char kMetaValue[] = "SELECT value FROM meta WHERE key = $1";
@@ -140,7 +117,7 @@ class PostgresGateRepository : public GateRepository {
     const std::vector<PgParam> key = {PgParam::Text(kGateManifestKey)};
     BULWARK_ASSIGN_OR_RETURN(auto r, conn_->Prepared("meta_value", kMetaValue, key));
     if (r.rows() == 0) return std::optional<GateManifest>();
-    return DecodeManifest(r.View(0, 0));
+    return DecodeGateManifest(r.View(0, 0));
   }
 
   bool manifest_pending() const override { return manifest_pending_; }
@@ -195,10 +172,8 @@ class PostgresGateRepository : public GateRepository {
         conn_->Prepared("gate_namespaces", "SELECT namespace FROM query_gates ORDER BY namespace", {}));
     for (int i = 0; i < r.rows(); ++i) manifest.namespaces.push_back(r.Bytes(i, 0));
     manifest_signer_(&manifest);
-    const nlohmann::json json = {{"namespaces", manifest.namespaces},
-                                 {"key_id", manifest.sign_key_id},
-                                 {"tag", HexEncode(manifest.tag)}};
-    const std::vector<PgParam> params = {PgParam::Text(kGateManifestKey), PgParam::Text(json.dump())};
+    const std::string json = EncodeGateManifest(manifest);
+    const std::vector<PgParam> params = {PgParam::Text(kGateManifestKey), PgParam::Text(json)};
     return conn_->Prepared("put_meta", kPutMeta, params).status();
   }
 };
