@@ -141,7 +141,7 @@ void WriteDefenses::OnCommitted(std::string_view name_space, std::span<const Ent
 }
 
 void WriteDefenses::RememberActive(const Entry& e) {
-  if (e.kind != Kind::kMemory) return;
+  if (e.kind != Kind::kMemory || !gate_->keeps_memories()) return;
   gate_->memories().Put(
       e.name_space,
       {.id = e.id, .principal = e.principal, .source = e.source, .text = e.text, .embedding = e.embedding});

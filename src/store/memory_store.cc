@@ -21,6 +21,14 @@
 namespace bulwark {
 namespace {
 
+// A memory no longer active leaves the write gate's table of memories (the conflict detector's),
+// so neither its text nor its slots stay in that cache (issue #18 point 9).
+absl::Status ForgetIfOk(MemoryStore::Impl& impl, std::string_view name_space, std::string_view id,
+                        absl::Status status) {
+  if (status.ok()) impl.defenses->Forget(name_space, id);
+  return status;
+}
+
 constexpr int kMaxK = 1000;
 
 absl::StatusOr<nlohmann::json> ReadGateConfig(const std::filesystem::path& path,
@@ -202,26 +210,35 @@ absl::StatusOr<Entry> MemoryStore::Update(std::string_view name_space, std::stri
 }
 
 absl::Status MemoryStore::Delete(std::string_view name_space, std::string_view id, std::string_view actor) {
-  return impl_->entries->Transition(
-      name_space, id, actor,
-      {"delete", StateBit(State::kActive) | StateBit(State::kQuarantined), State::kDeleted, {}});
+  return ForgetIfOk(
+      *impl_, name_space, id,
+      impl_->entries->Transition(
+          name_space, id, actor,
+          {"delete", StateBit(State::kActive) | StateBit(State::kQuarantined), State::kDeleted, {}}));
 }
 
 absl::Status MemoryStore::Purge(std::string_view name_space, std::string_view id, std::string_view actor) {
-  return impl_->entries->Transition(name_space, id, actor,
-                                    {"purge", ~StateBit(State::kPurged), State::kPurged, {}});
+  return ForgetIfOk(*impl_, name_space, id,
+                    impl_->entries->Transition(name_space, id, actor,
+                                               {"purge", ~StateBit(State::kPurged), State::kPurged, {}}));
 }
 
 absl::Status MemoryStore::Quarantine(std::string_view name_space, std::string_view id, std::string_view actor,
                                      const nlohmann::json& reasons) {
-  return impl_->entries->Transition(
-      name_space, id, actor,
-      {"quarantine", StateBit(State::kActive), State::kQuarantined, {{"reasons", reasons}}});
+  return ForgetIfOk(
+      *impl_, name_space, id,
+      impl_->entries->Transition(
+          name_space, id, actor,
+          {"quarantine", StateBit(State::kActive), State::kQuarantined, {{"reasons", reasons}}}));
 }
 
 absl::Status MemoryStore::Release(std::string_view name_space, std::string_view id, std::string_view actor) {
-  return impl_->entries->Transition(name_space, id, actor,
-                                    {"release", StateBit(State::kQuarantined), State::kActive, {}});
+  BULWARK_RETURN_IF_ERROR(impl_->entries->Transition(
+      name_space, id, actor, {"release", StateBit(State::kQuarantined), State::kActive, {}}));
+  // Active again: the conflict detector compares later writes with it.
+  if (absl::StatusOr<Entry> released = impl_->entries->Get(name_space, id); released.ok())
+    impl_->defenses->RememberActive(*released);
+  return absl::OkStatus();
 }
 
 absl::Status MemoryStore::Reject(std::string_view name_space, std::string_view id, std::string_view actor) {

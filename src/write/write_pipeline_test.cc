@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "bulwark/memory_store.h"
+#include "detect/memory_table.h"
+#include "store/memory_store_impl.h"
 #include "testing/lexical_store.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -162,6 +164,23 @@ TEST_F(WritePipelineTest, ADeletedMemoryIsNoLongerContradicted) {
   auto edit = store_->Add(kNs, {.text = kEditedPickup}, "mallory");
   ASSERT_THAT(edit, IsOk());
   EXPECT_EQ(edit->state, State::kActive) << edit->report.dump();
+}
+
+// Issue #18 point 9: a purged (or quarantined) memory leaves the gate's table of memories, so its
+// text and slots do not linger in that cache; a released one comes back.
+TEST_F(WritePipelineTest, APurgedMemoryLeavesTheGatesTableAndAReleasedOneReturns) {
+  const MemoryTable& table = store_->impl().defenses->gate().memories();
+  auto kept = store_->Add(kNs, {.text = "Dinner with Sam on Friday at 19:00"}, "alice");
+  auto purged = store_->Add(kNs, {.text = kPickup}, "alice");
+  ASSERT_THAT(kept, IsOk());
+  ASSERT_THAT(purged, IsOk());
+  ASSERT_EQ(table.size(kNs), 2u);
+  ASSERT_THAT(store_->Purge(kNs, purged->id, "alice"), IsOk());
+  EXPECT_EQ(table.size(kNs), 1u) << "the purged memory is gone from the table";
+  ASSERT_THAT(store_->Quarantine(kNs, kept->id, "alice", nlohmann::json::array()), IsOk());
+  EXPECT_EQ(table.size(kNs), 0u);
+  ASSERT_THAT(store_->Release(kNs, kept->id, "alice"), IsOk());
+  EXPECT_EQ(table.size(kNs), 1u) << "released: compared with later writes again";
 }
 
 TEST_F(WritePipelineTest, AReopenedStoreKnowsItsMemories) {
