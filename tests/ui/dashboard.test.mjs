@@ -8,7 +8,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -103,11 +103,28 @@ async function seed() {
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.equal(r.body.entry.state, 'quarantined');
   }
-  return { flight, xss, poison, agentKey };
+  // Namespace "dora": a courier's write changes the date of the admin's order (a one-field edit):
+  // the conflict detector holds it, naming the order and the changed slot.
+  r = await call(server, admin, 'POST', '/v1/memories',
+    { namespace: 'dora', text: 'Order: lemon cake for the Okafor wedding, pickup Saturday June 14 at 10:00, $420.' });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  const order = r.body.entry;
+  const courier = await call(server, admin, 'POST', '/v1/admin/principals',
+    { name: 'courier', role: 'writer', namespaces: ['dora'] });
+  assert.equal(courier.status, 201, JSON.stringify(courier.body));
+  r = await call(server, courier.body.api_key, 'POST', '/v1/memories',
+    { namespace: 'dora', text: 'Order: lemon cake for the Okafor wedding, pickup Saturday June 21 at 10:00, $420.' });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  assert.equal(r.body.entry.state, 'quarantined');
+  return { flight, xss, poison, agentKey, order };
 }
 
 before(async () => {
   dir = mkdtempSync(path.join(tmpdir(), 'bulwark-ui-'));
+  // The conflict detector is off by default; this store turns it on (its gate.json) so that a real
+  // conflict report reaches the quarantine screen.
+  mkdirSync(path.join(dir, 'store'), { recursive: true });
+  writeFileSync(path.join(dir, 'store', 'gate.json'), JSON.stringify({ conflict: { enabled: true } }));
   server = await startServer(path.join(dir, 'store'));
   seeded = await seed();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
@@ -234,31 +251,14 @@ test('a long queue is shown ten items at a time', async () => {
 });
 
 test('a conflict report shows the contradicted memory with the changed slots marked', async () => {
-  // No API path writes a "conflict" detector report yet (the detector is being built), so the
-  // quarantine list answer is given one in the browser: the rendering is what is tested here.
   const { context, page, seen } = await openPage();
-  const target = (await call(server, server.adminKey, 'GET', '/v1/memories?namespace=alice')).body.entries
-    .find((e) => e.text.includes('window seat'));
-  await page.route('**/v1/quarantine?*', async (route) => {
-    const res = await route.fetch();
-    const body = await res.json();
-    for (const e of body.entries) {
-      if (e.id !== seeded.xss.id) continue;
-      // The shape the conflict detector is expected to write: its entry in the gate's report.
-      e.report.gate.detectors.conflict = { score: 0.93, threshold: 0.8, flagged: true, calibrated: true,
-        reason: 'contradicts an active memory',
-        conflict: { entry_id: target.id, similarity: 0.93, polarity_changed: false,
-          slots: [{ kind: 'object', old: 'window', new: 'payroll' }] } };
-    }
-    await route.fulfill({ response: res, json: body });
-  });
   await login(page, server.adminKey);
   await page.click('#nav-quarantine');
-  await page.selectOption('#namespace', 'alice');
+  await page.selectOption('#namespace', 'dora');
   await page.waitForSelector('.conflict .conflict-old mark');
-  assert.equal(await page.textContent('.conflict .conflict-old mark'), 'window');
-  assert.equal(await page.textContent('.conflict .conflict-new mark'), 'payroll');
-  assert.match(await page.textContent('.conflict .conflict-old'), /Alice prefers a window seat/);
+  assert.equal(await page.textContent('.conflict .conflict-old mark'), 'June 14');
+  assert.equal(await page.textContent('.conflict .conflict-new mark'), 'June 21');
+  assert.match(await page.textContent('.conflict .conflict-old'), /Okafor wedding/);
   await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-conflict.png') });
   await assertInert(page, seen);
   await context.close();
