@@ -1,5 +1,5 @@
 // NamespaceLeases: one leader per namespace, by a lease with a fencing epoch kept in PostgreSQL
-// (issue #17 point 2; doc: /work/shared/research/ecosystem.md section 5.2). The write gate's
+// (issue #17 point 2; the design is the research note ecosystem.md, section 5.2). The write gate's
 // per-namespace state (quarantine, calibration, query history) must not be split between two
 // writers: each namespace has at most one holder at a time, and every write transaction of the
 // holder checks, in the same transaction, that its epoch is still the namespace's (CheckFence).
