@@ -192,6 +192,12 @@ test('log in, review the quarantine: release one, reject one with a reason', asy
   const fired = page.locator(`article[data-id="${seeded.xss.id}"] .detectors tr.fired`);
   assert.ok((await fired.count()) >= 1);
   assert.match(await fired.first().textContent(), /validation/);
+  // The write gate quarantined it: its reasons name the gate's detectors, not an operator.
+  const rows = await page
+    .locator(`article[data-id="${seeded.xss.id}"] .detectors tbody tr td:first-child`)
+    .allTextContents();
+  assert.ok(!rows.includes('operator'), `detector rows: ${rows.join(', ')}`);
+  assert.equal(new Set(rows).size, rows.length, `detector rows repeat: ${rows.join(', ')}`);
   await page.waitForSelector(`article[data-id="${seeded.xss.id}"] .nearest li`);
   await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-quarantine.png'), fullPage: false });
   await assertInert(page, seen);

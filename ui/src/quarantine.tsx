@@ -7,18 +7,38 @@ import type { Jump } from './app';
 import { ErrorLine, Highlighted, Json, NamespacePicker, useNamespaces } from './common';
 
 // The detectors of an entry's report: the write gate's ({"gate": {"detectors": {name: {score,
-// threshold, flagged, reason, detail}}}}) and an operator's manual quarantine ({"quarantine":
-// {"reasons": [{"detector": "operator", "reason"}]}}).
+// threshold, flagged, reason, detail}}}}) and the reasons of its quarantine, in the shapes the store
+// writes: the write gate's list of "detector: reason" strings ({"quarantine": {"reasons": [...],
+// "by": "bulwark:write-gate"}}; a detector already listed from the gate's report is not repeated),
+// an operator's manual quarantine ([{"detector": "operator", "reason"}]) or a {detector: reason}
+// object from the library API.
 function detectorsOf(entry: Entry): [string, DetectorReport][] {
   const report = entry.report;
   if (!report || typeof report !== 'object') return [];
   const out: [string, DetectorReport][] = [];
   const gate = (report.gate ?? report) as { detectors?: Record<string, DetectorReport> };
   for (const [name, d] of Object.entries(gate.detectors ?? {})) out.push([name, d]);
+  const listed = new Set(out.map(([name]) => name));
+  const add = (name: string, reason: string | undefined) => {
+    if (listed.has(name)) return;
+    listed.add(name);
+    out.push([name, { flagged: true, reason }]);
+  };
   const held = (report.quarantine as { reasons?: unknown } | undefined)?.reasons;
   if (Array.isArray(held)) {
-    for (const r of held as { detector?: string; reason?: string }[]) {
-      out.push([r.detector ?? 'operator', { flagged: true, reason: r.reason }]);
+    for (const r of held as unknown[]) {
+      if (typeof r === 'string') {
+        const colon = r.indexOf(': ');
+        if (colon > 0) add(r.slice(0, colon), r.slice(colon + 2));
+        else add('write gate', r);
+      } else if (r && typeof r === 'object') {
+        const o = r as { detector?: string; reason?: string };
+        add(o.detector ?? 'operator', o.reason);
+      }
+    }
+  } else if (held && typeof held === 'object') {
+    for (const [name, reason] of Object.entries(held as Record<string, unknown>)) {
+      add(name, typeof reason === 'string' ? reason : JSON.stringify(reason));
     }
   }
   return out;
