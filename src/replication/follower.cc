@@ -13,6 +13,7 @@ namespace bulwark {
 namespace {
 
 constexpr size_t kRecentRejections = 16;
+constexpr size_t kMaxCachedPlacements = 1 << 16;
 // The longest the thread blocks before it looks at the stop flag again.
 constexpr absl::Duration kStopCheck = absl::Milliseconds(100);
 
@@ -39,8 +40,8 @@ absl::StatusOr<std::unique_ptr<Follower>> Follower::Open(std::string_view connin
   BULWARK_ASSIGN_OR_RETURN(auto placement, RendezvousPlacement::Create(options.replicas));
   BULWARK_ASSIGN_OR_RETURN(auto index, ReplicaIndex::Create(options.dimension));
   const bool listen = options.listen;
-  std::unique_ptr<Follower> f(
-      new Follower(std::move(options), std::move(placement), keyring, std::move(index)));
+  std::unique_ptr<Follower> f(new Follower(std::string(conninfo), std::move(options), std::move(placement),
+                                           keyring, std::move(index)));
   BULWARK_ASSIGN_OR_RETURN(f->feed_, ChangeFeed::Open(conninfo));
   // Listen before the first read: a hint sent after that read is then never missed.
   if (listen) {
@@ -61,7 +62,7 @@ bool Follower::Holds(std::string_view name_space) const {
   if (it != holds_.end()) return it->second;
   const std::vector<std::string> owners = placement_.Place(name_space, options_.copies);
   const bool held = std::find(owners.begin(), owners.end(), options_.replica_id) != owners.end();
-  holds_.emplace(std::string(name_space), held);
+  if (holds_.size() < kMaxCachedPlacements) holds_.emplace(std::string(name_space), held);
   return held;
 }
 
@@ -81,8 +82,8 @@ absl::Status Follower::WaitForVersion(std::string_view name_space, int64_t versi
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
       return absl::UnavailableError(absl::StrCat("replica ", options_.replica_id, " has applied namespace ",
-                                                 ToAbsl(name_space), " up to version ", applied_, ", the read needs ",
-                                                 version, "; retry"));
+                                                 ToAbsl(name_space), " up to version ", applied_,
+                                                 ", the read needs ", version, "; retry"));
     }
     applied_cv_.wait_for(lock, absl::ToChronoMicroseconds(std::min(left, kStopCheck)));
   }
@@ -125,8 +126,20 @@ void Follower::ApplyLocked(const FeedEvent& event) {
   ++stats_.events_applied;
 }
 
+absl::Status Follower::ReopenFeedIfLost() {
+  if (!feed_lost_) return absl::OkStatus();
+  BULWARK_ASSIGN_OR_RETURN(feed_, ChangeFeed::Open(conninfo_));
+  feed_lost_ = false;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<int> Follower::PollOnce() {
   std::lock_guard<std::mutex> apply(apply_mu_);
+  if (absl::Status reopened = ReopenFeedIfLost(); !reopened.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    stats_.last_error = reopened.ToString();
+    return reopened;
+  }
   int64_t after = 0;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -135,6 +148,7 @@ absl::StatusOr<int> Follower::PollOnce() {
   }
   auto read = feed_->ReadAfter(after, options_.batch, [this](std::string_view ns) { return Holds(ns); });
   if (!read.ok()) {
+    if (read.status().code() == absl::StatusCode::kUnavailable) feed_lost_ = true;
     std::lock_guard<std::mutex> lock(mu_);
     stats_.last_error = read.status().ToString();
     return read.status();
@@ -161,6 +175,10 @@ absl::Status Follower::CatchUp() {
 
 void Follower::Sleep() {
   const absl::Time until = absl::Now() + options_.poll_interval;
+  if (listener_ == nullptr && options_.listen) {
+    auto reopened = ChangeListener::Open(conninfo_);  // the next poll covers hints missed meanwhile
+    if (reopened.ok()) listener_ = *std::move(reopened);
+  }
   while (!stopping_) {
     const absl::Duration left = until - absl::Now();
     if (left <= absl::ZeroDuration()) return;

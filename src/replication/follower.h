@@ -19,6 +19,10 @@
 // Waking. The thread reads the feed at once when a LISTEN/NOTIFY hint (change_notify.h) arrives
 // and in any case every `poll_interval`: a lost hint delays a follower by at most that interval.
 //
+// Connections. A lost feed connection is reopened before the next read (each poll interval); a
+// lost listener connection likewise, once per poll interval (hints sent meanwhile are lost; the
+// poll covers them).
+//
 // Read-your-writes. WaitForVersion(ns, v, deadline) returns once the namespace is applied up to
 // version v (a VersionToken's), or Unavailable at the deadline: retryable (HTTP 503 with a
 // Retry-After; the server may instead forward the read to the namespace's leader).
@@ -105,9 +109,10 @@ class Follower {
   FollowerStats stats() const;
 
  private:
-  Follower(FollowerOptions options, RendezvousPlacement placement, const Keyring* keyring,
-           std::unique_ptr<ReplicaIndex> index)
-      : options_(std::move(options)),
+  Follower(std::string conninfo, FollowerOptions options, RendezvousPlacement placement,
+           const Keyring* keyring, std::unique_ptr<ReplicaIndex> index)
+      : conninfo_(std::move(conninfo)),
+        options_(std::move(options)),
         placement_(std::move(placement)),
         signer_(keyring),
         index_(std::move(index)) {}
@@ -122,19 +127,27 @@ class Follower {
   // OK if the row may be indexed for this event (see the file comment).
   absl::Status CheckRow(const FeedEvent& event, const StoredRow& row) const;
 
+  // Reopens the feed after its connection was lost. Requires apply_mu_.
+  absl::Status ReopenFeedIfLost();
+
+  const std::string conninfo_;
   const FollowerOptions options_;
   const RendezvousPlacement placement_;
   const Signer signer_;
   std::unique_ptr<ReplicaIndex> index_;
-  std::unique_ptr<ChangeFeed> feed_;
-  std::unique_ptr<ChangeListener> listener_;  // only the thread uses it; null: polling only
+  std::unique_ptr<ChangeFeed> feed_;  // guarded by apply_mu_
+  bool feed_lost_ = false;            // guarded by apply_mu_: reopen before the next read
+  // Only the thread uses it; null: polling only (options.listen false, or the connection was
+  // lost: reopened at most once per poll interval).
+  std::unique_ptr<ChangeListener> listener_;
 
   std::mutex apply_mu_;    // one applier at a time (the thread, or a test's PollOnce)
   mutable std::mutex mu_;  // guards what follows
   std::condition_variable applied_cv_;
   int64_t applied_ = 0;
   FollowerStats stats_;
-  mutable absl::flat_hash_map<std::string, bool> holds_;  // placement cache
+  // Placement cache, bounded (a read may name any namespace): kMaxCachedPlacements entries.
+  mutable absl::flat_hash_map<std::string, bool> holds_;
 
   std::atomic<bool> stopping_{false};
   std::thread thread_;

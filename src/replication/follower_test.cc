@@ -161,6 +161,29 @@ TEST_F(FollowerTest, ALostNotificationOnlyDelaysUntilThePoll) {
   EXPECT_GE((*follower)->stats().wakeups, 1);
 }
 
+TEST_F(FollowerTest, LostConnectionsAreReopened) {
+  const std::string ns = Namespaces(true, 1)[0];
+  auto follower = Follower::Open(conninfo_, keyring_.get(), Options());
+  ASSERT_THAT(follower, IsOk());
+  auto v1 = Add(*writer_, ns, "before");
+  ASSERT_THAT(v1, IsOk());
+  ASSERT_THAT((*follower)->WaitForVersion(ns, *v1, absl::Now() + absl::Seconds(5)), IsOk());
+  // The server drops every other connection: the follower's feed and listener, and the writer's.
+  auto sql = pg::PgConnection::Open(conninfo_);
+  ASSERT_THAT(sql, IsOk());
+  ASSERT_THAT((*sql)->Exec("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                           "WHERE pid <> pg_backend_pid() AND datname = current_database()"),
+              IsOk());
+  auto writer = OpenBackend();
+  ASSERT_NE(writer, nullptr);
+  auto v2 = Add(*writer, ns, "after");
+  ASSERT_THAT(v2, IsOk());
+  EXPECT_THAT((*follower)->WaitForVersion(ns, *v2, absl::Now() + absl::Seconds(8)), IsOk())
+      << (*follower)->stats().last_error;
+  EXPECT_EQ((*follower)->index().size(ns), 2u);
+  EXPECT_FALSE((*follower)->stats().last_error.empty()) << "the follower saw its connections drop";
+}
+
 TEST_F(FollowerTest, AReadBeyondTheStoreFailsRetryablyAtItsDeadline) {
   const std::string ns = Namespaces(true, 1)[0];
   auto follower = Follower::Open(conninfo_, keyring_.get(), Options());

@@ -47,7 +47,7 @@ NamespaceLeadership::NamespaceLeadership(NamespaceLeases* leases, std::string na
       options_(std::move(options)) {}
 
 NamespaceLeadership::~NamespaceLeadership() {
-  StopRenewingForTesting();
+  StopRenewing();
   if (leading_) StepDown().IgnoreError();  // best effort: otherwise the lease expires
 }
 
@@ -73,7 +73,7 @@ absl::Status NamespaceLeadership::StepDown() {
   return released;
 }
 
-void NamespaceLeadership::StopRenewingForTesting() {
+void NamespaceLeadership::StopRenewing() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_thread_ = true;

@@ -72,9 +72,10 @@ class NamespaceLeadership {
   [[nodiscard]] absl::Status StepDown();
 
   // Tests: stops the renewal thread without stepping down, as a paused process would.
-  void StopRenewingForTesting();
+  void StopRenewingForTesting() { StopRenewing(); }
 
  private:
+  void StopRenewing();  // joins the renewal thread
   NamespaceLeadership(NamespaceLeases* leases, std::string name_space, std::string holder, Lease lease,
                       LeadershipOptions options);
   void Run();  // the renewal thread

@@ -33,7 +33,8 @@ void VersionChecker::Observe(int64_t version, std::string_view name_space) {
   if (!inserted) {
     if (version <= it->second) {
       ++report_.reorderings;
-      Problem(absl::StrCat("namespace ", ToAbsl(name_space), ": version ", version, " came after ", it->second));
+      Problem(
+          absl::StrCat("namespace ", ToAbsl(name_space), ": version ", version, " came after ", it->second));
     }
     it->second = std::max(it->second, version);
   }
@@ -77,8 +78,8 @@ absl::StatusOr<VersionReport> CompareWithStore(ChangeFeed& feed, std::string_vie
     ++report.gaps;
     const std::string what = i < stored.size() ? absl::StrCat("version ", stored[i], " was skipped")
                                                : absl::StrCat("version ", applied[i], " is not in the store");
-    report.problems.push_back(absl::StrCat("namespace ", ToAbsl(name_space), ": ", what, " (applied ", applied.size(),
-                                           " of ", stored.size(), ")"));
+    report.problems.push_back(absl::StrCat("namespace ", ToAbsl(name_space), ": ", what, " (applied ",
+                                           applied.size(), " of ", stored.size(), ")"));
   }
   return report;
 }
