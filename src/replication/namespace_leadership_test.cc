@@ -8,9 +8,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <vector>
 
+#include "replication/follower.h"
 #include "replication/replication_test_fixture.h"
 #include "replication/version_checker.h"
 #include "storage/postgresql/change_feed.h"
@@ -43,6 +45,21 @@ TEST_F(NamespaceLeadershipTest, APausedLeaderIsFencedAndTheSequenceContinuesWith
   auto leases_b = OpenLeases();
   auto backend_b = OpenBackend();
   ASSERT_NE(backend_b, nullptr);
+  // A follower holding the namespace applies the feed throughout the takeover.
+  std::mutex mu;
+  std::vector<int64_t> applied;
+  FollowerOptions follow;
+  follow.replica_id = "replica-c";
+  follow.replicas = {"replica-a", "replica-b", "replica-c"};
+  follow.copies = 3;
+  follow.dimension = kDim;
+  follow.poll_interval = absl::Milliseconds(100);
+  follow.on_apply = [&](int64_t v, std::string_view) {
+    std::lock_guard<std::mutex> lock(mu);
+    applied.push_back(v);
+  };
+  auto follower = Follower::Open(conninfo_, keyring_.get(), follow);
+  ASSERT_THAT(follower, IsOk());
   auto a = NamespaceLeadership::Acquire(leases_a.get(), writer_.get(), "ns", "replica-a", Short());
   ASSERT_THAT(a, IsOk());
   EXPECT_EQ((*a)->epoch(), 1);
@@ -84,6 +101,11 @@ TEST_F(NamespaceLeadershipTest, APausedLeaderIsFencedAndTheSequenceContinuesWith
   ASSERT_THAT(whole, IsOk());
   EXPECT_TRUE(whole->ok());
   EXPECT_EQ(whole->events, 3);
+  ASSERT_THAT((*follower)->WaitForVersion("ns", *v3, absl::Now() + absl::Seconds(5)), IsOk());
+  EXPECT_EQ((*follower)->index().size("ns"), 3u);
+  EXPECT_FALSE((*follower)->index().Get("ns", late.id).has_value());
+  std::lock_guard<std::mutex> lock(mu);
+  EXPECT_THAT(applied, ElementsAre(1, 2, 3)) << "the follower saw one sequence across the takeover";
 }
 
 TEST_F(NamespaceLeadershipTest, ARenewalThatFindsTheEpochMovedStepsDown) {
