@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -34,7 +35,7 @@ class ChangeFeedTest : public ::bulwark::testing::ReplicationTest {
 
 TEST_F(ChangeFeedTest, ConcurrentWritersGiveGapFreeCommitOrderedVersions) {
   constexpr int kWriters = 4;
-  constexpr int kWritesEach = 25;
+  constexpr int kWritesEach = 20;
   auto feed = OpenFeed();
   ASSERT_NE(feed, nullptr);
   std::vector<std::unique_ptr<PostgresBackend>> backends;
@@ -167,6 +168,43 @@ TEST_F(ChangeFeedTest, NotificationsWakeAListener) {
   EXPECT_THAT(heard, ElementsAre("team-a", "team-b"));
   EXPECT_THAT((*notifier)->Notify(""), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT((*notifier)->Notify(std::string(257, 'n')), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+TEST_F(ChangeFeedTest, HintsAreCoalescedOffTheWritePath) {
+  auto listener = ChangeListener::Open(conninfo_);
+  ASSERT_THAT(listener, IsOk());
+  EXPECT_THAT(CoalescingNotifier::Start(conninfo_, absl::ZeroDuration()),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  {
+    auto notifier = CoalescingNotifier::Start(conninfo_, absl::Milliseconds(50));
+    ASSERT_THAT(notifier, IsOk());
+    const absl::Time start = absl::Now();
+    for (int i = 0; i < 300; ++i) (*notifier)->Hint(absl::StrCat("team-", i % 3));
+    (*notifier)->Hint("");  // ignored
+    EXPECT_LT(absl::Now() - start, absl::Milliseconds(200)) << "Hint never waits on the network";
+    std::vector<std::string> heard;
+    for (int i = 0; i < 50 && heard.size() < 3; ++i) {
+      auto got = (*listener)->Wait(absl::Milliseconds(100));
+      ASSERT_THAT(got, IsOk());
+      for (auto& ns : *got) {
+        if (std::find(heard.begin(), heard.end(), ns) == heard.end()) heard.push_back(ns);
+      }
+    }
+    std::sort(heard.begin(), heard.end());
+    EXPECT_THAT(heard, ElementsAre("team-0", "team-1", "team-2"));
+    const CoalescingNotifier::Stats stats = (*notifier)->stats();
+    EXPECT_EQ(stats.hints, 300);
+    EXPECT_LE(stats.sent, 30) << "300 hints in one window are a few notifications";
+    EXPECT_EQ(stats.dropped, 0);
+    (*notifier)->Hint("last-one");  // pending when the notifier goes: sent on destruction
+  }
+  bool heard_last = false;
+  for (int i = 0; i < 50 && !heard_last; ++i) {
+    auto got = (*listener)->Wait(absl::Milliseconds(100));
+    ASSERT_THAT(got, IsOk());
+    heard_last = std::find(got->begin(), got->end(), "last-one") != got->end();
+  }
+  EXPECT_TRUE(heard_last);
 }
 
 }  // namespace

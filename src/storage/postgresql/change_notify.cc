@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/status_macros.h"
+#include "core/strings.h"
 
 namespace bulwark {
 namespace {
@@ -35,6 +36,81 @@ absl::Status ChangeNotifier::Notify(std::string_view name_space) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::vector<PgParam> params = {PgParam::Text(kChangeChannel), PgParam::Text(name_space)};
   return conn_->Prepared("notify_change", "SELECT pg_notify($1, $2)", params).status();
+}
+
+absl::StatusOr<std::unique_ptr<CoalescingNotifier>> CoalescingNotifier::Start(std::string_view conninfo,
+                                                                              absl::Duration interval) {
+  if (interval <= absl::ZeroDuration() || interval > absl::Seconds(1)) {
+    return absl::InvalidArgumentError("notify: the coalescing interval must be in (0, 1 s]");
+  }
+  BULWARK_ASSIGN_OR_RETURN(auto notifier, ChangeNotifier::Open(conninfo));
+  std::unique_ptr<CoalescingNotifier> c(
+      new CoalescingNotifier(std::string(conninfo), std::move(notifier), interval));
+  c->thread_ = std::thread([p = c.get()] { p->Run(); });
+  return c;
+}
+
+CoalescingNotifier::~CoalescingNotifier() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void CoalescingNotifier::Hint(std::string_view name_space) {
+  if (name_space.empty() || name_space.size() > kMaxNamespaceBytes) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.hints;
+    if (pending_.size() >= kMaxPendingHints && !pending_.contains(ToAbsl(name_space))) {
+      ++stats_.dropped;
+      return;
+    }
+    pending_.insert(std::string(name_space));
+  }
+  wake_.notify_one();
+}
+
+CoalescingNotifier::Stats CoalescingNotifier::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void CoalescingNotifier::Send(const absl::flat_hash_set<std::string>& names) {
+  int64_t sent = 0;
+  if (notifier_ == nullptr) {
+    auto reopened = ChangeNotifier::Open(conninfo_);
+    if (reopened.ok()) notifier_ = *std::move(reopened);
+  }
+  for (const std::string& name : names) {
+    if (notifier_ == nullptr) break;
+    absl::Status s = notifier_->Notify(name);
+    if (s.ok()) {
+      ++sent;
+    } else if (s.code() == absl::StatusCode::kUnavailable) {
+      notifier_.reset();
+    }
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  stats_.sent += sent;
+  stats_.dropped += static_cast<int64_t>(names.size()) - sent;
+}
+
+void CoalescingNotifier::Run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    wake_.wait(lock, [this] { return stop_ || !pending_.empty(); });
+    if (pending_.empty()) return;  // stopping, nothing left to send
+    absl::flat_hash_set<std::string> names;
+    names.swap(pending_);
+    const bool stopping = stop_;
+    lock.unlock();
+    Send(names);
+    if (!stopping) absl::SleepFor(interval_);  // the coalescing window: hints meanwhile wait
+    lock.lock();
+  }
 }
 
 absl::StatusOr<std::unique_ptr<ChangeListener>> ChangeListener::Open(std::string_view conninfo) {
