@@ -134,6 +134,34 @@ TEST_F(FollowerTest, ARowThatFailsItsSignatureIsNeverIndexed) {
   EXPECT_EQ(stats.applied_version, 2) << "a rejected row is applied (withheld), not waited for";
 }
 
+TEST_F(FollowerTest, ARowMovedToAnotherTenantIsNeverServedThere) {
+  const std::vector<std::string> held = Namespaces(true, 2);
+  const std::string& owner = held[0];
+  const std::string& victim = held[1];
+  auto stolen = Add(*writer_, owner, "owner's private memory");
+  ASSERT_THAT(stolen, IsOk());
+  auto follower = Follower::Open(conninfo_, keyring_.get(), Options(), /*start=*/false);
+  ASSERT_THAT(follower, IsOk());
+  ASSERT_THAT((*follower)->PollOnce(), IsOk());
+  ASSERT_EQ((*follower)->index().size(owner), 1u);
+  // A SQL-level attacker moves the row into the victim tenant and forges an event there for it.
+  auto sql = pg::PgConnection::Open(conninfo_);
+  ASSERT_THAT(sql, IsOk());
+  ASSERT_THAT(
+      (*sql)->Exec(absl::StrCat("UPDATE entries SET namespace = '", victim, "'; ",
+                                "INSERT INTO history(seq, entry_id, namespace, event, actor, at_us, "
+                                "detail, key_id, tag) SELECT seq + 1, entry_id, '",
+                                victim, "', 'update', actor, at_us, detail, key_id, tag FROM history; ",
+                                "UPDATE history_counter SET last_seq = last_seq + 1")),
+      IsOk());
+  ASSERT_THAT((*follower)->PollOnce(), IsOk());
+  EXPECT_EQ((*follower)->index().size(victim), 0u) << "the tag covers the namespace";
+  EXPECT_EQ((*follower)->stats().rows_rejected, 1);
+  auto applied = (*follower)->AppliedVersion(victim);
+  ASSERT_THAT(applied, IsOk());
+  EXPECT_EQ(*applied, 2) << "the forged event is applied (withheld), not waited for";
+}
+
 TEST_F(FollowerTest, ALostNotificationOnlyDelaysUntilThePoll) {
   const std::string ns = Namespaces(true, 1)[0];
   FollowerOptions options = Options();
