@@ -110,6 +110,49 @@ TEST_F(FollowerTest, AppliesItsNamespacesInOrderUnderAConcurrentWriter) {
   EXPECT_EQ((*follower)->stats().rows_rejected, 0);
 }
 
+TEST_F(FollowerTest, UpdatesQuarantinesAndDeletesAreApplied) {
+  const std::string ns = Namespaces(true, 1)[0];
+  std::vector<Entry> entries;
+  for (int i = 0; i < 3; ++i) {
+    entries.push_back(MakeSigned(ns, absl::StrCat("version one of ", i), /*axis=*/0));
+    const HistoryEvent ev = SignedEvent(entries.back());
+    ASSERT_THAT(writer_->InsertEntries({&entries.back(), 1}, {&ev, 1}), IsOk());
+  }
+  auto follower = Follower::Open(conninfo_, keyring_.get(), Options(), /*start=*/false);
+  ASSERT_THAT(follower, IsOk());
+  ASSERT_THAT((*follower)->PollOnce(), IsOk());
+  ASSERT_EQ((*follower)->index().size(ns), 3u);
+  // Change each one: a new text, a quarantine, a delete (each signed, compare-and-set).
+  auto change = [&](Entry e, const std::string& what) {
+    const int64_t expected = e.updated_at_us;
+    e.updated_at_us = expected + 1;
+    if (what == "update") e.text = "version two";
+    if (what == "quarantine") e.state = State::kQuarantined;
+    if (what == "delete") e.state = State::kDeleted;
+    signer_->Sign(&e);
+    return writer_->UpdateEntry(e, expected, SignedEvent(e, what));
+  };
+  ASSERT_THAT(change(entries[0], "update"), IsOk());
+  ASSERT_THAT(change(entries[1], "quarantine"), IsOk());
+  ASSERT_THAT(change(entries[2], "delete"), IsOk());
+  ASSERT_THAT((*follower)->PollOnce(), IsOk());
+  const ReplicaIndex& index = (*follower)->index();
+  auto updated = index.Get(ns, entries[0].id);
+  ASSERT_TRUE(updated.has_value());
+  EXPECT_EQ(updated->text, "version two");
+  auto quarantined = index.Get(ns, entries[1].id);
+  ASSERT_TRUE(quarantined.has_value());
+  EXPECT_EQ(quarantined->state, State::kQuarantined);
+  EXPECT_FALSE(index.Get(ns, entries[2].id).has_value()) << "deleted";
+  std::vector<float> query(kDim, 0.1f);
+  query[0] = 0.95f;
+  auto hits = index.Search(ns, query, 10);
+  ASSERT_THAT(hits, IsOk());
+  ASSERT_EQ(hits->size(), 1u) << "searches see active memories only";
+  EXPECT_EQ((*hits)[0].entry.id, entries[0].id);
+  EXPECT_EQ((*follower)->stats().rows_rejected, 0);
+}
+
 TEST_F(FollowerTest, ARowThatFailsItsSignatureIsNeverIndexed) {
   const std::string ns = Namespaces(true, 1)[0];
   ASSERT_THAT(Add(*writer_, ns, "good one"), IsOk());
