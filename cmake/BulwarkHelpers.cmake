@@ -13,6 +13,22 @@ function(bulwark_apply_warnings target)
   endif()
 endfunction()
 
+# Compile options of test code (test executables, not the libraries they test). The release build
+# compiles it at -O1. The sanitizer build compiles it at -O0 and without libFuzzer's coverage
+# instrumentation: test code runs little but its gtest and JSON templates cost most of that build's
+# compile time (a test batch: 28.5 s at -O1 with coverage, 8.9 s at -O0 without, clang 14). The
+# libraries under test keep -O1, ASan/UBSan and the coverage the fuzz targets need.
+function(bulwark_test_code_options target)
+  if(BULWARK_SANITIZE)
+    target_compile_options(${target} PRIVATE -O0)
+    if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+      target_compile_options(${target} PRIVATE -fno-sanitize=fuzzer-no-link)
+    endif()
+  else()
+    target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O1>)
+  endif()
+endfunction()
+
 function(bulwark_library)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
   add_library(${ARG_NAME} STATIC ${ARG_SRCS})
@@ -29,10 +45,7 @@ function(bulwark_test)
   add_executable(${ARG_NAME} ${ARG_SRCS})
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
   bulwark_apply_warnings(${ARG_NAME})
-  # Test code itself needs no -O2 (the libraries it calls keep theirs); -O1 compiles faster.
-  if(NOT BULWARK_SANITIZE)
-    target_compile_options(${ARG_NAME} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O1>)
-  endif()
+  bulwark_test_code_options(${ARG_NAME})
   # Tests that run other binaries of the build find them under BULWARK_BUILD_DIR.
   target_compile_definitions(${ARG_NAME} PRIVATE BULWARK_BUILD_DIR="${PROJECT_BINARY_DIR}")
   gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${ARG_NAME}." PROPERTIES LABELS "${ARG_LABELS}")
