@@ -43,7 +43,8 @@ class BoundedChatCallTest : public ::testing::Test {
 };
 
 TEST_F(BoundedChatCallTest, ParsesAJsonAnswerAndSendsJsonMode) {
-  server_.SetContent([](const json&) { return R"({"injection": false, "contradiction": true, "reason": "x"})"; });
+  server_.SetContent(
+      [](const json&) { return R"({"injection": false, "contradiction": true, "reason": "x"})"; });
   ChatClientOptions options = Options();
   options.endpoint.api_key = "sk-judge";
   auto answer = BoundedJsonCompletion(options, {{"system", "s"}, {"user", "u"}}, {});
@@ -111,7 +112,8 @@ TEST_F(BoundedChatCallTest, RefusalsAndMalformedAnswers) {
   server_.AlwaysRespond(200, "not json");
   EXPECT_THAT(Call(), StatusIs(absl::StatusCode::kDataLoss));
   server_.SetHandler([](const json&, httplib::Response& res) {
-    res.set_content(testing::LoopbackChatServer::Completion("{\"a\": 1", "length").dump(), "application/json");
+    res.set_content(testing::LoopbackChatServer::Completion("{\"a\": 1", "length").dump(),
+                    "application/json");
   });
   EXPECT_THAT(Call(), StatusIs(absl::StatusCode::kDataLoss, HasSubstr("cut off")));
 }
@@ -131,11 +133,14 @@ TEST_F(BoundedChatCallTest, HttpErrorsAreNotRetried) {
 }
 
 TEST_F(BoundedChatCallTest, BoundsAreChecked) {
-  EXPECT_THAT(Call({.deadline_ms = 0, .max_answer_bytes = 4096}), StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(Call({.deadline_ms = 100, .max_answer_bytes = 10}), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(Call({.deadline_ms = 0, .max_answer_bytes = 4096}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(Call({.deadline_ms = 100, .max_answer_bytes = 10}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   ChatClientOptions options = Options();
   options.endpoint.url = "ftp://x";
-  EXPECT_THAT(BoundedJsonCompletion(options, {{"user", "u"}}, {}), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(BoundedJsonCompletion(options, {{"user", "u"}}, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_THAT(BoundedJsonCompletion(Options(), {}, {}), StatusIs(absl::StatusCode::kInvalidArgument));
   EXPECT_EQ(server_.requests(), 0);
 }
