@@ -56,7 +56,8 @@ struct Fixture {
   Fixture(size_t memories, size_t m, const char* only, bool without_new = false) {
     embedder = *CreateEmbedder({{"kind", "lexical"}});
     nlohmann::json config = {{"memsad", {{"history_capacity", m}}}};
-    if (without_new) config["conflict"] = config["flood"] = {{"enabled", false}};
+    // conflict and flood are off by default: the whole gate turns them on.
+    config["conflict"] = config["flood"] = {{"enabled", !without_new}};
     if (only != nullptr) {
       for (const char* name :
            {"memsad", "memsad_plus", "watermark", "validation", "proactive", "conflict", "flood"}) {

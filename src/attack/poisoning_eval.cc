@@ -47,7 +47,9 @@ constexpr char kCompositeNoWatermark[] = "composite_no_watermark";
 // Every registered detector enabled.
 nlohmann::json EvalGateConfig() {
   nlohmann::json config = nlohmann::json::object();
-  for (const DetectorDescriptor* d : DetectorRegistry::Global().All()) config[d->name] = {{"enabled", true}};
+  for (const DetectorDescriptor* d : DetectorRegistry::Global().All()) {
+    if (!d->calls_service) config[d->name] = {{"enabled", true}};
+  }
   return config;
 }
 
@@ -490,7 +492,9 @@ absl::StatusOr<nlohmann::json> MeasureRow(MemoryStore& store, const ScreenedOutc
 const std::vector<std::string>& kEvalDetectors() {
   static const std::vector<std::string>* names = [] {
     auto* out = new std::vector<std::string>();
-    for (const DetectorDescriptor* d : DetectorRegistry::Global().All()) out->push_back(d->name);
+    for (const DetectorDescriptor* d : DetectorRegistry::Global().All()) {
+      if (!d->calls_service) out->push_back(d->name);
+    }
     out->push_back(kComposite);
     out->push_back(kCompositeNoWatermark);
     return out;

@@ -258,6 +258,7 @@ DetectorDescriptor MakeConflictDescriptor() {
   // principal (a supersede retires all but the last) are adapted: gate.json "conflict".
   d.enabled_by_default = false;
   d.uses_slots = true;
+  d.reads_memories = true;
   d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {
     ConflictOptions o;
     BULWARK_RETURN_IF_ERROR(ReadConflictOptions(section, &o));

@@ -125,6 +125,12 @@ struct DetectorDescriptor {
   // True when the detector reads the text's slots (conflict, flood): the gate extracts them once
   // per write for all such detectors (WriteCandidate::slots).
   bool uses_slots = false;
+  // True when the detector reads the gate's table of the store's active memories (memory_table.h:
+  // conflict, llm_judge): the write path keeps that table only while such a detector is enabled.
+  bool reads_memories = false;
+  // True when the detector calls a service outside the store (llm_judge: a chat endpoint): the
+  // evaluations (bulwark-lab eval), which enable every other detector, leave it out.
+  bool calls_service = false;
   // Reads the detector's section (without "enabled", which the gate configuration reads) with
   // defaults for absent keys, validates it, and returns every option with its value. The factory
   // gets that normalized object. InvalidArgument (via `section`) for a bad value.

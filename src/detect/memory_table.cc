@@ -179,6 +179,30 @@ std::vector<MemoryMatch> MemoryTable::Contradicted(std::string_view name_space,
   return out;
 }
 
+std::vector<NearMemory> MemoryTable::Nearest(std::string_view name_space, std::span<const float> embedding,
+                                             std::string_view text, size_t limit) const {
+  std::vector<NearMemory> out;
+  if (embedding.size() != dim_ || limit == 0) return out;
+  const Signature query = Sign(embedding);
+  std::shared_lock lock(mu_);
+  auto ns_it = namespaces_.find(ToAbsl(name_space));
+  if (ns_it == namespaces_.end()) return out;
+  const Namespace& ns = ns_it->second;
+  thread_local std::vector<uint32_t> candidates;
+  Candidates(ns, query, &candidates);
+  std::array<std::pair<double, uint32_t>, kCandidates> near{};
+  size_t count = 0;
+  for (uint32_t pos : candidates) near[count++] = {Cosine(embedding, ns.rows[pos].embedding), pos};
+  std::sort(near.begin(), near.begin() + count,
+            [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (size_t i = 0; i < count && out.size() < limit; ++i) {
+    const Row& row = ns.rows[near[i].second];
+    if (row.text == text) continue;
+    out.push_back({row.id, row.text, near[i].first});
+  }
+  return out;
+}
+
 double MemoryTable::NearestSimilarity(std::string_view name_space, std::span<const float> embedding) const {
   if (embedding.size() != dim_) return 0;
   const Signature query = Sign(embedding);

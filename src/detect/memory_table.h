@@ -42,6 +42,13 @@ struct StoredMemory {
   std::span<const float> embedding;  // L2-normalised
 };
 
+// One stored memory near a query, with its text (what the LLM judge quotes).
+struct NearMemory {
+  std::string id;
+  std::string text;
+  double similarity = 0;
+};
+
 // One stored memory near a query, with what a conflict report needs.
 struct MemoryMatch {
   std::string id;
@@ -73,6 +80,11 @@ class MemoryTable {
   std::vector<MemoryMatch> Contradicted(std::string_view name_space, std::span<const float> embedding,
                                         std::string_view text, const TextSlots& slots, double min_similarity,
                                         size_t limit) const;
+  // The (at most `limit`) stored memories nearest to `embedding` among the signature candidates,
+  // best first, leaving out any whose text is `text` (the write itself). Empty for an empty or
+  // unknown namespace or an embedding of the wrong size.
+  std::vector<NearMemory> Nearest(std::string_view name_space, std::span<const float> embedding,
+                                  std::string_view text, size_t limit) const;
   // The highest cosine of a stored memory to `embedding` among the signature candidates (0 for
   // an empty namespace): calibration and tests.
   double NearestSimilarity(std::string_view name_space, std::span<const float> embedding) const;

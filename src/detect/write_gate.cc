@@ -101,7 +101,7 @@ absl::StatusOr<std::unique_ptr<WriteGate>> WriteGate::Create(const WriteGateConf
     if (!d.enabled) continue;
     BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<WriteDetector> detector,
                              d.descriptor->create(d.options, resources));
-    gate->keeps_memories_ |= d.descriptor == &ConflictDescriptor();
+    gate->keeps_memories_ |= d.descriptor->reads_memories;
     gate->detectors_.push_back(std::move(detector));
   }
   return gate;

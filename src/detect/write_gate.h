@@ -94,8 +94,9 @@ class WriteGate {
   // path adds every accepted entry (OnCommitted) and loads a namespace's memories before its first
   // write. Thread-safe.
   MemoryTable& memories() const { return *memories_; }
-  // True when an enabled detector reads that table (conflict). Without one the write path keeps
-  // no copy of the memories' text in the gate (memory, and purged text lingering in a cache).
+  // True when an enabled detector reads that table (DetectorDescriptor::reads_memories: conflict,
+  // llm_judge). Without one the write path keeps no copy of the memories' text in the gate
+  // (memory, and purged text lingering in a cache).
   bool keeps_memories() const { return keeps_memories_; }
   // The store the gate guards (not owned; must outlive the gate; nullptr: none). Set before the
   // first write.

@@ -20,8 +20,9 @@ std::string EnvOr(const char* name, std::string fallback) {
   return value != nullptr && *value != '\0' ? std::string(value) : std::move(fallback);
 }
 
-// Reads a chat completion body. Refusals become FailedPrecondition, anything unexpected DataLoss.
-absl::StatusOr<ChatReply> ParseReply(std::string_view body) {
+}  // namespace
+
+absl::StatusOr<ChatReply> ParseChatReply(std::string_view body) {
   const nlohmann::json response = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (response.is_discarded()) return Malformed("not JSON");
   if (!response.is_object()) return Malformed("not a JSON object");
@@ -55,7 +56,27 @@ absl::StatusOr<ChatReply> ParseReply(std::string_view body) {
   return reply;
 }
 
-}  // namespace
+std::string ChatRequestBody(const ChatClientOptions& options, const std::vector<ChatMessage>& messages,
+                            bool json_mode) {
+  nlohmann::json body = {{"model", options.model},
+                         {"temperature", options.temperature},
+                         {"max_tokens", options.max_tokens},
+                         {"messages", nlohmann::json::array()}};
+  for (const ChatMessage& m : messages)
+    body["messages"].push_back({{"role", m.role}, {"content", m.content}});
+  if (json_mode) body["response_format"] = {{"type", "json_object"}};
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+absl::StatusOr<nlohmann::json> ParseJsonContent(const ChatReply& reply) {
+  if (reply.finish_reason == "length")
+    return Malformed("the JSON reply was cut off (finish_reason \"length\")");
+  nlohmann::json parsed = nlohmann::json::parse(reply.content, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded() || !parsed.is_object()) {
+    return Malformed(absl::StrCat("the reply is not a JSON object: ", ErrorSnippet(reply.content)));
+  }
+  return parsed;
+}
 
 absl::StatusOr<std::unique_ptr<ChatClient>> ChatClient::Create(ChatClientOptions options) {
   if (auto s = ValidateEndpointOptions(options.endpoint, kWho); !s.ok()) return s;
@@ -96,19 +117,11 @@ absl::StatusOr<std::unique_ptr<ChatClient>> ChatClient::FromConfig(const nlohman
 absl::StatusOr<ChatReply> ChatClient::Request(const std::vector<ChatMessage>& messages,
                                               bool json_mode) const {
   if (messages.empty()) return absl::InvalidArgumentError(absl::StrCat(kWho, ": no messages"));
-  nlohmann::json body = {{"model", options_.model},
-                         {"temperature", options_.temperature},
-                         {"max_tokens", options_.max_tokens},
-                         {"messages", nlohmann::json::array()}};
-  for (const ChatMessage& m : messages)
-    body["messages"].push_back({{"role", m.role}, {"content", m.content}});
-  if (json_mode) body["response_format"] = {{"type", "json_object"}};
   auto client = JsonHttpClient::Create(options_.endpoint, kWho);
   if (!client.ok()) return client.status();
-  auto answer = (*client)->Post("/v1/chat/completions",
-                                body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  auto answer = (*client)->Post("/v1/chat/completions", ChatRequestBody(options_, messages, json_mode));
   if (!answer.ok()) return answer.status();
-  return ParseReply(*answer);
+  return ParseChatReply(*answer);
 }
 
 absl::StatusOr<ChatReply> ChatClient::Complete(const std::vector<ChatMessage>& messages) const {
@@ -118,13 +131,7 @@ absl::StatusOr<ChatReply> ChatClient::Complete(const std::vector<ChatMessage>& m
 absl::StatusOr<nlohmann::json> ChatClient::CompleteJson(const std::vector<ChatMessage>& messages) const {
   auto reply = Request(messages, /*json_mode=*/true);
   if (!reply.ok()) return reply.status();
-  if (reply->finish_reason == "length")
-    return Malformed("the JSON reply was cut off (finish_reason \"length\")");
-  nlohmann::json parsed = nlohmann::json::parse(reply->content, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded() || !parsed.is_object()) {
-    return Malformed(absl::StrCat("the reply is not a JSON object: ", ErrorSnippet(reply->content)));
-  }
-  return parsed;
+  return ParseJsonContent(*reply);
 }
 
 }  // namespace bulwark

@@ -14,6 +14,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "net/json_http_client.h"
@@ -38,6 +39,21 @@ struct ChatReply {
   int prompt_tokens = 0;      // from "usage" when the server reports it
   int completion_tokens = 0;
 };
+
+// The JSON body of a chat completions request for `options` (model, temperature, max_tokens) and
+// `messages`; with `json_mode`, "response_format": {"type": "json_object"}. Invalid UTF-8 in a
+// message is replaced, never sent raw.
+std::string ChatRequestBody(const ChatClientOptions& options, const std::vector<ChatMessage>& messages,
+                            bool json_mode);
+
+// Reads the body of a 200 answer: choices[0].message.content. FailedPrecondition for a refusal
+// (a "refusal" in the message, or finish_reason "content_filter"); DataLoss for anything that is
+// not a chat completion (not JSON, no choices, no string content).
+[[nodiscard]] absl::StatusOr<ChatReply> ParseChatReply(std::string_view body);
+
+// The content of a JSON-mode reply parsed as one JSON object. DataLoss when it was cut off
+// (finish_reason "length") or is not a JSON object.
+[[nodiscard]] absl::StatusOr<nlohmann::json> ParseJsonContent(const ChatReply& reply);
 
 class ChatClient {
  public:
