@@ -2,8 +2,9 @@
 // calibrate, quarantine, watermark, verify and stats are here; the others are command groups of
 // their own files: serve (serve_command.h), principals and audit (access_commands.h), the read-time
 // defenses (read_defense_commands.h), honeypots and sessions (honeypot_commands.h), mcp
-// (mcp_commands.h), retrieval (retrieval_commands.h); `bulwark-lab` adds the attacks and
-// evaluations (lab.h). Every command that prints results takes --json for machine-readable output.
+// (mcp_commands.h), retrieval (retrieval_commands.h), migrate (migrate_command.h); `bulwark-lab`
+// adds the attacks and evaluations (lab.h). Every command that prints results takes --json for
+// machine-readable output.
 #include "cli/cli.h"
 
 #include <absl/strings/str_cat.h>
@@ -24,6 +25,7 @@
 #include "cli/honeypot_commands.h"
 #include "cli/mcp_commands.h"
 #include "cli/memory_commands.h"
+#include "cli/migrate_command.h"
 #include "cli/read_defense_commands.h"
 #include "cli/retrieval_commands.h"
 #include "cli/serve_command.h"
@@ -270,6 +272,8 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   mcp.Register(app);
   RetrievalCommands retrieval;
   retrieval.Register(app);
+  MigrateCommand migrate;
+  migrate.Register(app);
   for (CommandGroup* group : groups) group->Register(app);
 
   try {
@@ -312,6 +316,7 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   if (auto code = honeypots.Run(command_env)) return *code;
   if (auto code = mcp.Run(command_env)) return *code;
   if (auto code = retrieval.Run(command_env)) return *code;
+  if (auto code = migrate.Run(command_env)) return *code;
   for (CommandGroup* group : groups) {
     if (auto code = group->Run(command_env)) return *code;
   }
