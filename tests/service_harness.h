@@ -49,8 +49,14 @@ class ServerProcess {
   // "listening" line. Returns null if the process exited first; exit_code then holds its status.
   static std::unique_ptr<ServerProcess> Start(const std::filesystem::path& store,
                                               std::vector<std::string> args, int* exit_code = nullptr) {
+    return StartAt(store.string(), store.string() + ".stderr", std::move(args), exit_code);
+  }
+  // As Start, for any store location (a postgresql:// URL too), with the server's stderr written
+  // to `stderr_path`.
+  static std::unique_ptr<ServerProcess> StartAt(const std::string& store, const std::string& stderr_path,
+                                                std::vector<std::string> args, int* exit_code = nullptr) {
     std::unique_ptr<ServerProcess> server(new ServerProcess());
-    server->stderr_path_ = store.string() + ".stderr";
+    server->stderr_path_ = stderr_path;
     int out[2];
     if (pipe(out) != 0) return nullptr;
     posix_spawn_file_actions_t actions;
@@ -60,8 +66,7 @@ class ServerProcess {
     posix_spawn_file_actions_addclose(&actions, out[1]);
     posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, server->stderr_path_.c_str(),
                                      O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    std::vector<std::string> argv_s = {BulwarkBinary(), "--store", store.string(), "--json", "serve",
-                                       "--port",        "0"};
+    std::vector<std::string> argv_s = {BulwarkBinary(), "--store", store, "--json", "serve", "--port", "0"};
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : argv_s) argv.push_back(a.data());

@@ -340,15 +340,19 @@ absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::OpenForStore(const std::file
                                                                  int flush_interval_ms, size_t queue_capacity,
                                                                  std::filesystem::path keyring_path) {
   std::error_code ec;
-  if (!std::filesystem::exists(store_db, ec)) {
+  const StoreLayout layout = StoreLayout::ForDatabase(store_db);
+  if (!layout.is_postgres() && !std::filesystem::exists(store_db, ec)) {
     return absl::NotFoundError(absl::StrCat("no store database at ", store_db.string()));
   }
+  if (keyring_path.empty() && layout.is_postgres()) {
+    return absl::InvalidArgumentError(
+        "the audit log of a PostgreSQL store needs its keyring file (--keyring)");
+  }
   if (keyring_path.empty()) {
-    keyring_path = StoreLayout::ForDatabase(store_db).keyring();
+    keyring_path = layout.keyring();
     if (!std::filesystem::exists(keyring_path, ec)) keyring_path.clear();
   }
-  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<AuditRepository> rows,
-                           OpenAuditRepository(StoreLayout::ForDatabase(store_db).dir().string()));
+  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<AuditRepository> rows, OpenAuditRepository(layout.dir().string()));
   return Open(std::move(rows), flush_interval_ms, queue_capacity, keyring_path);
 }
 

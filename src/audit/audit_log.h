@@ -83,7 +83,9 @@ class AuditLog {
   // creating it if needed, and moves into it the records earlier versions kept in the store's own
   // file (table `audit`, dropped there afterwards). Signs with `keyring_path`, by default the
   // store's keyring beside `store_db` (StoreLayout::keyring) when there is one. NotFound if
-  // `store_db` does not exist; other errors as Open.
+  // `store_db` does not exist; other errors as Open. A PostgreSQL store (`store_db` is its
+  // postgresql:// location, StoreLayout::database) keeps the log in its database and has no
+  // default keyring: InvalidArgument without `keyring_path`.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<AuditLog>> OpenForStore(
       const std::filesystem::path& store_db, int flush_interval_ms = 50,
       size_t queue_capacity = kDefaultQueueCapacity, std::filesystem::path keyring_path = {});

@@ -199,8 +199,7 @@ int CmdAuditVerify(AuditLog& log, const CommandEnv& env) {
 
 int CmdAudit(bool namespace_given, const AccessCommands::AuditFlags& f, const CommandEnv& env) {
   const std::filesystem::path db = StoreLayout(env.store).database();
-  std::error_code ec;
-  if (!std::filesystem::exists(db, ec)) {
+  if (!StoreLayout(env.store).StoreExists()) {  // a PostgreSQL store: opening the log tells
     return FailCommand(env, absl::NotFoundError(absl::StrCat("no store in ", env.store)));
   }
   AuditQuery query;
@@ -240,8 +239,7 @@ int CmdAudit(bool namespace_given, const AccessCommands::AuditFlags& f, const Co
 // The principal registry of an existing store (it lives in the store's database file).
 absl::StatusOr<std::unique_ptr<PrincipalRegistry>> OpenPrincipalRegistry(const CommandEnv& env) {
   const std::filesystem::path db = StoreLayout(env.store).database();
-  std::error_code ec;
-  if (!std::filesystem::exists(db, ec)) {
+  if (!StoreLayout(env.store).StoreExists()) {  // a PostgreSQL store: opening the registry tells
     return absl::NotFoundError(
         absl::StrCat("no store in ", env.store, " (run `bulwark init` or `bulwark serve` first)"));
   }

@@ -2,8 +2,9 @@
 // calibrate, quarantine, watermark, verify and stats are here; the others are command groups of
 // their own files: serve (serve_command.h), principals and audit (access_commands.h), the read-time
 // defenses (read_defense_commands.h), honeypots and sessions (honeypot_commands.h), mcp
-// (mcp_commands.h), retrieval (retrieval_commands.h); `bulwark-lab` adds the attacks and
-// evaluations (lab.h). Every command that prints results takes --json for machine-readable output.
+// (mcp_commands.h), retrieval (retrieval_commands.h), migrate (migrate_command.h); `bulwark-lab`
+// adds the attacks and evaluations (lab.h). Every command that prints results takes --json for
+// machine-readable output.
 #include "cli/cli.h"
 
 #include <absl/strings/str_cat.h>
@@ -24,10 +25,12 @@
 #include "cli/honeypot_commands.h"
 #include "cli/mcp_commands.h"
 #include "cli/memory_commands.h"
+#include "cli/migrate_command.h"
 #include "cli/read_defense_commands.h"
 #include "cli/retrieval_commands.h"
 #include "cli/serve_command.h"
 #include "gate/gate_store.h"
+#include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 
 namespace bulwark::cli {
@@ -62,6 +65,23 @@ StoreOptions MakeOptions(const GlobalFlags& g) {
   options.max_text_bytes = g.max_text_bytes;
   if (!g.keyring.empty()) options.keyring_path = g.keyring;
   return options;
+}
+
+// --backend URL becomes the store's location. A PostgreSQL store keeps no files, so its keyring
+// must be named (--keyring or $BULWARK_KEYRING): InvalidArgument otherwise, or for a --backend
+// that is not a PostgreSQL URL.
+absl::Status ApplyBackend(const std::string& backend, GlobalFlags* g) {
+  if (!backend.empty()) {
+    if (!IsPostgresLocation(backend)) {
+      return absl::InvalidArgumentError("--backend takes a postgresql:// URL (a directory goes to --store)");
+    }
+    g->store = backend;
+  }
+  if (IsPostgresLocation(g->store) && g->keyring.empty()) {
+    return absl::InvalidArgumentError(
+        "a PostgreSQL store keeps no files: name its keyring with --keyring FILE (or $BULWARK_KEYRING)");
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<MemoryStore>> OpenStore(const GlobalFlags& g) {
@@ -169,10 +189,20 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   CLI::App app{"Bulwark: a poisoning- and extraction-resistant memory store for LLM agents"};
   app.fallthrough();
   app.require_subcommand(1);
-  app.add_option("--store", g.store, "store directory")->envname("BULWARK_STORE")->capture_default_str();
+  auto* store_opt = app.add_option("--store", g.store, "store location: a directory, or a postgresql:// URL")
+                        ->envname("BULWARK_STORE")
+                        ->capture_default_str();
+  // Issue #17's spelling for a PostgreSQL store: the same location as --store, which must then be
+  // a postgresql:// (or postgres://) URL. One location string names a store of either engine, so
+  // every command that opens a store takes it without a flag of its own.
+  std::string backend;
+  app.add_option("--backend", backend, "PostgreSQL store: postgresql://USER@HOST:PORT/DB (needs --keyring)")
+      ->envname("BULWARK_BACKEND")
+      ->excludes(store_opt);
   app.add_option("-n,--namespace", g.name_space, "namespace")->capture_default_str();
   app.add_option("--principal", g.principal, "who is writing (default local:$USER)");
-  app.add_option("--keyring", g.keyring, "keyring file (default STORE/keyring.json)");
+  app.add_option("--keyring", g.keyring, "keyring file (default STORE/keyring.json; required for PostgreSQL)")
+      ->envname("BULWARK_KEYRING");
   app.add_option("--max-text-bytes", g.max_text_bytes, "largest accepted text")
       ->capture_default_str()
       ->check(CLI::Range(1, 16 << 20));
@@ -242,6 +272,8 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   mcp.Register(app);
   RetrievalCommands retrieval;
   retrieval.Register(app);
+  MigrateCommand migrate;
+  migrate.Register(app);
   for (CommandGroup* group : groups) group->Register(app);
 
   try {
@@ -251,6 +283,10 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
     return code == 0 ? 0 : 2;
   }
   if (g.principal.empty()) g.principal = DefaultPrincipal();
+  if (absl::Status s = ApplyBackend(backend, &g); !s.ok()) {
+    err << "error: " << s.message() << "\n";
+    return 2;
+  }
 
   if (calibrate->parsed() || quarantine->parsed() || watermark->parsed()) {
     auto store = OpenStore(g);
@@ -264,7 +300,7 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
     return RunWatermark(**store, w_mark->parsed() ? "mark" : "check", watermark_text, z_target, g.json,
                         io.out, io.err);
   }
-  const bool store_given = app.get_option("--store")->count() > 0;
+  const bool store_given = app.get_option("--store")->count() > 0 || !backend.empty();
   const bool err_is_terminal = (&err == &std::cerr) && isatty(STDERR_FILENO);
   CommandEnv command_env{g.store, g.name_space, g.json,      MakeOptions(g),
                          out,     err,          store_given, err_is_terminal};
@@ -280,6 +316,7 @@ int RunWithGroups(int argc, const char* const* argv, std::ostream& out, std::ost
   if (auto code = honeypots.Run(command_env)) return *code;
   if (auto code = mcp.Run(command_env)) return *code;
   if (auto code = retrieval.Run(command_env)) return *code;
+  if (auto code = migrate.Run(command_env)) return *code;
   for (CommandGroup* group : groups) {
     if (auto code = group->Run(command_env)) return *code;
   }

@@ -17,7 +17,7 @@
 #include "honeypot/honeypot_fit.h"
 #include "honeypot/lexical_realizer.h"
 #include "retrieval/honeypot_guard.h"
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 #include "store/memory_store_impl.h"
 
@@ -38,13 +38,13 @@ constexpr char kHoneypotPrincipal[] = "bulwark:honeypots";
 // The store and its honeypot repository, opened together.
 struct Opened {
   std::unique_ptr<MemoryStore> store;
-  std::unique_ptr<SqliteHoneypotRepository> repo;
+  std::unique_ptr<HoneypotRepository> repo;
 };
 
 absl::StatusOr<Opened> OpenAll(const CommandEnv& env) {
   Opened o;
   BULWARK_ASSIGN_OR_RETURN(o.store, MemoryStore::Open(env.store, env.store_options));
-  BULWARK_ASSIGN_OR_RETURN(o.repo, SqliteHoneypotRepository::Open(o.store->impl().layout.database()));
+  BULWARK_ASSIGN_OR_RETURN(o.repo, OpenHoneypotRepository(o.store->impl().layout.dir().string()));
   return o;
 }
 

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/status_macros.h"
+#include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 #include "store/memory_store_impl.h"
 
@@ -16,13 +17,14 @@ absl::StatusOr<std::unique_ptr<LocalService>> LocalService::Open(const std::file
   std::unique_ptr<LocalService> s(new LocalService());
   BULWARK_ASSIGN_OR_RETURN(s->store_, MemoryStore::Open(dir, options));
   Env* env = options.env ? options.env : Env::Default();
+  // Every repository through the opener, by the store's location (a directory or a PostgreSQL URL).
   const std::filesystem::path db_path = StoreLayout(dir).database();
   BULWARK_ASSIGN_OR_RETURN(
       s->audit_, AuditLog::OpenForStore(db_path, 50, AuditLog::kDefaultQueueCapacity, options.keyring_path));
-  BULWARK_ASSIGN_OR_RETURN(s->gates_, GateStore::Open(db_path));
+  BULWARK_ASSIGN_OR_RETURN(s->gates_, GateStore::Open(db_path, options.keyring_path));
   s->gate_registry_ = std::make_unique<GateRegistry>(s->gates_.get(), env);
   s->retriever_ = std::make_unique<DefendedRetriever>(s->store_.get(), s->gate_registry_.get(), nullptr, env);
-  BULWARK_ASSIGN_OR_RETURN(s->honeypots_, SqliteHoneypotRepository::Open(db_path));
+  BULWARK_ASSIGN_OR_RETURN(s->honeypots_, OpenHoneypotRepository(dir.string()));
   HoneypotGuardOptions guard_options;
   guard_options.default_mode = mode;
   BULWARK_ASSIGN_OR_RETURN(s->guard_, HoneypotGuard::Create(guard_options, s->store_->impl().entries.get(),

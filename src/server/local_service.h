@@ -20,7 +20,7 @@
 #include "retrieval/honeypot_guard.h"
 #include "server/metrics.h"
 #include "server/service.h"
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/honeypot_repository.h"
 
 namespace bulwark::server {
 
@@ -45,7 +45,7 @@ class LocalService {
   std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<GateStore> gates_;
   std::unique_ptr<GateRegistry> gate_registry_;
-  std::unique_ptr<SqliteHoneypotRepository> honeypots_;
+  std::unique_ptr<HoneypotRepository> honeypots_;
   std::unique_ptr<HoneypotGuard> guard_;
   std::unique_ptr<DefendedRetriever> retriever_;
   Metrics metrics_;

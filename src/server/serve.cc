@@ -20,7 +20,7 @@
 #include "llm/chat_client.h"
 #include "retrieval/defended_retriever.h"
 #include "server/log_format.h"
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 #include "store/expiry_sweeper.h"
 #include "store/memory_store_impl.h"
@@ -102,17 +102,18 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
     store = MemoryStore::Create(options.store_dir, options.store);
     fresh = store.ok();
   }
-  if (!store.ok()) return Fail(err, store.status(), absl::StrCat("store ", options.store_dir.string()));
+  if (!store.ok())
+    return Fail(err, store.status(), absl::StrCat("store ", DisplayLocation(options.store_dir.string())));
   if (fresh) {
     auto stats = (*store)->Stats();
     if (!stats.ok()) return Fail(err, stats.status(), "store");
     Emit(out, options.json,
          {{"event", "store_created"},
-          {"store", options.store_dir.string()},
+          {"store", DisplayLocation(options.store_dir.string())},
           {"embedder", stats->embedder.ToString()},
           {"signing_key_id", stats->newest_key_id}},
-         absl::StrCat("created store ", options.store_dir.string(), " (embedder ", stats->embedder.ToString(),
-                      ", signing key ", stats->newest_key_id, ")"));
+         absl::StrCat("created store ", DisplayLocation(options.store_dir.string()), " (embedder ",
+                      stats->embedder.ToString(), ", signing key ", stats->newest_key_id, ")"));
   }
 
   // Issue #18 point 9: a database that fails the engine's integrity check serves reads but no
@@ -146,7 +147,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   }
   if (!*has_admin && !so.insecure_dev) {
     err << "error: refusing to start: the store has no active admin principal with a key.\n"
-        << "  create one:  bulwark --store " << options.store_dir.string()
+        << "  create one:  bulwark --store " << DisplayLocation(options.store_dir.string())
         << " principals add admin --role admin --namespaces '*'\n"
         << "  or, for local development only, start with --insecure-dev\n";
     return 1;
@@ -176,7 +177,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   // The honeypot monitor (MemPot): its blocks live in the store's database and survive restarts.
   auto honeypot_mode = ParseHoneypotMode(options.honeypot_mode);
   if (!honeypot_mode.ok()) return Fail(err, honeypot_mode.status(), "honeypots");
-  auto honeypot_repository = SqliteHoneypotRepository::Open(db_path);
+  auto honeypot_repository = OpenHoneypotRepository(options.store_dir.string());
   if (!honeypot_repository.ok()) return Fail(err, honeypot_repository.status(), "honeypots");
   HoneypotGuardOptions guard_options;
   guard_options.default_mode = *honeypot_mode;

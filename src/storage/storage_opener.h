@@ -4,7 +4,8 @@
 //
 //   location                     engine
 //   a directory path             SQLite: <dir>/bulwark.db and <dir>/audit.db (store_layout.h)
-//   postgresql://... (or postgres://...)  PostgreSQL: Unimplemented in this build
+//   postgresql://... (or postgres://...)  PostgreSQL: every table in that database
+//                                          (storage/postgresql/, doc/scale-out.md)
 //
 // Opening brings every table to the store's schema version (sqlite_schema.h) before any
 // repository is returned, so callers never see an older layout.
@@ -40,10 +41,14 @@ struct StorageRepositories {
 // True if `location` names a PostgreSQL database rather than a directory.
 bool IsPostgresLocation(std::string_view location);
 
+// `location` as it may be printed or logged: a PostgreSQL URL's password (user:PASSWORD@ and a
+// password= parameter) replaced by "***"; a directory unchanged.
+std::string DisplayLocation(std::string_view location);
+
 // The repositories of the store at `location`. With `create`, a store that does not exist yet is
-// created (the caller checks that it should be); without, NotFound if there is none. Unimplemented
-// for a PostgreSQL location; NotFound / Unavailable / DataLoss / FailedPrecondition (a schema
-// version newer than this build) from the engine.
+// created (the caller checks that it should be); without, NotFound if there is none. NotFound /
+// Unavailable (PostgreSQL: the server cannot be reached or refuses the login) / DataLoss /
+// FailedPrecondition (a schema version newer than this build) from the engine.
 [[nodiscard]] absl::StatusOr<StorageRepositories> OpenStorage(std::string_view location, bool create);
 
 // One repository of an existing store, for the modules that need only theirs (they open after the

@@ -1,5 +1,6 @@
 // The storage opener: a directory location gives every repository of one store (created with
-// `create`, NotFound without), a PostgreSQL location is Unimplemented, and the SQLite audit
+// `create`, NotFound without), a PostgreSQL location goes to the PostgreSQL repositories (and its
+// layout names no files), and the SQLite audit
 // repository appends batches under the head it read, returns them filtered newest first, and
 // scans them in seq order.
 #include "storage/storage_opener.h"
@@ -7,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "storage/store_layout.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
@@ -33,17 +35,50 @@ TEST(StorageOpenerTest, ADirectoryGivesEveryRepository) {
   EXPECT_THAT(OpenStorage(dir.path().string(), /*create=*/false), IsOk()) << "the store opens again";
 }
 
-TEST(StorageOpenerTest, PostgresLocationsAreUnimplemented) {
-  for (const char* location : {"postgresql://localhost/bulwark", "postgres://u@h/db", "POSTGRESQL://h/db"}) {
+// The PostgreSQL repositories answer for a postgresql:// location (the contract tests in
+// storage/postgresql/ open them on a real cluster); here nothing listens, so every opener says
+// Unavailable rather than falling back to a directory of that name.
+TEST(StorageOpenerTest, PostgresLocationsGoToPostgres) {
+  for (const char* location : {"postgresql://127.0.0.1:1/bulwark?connect_timeout=5",
+                               "postgres://u@127.0.0.1:1/db?connect_timeout=5"}) {
     EXPECT_TRUE(IsPostgresLocation(location)) << location;
-    EXPECT_THAT(OpenStorage(location, true), StatusIs(absl::StatusCode::kUnimplemented)) << location;
-    EXPECT_THAT(OpenEntryRepositories(location, true), StatusIs(absl::StatusCode::kUnimplemented));
-    EXPECT_THAT(OpenAuditRepository(location), StatusIs(absl::StatusCode::kUnimplemented));
-    EXPECT_THAT(OpenAccessRepository(location), StatusIs(absl::StatusCode::kUnimplemented));
-    EXPECT_THAT(OpenGateRepository(location), StatusIs(absl::StatusCode::kUnimplemented));
-    EXPECT_THAT(OpenHoneypotRepository(location), StatusIs(absl::StatusCode::kUnimplemented));
+    EXPECT_THAT(OpenStorage(location, true), StatusIs(absl::StatusCode::kUnavailable)) << location;
+    EXPECT_THAT(OpenEntryRepositories(location, true), StatusIs(absl::StatusCode::kUnavailable));
+    EXPECT_THAT(OpenAuditRepository(location), StatusIs(absl::StatusCode::kUnavailable));
+    EXPECT_THAT(OpenAccessRepository(location), StatusIs(absl::StatusCode::kUnavailable));
+    EXPECT_THAT(OpenGateRepository(location), StatusIs(absl::StatusCode::kUnavailable));
+    EXPECT_THAT(OpenHoneypotRepository(location), StatusIs(absl::StatusCode::kUnavailable));
+    EXPECT_FALSE(std::filesystem::exists(location)) << "no directory was made";
   }
+  EXPECT_TRUE(IsPostgresLocation("POSTGRESQL://h/db"));
   EXPECT_FALSE(IsPostgresLocation("/var/lib/postgresql/store"));
+}
+
+TEST(StorageOpenerTest, DisplayLocationHidesPasswords) {
+  EXPECT_EQ(DisplayLocation("postgresql://bob:s3cret@db:5432/bulwark"),
+            "postgresql://bob:***@db:5432/bulwark");
+  EXPECT_EQ(DisplayLocation("postgres://db/bulwark?sslmode=require&password=x&user=u"),
+            "postgres://db/bulwark?sslmode=require&password=***&user=u");
+  EXPECT_EQ(DisplayLocation("postgresql://bob@db/bulwark"), "postgresql://bob@db/bulwark");
+  EXPECT_EQ(DisplayLocation("/srv/bob:pw@store"), "/srv/bob:pw@store");
+}
+
+// A PostgreSQL store keeps no files: its layout names the location for both databases, no default
+// keyring and no gate.json.
+TEST(StorageOpenerTest, APostgresLayoutNamesNoFiles) {
+  const std::string url = "postgresql://u@db.example/bulwark";
+  const StoreLayout layout(url);
+  EXPECT_TRUE(layout.is_postgres());
+  EXPECT_TRUE(layout.StoreExists());
+  EXPECT_EQ(layout.database().string(), url);
+  EXPECT_EQ(layout.audit_database().string(), url);
+  EXPECT_TRUE(layout.keyring().empty());
+  EXPECT_TRUE(layout.write_gate_config().empty());
+  EXPECT_EQ(StoreLayout::ForDatabase(layout.database()).dir().string(), url);
+  EXPECT_EQ(StoreLayout(url, "/etc/bulwark/keyring.json").keyring().string(), "/etc/bulwark/keyring.json");
+  const StoreLayout dir("/srv/store");
+  EXPECT_FALSE(dir.is_postgres());
+  EXPECT_EQ(dir.keyring().string(), "/srv/store/keyring.json");
 }
 
 AuditRow Row(std::string principal, std::string ids, int64_t seq = 0) {

@@ -8,6 +8,12 @@
 //                         evict the entries' page cache)
 //   <dir>/keyring.json    signing keys (mode 0600), unless configured elsewhere
 //   <dir>/gate.json       the write-gate configuration (optional; doc/write_gate.md)
+//
+// A PostgreSQL store (a postgresql:// or postgres:// location, storage_opener.h) keeps no files:
+// every table, the audit log's included, is in its database, so database() and audit_database()
+// are the location itself, there is no default keyring (keyring() is empty unless given: the
+// caller must name the file) and no gate.json (write_gate_config() is empty: the configuration
+// comes from StoreOptions). doc/scale-out.md "Running on PostgreSQL".
 #pragma once
 
 #include <filesystem>
@@ -22,12 +28,18 @@ class StoreLayout {
   // The layout of the store whose main database file is `database` (its directory).
   static StoreLayout ForDatabase(const std::filesystem::path& database);
 
+  // The directory, or a PostgreSQL store's location.
   const std::filesystem::path& dir() const { return dir_; }
-  std::filesystem::path database() const { return dir_ / kDatabaseFile; }
-  std::filesystem::path audit_database() const { return dir_ / kAuditDatabaseFile; }
+  // True for a PostgreSQL location (see the file comment).
+  bool is_postgres() const { return postgres_; }
+  std::filesystem::path database() const { return postgres_ ? dir_ : dir_ / kDatabaseFile; }
+  std::filesystem::path audit_database() const { return postgres_ ? dir_ : dir_ / kAuditDatabaseFile; }
   std::filesystem::path keyring() const;
-  std::filesystem::path write_gate_config() const { return dir_ / kWriteGateConfigFile; }
-  // True if the directory holds a store (its main database file exists).
+  std::filesystem::path write_gate_config() const {
+    return postgres_ ? std::filesystem::path() : dir_ / kWriteGateConfigFile;
+  }
+  // True if the directory holds a store (its main database file exists). Always true for a
+  // PostgreSQL location: opening it tells (NotFound when the database holds no store).
   bool StoreExists() const;
 
   static constexpr char kDatabaseFile[] = "bulwark.db";
@@ -38,6 +50,7 @@ class StoreLayout {
  private:
   std::filesystem::path dir_;
   std::filesystem::path keyring_override_;
+  bool postgres_ = false;
 };
 
 }  // namespace bulwark

@@ -45,6 +45,36 @@ absl::StatusOr<nlohmann::json> ReadGateConfig(const std::filesystem::path& path,
   return json;
 }
 
+// A store directory: with `create`, AlreadyExists if it holds a store, else it is made; without,
+// NotFound unless it holds one.
+absl::Status PrepareStoreDirectory(const StoreLayout& layout, bool create) {
+  const std::filesystem::path& dir = layout.dir();
+  if (!create) {
+    if (layout.StoreExists()) return absl::OkStatus();
+    return absl::NotFoundError(absl::StrCat("no store in ", dir.string(), " (run `bulwark init` first)"));
+  }
+  if (layout.StoreExists())
+    return absl::AlreadyExistsError(absl::StrCat("a store already exists in ", dir.string()));
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+  return absl::OkStatus();
+}
+
+// A PostgreSQL store keeps no files (StoreLayout): its keyring must be named. With `create`,
+// AlreadyExists if the database already holds a store (the opener then reports NotFound without).
+absl::Status CheckPostgresStore(const StoreLayout& layout, bool create) {
+  if (layout.keyring().empty()) {
+    return absl::InvalidArgumentError(
+        "a PostgreSQL store keeps no files: name its keyring file (--keyring FILE, or "
+        "StoreOptions::keyring_path)");
+  }
+  if (!create) return absl::OkStatus();
+  absl::StatusOr<StorageRepositories> existing = OpenEntryRepositories(layout.dir().string(), false);
+  if (existing.ok()) return absl::AlreadyExistsError("a store already exists in that PostgreSQL database");
+  return existing.status().code() == absl::StatusCode::kNotFound ? absl::OkStatus() : existing.status();
+}
+
 // The store's embedder: options.embedder, or one built from options.embedder_config, or from the
 // configuration the store was created with. Records configuration and fingerprint in a new store;
 // FailedPrecondition if the fingerprint differs from the stored one (before anything is written).
@@ -92,15 +122,8 @@ absl::StatusOr<std::unique_ptr<MemoryStore::Impl>> Assemble(const std::filesyste
   auto impl = std::make_unique<MemoryStore::Impl>(options, StoreLayout(dir, options.keyring_path));
   impl->env = options.env ? options.env : Env::Default();
   std::error_code ec;
-  if (create) {
-    if (impl->layout.StoreExists()) {
-      return absl::AlreadyExistsError(absl::StrCat("a store already exists in ", dir.string()));
-    }
-    std::filesystem::create_directories(dir, ec);
-    if (ec) return absl::UnavailableError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
-  } else if (!impl->layout.StoreExists()) {
-    return absl::NotFoundError(absl::StrCat("no store in ", dir.string(), " (run `bulwark init` first)"));
-  }
+  BULWARK_RETURN_IF_ERROR(impl->layout.is_postgres() ? CheckPostgresStore(impl->layout, create)
+                                                     : PrepareStoreDirectory(impl->layout, create));
   BULWARK_ASSIGN_OR_RETURN(StorageRepositories storage,
                            OpenEntryRepositories(impl->layout.dir().string(), create));
   std::unique_ptr<StorageBackend> backend = std::move(storage.entries);

@@ -6,6 +6,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "storage/postgresql/postgres_access_repository.h"
+#include "storage/postgresql/postgres_audit_repository.h"
 #include "storage/postgresql/postgres_gate_repository.h"
 #include "storage/postgresql/postgres_honeypot_repository.h"
 
@@ -22,6 +23,7 @@ absl::StatusOr<PostgresRepositories> OpenPostgresRepositories(std::string_view c
   BULWARK_ASSIGN_OR_RETURN(repos.access, OpenPostgresAccessRepository(conninfo));
   BULWARK_ASSIGN_OR_RETURN(repos.gates, OpenPostgresGateRepository(conninfo));
   BULWARK_ASSIGN_OR_RETURN(repos.honeypots, OpenPostgresHoneypotRepository(conninfo));
+  BULWARK_ASSIGN_OR_RETURN(repos.audit, OpenPostgresAuditRepository(conninfo));
   return repos;
 }
 

@@ -1,8 +1,7 @@
 // OpenPostgresRepositories: every repository of a store kept in one PostgreSQL database (issue #17
 // point 1), each on a connection of its own: the opener that `bulwark serve --backend
-// postgresql://...` and the CLI will call once the storage opener of src/storage (a struct of all
-// repositories chosen by URL) joins it. The audit log's repository is not here yet (it is being
-// moved behind an AuditRepository interface at the same time).
+// postgresql://...` and the CLI reach through the storage opener (storage/storage_opener.h,
+// OpenStorage for a postgresql:// location), the one place that picks an engine.
 #pragma once
 
 #include <absl/status/statusor.h>
@@ -11,6 +10,7 @@
 #include <string_view>
 
 #include "storage/access_repository.h"
+#include "storage/audit_repository.h"
 #include "storage/gate_repository.h"
 #include "storage/honeypot_repository.h"
 #include "storage/postgresql/postgres_backend.h"
@@ -22,6 +22,7 @@ struct PostgresRepositories {
   std::unique_ptr<AccessRepository> access;
   std::unique_ptr<GateRepository> gates;
   std::unique_ptr<HoneypotRepository> honeypots;
+  std::unique_ptr<AuditRepository> audit;
 };
 
 // True for a PostgreSQL URL ("postgresql://..." or "postgres://..."), the form --backend takes.

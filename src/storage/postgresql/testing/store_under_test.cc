@@ -7,11 +7,13 @@
 
 #include "storage/postgresql/pg_connection.h"
 #include "storage/postgresql/postgres_access_repository.h"
+#include "storage/postgresql/postgres_audit_repository.h"
 #include "storage/postgresql/postgres_backend.h"
 #include "storage/postgresql/postgres_gate_repository.h"
 #include "storage/postgresql/postgres_honeypot_repository.h"
 #include "storage/postgresql/testing/pg_test_environment.h"
 #include "storage/sqlite_access_repository.h"
+#include "storage/sqlite_audit_repository.h"
 #include "storage/sqlite_backend.h"
 #include "storage/sqlite_gate_repository.h"
 #include "storage/sqlite_honeypot_repository.h"
@@ -59,6 +61,12 @@ absl::StatusOr<std::unique_ptr<HoneypotRepository>> StoreUnderTest::OpenHoneypot
     return std::unique_ptr<HoneypotRepository>(std::move(*repo));
   }
   return OpenPostgresHoneypotRepository(conninfo_);
+}
+
+absl::StatusOr<std::unique_ptr<AuditRepository>> StoreUnderTest::OpenAudit() {
+  if (kind_ == StoreKind::kSqlite)
+    return OpenSqliteAuditRepository(dir_.path() / "audit.db", /*create=*/true);
+  return OpenPostgresAuditRepository(conninfo_);
 }
 
 absl::Status StoreUnderTest::ExecSql(const std::string& sql) {

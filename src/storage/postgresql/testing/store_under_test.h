@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "storage/access_repository.h"
+#include "storage/audit_repository.h"
 #include "storage/gate_repository.h"
 #include "storage/honeypot_repository.h"
 #include "storage/storage_backend.h"
@@ -36,6 +37,8 @@ class StoreUnderTest {
   [[nodiscard]] absl::StatusOr<std::unique_ptr<AccessRepository>> OpenAccess();
   [[nodiscard]] absl::StatusOr<std::unique_ptr<GateRepository>> OpenGate();
   [[nodiscard]] absl::StatusOr<std::unique_ptr<HoneypotRepository>> OpenHoneypot();
+  // SQLite: the audit database beside the store's (created on first open), as the opener does.
+  [[nodiscard]] absl::StatusOr<std::unique_ptr<AuditRepository>> OpenAudit();
   // Runs SQL on the store behind the repositories' back (a tamperer with database access).
   [[nodiscard]] absl::Status ExecSql(const std::string& sql);
   // A SQL literal for these raw bytes in this store's dialect.
