@@ -311,12 +311,14 @@ nlohmann::json ToJson(const VerifyReport& report) {
     events.push_back(
         {{"seq", b.seq}, {"entry_id", b.entry_id}, {"namespace", b.name_space}, {"reason", b.reason}});
   }
-  return {{"rows_checked", report.rows_checked},
-          {"bad_rows", std::move(rows)},
-          {"events_checked", report.events_checked},
-          {"bad_events", std::move(events)},
-          {"integrity", report.integrity_problem.empty() ? "ok" : report.integrity_problem},
-          {"ok", report.ok()}};
+  nlohmann::json out = {{"rows_checked", report.rows_checked},
+                        {"bad_rows", std::move(rows)},
+                        {"events_checked", report.events_checked},
+                        {"bad_events", std::move(events)},
+                        {"integrity", report.integrity_problem.empty() ? "ok" : report.integrity_problem},
+                        {"ok", report.ok()}};
+  if (!report.other_problems.empty()) out["other_problems"] = report.other_problems;
+  return out;
 }
 
 }  // namespace bulwark
