@@ -169,7 +169,7 @@ class DB {
   // FailedPrecondition for an entry that is not quarantined.
   [[nodiscard]] virtual absl::StatusOr<std::vector<Entry>> ListQuarantined(const ReadContext& context,
                                                                            std::string_view name_space,
-                                                                           size_t limit = 100) = 0;
+                                                                           size_t limit) = 0;
   [[nodiscard]] virtual absl::Status Release(const WriteContext& context, std::string_view name_space,
                                              std::string_view id) = 0;
   [[nodiscard]] virtual absl::Status Reject(const WriteContext& context, std::string_view name_space,

@@ -87,8 +87,8 @@ TEST_F(DBTest, AnInjectionIsQuarantinedNotReturnedAndReviewable) {
   ASSERT_THAT(found, IsOk());
   for (const SearchHit& hit : found->hits) EXPECT_NE(hit.entry.id, poison->id);
 
-  EXPECT_THAT(db_->ListQuarantined(kReader, kNs), StatusIs(absl::StatusCode::kPermissionDenied));
-  auto held = db_->ListQuarantined(kAdminRead, kNs);
+  EXPECT_THAT(db_->ListQuarantined(kReader, kNs, 100), StatusIs(absl::StatusCode::kPermissionDenied));
+  auto held = db_->ListQuarantined(kAdminRead, kNs, 100);
   ASSERT_THAT(held, IsOk());
   ASSERT_EQ(held->size(), 1u);
   EXPECT_EQ((*held)[0].id, poison->id);
