@@ -17,12 +17,12 @@
 #include <optional>
 
 #include "bulwark/db.h"
-#include "bulwark/memory_store.h"
 #include "gate/gate_registry.h"
 #include "gate/gate_store.h"
 #include "retrieval/defended_retriever.h"
 #include "retrieval/honeypot_guard.h"
 #include "storage/honeypot_repository.h"
+#include "store/memory_store.h"
 
 namespace bulwark {
 

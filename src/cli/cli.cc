@@ -18,7 +18,6 @@
 #include <string>
 
 #include "auth/principal_registry.h"
-#include "bulwark/memory_store.h"
 #include "cli/access_commands.h"
 #include "cli/gate_commands.h"
 #include "cli/honeypot_commands.h"
@@ -29,6 +28,7 @@
 #include "cli/serve_command.h"
 #include "gate/gate_store.h"
 #include "storage/store_layout.h"
+#include "store/memory_store.h"
 
 namespace bulwark::cli {
 namespace {

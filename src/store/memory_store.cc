@@ -1,7 +1,7 @@
 // MemoryStore: the public facade over a store's parts (store/memory_store_impl.h). Opening a store
 // checks its embedder fingerprint before anything is written, then assembles EntryStore (entries,
 // history, index), WriteDefenses (the write gate and its state) and the WritePipeline over them.
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 #include <absl/strings/str_cat.h>
 
@@ -13,6 +13,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "core/text_validation.h"
+#include "embed/embedder_factory.h"
 #include "index/flat_index.h"
 #include "provenance/keyring.h"
 #include "storage/storage_opener.h"

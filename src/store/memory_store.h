@@ -1,5 +1,6 @@
-// MemoryStore: the library entry point. A store is a directory holding the SQLite database
-// (bulwark.db) and, by default, the signing keyring (keyring.json).
+// MemoryStore: the store the public bulwark::DB (bulwark/db.h, api/db_impl.h) and the library's
+// own layers (server, CLI, evaluation) are built on; not installed. A store is a directory holding the SQLite
+// database (bulwark.db) and, by default, the signing keyring (keyring.json).
 //
 //   auto store = bulwark::MemoryStore::Open("/var/lib/bulwark", {});
 //   auto entry = (*store)->Add("alice", {.text = "Alice prefers window seats"}, "alice");
@@ -32,8 +33,8 @@
 
 #include "bulwark/embedder.h"
 #include "bulwark/entry.h"
-#include "bulwark/options.h"
 #include "bulwark/reports.h"
+#include "store/store_options.h"
 
 namespace bulwark {
 
