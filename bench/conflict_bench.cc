@@ -24,6 +24,7 @@
 #include "detect/memory_table.h"
 #include "detect/slot_extractor.h"
 #include "detect/write_gate.h"
+#include "embed/embedder_factory.h"
 
 namespace bulwark {
 namespace {

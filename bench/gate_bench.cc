@@ -24,6 +24,7 @@
 #include "bulwark/embedder.h"
 #include "detect/watermark_marker.h"
 #include "detect/write_gate.h"
+#include "embed/embedder_factory.h"
 #include "index/inner_product.h"
 
 namespace bulwark {

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "embed/embedder_factory.h"
 #include "honeypot/fit_test_data.h"
 #include "honeypot/honeypot_fit.h"
 #include "honeypot/session_monitor.h"

@@ -12,9 +12,9 @@
 #include <string>
 #include <utility>
 
-#include "bulwark/memory_store.h"
 #include "retrieval/defended_retriever.h"
 #include "retrieval/honeypot_guard.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 #include "testing/temp_dir.h"
 

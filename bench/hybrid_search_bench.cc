@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 #include "testing/temp_dir.h"
 

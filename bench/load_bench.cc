@@ -29,13 +29,13 @@
 
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
-#include "bulwark/memory_store.h"
 #include "gate/gate_registry.h"
 #include "gate/gate_store.h"
 #include "raw_http_client.h"
 #include "retrieval/defended_retriever.h"
 #include "server/http_server.h"
 #include "storage/store_layout.h"
+#include "store/memory_store.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {

@@ -7,12 +7,12 @@
 
 #include <random>
 
-#include "bulwark/memory_store.h"
 #include "gate/gate_model.h"
 #include "retrieval/defended_retriever.h"
 #include "smoothing/certificate.h"
 #include "smoothing/embedding_equivalence.h"
 #include "smoothing/extractive_responder.h"
+#include "store/memory_store.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {

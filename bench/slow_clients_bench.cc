@@ -35,9 +35,9 @@
 #include <vector>
 
 #include "auth/principal_registry.h"
-#include "bulwark/memory_store.h"
 #include "raw_http_client.h"
 #include "server/http_server.h"
+#include "store/memory_store.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {

@@ -6,6 +6,8 @@
 #
 # Every library is static, sees include/ and src/, and gets the project warnings.
 
+include(GNUInstallDirs)
+
 function(bulwark_apply_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter -Wno-missing-field-initializers)
   if(BULWARK_WERROR)
@@ -32,7 +34,9 @@ endfunction()
 function(bulwark_library)
   cmake_parse_arguments(ARG "" "NAME" "SRCS;DEPS" ${ARGN})
   add_library(${ARG_NAME} STATIC ${ARG_SRCS})
-  target_include_directories(${ARG_NAME} PUBLIC ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/src)
+  # Installed (cmake/BulwarkInstall.cmake), a library offers the public headers alone.
+  target_include_directories(${ARG_NAME} PUBLIC $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+    $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/src> $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
   target_link_libraries(${ARG_NAME} PUBLIC ${ARG_DEPS})
   bulwark_apply_warnings(${ARG_NAME})
 endfunction()

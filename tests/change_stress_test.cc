@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 #include "testing/change_invariants.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"

@@ -12,7 +12,7 @@
 #include <thread>
 #include <vector>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 int main(int argc, char** argv) {
   if (argc < 5) {

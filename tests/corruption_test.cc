@@ -10,7 +10,7 @@
 #include <set>
 #include <string>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 #include "testing/exec_sql.h"
 #include "testing/temp_dir.h"
 

@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 #include "testing/temp_dir.h"
 
 extern char** environ;

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 int main(int argc, char** argv) {
   if (argc != 4) {

@@ -54,6 +54,12 @@ struct NewEntry {
   Kind kind = Kind::kMemory;
 };
 
+// Changes for Update; unset fields keep their value.
+struct EntryUpdate {
+  std::optional<std::string> text;
+  std::optional<nlohmann::json> metadata;
+};
+
 // One append-only history event (add, update, quarantine, release, delete, purge).
 struct HistoryEvent {
   int64_t seq = 0;  // store-wide, strictly increasing

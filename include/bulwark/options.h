@@ -1,10 +1,14 @@
-// Options for opening a MemoryStore and for searching it. Every field states its default.
+// Options of a store: Options and its parts configure bulwark::DB (db.h), the public API, which
+// translates them into the library's internal configurations (src/store/store_options.h). Every
+// field states its default.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "bulwark/embedder.h"
@@ -12,62 +16,90 @@
 
 namespace bulwark {
 
-struct SearchObservation;  // src/store/entry_store.h (internal: the honeypot monitor's observation)
+// Which embedder turns texts into vectors (doc/embedders.md). A store keeps the fingerprint of
+// the embedder it was created with and refuses to open with one whose vectors differ.
+struct EmbedderOptions {
+  enum class Kind {
+    kAsCreated,  // Create: kLexical; Open: the configuration the store was created with
+    kLexical,    // built in: hashed words and character n-grams, WordNet synonyms
+    kBert,       // a local sentence-transformers directory (model_dir)
+    kHttp,       // an OpenAI-compatible /v1/embeddings endpoint (url, model, dimension)
+  };
+  Kind kind = Kind::kAsCreated;
+  bool synonyms = true;             // kLexical: WordNet synonym classes when the data is installed
+  std::filesystem::path model_dir;  // kBert: required
+  std::string url;                  // kHttp: required, e.g. "http://127.0.0.1:8080"
+  std::string model;                // kHttp: required
+  int dimension = 0;                // kHttp: required, 1 .. 65536
+  std::string api_key_env;          // kHttp: environment variable holding the API key; empty: none
+  int timeout_ms = 0;               // kHttp: 0 means the client's default
+  // A custom embedder to use instead of `kind` (its fingerprint is checked like any other).
+  std::shared_ptr<const Embedder> instance;
+};
 
-struct StoreOptions {
-  // Embedder configuration (see CreateEmbedder). Create: null means {"kind": "lexical"}. Open:
-  // null means the configuration the store was created with; otherwise the embedder it builds
-  // must have the store's fingerprint. Default: null.
-  nlohmann::json embedder_config;
-  // An embedder instance to use instead of embedder_config (tests, custom embedders). Its
-  // fingerprint is checked like any other.
-  std::shared_ptr<const Embedder> embedder;
+// The write gate (doc/write_gate.md): the detectors that screen every write before it is
+// stored; a flagged write is quarantined, never lost. The typed fields are what an operator sets
+// most; they override the same settings of the configuration file. Unset: the file's value, or
+// the detector's default.
+struct WriteGateOptions {
+  // A gate configuration file (JSON, doc/write_gate.md) for the rest: the detectors' parameters.
+  // Empty: <store dir>/gate.json when it exists.
+  std::filesystem::path config_file;
+  std::optional<double> target_fpr;  // calibration's false-positive rate, [0, 1); default 0.01
+  // Detectors on or off. Defaults: memsad, memsad_plus, proactive, validation on; watermark,
+  // conflict, flood off.
+  std::optional<bool> memsad;
+  std::optional<bool> memsad_plus;
+  std::optional<bool> proactive;
+  std::optional<bool> validation;
+  std::optional<bool> watermark;
+  std::optional<bool> conflict;
+  std::optional<bool> flood;
+};
 
-  // Write-gate configuration (doc/write_gate.md: which detectors run, their parameters). Null:
-  // <store dir>/gate.json if it exists, else the defaults.
-  nlohmann::json write_gate_config;
+// Smoothing of a search's results (SMSR; doc/api.md, "POST /v1/answer"): nruns uniform k-subsets of the
+// m best candidates, a responder per subset and a majority vote with its certificate.
+struct SmoothingSettings {
+  int m = 20;     // candidates over-fetched; k .. 1000
+  int k = 5;      // entries per run; 1 .. m
+  int nruns = 5;  // runs; 1 .. 101
+};
 
-  // Ranking of searches (issue #19, doc/retrieval.md): "default" is the ranking of namespaces
-  // without their own setting ("hybrid" lexical + vector, the default, or "vector"; per namespace:
-  // `bulwark retrieval set`), the rest tunes hybrid ranking (store/hybrid_ranking.h). Null: the
-  // defaults.
-  nlohmann::json retrieval_config;
+// The read path (doc/api.md, "POST /v1/memories/search"; doc/retrieval.md).
+struct RetrievalOptions {
+  enum class Ranking { kVector, kHybrid };
+  // Ranking of namespaces without their own setting (`bulwark retrieval set`).
+  Ranking ranking = Ranking::kHybrid;
+  // Smooth every search with these settings. Default: smoothing only when a namespace's query
+  // gate escalates a query (then with the default settings).
+  std::optional<SmoothingSettings> smoothing;
+  // The MemPot honeypot monitor (doc/honeypots.md) for namespaces without their own setting:
+  // kMonitor observes searches against the namespace's honeypots, kBlock also refuses callers it
+  // has flagged. Honeypots themselves are never returned, whatever this says.
+  enum class Honeypots { kOff, kMonitor, kBlock };
+  Honeypots honeypots = Honeypots::kMonitor;
+  // A query gate fitted by another process takes effect within this long.
+  int gate_refresh_ms = 1000;
+};
 
-  // Keyring file. Default (empty): <store dir>/keyring.json.
-  std::filesystem::path keyring_path;
-
+struct StoreLimits {
   size_t max_text_bytes = 16 * 1024;      // per entry and per query; 1 .. 16 MiB
   size_t max_metadata_bytes = 16 * 1024;  // compact JSON dump of the metadata object
   size_t max_batch_entries = 100'000;     // entries in one AddBatch
-
-  // Writes by other processes to the same store (e.g. `bulwark add` or `bulwark quarantine
-  // release` while `bulwark serve` runs): a search first looks, at most this often, for history
-  // events it has not seen and brings the index up to date with the entries they name. 0: before
-  // every search; negative: never (the index then follows only this process's writes).
-  int other_writers_check_ms = 100;
-
-  Env* env = nullptr;  // default: Env::Default()
 };
 
-struct SearchOptions {
-  int k = 5;  // results wanted; 1 .. 1000
-  // Return entries in these states too (operators reviewing quarantine). Default: active only.
-  bool include_quarantined = false;
-  // Exact-match filters on top-level metadata fields, e.g. {"category": "calendar"}. An entry
-  // passes when every key is present with an equal value.
-  nlohmann::json metadata_filter = nlohmann::json::object();
-  // The query's embedding, when the caller has already computed it with this store's embedder
-  // (the read-time defenses do, to score the query); Search then does not embed it again. Not
-  // owned; must have the embedder's dimension. Default: null (Search embeds the query).
-  const std::vector<float>* query_embedding = nullptr;
-  // Append the query to the namespace's query history (MemSAD's rolling history H, which the
-  // write gate scores new entries against, and which `bulwark gate fit --from-history` fits on).
-  // The defended retriever turns this off for queries its query gate flagged, so that neither
-  // learns from traffic that looked like an attack.
-  bool record_query = true;
-  // Internal (the honeypot guard, src/retrieval/honeypot_guard.h): when set, the search also
-  // fills in the MemPot observation of the query from its own index scan. Not owned. Default null.
-  SearchObservation* observation = nullptr;
+// Everything DB::Create and DB::Open take.
+struct Options {
+  EmbedderOptions embedder;
+  WriteGateOptions write_gate;
+  RetrievalOptions retrieval;
+  // The signing keyring. Default (empty): <store dir>/keyring.json.
+  std::filesystem::path keyring_path;
+  StoreLimits limits;
+  // Searches see writes by other processes to the same store within this long; 0: checked before
+  // every search; negative: never.
+  int other_writers_check_ms = 100;
+  Env* env = nullptr;  // clock and randomness; default Env::Default(); not owned
 };
 
 }  // namespace bulwark

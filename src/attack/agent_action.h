@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "attack/enterprise_scenario.h"
-#include "bulwark/memory_store.h"
 #include "smoothing/responder.h"
+#include "store/memory_store.h"
 
 namespace bulwark::attack {
 

@@ -8,6 +8,7 @@
 
 #include "attack/attack.h"
 #include "attack/attack_fixture.h"
+#include "embed/embedder_factory.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::attack {

@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 namespace bulwark::attack {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 namespace bulwark::attack::testing {
 

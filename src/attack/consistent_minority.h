@@ -15,9 +15,9 @@
 #include <string_view>
 #include <vector>
 
-#include "bulwark/memory_store.h"
 #include "eval/oracle_judge.h"
 #include "smoothing/smoother.h"
+#include "store/memory_store.h"
 
 namespace bulwark::attack {
 

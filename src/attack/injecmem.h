@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "attack/attack.h"
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 namespace bulwark::attack {
 

@@ -22,7 +22,6 @@
 #include "attack/smsr_injections.h"
 #include "attack/synonym_attack.h"
 #include "bulwark/env.h"
-#include "bulwark/memory_store.h"
 #include "core/seeded_csprng.h"
 #include "detect/detector_registry.h"
 #include "detect/detectors.h"
@@ -33,6 +32,7 @@
 #include "eval/rates.h"
 #include "eval/roc.h"
 #include "smoothing/extractive_responder.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 
 namespace bulwark::attack {

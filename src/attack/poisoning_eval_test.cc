@@ -6,7 +6,7 @@
 
 #include <cstdio>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::attack {

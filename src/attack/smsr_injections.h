@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "attack/enterprise_scenario.h"
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 namespace bulwark::attack {
 

@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "bulwark/memory_store.h"
 #include "embed/synonym_table.h"
+#include "store/memory_store.h"
 
 namespace bulwark::attack {
 

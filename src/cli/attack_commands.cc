@@ -10,8 +10,8 @@
 
 #include "attack/agentpoison_trigger.h"
 #include "attack/attack.h"
-#include "bulwark/memory_store.h"
 #include "cli/query_file.h"
+#include "store/memory_store.h"
 
 namespace bulwark::cli {
 namespace {

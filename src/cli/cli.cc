@@ -19,7 +19,6 @@
 #include <string>
 
 #include "auth/principal_registry.h"
-#include "bulwark/memory_store.h"
 #include "cli/access_commands.h"
 #include "cli/gate_commands.h"
 #include "cli/honeypot_commands.h"
@@ -32,6 +31,7 @@
 #include "gate/gate_store.h"
 #include "storage/storage_opener.h"
 #include "storage/store_layout.h"
+#include "store/memory_store.h"
 
 namespace bulwark::cli {
 namespace {

@@ -9,7 +9,7 @@
 #include <ostream>
 #include <string>
 
-#include "bulwark/options.h"
+#include "store/store_options.h"
 
 namespace bulwark::cli {
 

@@ -34,9 +34,9 @@
 #include <string>
 #include <vector>
 
-#include "bulwark/memory_store.h"
-#include "bulwark/options.h"
 #include "cli/command_env.h"
+#include "store/memory_store.h"
+#include "store/store_options.h"
 
 namespace bulwark::cli {
 

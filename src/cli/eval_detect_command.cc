@@ -25,7 +25,6 @@
 #include <optional>
 #include <sstream>
 
-#include "bulwark/memory_store.h"
 #include "cli/eval_commands.h"
 #include "cli/jsonl_import.h"
 #include "cli/query_file.h"
@@ -34,6 +33,7 @@
 #include "eval/report.h"
 #include "eval/roc.h"
 #include "eval/roc_svg.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 
 namespace bulwark::cli {

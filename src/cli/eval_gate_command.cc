@@ -35,7 +35,6 @@
 #include <random>
 
 #include "attack/agentpoison_trigger.h"
-#include "bulwark/memory_store.h"
 #include "cli/eval_commands.h"
 #include "cli/jsonl_import.h"
 #include "core/strings.h"
@@ -50,6 +49,7 @@
 #include "retrieval/defended_retriever.h"
 #include "smoothing/extractive_responder.h"
 #include "storage/store_layout.h"
+#include "store/memory_store.h"
 
 namespace bulwark::cli {
 namespace {

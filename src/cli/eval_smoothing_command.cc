@@ -28,7 +28,6 @@
 
 #include <fstream>
 
-#include "bulwark/memory_store.h"
 #include "cli/eval_commands.h"
 #include "core/seeded_csprng.h"
 #include "core/strings.h"
@@ -42,6 +41,7 @@
 #include "smoothing/embedding_equivalence.h"
 #include "smoothing/extractive_responder.h"
 #include "smoothing/smoother.h"
+#include "store/memory_store.h"
 
 namespace bulwark::cli {
 namespace {

@@ -13,7 +13,7 @@
 #include "attack/extraction/extraction_target.h"
 #include "attack/extraction/http_extraction_target.h"
 #include "attack/extraction/run_extraction.h"
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 namespace bulwark::cli {
 

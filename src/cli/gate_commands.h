@@ -7,7 +7,7 @@
 #include <ostream>
 #include <string>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 namespace bulwark::cli {
 

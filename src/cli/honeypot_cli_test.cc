@@ -8,13 +8,13 @@
 
 #include <fstream>
 
-#include "bulwark/memory_store.h"
 #include "cli/cli_test_util.h"
 #include "embed/wordnet_canonicalizer.h"
 #include "honeypot/fit_test_data.h"
 #include "honeypot/session_monitor.h"
 #include "retrieval/honeypot_guard.h"
 #include "storage/sqlite_honeypot_repository.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 
 namespace bulwark::cli {

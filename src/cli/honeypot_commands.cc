@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "bulwark/memory_store.h"
 #include "cli/query_file.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -19,6 +18,7 @@
 #include "retrieval/honeypot_guard.h"
 #include "storage/storage_opener.h"
 #include "storage/store_layout.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 
 namespace bulwark::cli {

@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "bulwark/env.h"
-#include "bulwark/memory_store.h"
 #include "cli/cli_format.h"
 #include "cli/jsonl_import.h"
 #include "provenance/keyring.h"
 #include "storage/store_layout.h"
+#include "store/memory_store.h"
 
 namespace bulwark::cli {
 namespace {

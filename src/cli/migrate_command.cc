@@ -13,7 +13,7 @@
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "bulwark/env.h"
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 #include "core/status_macros.h"
 #include "gate/gate_store.h"
 #include "storage/storage_opener.h"

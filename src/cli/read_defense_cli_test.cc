@@ -5,8 +5,8 @@
 
 #include <fstream>
 
-#include "bulwark/memory_store.h"
 #include "cli/cli_test_util.h"
+#include "store/memory_store.h"
 #include "testing/gate_fixture.h"
 
 namespace bulwark::cli {

@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "bulwark/memory_store.h"
 #include "cli/query_file.h"
 #include "core/hex.h"
 #include "core/strings.h"
@@ -20,6 +19,7 @@
 #include "retrieval/defended_retriever.h"
 #include "smoothing/certificate.h"
 #include "storage/store_layout.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 
 namespace bulwark::cli {

@@ -19,8 +19,8 @@
 #include <optional>
 #include <string>
 
-#include "bulwark/options.h"
 #include "cli/command_env.h"
+#include "store/store_options.h"
 
 namespace bulwark {
 class GateStore;

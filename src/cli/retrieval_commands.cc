@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "bulwark/memory_store.h"
 #include "store/hybrid_ranking.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 
 namespace bulwark::cli {

@@ -12,6 +12,7 @@
 #include "bulwark/embedder.h"
 #include "detect/memory_table.h"
 #include "detect/write_gate.h"
+#include "embed/embedder_factory.h"
 #include "testing/corpus_field.h"
 
 namespace bulwark {

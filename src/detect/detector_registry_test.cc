@@ -17,6 +17,7 @@
 #include "detect/detectors.h"
 #include "detect/write_gate.h"
 #include "detect/write_gate_config.h"
+#include "embed/embedder_factory.h"
 #include "testing/status_matchers.h"
 
 namespace bulwark {

@@ -23,10 +23,10 @@
 #include "bulwark/embedder.h"
 #include "bulwark/entry.h"
 #include "bulwark/env.h"
-#include "bulwark/memory_store.h"
 #include "core/latency_histogram.h"
 #include "detect/write_gate.h"
 #include "storage/defense_state_repository.h"
+#include "store/memory_store.h"
 
 namespace bulwark {
 

@@ -8,6 +8,7 @@
 #include "bulwark/embedder.h"
 #include "detect/watermark_marker.h"
 #include "detect/watermark_test_texts.h"
+#include "embed/embedder_factory.h"
 #include "testing/corpus_field.h"
 
 namespace bulwark {

@@ -1,5 +1,7 @@
 // CreateEmbedder: turns an embedder's JSON configuration into an instance by dispatching on
 // "kind" to the implementation's FromConfig. A new kind is one branch here.
+#include "embed/embedder_factory.h"
+
 #include <absl/strings/str_cat.h>
 
 #include "bulwark/embedder.h"

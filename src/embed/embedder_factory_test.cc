@@ -1,5 +1,7 @@
 // Tests of CreateEmbedder and the per-kind config parsers: which configs are accepted, which
 // error each bad one gets, and how the WordNet fallback shows up in the fingerprint.
+#include "embed/embedder_factory.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 

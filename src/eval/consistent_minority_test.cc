@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "embed/embedder_factory.h"
 #include "eval/oracle_judge.h"
 #include "eval/string_vote.h"
 #include "smoothing/embedding_equivalence.h"

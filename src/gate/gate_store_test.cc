@@ -7,8 +7,8 @@
 
 #include <random>
 
-#include "bulwark/memory_store.h"
 #include "gate/gate_registry.h"
+#include "store/memory_store.h"
 #include "testing/exec_sql.h"
 #include "testing/temp_dir.h"
 

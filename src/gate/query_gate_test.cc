@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "embed/embedder_factory.h"
 #include "gate/gate_fit_report.h"
 #include "testing/gate_fixture.h"
 

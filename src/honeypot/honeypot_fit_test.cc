@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "embed/embedder_factory.h"
 #include "honeypot/fit_test_data.h"
 #include "honeypot/pot_score.h"
 #include "honeypot/session_monitor.h"

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "bulwark/embedder.h"
+#include "embed/embedder_factory.h"
 
 namespace bulwark::honeypot {
 namespace {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "embed/embedder_factory.h"
 #include "testing/chat_server.h"
 
 namespace bulwark::honeypot {

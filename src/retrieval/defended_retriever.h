@@ -21,7 +21,6 @@
 #include <string>
 
 #include "bulwark/env.h"
-#include "bulwark/memory_store.h"
 #include "core/seeded_csprng.h"
 #include "gate/gate_registry.h"
 #include "gate/query_gate.h"
@@ -29,6 +28,7 @@
 #include "retrieval/honeypot_guard.h"
 #include "smoothing/responder.h"
 #include "smoothing/smoother.h"
+#include "store/memory_store.h"
 
 namespace bulwark {
 

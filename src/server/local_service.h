@@ -14,13 +14,13 @@
 #include <string>
 
 #include "audit/audit_log.h"
-#include "bulwark/memory_store.h"
 #include "gate/gate_registry.h"
 #include "retrieval/defended_retriever.h"
 #include "retrieval/honeypot_guard.h"
 #include "server/metrics.h"
 #include "server/service.h"
 #include "storage/honeypot_repository.h"
+#include "store/memory_store.h"
 
 namespace bulwark::server {
 

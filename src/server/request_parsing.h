@@ -22,11 +22,11 @@
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "bulwark/entry.h"
-#include "bulwark/memory_store.h"
-#include "bulwark/options.h"
 #include "gate/query_gate.h"
 #include "smoothing/responder.h"
 #include "smoothing/smoother.h"
+#include "store/memory_store.h"
+#include "store/store_options.h"
 
 namespace bulwark::server {
 

@@ -15,7 +15,6 @@
 
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
-#include "bulwark/memory_store.h"
 #include "gate/gate_registry.h"
 #include "llm/chat_client.h"
 #include "retrieval/defended_retriever.h"
@@ -23,6 +22,7 @@
 #include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 #include "store/expiry_sweeper.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 
 namespace bulwark::server {

@@ -9,8 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "bulwark/options.h"
 #include "server/http_server.h"
+#include "store/store_options.h"
 
 namespace bulwark::server {
 

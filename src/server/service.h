@@ -20,7 +20,6 @@
 #include "audit/audit_operation.h"
 #include "auth/principal_registry.h"
 #include "bulwark/env.h"
-#include "bulwark/memory_store.h"
 #include "core/json_writer.h"
 #include "gate/gate_store.h"
 #include "retrieval/defended_retriever.h"
@@ -29,6 +28,7 @@
 #include "server/metrics.h"
 #include "server/request_parsing.h"
 #include "server/router.h"
+#include "store/memory_store.h"
 
 namespace bulwark::server {
 

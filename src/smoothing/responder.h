@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 namespace bulwark {
 

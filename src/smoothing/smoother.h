@@ -14,12 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "bulwark/memory_store.h"
 #include "core/seeded_csprng.h"
 #include "smoothing/answer_aggregator.h"
 #include "smoothing/certificate.h"
 #include "smoothing/equivalence_judge.h"
 #include "smoothing/responder.h"
+#include "store/memory_store.h"
 
 namespace bulwark {
 

@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "bulwark/memory_store.h"
 #include "store/entry_store.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 #include "testing/change_invariants.h"
 #include "testing/lexical_store.h"

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "bulwark/memory_store.h"
 #include "store/entry_store.h"
+#include "store/memory_store.h"
 
 namespace bulwark {
 

@@ -35,14 +35,14 @@
 
 #include "bulwark/entry.h"
 #include "bulwark/env.h"
-#include "bulwark/memory_store.h"
-#include "bulwark/options.h"
 #include "index/bm25_index.h"
 #include "index/lexical_tokenizer.h"
 #include "index/vector_index.h"
 #include "storage/storage_backend.h"
 #include "store/hybrid_ranking.h"
 #include "store/lexical_terms.h"
+#include "store/memory_store.h"
+#include "store/store_options.h"
 
 namespace bulwark {
 

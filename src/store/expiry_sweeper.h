@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "bulwark/env.h"
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 namespace bulwark {
 

@@ -8,10 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "bulwark/memory_store.h"
 #include "core/hex.h"
 #include "provenance/keyring.h"
 #include "provenance/signer.h"
+#include "store/memory_store.h"
 #include "testing/counting_env.h"
 #include "testing/exec_sql.h"
 #include "testing/lexical_store.h"

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "bulwark/memory_store.h"
 #include "embed/wordnet_canonicalizer.h"
 #include "storage/store_layout.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 #include "testing/exec_sql.h"
 #include "testing/lexical_store.h"

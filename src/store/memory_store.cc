@@ -1,7 +1,7 @@
 // MemoryStore: the public facade over a store's parts (store/memory_store_impl.h). Opening a store
 // checks its embedder fingerprint before anything is written, then assembles EntryStore (entries,
 // history, index), WriteDefenses (the write gate and its state) and the WritePipeline over them.
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 #include <absl/strings/str_cat.h>
 
@@ -13,6 +13,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "core/text_validation.h"
+#include "embed/embedder_factory.h"
 #include "index/flat_index.h"
 #include "provenance/keyring.h"
 #include "storage/storage_opener.h"
@@ -334,12 +335,14 @@ nlohmann::json ToJson(const VerifyReport& report) {
     events.push_back(
         {{"seq", b.seq}, {"entry_id", b.entry_id}, {"namespace", b.name_space}, {"reason", b.reason}});
   }
-  return {{"rows_checked", report.rows_checked},
-          {"bad_rows", std::move(rows)},
-          {"events_checked", report.events_checked},
-          {"bad_events", std::move(events)},
-          {"integrity", report.integrity_problem.empty() ? "ok" : report.integrity_problem},
-          {"ok", report.ok()}};
+  nlohmann::json out = {{"rows_checked", report.rows_checked},
+                        {"bad_rows", std::move(rows)},
+                        {"events_checked", report.events_checked},
+                        {"bad_events", std::move(events)},
+                        {"integrity", report.integrity_problem.empty() ? "ok" : report.integrity_problem},
+                        {"ok", report.ok()}};
+  if (!report.other_problems.empty()) out["other_problems"] = report.other_problems;
+  return out;
 }
 
 }  // namespace bulwark

@@ -1,5 +1,5 @@
-// MemoryStore::Impl: what a store is made of (DESIGN 3). MemoryStore (include/bulwark/
-// memory_store.h) is the public facade; its calls go to these parts:
+// MemoryStore::Impl: what a store is made of (DESIGN 3). MemoryStore (store/memory_store.h) is
+// the facade; its calls go to these parts:
 //
 //   writes   -> WritePipeline (write/write_pipeline.h): validate -> embed -> WriteDefenses ->
 //               sign -> EntryStore (persist + index)
@@ -15,13 +15,13 @@
 #include <memory>
 
 #include "bulwark/embedder.h"
-#include "bulwark/memory_store.h"
-#include "bulwark/options.h"
 #include "core/ids.h"
 #include "detect/write_defenses.h"
 #include "storage/store_layout.h"
 #include "store/entry_store.h"
+#include "store/memory_store.h"
 #include "store/retrieval_settings.h"
+#include "store/store_options.h"
 #include "write/write_pipeline.h"
 
 namespace bulwark {

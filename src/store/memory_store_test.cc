@@ -1,4 +1,4 @@
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

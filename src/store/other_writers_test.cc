@@ -5,7 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 #include "testing/lexical_store.h"
 #include "testing/temp_dir.h"
 

@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <string>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 #include "testing/status_matchers.h"
 
 namespace bulwark::testing {

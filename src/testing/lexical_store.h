@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 
 namespace bulwark::testing {
 

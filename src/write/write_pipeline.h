@@ -23,10 +23,10 @@
 
 #include "bulwark/embedder.h"
 #include "bulwark/entry.h"
-#include "bulwark/memory_store.h"
-#include "bulwark/options.h"
 #include "detect/store_context.h"
 #include "storage/storage_backend.h"
+#include "store/memory_store.h"
+#include "store/store_options.h"
 
 namespace bulwark {
 

@@ -7,8 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "bulwark/memory_store.h"
 #include "detect/memory_table.h"
+#include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 #include "testing/lexical_store.h"
 #include "testing/status_matchers.h"

@@ -16,7 +16,7 @@
 #include "attack/extraction/benign_session.h"
 #include "attack/extraction/extraction_rng.h"
 #include "attack/extraction/extraction_target.h"
-#include "bulwark/memory_store.h"
+#include "store/memory_store.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::extraction::testing {

@@ -14,6 +14,7 @@
 #include "attack/extraction/mextra.h"
 #include "attack/extraction/rag_thief.h"
 #include "attack/extraction/wordnet_graph.h"
+#include "embed/embedder_factory.h"
 #include "llm/chat_client.h"
 
 namespace bulwark::extraction {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bulwark/embedder.h"
+#include "embed/embedder_factory.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {

@@ -25,10 +25,10 @@
 #include <vector>
 
 #include "bulwark/entry.h"
-#include "bulwark/memory_store.h"
 #include "embed/lexical_embedder.h"
 #include "eval/bootstrap.h"
 #include "eval/retrieval_metrics.h"
+#include "store/memory_store.h"
 
 namespace bulwark::eval {
 

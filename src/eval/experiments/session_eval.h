@@ -36,11 +36,11 @@
 #include <string>
 #include <vector>
 
-#include "bulwark/memory_store.h"
 #include "eval/binomial.h"
 #include "eval/experiments/session_file.h"
 #include "honeypot/honeypot_fit.h"
 #include "honeypot/session_monitor.h"
+#include "store/memory_store.h"
 
 namespace bulwark::eval {
 

@@ -1,5 +1,6 @@
-// MemoryStore: the library entry point. A store is a directory holding the SQLite database
-// (bulwark.db) and, by default, the signing keyring (keyring.json).
+// MemoryStore: the store the public bulwark::DB (bulwark/db.h, api/db_impl.h) and the library's
+// own layers (server, CLI, evaluation) are built on; not installed. A store is a directory holding the SQLite
+// database (bulwark.db) and, by default, the signing keyring (keyring.json).
 //
 //   auto store = bulwark::MemoryStore::Open("/var/lib/bulwark", {});
 //   auto entry = (*store)->Add("alice", {.text = "Alice prefers window seats"}, "alice");
@@ -32,14 +33,10 @@
 
 #include "bulwark/embedder.h"
 #include "bulwark/entry.h"
-#include "bulwark/options.h"
+#include "bulwark/reports.h"
+#include "store/store_options.h"
 
 namespace bulwark {
-
-struct SearchHit {
-  Entry entry;
-  float score = 0;  // cosine similarity with the query
-};
 
 struct SearchResult {
   std::vector<SearchHit> hits;
@@ -49,49 +46,6 @@ struct SearchResult {
   int64_t rows_read = 0;
   // Time spent reading those rows back and checking their tags (the rest of a search is the index).
   double verify_seconds = 0;
-};
-
-// One row that failed verification.
-struct BadRow {
-  int64_t row_id = 0;
-  std::string id;
-  std::string name_space;
-  std::string reason;
-};
-
-// One history event that failed verification.
-struct BadEvent {
-  int64_t seq = 0;
-  std::string entry_id;
-  std::string name_space;
-  std::string reason;
-};
-
-struct VerifyReport {
-  int64_t rows_checked = 0;
-  std::vector<BadRow> bad_rows;
-  int64_t events_checked = 0;
-  std::vector<BadEvent> bad_events;
-  std::string integrity_problem;  // the database engine's integrity check; empty when it passed
-  bool ok() const { return bad_rows.empty() && bad_events.empty() && integrity_problem.empty(); }
-};
-
-// {"rows_checked", "bad_rows": [{"row_id", "id", "namespace", "reason"}], "events_checked",
-//  "bad_events": [{"seq", "entry_id", "namespace", "reason"}], "integrity": "ok" or the problem,
-//  "ok"}: for the CLI and the API.
-nlohmann::json ToJson(const VerifyReport& report);
-
-struct NamespaceStats {
-  std::string name_space;
-  int64_t active = 0, quarantined = 0, deleted = 0, purged = 0, honeypots = 0;
-};
-
-struct StoreStats {
-  EmbedderFingerprint embedder;
-  uint32_t newest_key_id = 0;
-  size_t key_count = 0;
-  std::vector<NamespaceStats> namespaces;
-  int64_t signature_failures = 0;  // since this process opened the store
 };
 
 // Inputs of MemoryStore::Calibrate (`bulwark calibrate`, DESIGN 4.5).
@@ -106,12 +60,6 @@ struct CalibrationRequest {
   size_t from_store = 50;
   std::optional<double> target_fpr;  // default: the gate configuration's target_fpr
   std::optional<double> kappa;       // default: the gate configuration's memsad.kappa
-};
-
-// Changes for Update; unset fields keep their value.
-struct EntryUpdate {
-  std::optional<std::string> text;
-  std::optional<nlohmann::json> metadata;
 };
 
 class MemoryStore {
