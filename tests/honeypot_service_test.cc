@@ -187,6 +187,24 @@ TEST_F(HoneypotServiceTest, PotsAreInvisibleAndAnExtractorIsBlockedAcrossRestart
   ASSERT_EQ(setting.status, 200) << setting.body;
   EXPECT_EQ(setting.json()["mode"], "block");
   EXPECT_EQ(setting.json()["estimator"], "count");
+  // The admin route sets it (absent fields keep their values) and refuses bad values and readers.
+  const std::string put_path = "/v1/admin/honeypots/settings";
+  Answer put =
+      testing::Send(*client_, "PUT", put_path, admin_,
+                    json{{"namespace", "travel"}, {"estimator", "similarity"}, {"h0", "cusum"}}.dump());
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(put.json()["mode"], "block");
+  EXPECT_EQ(put.json()["estimator"], "similarity");
+  EXPECT_EQ(Get("/v1/admin/honeypots/settings?namespace=travel", admin_).json()["h0"], "cusum");
+  for (const json& bad : {json{{"namespace", "travel"}, {"alpha", 0.7}, {"beta", 0.5}},
+                          json{{"namespace", "travel"}, {"panic", true}}, json{{"mode", "off"}}}) {
+    EXPECT_EQ(testing::Send(*client_, "PUT", put_path, admin_, bad.dump()).status, 400) << bad.dump();
+  }
+  EXPECT_EQ(
+      testing::Send(*client_, "PUT", put_path, alice, json{{"namespace", "travel"}, {"mode", "off"}}.dump())
+          .status,
+      403);
+  EXPECT_EQ(Get("/v1/admin/honeypots/settings?namespace=travel", admin_).json()["mode"], "block");
 
   for (const json& key : {json{{"namespace", "travel"}, {"principal", "mallory"}, {"session", "s1"}},
                           json{{"namespace", "travel"}, {"principal", "mallory"}}}) {
