@@ -4,7 +4,8 @@
 // pot id answers exactly like a missing id); in block mode an extracting reader is refused with the
 // generic 403 session_blocked before retrieval, on a new session id too, while a benign reader is
 // not; the block survives a restart; the admin routes list and clear it; /metrics counts it with no
-// namespace label.
+// namespace label; a refusal's audit record names the namespace and the monitor's state; a mode set
+// with the CLI reaches the running server without a restart.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -151,6 +152,59 @@ TEST_F(HoneypotServiceTest, PotsAreInvisibleAndAnExtractorIsBlockedAcrossRestart
   Answer metrics = Get("/metrics", admin_);
   EXPECT_THAT(metrics.body, HasSubstr("bulwark_honeypot_refusals_total "));
   EXPECT_THAT(metrics.body, Not(HasSubstr("bulwark_honeypot_blocks_total{")));
+
+  // The refusals are audited (admin only) with the namespace and the monitor's state of the key.
+  Answer audit = Get("/v1/audit?limit=1000", admin_);
+  ASSERT_EQ(audit.status, 200) << audit.body;
+  int refusal_records = 0;
+  const json records = audit.json()["records"];
+  for (const json& r : records) {
+    if (r["operation"] != "refused" || r["detail"].value("code", "") != "session_blocked") continue;
+    ++refusal_records;
+    EXPECT_EQ(r["principal"], "mallory");
+    EXPECT_EQ(r["namespace"], "travel");
+    EXPECT_GE(r["detail"]["honeypot_monitor"].value("statistic", 0.0), 2.19) << r.dump();
+    EXPECT_GE(r["detail"]["honeypot_monitor"].value("decided_round", 0), 1) << r.dump();
+  }
+  EXPECT_GE(refusal_records, 3) << audit.body;
+
+  // A mode set with the CLI while the server runs reaches it within its refresh interval: monitor
+  // mode lets the blocked extractor search (recorded, not refused), block mode refuses it again.
+  const std::vector<std::pair<std::string, int>> modes = {{"monitor", 200}, {"block", 403}};
+  for (const auto& [mode, want] : modes) {
+    auto [mode_code, mode_out] =
+        testing::RunCli(store(), {"--json", "-n", "travel", "honeypots", "mode", mode});
+    ASSERT_EQ(mode_code, 0) << mode_out;
+    int status = 0;
+    for (int i = 0; i < 100 && status != want; ++i) {  // at most 10 s; the interval is 1 s
+      if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      status =
+          Post("/v1/memories/search", mallory, {{"namespace", "travel"}, {"query", benign_[3]}}, "s1").status;
+    }
+    EXPECT_EQ(status, want) << "mode " << mode << " did not reach the running server";
+  }
+  Answer setting = Get("/v1/admin/honeypots/settings?namespace=travel", admin_);
+  ASSERT_EQ(setting.status, 200) << setting.body;
+  EXPECT_EQ(setting.json()["mode"], "block");
+  EXPECT_EQ(setting.json()["estimator"], "count");
+  // The admin route sets it (absent fields keep their values) and refuses bad values and readers.
+  const std::string put_path = "/v1/admin/honeypots/settings";
+  Answer put =
+      testing::Send(*client_, "PUT", put_path, admin_,
+                    json{{"namespace", "travel"}, {"estimator", "similarity"}, {"h0", "cusum"}}.dump());
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(put.json()["mode"], "block");
+  EXPECT_EQ(put.json()["estimator"], "similarity");
+  EXPECT_EQ(Get("/v1/admin/honeypots/settings?namespace=travel", admin_).json()["h0"], "cusum");
+  for (const json& bad : {json{{"namespace", "travel"}, {"alpha", 0.7}, {"beta", 0.5}},
+                          json{{"namespace", "travel"}, {"panic", true}}, json{{"mode", "off"}}}) {
+    EXPECT_EQ(testing::Send(*client_, "PUT", put_path, admin_, bad.dump()).status, 400) << bad.dump();
+  }
+  EXPECT_EQ(
+      testing::Send(*client_, "PUT", put_path, alice, json{{"namespace", "travel"}, {"mode", "off"}}.dump())
+          .status,
+      403);
+  EXPECT_EQ(Get("/v1/admin/honeypots/settings?namespace=travel", admin_).json()["mode"], "block");
 
   for (const json& key : {json{{"namespace", "travel"}, {"principal", "mallory"}, {"session", "s1"}},
                           json{{"namespace", "travel"}, {"principal", "mallory"}}}) {

@@ -32,6 +32,10 @@ class EvalExtractionCommand final : public EvalSubcommand {
         ->check(CLI::Range(1, 10000))
         ->capture_default_str();
     sub->add_flag("--no-held-out", no_held_out_, "skip the leave-one-family-out fits");
+    sub->add_option("--external-memories", config_.external_memories,
+                    "WordNet glosses in the external store (0: no external store)")
+        ->check(CLI::Range(0, 50000))
+        ->capture_default_str();
     sub->add_option("--coverage-probes", config_.base.fit.coverage_probes,
                     "memories drawn as extra fit positives (honeypot FitOptions::coverage_probes)")
         ->check(CLI::Range(0, 1000000))
@@ -72,6 +76,7 @@ class EvalExtractionCommand final : public EvalSubcommand {
                       {"attack_sessions", config_.attack_sessions},
                       {"benign_sessions", config_.benign_sessions},
                       {"leave_one_out", config_.leave_one_out},
+                      {"external_memories", config_.external_memories},
                       {"coverage_probes", config_.base.fit.coverage_probes},
                       {"seed", ctx.flags().seed}};
     return ctx.Finish(eval::ToMarkdown(*result), json);

@@ -126,7 +126,7 @@ absl::StatusOr<std::unique_ptr<honeypot::LexicalRealizer>> MakeRealizer(const Em
   const std::string dir(WordNetCanonicalizer::kDefaultDir);
   BULWARK_RETURN_IF_ERROR(WordNetCanonicalizer::CheckDataPresent(dir));
   BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const honeypot::BigramLm> lm,
-                           honeypot::BigramLm::TrainOnWordNet(dir));
+                           honeypot::BigramLm::SharedWordNet(dir));
   BULWARK_ASSIGN_OR_RETURN(auto wordnet, WordNetCanonicalizer::Shared(dir));
   return honeypot::LexicalRealizer::Create(embedder, lm,
                                            honeypot::LexicalRealizer::DefaultVocabulary(*lm, wordnet.get()));
@@ -280,7 +280,7 @@ int RunRemove(const CommandEnv& env) {
 }
 
 // `sessions list|unblock` over the stored blocks. A running server keeps its own copy of the
-// monitor: an unblock made here takes effect there at its next start (or use the admin route).
+// monitor: it sees an unblock made here within its refresh interval (a second).
 int RunSessions(const CommandEnv& env, bool unblock, const std::string& principal,
                 const std::string& session) {
   auto opened = OpenAll(env);
@@ -312,18 +312,25 @@ int RunSessions(const CommandEnv& env, bool unblock, const std::string& principa
   return 0;
 }
 
-// `honeypots mode MODE [--k-obs N]`: the namespace's stored monitor setting.
-int RunMode(const CommandEnv& env, const std::string& mode, int k_obs) {
-  auto parsed = ParseHoneypotMode(mode);
-  if (!parsed.ok()) return FailCommand(env, parsed.status());
+// `honeypots mode MODE [--k-obs N] [--estimator E] [--calibration-cap C] [--h0 P] [--alpha A]
+// [--beta B]`: the namespace's signed monitor setting (fields not given keep their stored values).
+int RunMode(const CommandEnv& env, const nlohmann::json& given) {
   auto opened = OpenAll(env);
   if (!opened.ok()) return FailCommand(env, opened.status());
-  if (auto s = opened->repo->PutSetting({env.name_space, mode, k_obs}); !s.ok()) return FailCommand(env, s);
+  auto guard = HoneypotGuard::Create({}, opened->store->impl().entries.get(), opened->repo.get(), nullptr);
+  if (!guard.ok()) return FailCommand(env, guard.status());
+  auto setting = GuardSetting::FromJson(given, (*guard)->Setting(env.name_space));
+  if (!setting.ok()) return FailCommand(env, setting.status());
+  if (auto s = (*guard)->PutSetting(env.name_space, *setting); !s.ok()) return FailCommand(env, s);
+  nlohmann::json out = setting->ToJson();
+  out["namespace"] = env.name_space;
   if (env.json) {
-    env.out << nlohmann::json{{"namespace", env.name_space}, {"mode", mode}, {"k_obs", k_obs}}.dump() << "\n";
+    env.out << out.dump() << "\n";
   } else {
-    env.out << "honeypot monitor of " << env.name_space << ": " << mode << ", k_obs " << k_obs
-            << " (a running server applies it at its next start)\n";
+    env.out << "honeypot monitor of " << env.name_space << ": " << ToString(setting->mode) << ", k_obs "
+            << setting->k_obs << ", estimator " << honeypot::ToString(setting->estimator) << ", h0 "
+            << honeypot::ToString(setting->h0) << ", alpha " << setting->alpha << ", beta " << setting->beta
+            << " (a running server applies it within a second)\n";
   }
   return 0;
 }
@@ -340,8 +347,9 @@ struct HoneypotCommands::Flags {
   CLI::App* sessions_unblock = nullptr;
   std::string principal, session;
   CLI::App* mode = nullptr;
-  std::string mode_name;
+  std::string mode_name, estimator, h0;
   int k_obs = 4;
+  double calibration_cap = 0, alpha = 0.1, beta = 0.1;
 };
 
 HoneypotCommands::HoneypotCommands() : flags_(std::make_unique<Flags>()) {}
@@ -369,13 +377,24 @@ void HoneypotCommands::Register(CLI::App& app) {
   f.list = group->add_subcommand("list", "the namespace's honeypots (id and text)");
   f.remove = group->add_subcommand("remove", "delete every honeypot of the namespace and retire its runs");
   f.mode =
-      group->add_subcommand("mode", "store the namespace's monitor mode (off | monitor | block) and k_obs");
+      group->add_subcommand("mode",
+                            "store the namespace's monitor setting: mode (off | monitor | block), k_obs, "
+                            "estimator and SPRT");
   f.mode->add_option("mode", f.mode_name, "off | monitor | block")
       ->required()
       ->check(CLI::IsMember({"off", "monitor", "block"}));
-  f.mode->add_option("--k-obs", f.k_obs, "rows of the observation")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
+  f.mode->add_option("--k-obs", f.k_obs, "rows of the observation (default 4)")->check(CLI::Range(1, 64));
+  f.mode
+      ->add_option("--estimator", f.estimator,
+                   "per-round LLR: count (Eq. 17, default) | similarity (Eq. 18) | count_calibrated (the "
+                   "newest fit run's table)")
+      ->check(CLI::IsMember({"count", "similarity", "count_calibrated"}));
+  f.mode->add_option("--calibration-cap", f.calibration_cap,
+                     "count_calibrated: clamp the table to [-cap, cap] (0: none)");
+  f.mode->add_option("--h0", f.h0, "the SPRT's H0 policy: restart (default) | floor | cusum")
+      ->check(CLI::IsMember({"restart", "floor", "cusum"}));
+  f.mode->add_option("--alpha", f.alpha, "the SPRT's false-block budget (default 0.1)");
+  f.mode->add_option("--beta", f.beta, "the SPRT's miss budget (default 0.1)");
 
   CLI::App* sessions = app.add_subcommand("sessions", "sessions and principals the honeypot monitor blocked");
   sessions->require_subcommand(1);
@@ -391,7 +410,16 @@ std::optional<int> HoneypotCommands::Run(const CommandEnv& env) {
   if (f.show->parsed()) return RunShow(env);
   if (f.list->parsed()) return RunList(env);
   if (f.remove->parsed()) return RunRemove(env);
-  if (f.mode->parsed()) return RunMode(env, f.mode_name, f.k_obs);
+  if (f.mode->parsed()) {
+    nlohmann::json given = {{"mode", f.mode_name}};
+    if (f.mode->count("--k-obs") > 0) given["k_obs"] = f.k_obs;
+    if (f.mode->count("--estimator") > 0) given["estimator"] = f.estimator;
+    if (f.mode->count("--calibration-cap") > 0) given["calibration_cap"] = f.calibration_cap;
+    if (f.mode->count("--h0") > 0) given["h0"] = f.h0;
+    if (f.mode->count("--alpha") > 0) given["alpha"] = f.alpha;
+    if (f.mode->count("--beta") > 0) given["beta"] = f.beta;
+    return RunMode(env, given);
+  }
   if (f.sessions_list->parsed()) return RunSessions(env, false, "", "");
   if (f.sessions_unblock->parsed()) return RunSessions(env, true, f.principal, f.session);
   return std::nullopt;

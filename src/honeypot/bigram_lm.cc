@@ -3,6 +3,7 @@
 
 #include <absl/status/status.h>
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
 #include <cmath>
@@ -87,6 +88,18 @@ absl::StatusOr<std::unique_ptr<BigramLm>> BigramLm::TrainOnWordNet(const std::st
   absl::StatusOr<std::vector<std::string>> sentences = WordNetSentences(dir);
   if (!sentences.ok()) return sentences.status();
   return Train(*sentences);
+}
+
+absl::StatusOr<std::shared_ptr<const BigramLm>> BigramLm::SharedWordNet(const std::string& dir) {
+  static absl::Mutex mu(absl::kConstInit);
+  static auto* cache = new absl::flat_hash_map<std::string, std::shared_ptr<const BigramLm>>();
+  absl::MutexLock lock(&mu);  // held while training: a second caller waits instead of training again
+  if (auto it = cache->find(dir); it != cache->end()) return it->second;
+  absl::StatusOr<std::unique_ptr<BigramLm>> lm = TrainOnWordNet(dir);
+  if (!lm.ok()) return lm.status();
+  std::shared_ptr<const BigramLm> shared = *std::move(lm);
+  (*cache)[dir] = shared;
+  return shared;
 }
 
 int BigramLm::Intern(std::string_view token) {

@@ -41,6 +41,10 @@ class BigramLm {
   // NotFound for a missing data file, ResourceExhausted for one over 256 MiB, DataLoss if a file
   // has no gloss at all.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<BigramLm>> TrainOnWordNet(const std::string& dir);
+  // TrainOnWordNet(dir) trained on the first call for `dir` and shared by later callers (a
+  // process that fits several times, the evaluations and tests, trains once). Thread-safe;
+  // failures are not cached.
+  [[nodiscard]] static absl::StatusOr<std::shared_ptr<const BigramLm>> SharedWordNet(const std::string& dir);
 
   // The WordNet sentences TrainOnWordNet would use (for tests and other consumers).
   [[nodiscard]] static absl::StatusOr<std::vector<std::string>> WordNetSentences(const std::string& dir);

@@ -183,8 +183,8 @@ KeyState* SessionMonitor::FindOrInsert(const std::string& key, int64_t now_us) {
   return &states_.emplace(key, KeyState{}).first->second;
 }
 
-bool SessionMonitor::UpdateLevel(KeyLevel level, const SessionKey& key, double llr, int pots, int64_t now_us,
-                                 SprtDecision* decision, double* statistic) {
+bool SessionMonitor::UpdateLevel(const Sprt& sprt, KeyLevel level, const SessionKey& key, double llr,
+                                 int pots, int64_t now_us, SprtDecision* decision, double* statistic) {
   thread_local std::string buffer;
   buffer.clear();
   AppendKeyBytes(key, level, &buffer);
@@ -192,24 +192,29 @@ bool SessionMonitor::UpdateLevel(KeyLevel level, const SessionKey& key, double l
   if (s == nullptr) return false;
   s->last_seen_us = now_us;
   s->pot_hits += static_cast<uint64_t>(pots);
-  *decision = sprt_.Update(s->sprt, llr);
+  *decision = sprt.Update(s->sprt, llr);
   if (*decision == SprtDecision::kH1 && s->decided_at_us == 0) s->decided_at_us = now_us;
   *statistic = s->sprt.statistic;
   return true;
 }
 
 MonitorVerdict SessionMonitor::Observe(const SessionKey& key, const Observation& obs, int64_t now_us) {
+  return Observe(key, obs, now_us, sprt_, options_.llr);
+}
+
+MonitorVerdict SessionMonitor::Observe(const SessionKey& key, const Observation& obs, int64_t now_us,
+                                       const Sprt& sprt, const LlrOptions& llr) {
   MonitorVerdict v;
-  v.llr = ObservationLlr(obs, options_.llr);
+  v.llr = ObservationLlr(obs, llr);
   v.pots = obs.pot_count();
   absl::MutexLock lock(&mu_);
   if (Runs(KeyLevel::kSession, key)) {
     v.tracked &=
-        UpdateLevel(KeyLevel::kSession, key, v.llr, v.pots, now_us, &v.session, &v.session_statistic);
+        UpdateLevel(sprt, KeyLevel::kSession, key, v.llr, v.pots, now_us, &v.session, &v.session_statistic);
   }
   if (Runs(KeyLevel::kPrincipal, key)) {
-    v.tracked &=
-        UpdateLevel(KeyLevel::kPrincipal, key, v.llr, v.pots, now_us, &v.principal, &v.principal_statistic);
+    v.tracked &= UpdateLevel(sprt, KeyLevel::kPrincipal, key, v.llr, v.pots, now_us, &v.principal,
+                             &v.principal_statistic);
   }
   v.blocked = v.session == SprtDecision::kH1 || v.principal == SprtDecision::kH1;
   return v;

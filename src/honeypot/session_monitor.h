@@ -81,6 +81,11 @@ class SessionMonitor {
   // verdict. Observations of a blocked key still count rounds but do not move its statistic.
   // Thread-safe.
   MonitorVerdict Observe(const SessionKey& key, const Observation& obs, int64_t now_us);
+  // The same with another estimator and SPRT than the options' (a namespace's own setting,
+  // HoneypotGuard). Preconditions: ValidateLlrOptions(llr).ok(); `sprt` outlives the call. A key's
+  // state is the same whatever the parameters: a changed setting continues from its statistic.
+  MonitorVerdict Observe(const SessionKey& key, const Observation& obs, int64_t now_us, const Sprt& sprt,
+                         const LlrOptions& llr);
 
   // True if a level that runs for `key` has decided H1 (check before retrieval). Thread-safe.
   bool IsBlocked(const SessionKey& key) const;
@@ -108,8 +113,9 @@ class SessionMonitor {
   // The state for `key` at `level`, inserted if absent; null if there is no room.
   KeyState* FindOrInsert(const std::string& key, int64_t now_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool MakeRoom(int64_t now_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool UpdateLevel(KeyLevel level, const SessionKey& key, double llr, int pots, int64_t now_us,
-                   SprtDecision* decision, double* statistic) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool UpdateLevel(const Sprt& sprt, KeyLevel level, const SessionKey& key, double llr, int pots,
+                   int64_t now_us, SprtDecision* decision, double* statistic)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool Runs(KeyLevel level, const SessionKey& key) const;
 
   const MonitorOptions options_;

@@ -79,9 +79,23 @@ absl::Status Bm25Index::Remove(int64_t id) {
 
 std::vector<Bm25Hit> Bm25Index::Search(std::span<const std::string> query_tokens, int k, Accept accept,
                                        const void* context, std::span<const double> query_weights) const {
+  return Rank(*this, query_tokens, k, accept, context, query_weights);
+}
+
+std::vector<Bm25Hit> Bm25Index::SearchWithStatisticsOf(const Bm25Index& statistics,
+                                                       std::span<const std::string> query_tokens, int k,
+                                                       std::span<const double> query_weights) const {
+  return Rank(statistics, query_tokens, k, nullptr, nullptr, query_weights);
+}
+
+// Scores this index's documents against `statistics`' N, df and avgdl (this index's own for Search),
+// one pass over the postings of each distinct query term.
+std::vector<Bm25Hit> Bm25Index::Rank(const Bm25Index& statistics, std::span<const std::string> query_tokens,
+                                     int k, Accept accept, const void* context,
+                                     std::span<const double> query_weights) const {
   if (k <= 0 || position_by_id_.empty()) return {};
-  const double n = static_cast<double>(position_by_id_.size());
-  const double avgdl = std::max(1.0, static_cast<double>(total_length_) / n);
+  const double n = static_cast<double>(statistics.position_by_id_.size());
+  const double avgdl = n > 0 ? std::max(1.0, static_cast<double>(statistics.total_length_) / n) : 1.0;
   std::vector<double> scores(ids_.size(), 0.0);
   std::vector<uint32_t> matched;
   absl::flat_hash_set<std::string_view> seen;
@@ -90,8 +104,13 @@ std::vector<Bm25Hit> Bm25Index::Search(std::span<const std::string> query_tokens
     if (!seen.insert(term).second) continue;
     const auto it = postings_.find(term);
     if (it == postings_.end()) continue;
-    const double df = static_cast<double>(it->second.size());
+    double df = static_cast<double>(it->second.size());
+    if (&statistics != this) {
+      const auto stats = statistics.postings_.find(term);
+      df = stats == statistics.postings_.end() ? 0.0 : static_cast<double>(stats->second.size());
+    }
     const double idf = QueryWeight(query_weights, q) * std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+    if (!(idf > 0)) continue;  // a zero weight: adds nothing (and must not list a document twice)
     for (const Posting& p : it->second) {
       const double tf = p.tf;
       const double norm = options_.k1 * (1 - options_.b + options_.b * lengths_[p.doc] / avgdl);

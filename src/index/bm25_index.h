@@ -66,6 +66,16 @@ class Bm25Index {
   double ScoreDocument(std::span<const std::string> doc_tokens, std::span<const std::string> query_tokens,
                        std::span<const double> query_weights = {}) const;
 
+  // The at most `k` documents of this index with a positive score for `query_tokens`, each scored
+  // as ScoreDocument of `statistics` would score it (with `statistics`' N, df and avgdl; this
+  // index's own only hold its documents' term frequencies and lengths), best first, equal scores to
+  // the lower id. The store keeps its honeypots in such an index and ranks them against the
+  // memories' statistics for the honeypot observation (issue #13 point 4): one pass over the
+  // postings of the query's terms instead of one ScoreDocument (a term map) per pot.
+  std::vector<Bm25Hit> SearchWithStatisticsOf(const Bm25Index& statistics,
+                                              std::span<const std::string> query_tokens, int k,
+                                              std::span<const double> query_weights = {}) const;
+
   size_t size() const { return position_by_id_.size(); }
   // Distinct terms held (for tests: a removed document's unique words are gone).
   size_t term_count() const { return postings_.size(); }
@@ -76,6 +86,8 @@ class Bm25Index {
     uint32_t tf = 0;
   };
   static constexpr int64_t kFreeSlot = -1;  // ids_ value of a removed document's slot
+  std::vector<Bm25Hit> Rank(const Bm25Index& statistics, std::span<const std::string> query_tokens, int k,
+                            Accept accept, const void* context, std::span<const double> query_weights) const;
   Bm25Options options_;
   std::vector<int64_t> ids_;                     // by slot; kFreeSlot once removed
   std::vector<uint32_t> lengths_;                // by slot

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -124,6 +126,50 @@ TEST(Bm25Index, ScoreDocumentEqualsTheScoreOfAnAddedDocumentWithoutChangingOther
   // Scored with the index's statistics: a rarer term weighs more than a common one.
   EXPECT_GT(index.ScoreDocument(Tokens{"passport"}, Tokens{"passport"}),
             index.ScoreDocument(Tokens{"june"}, Tokens{"june"}));
+}
+
+TEST(Bm25Index, SearchWithStatisticsOfScoresLikeScoreDocument) {
+  Bm25Index memories;
+  ASSERT_THAT(memories.Add(1, Tokens{"passport", "expires", "june"}), IsOk());
+  ASSERT_THAT(memories.Add(2, Tokens{"license", "expires", "june", "june"}), IsOk());
+  ASSERT_THAT(memories.Add(3, Tokens{"dentist", "monday"}), IsOk());
+  const std::vector<Tokens> pot_docs = {{"passport", "renewal", "passport"},
+                                        {"june", "orchard", "lantern", "june", "expires"},
+                                        {"orchard"},
+                                        {"amber", "license"},
+                                        {"june"}};
+  Bm25Index pots;
+  for (size_t i = 0; i < pot_docs.size(); ++i) ASSERT_THAT(pots.Add(10 + i, pot_docs[i]), IsOk());
+  ASSERT_THAT(pots.Remove(14), IsOk());  // a removed pot is never ranked
+  const Tokens query{"june", "passport", "orchard", "june", "license"};
+  const std::vector<double> weights{1, 0.5, 2, 1, 0};
+  for (const bool weighted : {false, true}) {
+    const std::span<const double> w = weighted ? std::span<const double>(weights) : std::span<const double>();
+    const auto hits = pots.SearchWithStatisticsOf(memories, query, 10, w);
+    std::vector<Bm25Hit> expected;
+    for (size_t i = 0; i + 1 < pot_docs.size(); ++i) {
+      const double score = memories.ScoreDocument(pot_docs[i], query, w);
+      if (score > 0) expected.push_back({static_cast<int64_t>(10 + i), score});
+    }
+    std::sort(expected.begin(), expected.end(), [](const Bm25Hit& a, const Bm25Hit& b) {
+      return a.score != b.score ? a.score > b.score : a.id < b.id;
+    });
+    ASSERT_EQ(hits.size(), expected.size()) << "weighted " << weighted;
+    for (size_t i = 0; i < hits.size(); ++i) {
+      EXPECT_EQ(hits[i].id, expected[i].id);
+      EXPECT_EQ(hits[i].score, expected[i].score);  // the same arithmetic, bit for bit
+    }
+    // "license" has weight 0 when weighted: pot 13 then matches nothing.
+    EXPECT_EQ(std::count_if(hits.begin(), hits.end(), [](const Bm25Hit& h) { return h.id == 13; }),
+              weighted ? 0 : 1);
+  }
+  EXPECT_EQ(pots.SearchWithStatisticsOf(memories, query, 2).size(), 2u);
+  EXPECT_TRUE(pots.SearchWithStatisticsOf(memories, Tokens{"monday"}, 5).empty());
+  // Against an empty index of memories (N = 0): still the ScoreDocument scores.
+  const Bm25Index none;
+  const auto alone = pots.SearchWithStatisticsOf(none, Tokens{"orchard"}, 5);
+  ASSERT_EQ(alone.size(), 2u);
+  EXPECT_EQ(alone[0].score, none.ScoreDocument(pot_docs[alone[0].id - 10], Tokens{"orchard"}));
 }
 
 TEST(Bm25Index, QueryWeightsScaleEachTermsContribution) {

@@ -1,10 +1,13 @@
 // The MemPot read-path guard (see honeypot_guard.h).
 #include "retrieval/honeypot_guard.h"
 
+#include <absl/strings/cord.h>
 #include <absl/strings/str_cat.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cstring>
+#include <nlohmann/json.hpp>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -47,36 +50,47 @@ absl::Status ParseKey(std::string_view bytes, BlockedKey* out) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-std::string_view ToString(HoneypotMode mode) {
-  switch (mode) {
-    case HoneypotMode::kOff:
-      return "off";
-    case HoneypotMode::kMonitor:
-      return "monitor";
-    case HoneypotMode::kBlock:
-      return "block";
+// The calibrated count LLR table of the namespace's newest current fit run (its metrics'
+// indexed.calibrated_count_llr, HoneypotFit). FailedPrecondition if there is none or its size is
+// not k_obs + 1; DataLoss for a stored run that does not parse.
+absl::StatusOr<honeypot::CountCalibration> NewestCalibration(HoneypotRepository* repository,
+                                                             std::string_view name_space, int k_obs) {
+  if (repository == nullptr) return absl::FailedPreconditionError("count_calibrated needs the fit runs");
+  std::string metrics;
+  BULWARK_RETURN_IF_ERROR(repository->ScanRuns(name_space, [&](const HoneypotRun& run) {
+    if (run.removed_at_us == 0) metrics = run.metrics;  // oldest first: the last one is the newest
+    return absl::OkStatus();
+  }));
+  if (metrics.empty())
+    return absl::FailedPreconditionError("count_calibrated needs a current fit run (`honeypots fit`)");
+  const nlohmann::json m = nlohmann::json::parse(metrics, nullptr, /*allow_exceptions=*/false);
+  if (!m.is_object() || !m.contains("indexed") || !m["indexed"].is_object() ||
+      !m["indexed"].contains("calibrated_count_llr")) {
+    return absl::DataLossError("the newest fit run has no calibrated count table");
   }
-  return "?";
+  auto table = honeypot::CountCalibration::FromJson({{"llr", m["indexed"]["calibrated_count_llr"]}});
+  if (!table.ok()) return absl::DataLossError(absl::StrCat("fit run's table: ", table.status().message()));
+  if (table->llr.size() != static_cast<size_t>(k_obs) + 1) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the fit run's count table is for k_obs ", table->llr.size() - 1, ", not ", k_obs));
+  }
+  return *std::move(table);
 }
 
-absl::StatusOr<HoneypotMode> ParseHoneypotMode(std::string_view name) {
-  if (name == "off") return HoneypotMode::kOff;
-  if (name == "monitor") return HoneypotMode::kMonitor;
-  if (name == "block") return HoneypotMode::kBlock;
-  return absl::InvalidArgumentError(
-      absl::StrCat("honeypot mode must be off, monitor or block, not \"", ToAbsl(name), "\""));
-}
+}  // namespace
 
 HoneypotGuard::HoneypotGuard(const HoneypotGuardOptions& options,
                              std::unique_ptr<honeypot::SessionMonitor> monitor, EntryStore* entries,
-                             HoneypotRepository* repository, Env* env)
+                             HoneypotRepository* repository, Env* env, std::shared_ptr<const Params> defaults)
     : options_(options),
       monitor_(std::move(monitor)),
       entries_(entries),
       repository_(repository),
-      env_(env) {}
+      env_(env),
+      settings_(std::make_unique<GuardSettingStore>(&entries->backend(), &entries->keyring())),
+      defaults_(std::move(defaults)) {}
+
+HoneypotGuard::~HoneypotGuard() = default;
 
 absl::StatusOr<std::unique_ptr<HoneypotGuard>> HoneypotGuard::Create(const HoneypotGuardOptions& options,
                                                                      EntryStore* entries,
@@ -85,12 +99,30 @@ absl::StatusOr<std::unique_ptr<HoneypotGuard>> HoneypotGuard::Create(const Honey
   if (entries == nullptr) return absl::InvalidArgumentError("the guard needs the entry store");
   if (options.k_obs < 1 || options.k_obs > 64)
     return absl::InvalidArgumentError("k_obs must be between 1 and 64");
+  if (options.monitor.llr.kind == honeypot::LlrEstimatorKind::kGlobalSimilarity)
+    return absl::InvalidArgumentError("the read path does not compute Eq. 19's global cosines");
   BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<honeypot::SessionMonitor> monitor,
                            honeypot::SessionMonitor::Create(options.monitor));
-  std::unique_ptr<HoneypotGuard> guard(
-      new HoneypotGuard(options, std::move(monitor), entries, repository, env ? env : Env::Default()));
+  GuardSetting setting;
+  setting.mode = options.default_mode;
+  setting.k_obs = options.k_obs;
+  setting.estimator = options.monitor.llr.kind;
+  setting.h0 = options.monitor.sprt.lower_boundary;
+  setting.alpha = options.monitor.sprt.alpha;
+  setting.beta = options.monitor.sprt.beta;
+  auto defaults = std::make_shared<const Params>(Params{setting, monitor->sprt(), options.monitor.llr});
+  std::unique_ptr<HoneypotGuard> guard(new HoneypotGuard(options, std::move(monitor), entries, repository,
+                                                         env ? env : Env::Default(), std::move(defaults)));
   BULWARK_RETURN_IF_ERROR(guard->LoadBlocks());
-  BULWARK_RETURN_IF_ERROR(guard->LoadSettings());
+  ParamsMap params;
+  BULWARK_RETURN_IF_ERROR(guard->ReadSettings(/*strict=*/true, {}, &params));
+  {
+    absl::MutexLock lock(&guard->mu_);
+    guard->params_ = std::move(params);
+  }
+  if (options.settings_refresh_ms >= 0) {
+    guard->next_refresh_us_ = guard->env_->NowMicros() + int64_t{options.settings_refresh_ms} * 1000;
+  }
   return guard;
 }
 
@@ -98,12 +130,14 @@ absl::StatusOr<std::unique_ptr<HoneypotGuard>> HoneypotGuard::Create(const Honey
 // monitor validates every record.
 absl::Status HoneypotGuard::LoadBlocks() {
   if (repository_ == nullptr) return absl::OkStatus();
+  absl::MutexLock lock(&mu_);
   std::string records;
   uint64_t count = 0;
   BULWARK_RETURN_IF_ERROR(repository_->ScanBlocks([&](const HoneypotBlock& b) {
     AppendU32(&records, static_cast<uint32_t>(b.key.size()));
     records += b.key;
     records += b.state;
+    stored_blocks_.insert(b.key);
     ++count;
     return absl::OkStatus();
   }));
@@ -116,40 +150,170 @@ absl::Status HoneypotGuard::LoadBlocks() {
   return absl::OkStatus();
 }
 
-absl::Status HoneypotGuard::LoadSettings() {
-  if (repository_ == nullptr) return absl::OkStatus();
-  absl::MutexLock lock(&mu_);
-  return repository_->ScanSettings([&](const HoneypotSetting& setting) -> absl::Status {
-    auto mode = ParseHoneypotMode(setting.mode);
-    if (!mode.ok())
-      return absl::DataLossError(absl::StrCat("stored honeypot setting: ", mode.status().message()));
-    modes_[setting.name_space] = *mode;
-    k_obs_[setting.name_space] = setting.k_obs;
+absl::StatusOr<std::shared_ptr<const HoneypotGuard::Params>> HoneypotGuard::MakeParams(
+    std::string_view name_space, const GuardSetting& setting) const {
+  BULWARK_RETURN_IF_ERROR(setting.Validate());
+  BULWARK_ASSIGN_OR_RETURN(honeypot::Sprt sprt,
+                           honeypot::Sprt::Create({setting.alpha, setting.beta, setting.h0}));
+  honeypot::LlrOptions llr = options_.monitor.llr;
+  llr.kind = setting.estimator;
+  if (setting.estimator == honeypot::LlrEstimatorKind::kCountCalibrated) {
+    BULWARK_ASSIGN_OR_RETURN(llr.calibration, NewestCalibration(repository_, name_space, setting.k_obs));
+    if (setting.calibration_cap > 0) {
+      for (double& l : llr.calibration.llr)
+        l = std::clamp(l, -setting.calibration_cap, setting.calibration_cap);
+    }
+  }
+  BULWARK_RETURN_IF_ERROR(honeypot::ValidateLlrOptions(llr));
+  return std::make_shared<const Params>(Params{setting, sprt, std::move(llr)});
+}
+
+absl::Status HoneypotGuard::ReadSettings(bool strict, const ParamsMap& previous, ParamsMap* out) const {
+  // A bad stored setting: the error when strict, else the namespace keeps what it had.
+  auto keep_or_fail = [&](std::string_view ns, const absl::Status& s) -> absl::Status {
+    if (strict) return s;
+    spdlog::error("honeypot setting of namespace {} not applied: {}", ns, s.ToString());
+    if (auto it = previous.find(std::string(ns)); it != previous.end()) (*out)[std::string(ns)] = it->second;
     return absl::OkStatus();
+  };
+  auto add = [&](std::string_view ns, const GuardSetting& setting) -> absl::Status {
+    auto params = MakeParams(ns, setting);
+    if (params.ok()) {
+      (*out)[std::string(ns)] = *std::move(params);
+      return absl::OkStatus();
+    }
+    // A calibrated table that went away (its run was removed): Eq. 17 until a new fit.
+    if (params.status().code() == absl::StatusCode::kFailedPrecondition) {
+      GuardSetting fallback = setting;
+      fallback.estimator = honeypot::LlrEstimatorKind::kCount;
+      spdlog::warn("honeypot setting of namespace {}: {}; using count (Eq. 17)", ns,
+                   ToStd(params.status().message()));
+      BULWARK_ASSIGN_OR_RETURN((*out)[std::string(ns)], MakeParams(ns, fallback));
+      return absl::OkStatus();
+    }
+    return keep_or_fail(ns, params.status());
+  };
+  if (repository_ != nullptr) {  // the unsigned rows of before: mode and k_obs only
+    BULWARK_RETURN_IF_ERROR(repository_->ScanSettings([&](const HoneypotSetting& row) -> absl::Status {
+      auto mode = ParseHoneypotMode(row.mode);
+      if (!mode.ok())
+        return keep_or_fail(row.name_space, absl::DataLossError(absl::StrCat("stored honeypot setting: ",
+                                                                             mode.status().message())));
+      GuardSetting setting = defaults_->setting;
+      setting.mode = *mode;
+      setting.k_obs = row.k_obs;
+      return add(row.name_space, setting);
+    }));
+  }
+  return settings_->Scan([&](std::string_view ns, const absl::StatusOr<GuardSetting>& setting) {
+    if (!setting.ok()) return keep_or_fail(ns, setting.status());
+    return add(ns, *setting);
   });
 }
 
-int HoneypotGuard::KObs(std::string_view name_space) const {
+absl::Status HoneypotGuard::RefreshBlocks() {
+  if (repository_ == nullptr) return absl::OkStatus();
+  absl::flat_hash_set<std::string> stored;
+  BULWARK_RETURN_IF_ERROR(repository_->ScanBlocks([&](const HoneypotBlock& b) {
+    stored.insert(b.key);
+    return absl::OkStatus();
+  }));
+  std::vector<std::string> gone;
+  {
+    absl::MutexLock lock(&mu_);
+    for (const std::string& key : stored_blocks_) {
+      if (!stored.contains(key)) gone.push_back(key);
+    }
+    stored_blocks_ = std::move(stored);
+  }
+  // Unblocked by another process (`bulwark sessions unblock`): clear it here too.
+  for (const std::string& bytes : gone) {
+    BlockedKey key;
+    if (!ParseKey(bytes, &key).ok()) continue;
+    const KeyLevel level = key.session.empty() ? KeyLevel::kPrincipal : KeyLevel::kSession;
+    monitor_->Unblock({key.name_space, key.principal, key.session}, level).IgnoreError();  // may be gone
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HoneypotGuard::Refresh() {
+  ParamsMap previous;
+  {
+    absl::MutexLock lock(&mu_);
+    previous = params_;
+  }
+  ParamsMap fresh;
+  BULWARK_RETURN_IF_ERROR(ReadSettings(/*strict=*/false, previous, &fresh));
+  {
+    absl::MutexLock lock(&mu_);
+    params_ = std::move(fresh);
+  }
+  return RefreshBlocks();
+}
+
+void HoneypotGuard::MaybeRefresh() const {
+  if (options_.settings_refresh_ms < 0) return;
+  const int64_t now = env_->NowMicros();
+  if (now < next_refresh_us_.load(std::memory_order_relaxed)) return;
+  if (refreshing_.exchange(true)) return;  // another search is refreshing
+  next_refresh_us_ = now + int64_t{options_.settings_refresh_ms} * 1000;
+  // The settings are a cache of storage: refreshing them is not a change a const caller sees.
+  if (auto s = const_cast<HoneypotGuard*>(this)->Refresh(); !s.ok()) {
+    spdlog::error("honeypot settings and blocks not refreshed: {}", s.ToString());
+  }
+  refreshing_ = false;
+}
+
+std::shared_ptr<const HoneypotGuard::Params> HoneypotGuard::ParamsOf(std::string_view name_space) const {
+  MaybeRefresh();
   absl::MutexLock lock(&mu_);
-  auto it = k_obs_.find(std::string(name_space));
-  return it == k_obs_.end() ? options_.k_obs : it->second;
+  auto it = params_.find(ToAbsl(name_space));
+  return it == params_.end() ? defaults_ : it->second;
+}
+
+int HoneypotGuard::KObs(std::string_view name_space) const { return ParamsOf(name_space)->setting.k_obs; }
+
+GuardSetting HoneypotGuard::Setting(std::string_view name_space) const {
+  return ParamsOf(name_space)->setting;
+}
+
+absl::Status HoneypotGuard::PutSetting(std::string_view name_space, const GuardSetting& setting) {
+  BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const Params> params, MakeParams(name_space, setting));
+  BULWARK_RETURN_IF_ERROR(settings_->Put(name_space, setting));
+  absl::MutexLock lock(&mu_);
+  params_[std::string(name_space)] = std::move(params);
+  return absl::OkStatus();
 }
 
 void HoneypotGuard::SetMode(std::string_view name_space, HoneypotMode mode) {
   absl::MutexLock lock(&mu_);
-  modes_[std::string(name_space)] = mode;
+  mode_overrides_[std::string(name_space)] = mode;
 }
 
 HoneypotMode HoneypotGuard::Mode(std::string_view name_space) const {
+  std::shared_ptr<const Params> params = ParamsOf(name_space);
   absl::MutexLock lock(&mu_);
-  auto it = modes_.find(std::string(name_space));
-  return it == modes_.end() ? options_.default_mode : it->second;
+  auto it = mode_overrides_.find(ToAbsl(name_space));
+  return it == mode_overrides_.end() ? params->setting.mode : it->second;
 }
 
 absl::Status HoneypotGuard::CheckAllowed(const SessionKey& key) const {
   if (Mode(key.ns) != HoneypotMode::kBlock || !monitor_->IsBlocked(key)) return absl::OkStatus();
   refusals_.fetch_add(1);
-  return absl::PermissionDeniedError("session_blocked");
+  absl::Status refused = absl::PermissionDeniedError("session_blocked");
+  nlohmann::json detail = {{"namespace", std::string(key.ns)}};
+  for (const KeyLevel level : {KeyLevel::kSession, KeyLevel::kPrincipal}) {
+    std::optional<honeypot::KeyState> state = monitor_->Get(key, level);
+    if (!state || !state->sprt.h1) continue;
+    detail["level"] = level == KeyLevel::kSession ? "session" : "principal";
+    detail["rounds"] = state->sprt.rounds;
+    detail["decided_round"] = state->sprt.decided_round;
+    detail["pot_hits"] = state->pot_hits;
+    detail["statistic"] = state->sprt.statistic;
+    break;
+  }
+  refused.SetPayload(kRefusalPayloadUrl, absl::Cord(detail.dump()));
+  return refused;
 }
 
 absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Observe(const SessionKey& key,
@@ -175,7 +339,8 @@ absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(
   honeypot::Observation obs;
   obs.top = top;
   observations_.fetch_add(1);
-  verdict = monitor_->Observe(key, obs, env_->NowMicros());
+  const std::shared_ptr<const Params> params = ParamsOf(key.ns);
+  verdict = monitor_->Observe(key, obs, env_->NowMicros(), params->sprt, params->llr);
   absl::Status persisted;
   if (verdict.session == honeypot::SprtDecision::kH1) persisted.Update(PersistBlock(key, KeyLevel::kSession));
   if (verdict.principal == honeypot::SprtDecision::kH1)

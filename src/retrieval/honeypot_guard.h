@@ -9,11 +9,15 @@
 //                     so blocks survive a restart
 //
 // The observation never reaches the caller; search results are the same with the guard on or
-// off. Modes per namespace: off (no observation), monitor (default: observe and record decisions,
-// refuse nothing), block (refuse blocked keys). Thread-safe.
+// off. Each namespace has a GuardSetting (retrieval/honeypot_settings.h): its mode — off (no
+// observation), monitor (default: observe and record decisions, refuse nothing), block (refuse
+// blocked keys) —, k_obs, estimator and SPRT. Settings and blocks are read from storage at Create
+// and again every `settings_refresh_ms`, so `bulwark honeypots mode` and `bulwark sessions unblock`
+// run by another process reach a running server within that interval. Thread-safe.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <absl/status/statusor.h>
 #include <absl/synchronization/mutex.h>
 
@@ -27,20 +31,21 @@
 
 #include "bulwark/env.h"
 #include "honeypot/session_monitor.h"
+#include "retrieval/honeypot_settings.h"
 #include "storage/honeypot_repository.h"
 #include "store/entry_store.h"
 
 namespace bulwark {
 
-enum class HoneypotMode { kOff, kMonitor, kBlock };
-std::string_view ToString(HoneypotMode mode);
-// "off" | "monitor" | "block"; InvalidArgument otherwise.
-[[nodiscard]] absl::StatusOr<HoneypotMode> ParseHoneypotMode(std::string_view name);
-
 struct HoneypotGuardOptions {
+  // The defaults of a namespace without a stored setting: monitor.llr.kind (count or similarity),
+  // monitor.sprt, default_mode and k_obs (research/mempot.md 5: the observation is the top 4).
   honeypot::MonitorOptions monitor;
   HoneypotMode default_mode = HoneypotMode::kMonitor;
-  int k_obs = 4;  // research/mempot.md 5: the observation is the top 4; 1 .. 64
+  int k_obs = 4;  // 1 .. 64
+  // How often stored settings and blocks are read again (the first search after the interval
+  // reads them; < 0: only at Create). A repository is needed for blocks and legacy settings.
+  int settings_refresh_ms = 1000;
 };
 
 // One blocked key as the admin routes list it.
@@ -53,20 +58,36 @@ struct BlockedKey {
 
 class HoneypotGuard {
  public:
-  // `entries` is required; `repository` may be null (blocks are then not persisted). Loads every
-  // persisted block into the monitor and every namespace's stored setting. InvalidArgument for bad options;
-  // DataLoss for a damaged stored block; the repository's errors.
+  // `entries` is required; `repository` may be null (blocks are then not persisted and the
+  // count_calibrated estimator, whose table is the newest fit run's, is unavailable). Loads every
+  // persisted block into the monitor and every namespace's stored setting. InvalidArgument for bad
+  // options; DataLoss for a damaged stored block or setting; the repository's errors.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HoneypotGuard>> Create(
       const HoneypotGuardOptions& options, EntryStore* entries, HoneypotRepository* repository, Env* env);
+  ~HoneypotGuard();
 
-  // The namespace's mode and k_obs for this process (stored settings are loaded at Create; a
-  // namespace without one has the options' defaults). SetMode changes only this process.
+  // Overrides the namespace's mode in this process only (over any stored setting; for tests and
+  // the evaluation).
   void SetMode(std::string_view name_space, HoneypotMode mode);
   HoneypotMode Mode(std::string_view name_space) const;
   int KObs(std::string_view name_space) const;
+  // The namespace's setting in force (stored, legacy or the defaults; SetMode not included).
+  GuardSetting Setting(std::string_view name_space) const;
+  // Signs and stores the namespace's setting and applies it at once in this process.
+  // InvalidArgument for an invalid setting or namespace; FailedPrecondition for count_calibrated
+  // when the namespace has no current fit run with a calibrated table of k_obs + 1 entries; the
+  // backend's errors.
+  [[nodiscard]] absl::Status PutSetting(std::string_view name_space, const GuardSetting& setting);
+  // Reads the stored settings and blocks again now (what the refresh interval does): a block
+  // deleted from storage since the last read is cleared in the monitor. A setting that no longer
+  // verifies keeps the namespace's previous one (logged). The storage's errors.
+  [[nodiscard]] absl::Status Refresh();
 
   // Before retrieval: PermissionDenied("session_blocked") if the namespace is in block mode and a
-  // level of `key` is blocked; OK otherwise.
+  // level of `key` is blocked; OK otherwise. The refusal carries payload kRefusalPayloadUrl: a
+  // JSON object with the namespace and the blocked level's state (level, rounds, decided_round,
+  // pot_hits, statistic), for the audit record (never for the caller).
+  static constexpr char kRefusalPayloadUrl[] = "bulwark.dev/honeypot-refusal";
   [[nodiscard]] absl::Status CheckAllowed(const honeypot::SessionKey& key) const;
   // After retrieval (not in off mode): feeds the observation of `query` to the monitor and
   // persists a new H1 decision. The repository's error if persisting fails (the decision stands
@@ -79,8 +100,9 @@ class HoneypotGuard {
   // True if searches of the namespace are observed: its mode is not off and it has pots. The
   // read path then asks the search itself for the observation (SearchOptions::observation).
   bool ShouldObserve(std::string_view name_space) const;
-  // Feeds an observation the search computed (SearchObservation::rows) to the monitor, as Observe
-  // does after its own observation. Same errors as Observe's persisting.
+  // Feeds an observation the search computed (SearchObservation::rows) to the monitor with the
+  // namespace's estimator and SPRT, as Observe does after its own observation. Same errors as
+  // Observe's persisting.
   [[nodiscard]] absl::StatusOr<honeypot::MonitorVerdict> Record(
       const honeypot::SessionKey& key, std::span<const EntryStore::ObservedRow> rows);
 
@@ -96,10 +118,27 @@ class HoneypotGuard {
   int64_t refusals() const { return refusals_.load(); }
 
  private:
+  // What one namespace's searches are observed and tested with.
+  struct Params {
+    GuardSetting setting;
+    honeypot::Sprt sprt;
+    honeypot::LlrOptions llr;
+  };
+  using ParamsMap = absl::flat_hash_map<std::string, std::shared_ptr<const Params>>;
+
   HoneypotGuard(const HoneypotGuardOptions& options, std::unique_ptr<honeypot::SessionMonitor> monitor,
-                EntryStore* entries, HoneypotRepository* repository, Env* env);
+                EntryStore* entries, HoneypotRepository* repository, Env* env,
+                std::shared_ptr<const Params> defaults);
   absl::Status LoadBlocks();
-  absl::Status LoadSettings();
+  // The params of `setting` for `name_space` (its calibrated table from the newest current run).
+  absl::StatusOr<std::shared_ptr<const Params>> MakeParams(std::string_view name_space,
+                                                           const GuardSetting& setting) const;
+  // Every stored setting (legacy rows, then signed ones over them). `strict`: the first bad one is
+  // the error; otherwise a bad one keeps `previous`' entry for its namespace.
+  absl::Status ReadSettings(bool strict, const ParamsMap& previous, ParamsMap* out) const;
+  absl::Status RefreshBlocks();
+  void MaybeRefresh() const;
+  std::shared_ptr<const Params> ParamsOf(std::string_view name_space) const;
   absl::Status PersistBlock(const honeypot::SessionKey& key, honeypot::KeyLevel level);
 
   const HoneypotGuardOptions options_;
@@ -107,9 +146,14 @@ class HoneypotGuard {
   EntryStore* entries_;
   HoneypotRepository* repository_;
   Env* env_;
+  std::unique_ptr<GuardSettingStore> settings_;
+  const std::shared_ptr<const Params> defaults_;
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, HoneypotMode> modes_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<std::string, int> k_obs_ ABSL_GUARDED_BY(mu_);
+  ParamsMap params_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, HoneypotMode> mode_overrides_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> stored_blocks_ ABSL_GUARDED_BY(mu_);  // keys read at the last refresh
+  mutable std::atomic<int64_t> next_refresh_us_{0};
+  mutable std::atomic<bool> refreshing_{false};
   mutable std::atomic<int64_t> observations_{0}, blocks_{0}, refusals_{0};
 };
 

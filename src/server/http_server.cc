@@ -283,8 +283,9 @@ std::vector<Sample> HttpServer::Gauges() const {
       {"bulwark_rate_limiter_keys", "API keys with a partly used token bucket.", "gauge",
        static_cast<double>(limiter_.tracked_keys())},
       {"bulwark_refusals_unaudited_total",
-       "Failed authentications answered 401 without an audit record (over the per-address limit).", "counter",
-       static_cast<double>(unaudited_refusals_.load())},
+       "Failed authentications (401) and session_blocked refusals answered without an audit record (over the "
+       "per-address or per-principal limit).",
+       "counter", static_cast<double>(unaudited_refusals_.load())},
       {"bulwark_audit_dropped_total", "Audit records dropped because the audit queue stayed full.", "counter",
        context_.backends.audit ? static_cast<double>(context_.backends.audit->DroppedCount()) : 0.0},
       {"bulwark_audit_write_failing",
@@ -382,6 +383,16 @@ void HttpServer::RecordRefusal(const httplib::Request& request, std::string_view
                    {"status", http_status},
                    {"code", ApiCodeOf(status)}};
   if (auto trace = TraceParentOf(request)) record.detail["traceparent"] = *std::move(trace);
+  // A session_blocked refusal: the namespace and the honeypot monitor's state of the blocked key.
+  if (auto payload = status.GetPayload(HoneypotGuard::kRefusalPayloadUrl)) {
+    nlohmann::json monitor =
+        nlohmann::json::parse(std::string(*payload), nullptr, /*allow_exceptions=*/false);
+    if (monitor.is_object()) {
+      record.name_space = monitor.value("namespace", "");
+      monitor.erase("namespace");
+      record.detail["honeypot_monitor"] = std::move(monitor);
+    }
+  }
   context_.backends.audit->Append(std::move(record));
 }
 
@@ -474,7 +485,16 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
     if (HttpStatusOf(reply.status().code()) == 500) {
       spdlog::error("{} {}: {}", request.method, route.pattern, reply.status().ToString());
     }
-    RecordRefusal(request, route.pattern, caller ? &*caller : nullptr, reply.status());
+    // A blocked session's refusals are bounded per principal like failed authentications per
+    // address (a blocked extractor retrying must not fill the audit log).
+    if (ApiCodeOf(reply.status()) != "session_blocked" ||
+        refusal_audits_
+            .Acquire("session_blocked/" + (caller ? caller->principal.name : ""), MonotonicMicros())
+            .allowed) {
+      RecordRefusal(request, route.pattern, caller ? &*caller : nullptr, reply.status());
+    } else {
+      unaudited_refusals_.fetch_add(1);
+    }
     WriteStatus(response, reply.status());
     return;
   }

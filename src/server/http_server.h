@@ -49,7 +49,8 @@ struct ServerOptions {
   // Audit records of failed authentications (401) per client address: a token bucket of this
   // rate and burst. Beyond it a 401 is still answered, and counted in
   // bulwark_refusals_unaudited_total instead of appending a record, so that a flood of bad keys
-  // cannot fill the audit log. <= 0: every refusal is audited.
+  // cannot fill the audit log. The same bound applies to the session_blocked refusals of each
+  // principal (the honeypot monitor's). <= 0: every refusal is audited.
   double refusal_audit_rate = 5;
   double refusal_audit_burst = 50;
   int keep_alive_max_requests = 10000;  // requests per connection before the server closes it

@@ -4,9 +4,14 @@
 //   GET  /v1/admin/sessions/blocked[?namespace=NS]   the blocked sessions and principals
 //   POST /v1/admin/sessions/unblock                   {"namespace", "principal", "session"?}: clears
 //                                                     one block (no session: the principal's)
+//   GET  /v1/admin/honeypots/settings?namespace=NS    the namespace's monitor setting in force
+//   PUT  /v1/admin/honeypots/settings                 {"namespace", "mode"?, "k_obs"?, "estimator"?,
+//                                                     "calibration_cap"?, "h0"?, "alpha"?, "beta"?}:
+//                                                     stores it signed and applies it at once
 #include <absl/strings/str_cat.h>
 
 #include "core/strings.h"
+#include "core/text_validation.h"
 #include "server/api_status.h"
 #include "server/service.h"
 
@@ -68,11 +73,51 @@ absl::StatusOr<Reply> UnblockSession(ServiceContext& ctx, const Call& call) {
   return reply;
 }
 
+absl::StatusOr<Reply> GetSetting(ServiceContext& ctx, const Call& call) {
+  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  auto guard = RunningGuard(ctx);
+  if (!guard.ok()) return guard.status();
+  const std::optional<std::string> ns = QueryParam(call.query, "namespace");
+  if (!ns) return absl::InvalidArgumentError("namespace is required");
+  if (auto s = ValidateNamespace(*ns); !s.ok()) return s;
+  Reply reply;
+  reply.body = (*guard)->Setting(*ns).ToJson();
+  reply.body["namespace"] = *ns;
+  return reply;
+}
+
+absl::StatusOr<Reply> PutSetting(ServiceContext& ctx, const Call& call) {
+  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
+  auto body = ParseJsonObject(call.http.body, 4);
+  if (!body.ok()) return body.status();
+  const auto ns_field = body->find("namespace");
+  if (ns_field == body->end() || !ns_field->is_string())
+    return absl::InvalidArgumentError("namespace is required");
+  const std::string ns = *ns_field;
+  if (auto s = ValidateNamespace(ns); !s.ok()) return s;
+  body->erase("namespace");
+  auto guard = RunningGuard(ctx);
+  if (!guard.ok()) return guard.status();
+  auto setting = GuardSetting::FromJson(*body, (*guard)->Setting(ns));
+  if (!setting.ok()) return setting.status();
+  if (auto s = (*guard)->PutSetting(ns, *setting); !s.ok()) return s;
+  Reply reply;
+  reply.body = setting->ToJson();
+  reply.body["namespace"] = ns;
+  return reply;
+}
+
 }  // namespace
 
 absl::Status ReadPathStatus(const absl::Status& status) {
   if (status.code() == absl::StatusCode::kPermissionDenied && status.message() == "session_blocked") {
-    return ApiError(absl::StatusCode::kPermissionDenied, "session_blocked", "this session is blocked");
+    absl::Status refused =
+        ApiError(absl::StatusCode::kPermissionDenied, "session_blocked", "this session is blocked");
+    // The monitor's state of the blocked key, for the refusal's audit record (never the body).
+    if (auto detail = status.GetPayload(HoneypotGuard::kRefusalPayloadUrl)) {
+      refused.SetPayload(HoneypotGuard::kRefusalPayloadUrl, *detail);
+    }
+    return refused;
   }
   return status;
 }
@@ -86,6 +131,8 @@ void AddSessionRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
   };
   routes->push_back({"GET", "/v1/admin/sessions/blocked", Access::kAuthenticated, admin(ListBlocked)});
   routes->push_back({"POST", "/v1/admin/sessions/unblock", Access::kAuthenticated, admin(UnblockSession)});
+  routes->push_back({"GET", "/v1/admin/honeypots/settings", Access::kAuthenticated, admin(GetSetting)});
+  routes->push_back({"PUT", "/v1/admin/honeypots/settings", Access::kAuthenticated, admin(PutSetting)});
 }
 
 }  // namespace bulwark::server

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <optional>
 
 #include "core/status_macros.h"
@@ -162,16 +163,9 @@ std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& in
                                                         std::span<const Bm25Hit> memory_hits,
                                                         size_t depth) const {
   std::vector<Bm25Hit> hits(memory_hits.begin(), memory_hits.end());
-  absl::flat_hash_set<int64_t> candidates;  // pots sharing a token with the query
-  for (const std::string& t : terms.tokens) {
-    if (auto posting = index.pot_postings.find(t); posting != index.pot_postings.end())
-      candidates.insert(posting->second.begin(), posting->second.end());
-  }
-  for (const int64_t row_id : candidates) {
-    const double score =
-        index.lexical.ScoreDocument(index.pot_tokens.at(row_id), terms.tokens, terms.weights);
-    if (score > 0) hits.push_back({row_id, score});
-  }
+  const std::vector<Bm25Hit> pots = index.pot_lexical.SearchWithStatisticsOf(
+      index.lexical, terms.tokens, static_cast<int>(std::min<size_t>(depth, INT_MAX)), terms.weights);
+  hits.insert(hits.end(), pots.begin(), pots.end());
   std::sort(hits.begin(), hits.end(), [](const Bm25Hit& a, const Bm25Hit& b) {
     return a.score != b.score ? a.score > b.score : a.id < b.id;
   });

@@ -22,34 +22,19 @@
 namespace bulwark {
 
 struct EntryStore::NamespaceIndex {
-  explicit NamespaceIndex(const Bm25Options& bm25) : lexical(bm25) {}
+  explicit NamespaceIndex(const Bm25Options& bm25) : lexical(bm25), pot_lexical(bm25) {}
   std::unique_ptr<VectorIndex> vectors;
   MetadataIndex metadata;
   absl::flat_hash_set<int64_t> honeypots;  // the rows of kind honeypot among them
   Bm25Index lexical;                       // the active memories' tokens
-  // The active honeypots' tokens, scored against `lexical`'s statistics for the honeypot
-  // observation only (Bm25Index::ScoreDocument), so pots change no hit.
-  absl::flat_hash_map<int64_t, std::vector<std::string>> pot_tokens;
-  // Which active pots hold a token (each pot once per token): only those can score above 0, so
-  // the observation scores only the pots that share a token with the query.
-  absl::flat_hash_map<std::string, std::vector<int64_t>> pot_postings;
-  // Sets (non-empty `tokens`) or erases (empty) the pot's tokens and postings.
-  void SetPotTokens(int64_t row_id, std::vector<std::string> tokens) {
-    if (auto old = pot_tokens.find(row_id); old != pot_tokens.end()) {
-      for (const std::string& t : old->second) {
-        auto posting = pot_postings.find(t);
-        if (posting == pot_postings.end()) continue;
-        std::erase(posting->second, row_id);
-        if (posting->second.empty()) pot_postings.erase(posting);
-      }
-      pot_tokens.erase(old);
-    }
-    if (tokens.empty()) return;
-    for (const std::string& t : tokens) {
-      std::vector<int64_t>& posting = pot_postings[t];
-      if (posting.empty() || posting.back() != row_id) posting.push_back(row_id);
-    }
-    pot_tokens[row_id] = std::move(tokens);
+  // The active honeypots' tokens (same BM25 options as `lexical`), ranked against `lexical`'s
+  // statistics for the honeypot observation only (Bm25Index::SearchWithStatisticsOf), so pots
+  // change no hit; one pass over the postings of the query's terms scores every pot.
+  Bm25Index pot_lexical;
+  // Sets (non-empty `tokens`) or erases (empty) the pot's tokens.
+  void SetPotTokens(int64_t row_id, const std::vector<std::string>& tokens) {
+    pot_lexical.Remove(row_id).IgnoreError();                            // it may be absent
+    if (!tokens.empty()) pot_lexical.Add(row_id, tokens).IgnoreError();  // a fresh id: cannot fail
   }
   // The active honeypots' vectors (also in `vectors`, where searches never rank them): the
   // observation scores these few rows instead of scanning the namespace a second time. Null until

@@ -15,6 +15,7 @@
 #include "attack/extraction/attack_log.h"
 #include "attack/extraction/extraction_target.h"
 #include "attack/extraction/run_extraction.h"
+#include "attack/extraction/wordnet_graph.h"
 #include "core/status_macros.h"
 #include "eval/roc.h"
 
@@ -174,6 +175,41 @@ void AddBaselineRows(const std::vector<SessionOutcome>& outcomes,
   }
 }
 
+// The external store's memories: "lemma: gloss" of every n-th WordNet noun synset, `count` of them.
+absl::StatusOr<std::vector<NewEntry>> GlossMemories(const std::string& wordnet_dir, int count) {
+  BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const extraction::WordNetGraph> graph,
+                           extraction::WordNetGraph::Shared(wordnet_dir));
+  std::vector<NewEntry> out;
+  const size_t n = graph->size();
+  if (n == 0) return absl::FailedPreconditionError("WordNet has no noun synsets");
+  const size_t stride = std::max<size_t>(1, n / static_cast<size_t>(count));
+  for (size_t i = 0; i < n && out.size() < static_cast<size_t>(count); i += stride) {
+    const extraction::WordNetGraph::Synset& s = graph->synset(static_cast<int32_t>(i));
+    if (s.lemmas.empty() || s.gloss.empty()) continue;
+    out.push_back({.text = absl::StrCat(s.lemmas[0], ": ", s.gloss.substr(0, 900))});
+  }
+  return out;
+}
+
+// The external store: gloss memories, pots fitted on every family, its own sessions, in-family
+// rows under protocol "external".
+absl::Status AddExternalRows(const ExtractionEvalConfig& config, const std::filesystem::path& dir,
+                             ExtractionEvalResult* result) {
+  ExtractionEvalConfig external = config;
+  BULWARK_ASSIGN_OR_RETURN(external.memories,
+                           GlossMemories(config.base.wordnet_dir, config.external_memories));
+  const std::vector<std::string>& families = config.base.generated_attacks;
+  BULWARK_ASSIGN_OR_RETURN(Store s, Defended(external, dir, families));
+  result->external_memories = external.memories.size();
+  result->external_pots = s.defended.fit.pots;
+  BULWARK_ASSIGN_OR_RETURN(std::vector<LabelledSession> sessions,
+                           EvalSessions(*s.store, external, families, config.attack_sessions));
+  BULWARK_ASSIGN_OR_RETURN(std::vector<LabelledSession> benign,
+                           EvalSessions(*s.store, external, {"benign"}, config.benign_sessions));
+  sessions.insert(sessions.end(), benign.begin(), benign.end());
+  return AddRows(s, external, sessions, families, "external", result);
+}
+
 // Per query of the benign sessions: the defended replay's time minus plain searches' time.
 absl::StatusOr<double> AddedMicroseconds(Store& s, const ExtractionEvalConfig& config,
                                          const std::vector<LabelledSession>& sessions) {
@@ -210,6 +246,9 @@ absl::StatusOr<ExtractionEvalResult> RunExtractionEval(
       config.benign_sessions > 10000) {
     return absl::InvalidArgumentError("attack and benign sessions must be in 1 .. 10000");
   }
+  if (config.external_memories < 0 || config.external_memories > 50000) {
+    return absl::InvalidArgumentError("external memories must be in 0 .. 50000");
+  }
   const auto start = Clock::now();
   auto stage = [&](std::string_view name) {
     if (progress) progress(name);
@@ -244,6 +283,10 @@ absl::StatusOr<ExtractionEvalResult> RunExtractionEval(
       }
       BULWARK_RETURN_IF_ERROR(AddRows(s, config, subset, {held_out}, "held-out", &result));
     }
+  }
+  if (config.external_memories > 0) {
+    stage("external store");
+    BULWARK_RETURN_IF_ERROR(AddExternalRows(config, dir / "external", &result));
   }
   result.seconds = Since(start);
   return result;
@@ -289,12 +332,19 @@ nlohmann::json ToJson(const ExtractionEvalResult& result) {
   return {{"rows", rows},
           {"added_us_per_search", result.added_us_per_search},
           {"pots", result.pots},
+          {"external_memories", result.external_memories},
+          {"external_pots", result.external_pots},
           {"seconds", result.seconds}};
 }
 
 std::string ToMarkdown(const ExtractionEvalResult& result) {
   std::ostringstream out;
-  out << result.pots << " pots (in-family fit); monitor adds " << Fixed(result.added_us_per_search, 1)
+  out << result.pots << " pots (in-family fit)";
+  if (result.external_memories > 0) {
+    out << "; external store: " << result.external_memories << " WordNet glosses, " << result.external_pots
+        << " pots";
+  }
+  out << "; monitor adds " << Fixed(result.added_us_per_search, 1)
       << " us per search (benign replay minus plain searches); " << Fixed(result.seconds, 1) << " s\n\n"
       << "| protocol | attack | estimator | benign T | AUROC | TPR@1% | TPR@10% | FPR at block [95 % CI] | "
          "FDT mean "

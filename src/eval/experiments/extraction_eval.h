@@ -15,7 +15,12 @@
 //      nothing is held out): distinct memories returned per query, and a keyword filter (the
 //      fraction of a session's queries holding an extraction keyword); session scores only.
 //
-// Not here (doc/REPRODUCTION.md): the external WordNet-gloss store, a sequential pot-free
+//   5. With external_memories > 0, the external store (MemPot's "external" setting, a general-
+//      knowledge corpus): the glosses of that many WordNet noun synsets (every n-th one, as
+//      "lemma: gloss"), pots fitted on every family, its own evaluation sessions (generated against
+//      it), rows in-family only (protocol "external"), estimators as above.
+//
+// Not here (doc/REPRODUCTION.md): a sequential pot-free
 // detector with a block decision, the QOE per-query baseline, Eq. 19, several seeds, plots. Evaluation-only
 // code: linked by bulwark-lab, never by the product binary.
 #pragma once
@@ -39,12 +44,13 @@ struct ExtractionEvalConfig {
   uint64_t session_seed = 1;       // of the evaluation sessions (not the fit's)
   std::vector<std::string> estimators = {"count_calibrated", "count", "similarity"};
   bool leave_one_out = true;
-  SessionEvalConfig base;  // fit, k, k_obs, SPRT; base.fit.seed seeds the fit's generators
+  int external_memories = 10000;  // WordNet glosses of the external store; 0: none; <= 50000
+  SessionEvalConfig base;         // fit, k, k_obs, SPRT; base.fit.seed seeds the fit's generators
   StoreOptions store_options;
 };
 
 struct ExtractionRow {
-  std::string protocol;  // "in-family" | "held-out" | "pot-free"
+  std::string protocol;  // "in-family" | "held-out" | "pot-free" | "external"
   std::string attack;
   std::string estimator;
   int benign_length = 0;  // 8 or 64
@@ -56,6 +62,8 @@ struct ExtractionEvalResult {
   std::vector<ExtractionRow> rows;
   double added_us_per_search = 0;  // benign replay with the guard minus plain searches, per query
   size_t pots = 0;
+  size_t external_memories = 0;  // memories of the external store (0: not run)
+  size_t external_pots = 0;
   double seconds = 0;
 };
 
@@ -67,7 +75,8 @@ struct ExtractionEvalResult {
 
 // {"rows": [{"protocol", "attack", "estimator", "benign_length", "auroc", "tpr_at_1fpr",
 // "tpr_at_10fpr", "fpr_at_block", "fpr_at_block_ci95", "fdt_mean", "fdt_median",
-// "detected_fraction", "leakage"}], "added_us_per_search", "pots", "seconds"}.
+// "detected_fraction", "leakage"}], "added_us_per_search", "pots", "external_memories",
+// "external_pots", "seconds"}.
 nlohmann::json ToJson(const ExtractionEvalResult& result);
 std::string ToMarkdown(const ExtractionEvalResult& result);
 

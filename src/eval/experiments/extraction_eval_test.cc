@@ -25,9 +25,10 @@ TEST(RunExtractionEval, GivesOneRowPerAttackEstimatorAndLength) {
   config.attack_sessions = 1;
   config.benign_sessions = 2;
   config.estimators = {"count_calibrated", "count"};
+  config.external_memories = 100;  // a small external store of WordNet glosses
   config.base.generated_sessions = 1;
   config.base.fit.optimizer.steps = 50;
-  config.base.generated_attacks = {"mextra_cosine", "dgea"};
+  config.base.generated_attacks = {"mextra_cosine", "rag_thief"};  // DGEA's suffix search is the slow one
   config.base.benign_query_files = {corpora + "benign_queries.jsonl"};
   config.store_options.embedder_config = {{"kind", "lexical"}, {"synonyms", false}};
   config.store_options.write_gate_config = {
@@ -38,12 +39,13 @@ TEST(RunExtractionEval, GivesOneRowPerAttackEstimatorAndLength) {
   auto result = RunExtractionEval(config, dir.path());
   ASSERT_THAT(result, IsOk());
   // in-family: 2 attacks x 2 estimators x 2 lengths; held-out: the same once per left-out family;
-  // pot-free: 2 baselines x 2 attacks x 2 lengths.
-  ASSERT_EQ(result->rows.size(), 24u);
-  size_t held_out = 0, pot_free = 0;
+  // pot-free: 2 baselines x 2 attacks x 2 lengths; external: as in-family.
+  ASSERT_EQ(result->rows.size(), 32u);
+  size_t held_out = 0, pot_free = 0, external = 0;
   for (const ExtractionRow& r : result->rows) {
     held_out += r.protocol == "held-out" ? 1 : 0;
     pot_free += r.protocol == "pot-free" ? 1 : 0;
+    external += r.protocol == "external" ? 1 : 0;
     EXPECT_EQ(r.metrics.attack_sessions, 1u) << r.attack;
     EXPECT_EQ(r.metrics.benign_sessions, 2u) << r.attack;
     ASSERT_TRUE(r.metrics.auroc.has_value());
@@ -53,8 +55,11 @@ TEST(RunExtractionEval, GivesOneRowPerAttackEstimatorAndLength) {
   }
   EXPECT_EQ(held_out, 8u);
   EXPECT_EQ(pot_free, 8u);
+  EXPECT_EQ(external, 8u);
   EXPECT_GT(result->pots, 0u);
-  EXPECT_EQ(ToJson(*result)["rows"].size(), 24u);
+  EXPECT_EQ(result->external_memories, 100u);
+  EXPECT_GT(result->external_pots, 0u);
+  EXPECT_EQ(ToJson(*result)["rows"].size(), 32u);
   // MEXTRA asks in extraction words every time; the benign simulator does not.
   for (const ExtractionRow& r : result->rows) {
     if (r.protocol == "pot-free" && r.estimator == "keyword_filter" && r.attack == "mextra_cosine") {

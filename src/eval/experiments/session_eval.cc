@@ -91,7 +91,7 @@ absl::StatusOr<std::unique_ptr<honeypot::LexicalRealizer>> MakeRealizer(const Em
                                                                         const std::string& dir) {
   BULWARK_RETURN_IF_ERROR(WordNetCanonicalizer::CheckDataPresent(dir));
   BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const honeypot::BigramLm> lm,
-                           honeypot::BigramLm::TrainOnWordNet(dir));
+                           honeypot::BigramLm::SharedWordNet(dir));
   BULWARK_ASSIGN_OR_RETURN(auto wordnet, WordNetCanonicalizer::Shared(dir));
   return honeypot::LexicalRealizer::Create(embedder, lm,
                                            honeypot::LexicalRealizer::DefaultVocabulary(*lm, wordnet.get()));
