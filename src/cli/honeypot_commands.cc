@@ -17,7 +17,7 @@
 #include "honeypot/honeypot_fit.h"
 #include "honeypot/lexical_realizer.h"
 #include "retrieval/honeypot_guard.h"
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/sqlite/sqlite_honeypot_repository.h"
 #include "storage/store_layout.h"
 #include "store/memory_store_impl.h"
 

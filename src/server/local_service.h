@@ -20,7 +20,7 @@
 #include "retrieval/honeypot_guard.h"
 #include "server/metrics.h"
 #include "server/service.h"
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/sqlite/sqlite_honeypot_repository.h"
 
 namespace bulwark::server {
 

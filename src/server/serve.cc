@@ -20,7 +20,7 @@
 #include "llm/chat_client.h"
 #include "retrieval/defended_retriever.h"
 #include "server/log_format.h"
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/sqlite/sqlite_honeypot_repository.h"
 #include "storage/store_layout.h"
 #include "store/expiry_sweeper.h"
 #include "store/memory_store_impl.h"

@@ -9,11 +9,11 @@
 
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "storage/sqlite_access_repository.h"
-#include "storage/sqlite_audit_repository.h"
-#include "storage/sqlite_backend.h"
-#include "storage/sqlite_gate_repository.h"
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/sqlite/sqlite_access_repository.h"
+#include "storage/sqlite/sqlite_audit_repository.h"
+#include "storage/sqlite/sqlite_backend.h"
+#include "storage/sqlite/sqlite_gate_repository.h"
+#include "storage/sqlite/sqlite_honeypot_repository.h"
 #include "storage/store_layout.h"
 
 namespace bulwark {

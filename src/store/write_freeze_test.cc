@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "bulwark/memory_store.h"
-#include "storage/raw_sql.h"
+#include "storage/sqlite/raw_sql.h"
 #include "store/entry_store.h"
 #include "store/memory_store_impl.h"
 #include "testing/exec_sql.h"

@@ -1,7 +1,7 @@
 // SqliteBackend implementation. Statements are prepared per call and finalized by RAII, except the
 // hot ones (the reads every search runs, and the newest history seq), which are prepared once and
 // reset after each use; all access is serialized by mu_. Rows are decoded defensively (see StorageBackend).
-#include "storage/sqlite_backend.h"
+#include "storage/sqlite/sqlite_backend.h"
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
@@ -11,9 +11,9 @@
 #include <cstring>
 #include <utility>
 
-#include "storage/sqlite_event_rows.h"
-#include "storage/sqlite_schema.h"
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_event_rows.h"
+#include "storage/sqlite/sqlite_schema.h"
+#include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark {
 namespace {

@@ -10,10 +10,10 @@
 
 #include "core/hex.h"
 #include "storage/signed_meta_json.h"
-#include "storage/sqlite_backend.h"
-#include "storage/sqlite_event_rows.h"
-#include "storage/sqlite_schema.h"
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_backend.h"
+#include "storage/sqlite/sqlite_event_rows.h"
+#include "storage/sqlite/sqlite_schema.h"
+#include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark {
 namespace {

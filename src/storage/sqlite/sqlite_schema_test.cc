@@ -3,12 +3,12 @@
 // audit log still in the store's file) opens at the current version with every table, leaves the
 // markers for the rows its signing layers must sign once, keeps its rows, and upgrades only once;
 // a newer version is refused.
-#include "storage/sqlite_schema.h"
+#include "storage/sqlite/sqlite_schema.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "storage/sqlite_backend.h"
+#include "storage/sqlite/sqlite_backend.h"
 #include "storage/storage_opener.h"
 #include "testing/exec_sql.h"
 #include "testing/status_matchers.h"

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bulwark/entry.h"
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark::sqlite_rows {
 

@@ -11,7 +11,7 @@
 //      and meta holds the signed head; events from before are marked for linking
 //   5  meta holds the signed manifest of the namespaces with a query gate, and the retrieval
 //      settings ("retrieval/<namespace>") are signed; both are marked for their first signing
-#include "storage/sqlite_schema.h"
+#include "storage/sqlite/sqlite_schema.h"
 
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
@@ -21,7 +21,7 @@
 #include <optional>
 #include <string>
 
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark {
 namespace {
