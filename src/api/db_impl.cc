@@ -9,7 +9,7 @@
 #include "core/ids.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/sqlite/sqlite_honeypot_repository.h"
 #include "storage/store_layout.h"
 #include "store/entry_keys.h"
 #include "store/memory_store_impl.h"

@@ -1,4 +1,4 @@
-// Unsigned rows planted directly into the store's SQLite file (through storage/raw_sql.h: the
+// Unsigned rows planted directly into the store's SQLite file (through storage/sqlite/raw_sql.h: the
 // attacker holds the file, not an API).
 #include "attack/unsigned_injection.h"
 
@@ -7,7 +7,7 @@
 #include <random>
 
 #include "attack/attack.h"
-#include "storage/raw_sql.h"
+#include "storage/sqlite/raw_sql.h"
 #include "storage/store_layout.h"
 
 namespace bulwark::attack {

@@ -1,7 +1,7 @@
 // The unsigned writer (DESIGN 2; SMSR "unsigned adversary"): it can write rows straight into the
 // store's files but holds no signing key. It opens the store's SQLite database (bulwark.db) with
-// storage/raw_sql.h -- bypassing the API -- and plants poison rows whose embedding is the real embedding of
-// the poison text (so retrieval would rank them first if it trusted them):
+// storage/sqlite/raw_sql.h -- bypassing the API -- and plants poison rows whose embedding is the real
+// embedding of the poison text (so retrieval would rank them first if it trusted them):
 //   missing_tag    an empty tag
 //   bogus_tag      32 random bytes
 //   copied_tag     the tag and key id of an existing legitimate row of the namespace

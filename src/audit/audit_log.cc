@@ -18,7 +18,7 @@
 #include "audit/audit_chain.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
-#include "storage/sqlite_audit_repository.h"
+#include "storage/sqlite/sqlite_audit_repository.h"
 #include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 

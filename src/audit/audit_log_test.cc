@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "core/hex.h"
-#include "storage/raw_sql.h"
+#include "storage/sqlite/raw_sql.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {

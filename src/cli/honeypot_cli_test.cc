@@ -13,7 +13,7 @@
 #include "honeypot/fit_test_data.h"
 #include "honeypot/session_monitor.h"
 #include "retrieval/honeypot_guard.h"
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/sqlite/sqlite_honeypot_repository.h"
 #include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 

@@ -3,6 +3,7 @@
 
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
+#include <absl/strings/string_view.h>
 
 #include <algorithm>
 #include <cmath>
@@ -18,6 +19,28 @@ double QueryWeight(std::span<const double> weights, size_t q) {
 }
 
 }  // namespace
+
+const std::vector<Bm25Index::Posting>* Bm25Index::PostingsOf(std::string_view term) const {
+  const auto it = term_ids_.find(absl::string_view(term.data(), term.size()));
+  return it == term_ids_.end() ? nullptr : &postings_[it->second];
+}
+
+uint32_t Bm25Index::TermId(std::string_view term) {
+  if (const auto it = term_ids_.find(absl::string_view(term.data(), term.size())); it != term_ids_.end()) {
+    return it->second;
+  }
+  uint32_t id = static_cast<uint32_t>(postings_.size());
+  if (!free_terms_.empty()) {
+    id = free_terms_.back();
+    free_terms_.pop_back();
+    term_names_[id] = std::string(term);
+  } else {
+    postings_.emplace_back();
+    term_names_.emplace_back(term);
+  }
+  term_ids_.emplace(std::string(term), id);
+  return id;
+}
 
 Bm25Index::Bm25Index(Bm25Options options) : options_(options) {
   options_.k1 = std::max(0.0, options_.k1);
@@ -43,12 +66,13 @@ absl::Status Bm25Index::Add(int64_t id, std::span<const std::string> tokens) {
   }
   absl::flat_hash_map<std::string_view, uint32_t> tf;
   for (const std::string& t : tokens) ++tf[t];
-  std::vector<std::string>& terms = terms_[doc];
+  std::vector<uint32_t>& terms = terms_[doc];
   terms.clear();
   terms.reserve(tf.size());
   for (const auto& [term, count] : tf) {
-    postings_[std::string(term)].push_back({doc, count});
-    terms.emplace_back(term);
+    const uint32_t term_id = TermId(term);
+    postings_[term_id].push_back({doc, count});
+    terms.push_back(term_id);
   }
   position_by_id_[id] = doc;
   ids_[doc] = id;
@@ -62,19 +86,26 @@ absl::Status Bm25Index::Remove(int64_t id) {
   if (found == position_by_id_.end())
     return absl::NotFoundError(absl::StrCat("document ", id, " not indexed"));
   const uint32_t doc = found->second;
-  for (const std::string& term : terms_[doc]) {
-    const auto it = postings_.find(term);
-    if (it == postings_.end()) continue;
-    std::erase_if(it->second, [doc](const Posting& p) { return p.doc == doc; });
-    if (it->second.empty()) postings_.erase(it);
+  for (const uint32_t term_id : terms_[doc]) {
+    std::vector<Posting>& postings = postings_[term_id];
+    std::erase_if(postings, [doc](const Posting& p) { return p.doc == doc; });
+    if (!postings.empty()) continue;
+    std::vector<Posting>().swap(postings);
+    term_ids_.erase(term_names_[term_id]);
+    std::string().swap(term_names_[term_id]);  // a purged entry's unique words leave memory
+    free_terms_.push_back(term_id);
   }
-  std::vector<std::string>().swap(terms_[doc]);  // the words' memory is released
+  std::vector<uint32_t>().swap(terms_[doc]);
   total_length_ -= lengths_[doc];
   lengths_[doc] = 0;
   ids_[doc] = kFreeSlot;
   free_slots_.push_back(doc);
   position_by_id_.erase(found);
   return absl::OkStatus();
+}
+
+void Bm25Index::ShrinkToFit() {
+  for (std::vector<Posting>& postings : postings_) postings.shrink_to_fit();
 }
 
 std::vector<Bm25Hit> Bm25Index::Search(std::span<const std::string> query_tokens, int k, Accept accept,
@@ -102,16 +133,16 @@ std::vector<Bm25Hit> Bm25Index::Rank(const Bm25Index& statistics, std::span<cons
   for (size_t q = 0; q < query_tokens.size(); ++q) {
     const std::string& term = query_tokens[q];
     if (!seen.insert(term).second) continue;
-    const auto it = postings_.find(term);
-    if (it == postings_.end()) continue;
-    double df = static_cast<double>(it->second.size());
+    const std::vector<Posting>* postings = PostingsOf(term);
+    if (postings == nullptr) continue;
+    double df = static_cast<double>(postings->size());
     if (&statistics != this) {
-      const auto stats = statistics.postings_.find(term);
-      df = stats == statistics.postings_.end() ? 0.0 : static_cast<double>(stats->second.size());
+      const std::vector<Posting>* stats = statistics.PostingsOf(term);
+      df = stats == nullptr ? 0.0 : static_cast<double>(stats->size());
     }
     const double idf = QueryWeight(query_weights, q) * std::log(1.0 + (n - df + 0.5) / (df + 0.5));
     if (!(idf > 0)) continue;  // a zero weight: adds nothing (and must not list a document twice)
-    for (const Posting& p : it->second) {
+    for (const Posting& p : *postings) {
       const double tf = p.tf;
       const double norm = options_.k1 * (1 - options_.b + options_.b * lengths_[p.doc] / avgdl);
       if (scores[p.doc] == 0) matched.push_back(p.doc);
@@ -147,8 +178,8 @@ double Bm25Index::ScoreDocument(std::span<const std::string> doc_tokens,
     if (!seen.insert(term).second) continue;
     const auto in_doc = tf.find(term);
     if (in_doc == tf.end()) continue;
-    const auto it = postings_.find(term);
-    const double df = it == postings_.end() ? 0.0 : static_cast<double>(it->second.size());
+    const std::vector<Posting>* postings = PostingsOf(term);
+    const double df = postings == nullptr ? 0.0 : static_cast<double>(postings->size());
     const double idf = QueryWeight(query_weights, q) * std::log(1.0 + (n - df + 0.5) / (df + 0.5));
     const double f = in_doc->second;
     const double norm =

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bulwark {
@@ -75,10 +76,13 @@ class Bm25Index {
   std::vector<Bm25Hit> SearchWithStatisticsOf(const Bm25Index& statistics,
                                               std::span<const std::string> query_tokens, int k,
                                               std::span<const double> query_weights = {}) const;
+  // Gives back the spare capacity of the postings lists (they grow by doubling while documents are
+  // added): called once a bulk load is done.
+  void ShrinkToFit();
 
   size_t size() const { return position_by_id_.size(); }
   // Distinct terms held (for tests: a removed document's unique words are gone).
-  size_t term_count() const { return postings_.size(); }
+  size_t term_count() const { return term_ids_.size(); }
 
  private:
   struct Posting {
@@ -88,14 +92,24 @@ class Bm25Index {
   static constexpr int64_t kFreeSlot = -1;  // ids_ value of a removed document's slot
   std::vector<Bm25Hit> Rank(const Bm25Index& statistics, std::span<const std::string> query_tokens, int k,
                             Accept accept, const void* context, std::span<const double> query_weights) const;
+  // The postings of `term`, or null if no document holds it.
+  const std::vector<Posting>* PostingsOf(std::string_view term) const;
+  // The id of `term`, given a new one (from free_terms_ first) if it has none.
+  uint32_t TermId(std::string_view term);
+
   Bm25Options options_;
-  std::vector<int64_t> ids_;                     // by slot; kFreeSlot once removed
-  std::vector<uint32_t> lengths_;                // by slot
-  std::vector<std::vector<std::string>> terms_;  // by slot: the document's distinct terms
+  std::vector<int64_t> ids_;                  // by slot; kFreeSlot once removed
+  std::vector<uint32_t> lengths_;             // by slot
+  std::vector<std::vector<uint32_t>> terms_;  // by slot: the ids of the document's distinct terms
   std::vector<uint32_t> free_slots_;
   uint64_t total_length_ = 0;
   absl::flat_hash_map<int64_t, uint32_t> position_by_id_;
-  absl::flat_hash_map<std::string, std::vector<Posting>> postings_;
+  // Each distinct term is held once (a document holds 4-byte term ids, not copies of its words):
+  // term -> id, and by id its postings and its text (to erase it when its last posting goes).
+  absl::flat_hash_map<std::string, uint32_t> term_ids_;
+  std::vector<std::vector<Posting>> postings_;  // by term id; empty for a free id
+  std::vector<std::string> term_names_;         // by term id; empty for a free id
+  std::vector<uint32_t> free_terms_;
 };
 
 }  // namespace bulwark

@@ -101,6 +101,27 @@ TEST(Bm25Index, RemoveDropsEveryPostingAndTheStatistics) {
   EXPECT_THAT(index.Add(-1, Tokens{"x"}), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+TEST(Bm25Index, TermsFreedByARemoveAreReusedAndShrinkingKeepsScores) {
+  Bm25Index index;
+  ASSERT_THAT(index.Add(1, Tokens{"alpha", "beta"}), IsOk());
+  ASSERT_THAT(index.Add(2, Tokens{"beta", "gamma", "gamma"}), IsOk());
+  ASSERT_THAT(index.Remove(1), IsOk());
+  EXPECT_EQ(index.term_count(), 2u) << "alpha is gone";
+  ASSERT_THAT(index.Add(3, Tokens{"delta", "beta"}), IsOk());  // may take alpha's freed term id
+  EXPECT_EQ(index.term_count(), 3u);
+  EXPECT_TRUE(index.Search(Tokens{"alpha"}, 10).empty());
+  const std::vector<Bm25Hit> before = index.Search(Tokens{"delta", "gamma", "beta"}, 10);
+  ASSERT_EQ(before.size(), 2u);
+  index.ShrinkToFit();
+  const std::vector<Bm25Hit> after = index.Search(Tokens{"delta", "gamma", "beta"}, 10);
+  ASSERT_EQ(after.size(), 2u);
+  for (size_t i = 0; i < after.size(); ++i) {
+    EXPECT_EQ(after[i].id, before[i].id);
+    EXPECT_DOUBLE_EQ(after[i].score, before[i].score);
+  }
+  EXPECT_EQ(index.Search(Tokens{"delta"}, 10).front().id, 3);
+}
+
 TEST(Bm25Index, AcceptFiltersBeforeTheTopK) {
   Bm25Index index;
   for (int64_t id = 1; id <= 6; ++id) ASSERT_THAT(index.Add(id, Tokens{"dentist", "appointment"}), IsOk());

@@ -7,7 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/sqlite/sqlite_honeypot_repository.h"
 #include "store/memory_store_impl.h"
 #include "testing/lexical_store.h"
 #include "testing/status_matchers.h"

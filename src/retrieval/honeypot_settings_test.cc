@@ -11,7 +11,7 @@
 #include <cmath>
 
 #include "retrieval/honeypot_guard.h"
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/sqlite/sqlite_honeypot_repository.h"
 #include "store/memory_store_impl.h"
 #include "testing/lexical_store.h"
 #include "testing/status_matchers.h"

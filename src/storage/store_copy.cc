@@ -12,7 +12,7 @@
 
 #include "core/status_macros.h"
 #include "storage/postgresql/pg_connection.h"
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_util.h"
 #include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 

@@ -78,28 +78,45 @@ EntryStore::~EntryStore() = default;
 
 absl::Status EntryStore::LoadIndexes() {
   std::unique_lock lock(mu_);
-  BULWARK_RETURN_IF_ERROR(backend_->ScanEntries("", [&](const StoredRow& row) {
+  // Each namespace's vector index is sized once, from its row count (every state: an upper bound),
+  // so the load never regrows it: a growing array briefly holds two copies of the vectors, and
+  // capacity that is never filled is never touched, so it is not resident.
+  BULWARK_ASSIGN_OR_RETURN(const auto counts, backend_->CountRowsByNamespace());
+  absl::flat_hash_map<std::string, int64_t> expected_rows;
+  int64_t total_rows = 0;
+  for (const auto& [name_space, rows] : counts) {
+    expected_rows[name_space] = rows;
+    total_rows += std::max<int64_t>(rows, 0);
+  }
+  row_versions_.reserve(static_cast<size_t>(total_rows));
+  // One pass over the rows without their advisory reports, into the indexes' final arrays.
+  BULWARK_RETURN_IF_ERROR(backend_->ScanRowsToIndex([&](const StoredRow& row) {
     const Entry& e = row.entry;
     NoteVersion(row.row_id, e.updated_at_us);
     if (!Indexable(row)) return absl::OkStatus();
-    NamespaceIndex* index = IndexFor(e.name_space);
+    const auto expected = expected_rows.find(e.name_space);
+    NamespaceIndex* index = IndexFor(e.name_space, expected == expected_rows.end() ? 0 : expected->second);
     BULWARK_RETURN_IF_ERROR(index->vectors->Add(row.row_id, e.embedding, e.state, e.kind));
     index->metadata.Add(row.row_id, e.metadata);
     if (e.kind == Kind::kHoneypot) index->honeypots.insert(row.row_id);
     SyncSideIndexes(index, row.row_id, e);
     return absl::OkStatus();
   }));
+  for (auto& [name_space, index] : indexes_) index->lexical.ShrinkToFit();
   // A row older than its own history was rolled back while no process had the store open: it is
   // withheld from the first read on (CheckRow).
   return backend_->ScanNewestEventTimes(
       [this](int64_t row_id, int64_t at_us) { NoteVersion(row_id, at_us); });
 }
 
-EntryStore::NamespaceIndex* EntryStore::IndexFor(const std::string& name_space) {
+EntryStore::NamespaceIndex* EntryStore::IndexFor(const std::string& name_space, int64_t expected_rows) {
   auto& slot = indexes_[name_space];
   if (!slot) {
     slot = std::make_unique<NamespaceIndex>(options_.hybrid.bm25);
-    slot->vectors = *FlatIndex::Create(options_.dimension);  // dimension checked in Open
+    std::unique_ptr<FlatIndex> vectors = *FlatIndex::Create(options_.dimension);  // dimension checked in Open
+    // Out of memory here is not an error yet: the index then grows as rows arrive.
+    if (expected_rows > 0) vectors->Reserve(static_cast<size_t>(expected_rows)).IgnoreError();
+    slot->vectors = std::move(vectors);
   }
   return slot.get();
 }

@@ -221,7 +221,9 @@ class EntryStore {
              const Options& options);
 
   absl::Status LoadIndexes();
-  NamespaceIndex* IndexFor(const std::string& name_space);  // requires mu_ held exclusively
+  // The namespace's index, made on first use with room for `expected_rows` vectors. Requires mu_
+  // held exclusively.
+  NamespaceIndex* IndexFor(const std::string& name_space, int64_t expected_rows = 0);
   // Adds a row to its namespace's index, logging instead of failing. Requires mu_ (unique).
   void IndexRow(int64_t row_id, const Entry& entry);
   // The observation from the k_obs best active memory hits of the vector ranking (best first) and

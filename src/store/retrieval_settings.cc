@@ -16,7 +16,7 @@ namespace {
 
 constexpr char kMetaPrefix[] = "retrieval/";
 constexpr std::string_view kRetrievalDomain = "bulwark.retrieval.v1";
-// The meta mark of settings written before they were signed (storage/sqlite_schema.h).
+// The meta mark of settings written before they were signed (storage/sqlite/sqlite_schema.h).
 constexpr char kUnsignedMarker[] = "unsigned_retrieval_settings";
 
 std::string MetaKey(std::string_view name_space) { return absl::StrCat(kMetaPrefix, ToAbsl(name_space)); }

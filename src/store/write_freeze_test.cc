@@ -6,7 +6,8 @@
 
 #include <fstream>
 
-#include "storage/raw_sql.h"
+#include "storage/sqlite/raw_sql.h"
+#include "store/memory_store.h"
 #include "store/entry_store.h"
 #include "store/memory_store.h"
 #include "store/memory_store_impl.h"
@@ -30,14 +31,22 @@ class WriteFreezeTest : public ::testing::Test {
     EXPECT_THAT(store.status(), IsOk());
     return store.ok() ? *std::move(store) : nullptr;
   }
-  // Overwrites the first bytes of b-tree page `page` (1-based, 4 KiB pages) with `bytes`, and
-  // returns what was there.
+  // Overwrites the first bytes of b-tree page `page` (1-based, pages of the file's page size) with
+  // `bytes`, and returns what was there.
   std::string WritePageStart(int64_t page, const std::string& bytes) {
+    int64_t page_size = 0;
+    {
+      auto raw = RawSqlFile::Open(db());
+      EXPECT_TRUE(raw.ok()) << raw.status();
+      auto rows = raw.ok() ? (*raw)->Query("PRAGMA page_size") : absl::InternalError("no file");
+      EXPECT_TRUE(rows.ok() && rows->size() == 1u);
+      if (rows.ok() && rows->size() == 1u) page_size = SqlInt((*rows)[0][0]);
+    }
     std::fstream file(db(), std::ios::in | std::ios::out | std::ios::binary);
     std::string before(bytes.size(), '\0');
-    file.seekg((page - 1) * 4096);
+    file.seekg((page - 1) * page_size);
     file.read(before.data(), static_cast<std::streamsize>(before.size()));
-    file.seekp((page - 1) * 4096);
+    file.seekp((page - 1) * page_size);
     file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
     return before;
   }

@@ -1,6 +1,6 @@
 // Test helper: runs SQL on a store's SQLite file through a connection of its own, as another
 // process (or an attacker with the file) would; a test failure if it does not succeed. The SQL
-// runs through storage/raw_sql.h, so no test outside src/storage includes the SQLite header.
+// runs through storage/sqlite/raw_sql.h, so no test outside src/storage includes the SQLite header.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <string>
 
-#include "storage/raw_sql.h"
+#include "storage/sqlite/raw_sql.h"
 
 namespace bulwark::testing {
 

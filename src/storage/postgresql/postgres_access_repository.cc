@@ -9,7 +9,7 @@
 
 #include "core/status_macros.h"
 #include "storage/postgresql/pg_connection.h"
-#include "storage/sqlite_schema.h"  // the names of the meta rows (kUnsignedAccessMarker)
+#include "storage/sqlite/sqlite_schema.h"  // the names of the meta rows (kUnsignedAccessMarker)
 
 namespace bulwark {
 namespace {

@@ -11,7 +11,7 @@
 #include "core/strings.h"
 #include "storage/postgresql/namespace_lease.h"
 #include "storage/postgresql/postgres_rows.h"
-#include "storage/sqlite_schema.h"  // the names of the meta rows
+#include "storage/sqlite/sqlite_schema.h"  // the names of the meta rows
 
 namespace bulwark {
 namespace {

@@ -16,7 +16,7 @@
 #include "storage/postgresql/postgres_backend.h"
 #include "storage/postgresql/postgres_rows.h"
 #include "storage/signed_meta_json.h"
-#include "storage/sqlite_schema.h"  // the names of the meta rows (kHistoryHeadKey, ...)
+#include "storage/sqlite/sqlite_schema.h"  // the names of the meta rows (kHistoryHeadKey, ...)
 
 namespace bulwark {
 namespace {

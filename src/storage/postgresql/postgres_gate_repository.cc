@@ -12,7 +12,7 @@
 #include "core/status_macros.h"
 #include "storage/postgresql/pg_connection.h"
 #include "storage/signed_meta_json.h"
-#include "storage/sqlite_schema.h"  // the names of the meta rows (kGateManifestKey, ...)
+#include "storage/sqlite/sqlite_schema.h"  // the names of the meta rows (kGateManifestKey, ...)
 
 namespace bulwark {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "core/hex.h"
 #include "storage/postgresql/testing/store_under_test.h"
-#include "storage/sqlite_schema.h"
+#include "storage/sqlite/sqlite_schema.h"
 #include "testing/status_matchers.h"
 
 namespace bulwark {

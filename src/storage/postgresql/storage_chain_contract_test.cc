@@ -14,7 +14,7 @@
 
 #include "core/hex.h"
 #include "storage/postgresql/testing/backend_contract_fixture.h"
-#include "storage/sqlite_schema.h"
+#include "storage/sqlite/sqlite_schema.h"
 
 namespace bulwark {
 namespace {

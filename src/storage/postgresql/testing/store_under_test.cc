@@ -12,12 +12,12 @@
 #include "storage/postgresql/postgres_gate_repository.h"
 #include "storage/postgresql/postgres_honeypot_repository.h"
 #include "storage/postgresql/testing/pg_test_environment.h"
-#include "storage/sqlite_access_repository.h"
-#include "storage/sqlite_audit_repository.h"
-#include "storage/sqlite_backend.h"
-#include "storage/sqlite_gate_repository.h"
-#include "storage/sqlite_honeypot_repository.h"
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_access_repository.h"
+#include "storage/sqlite/sqlite_audit_repository.h"
+#include "storage/sqlite/sqlite_backend.h"
+#include "storage/sqlite/sqlite_gate_repository.h"
+#include "storage/sqlite/sqlite_honeypot_repository.h"
+#include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark::testing {
 

@@ -1,13 +1,13 @@
 // SQLite AccessRepository (see sqlite_access_repository.h): the SQL of the principal registry.
-#include "storage/sqlite_access_repository.h"
+#include "storage/sqlite/sqlite_access_repository.h"
 
 #include <absl/strings/str_cat.h>
 #include <sqlite3.h>
 
 #include <mutex>
 
-#include "storage/sqlite_schema.h"
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_schema.h"
+#include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark {
 namespace {

@@ -2,13 +2,14 @@
 // history, with principals, keys and query gates made before their rows were signed, and the
 // audit log still in the store's file) opens at the current version with every table, leaves the
 // markers for the rows its signing layers must sign once, keeps its rows, and upgrades only once;
-// a newer version is refused.
-#include "storage/sqlite_schema.h"
+// a version 5 store keeps its events' whole details and gains detail references (version 6); a
+// newer version is refused.
+#include "storage/sqlite/sqlite_schema.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "storage/sqlite_backend.h"
+#include "storage/sqlite/sqlite_backend.h"
 #include "storage/storage_opener.h"
 #include "testing/exec_sql.h"
 #include "testing/status_matchers.h"
@@ -118,6 +119,28 @@ TEST_F(SqliteSchemaTest, VersionTwoWithUnsignedAccessAndGateRowsIsMarkedOnceForS
   ASSERT_THAT(reopened, IsOk());
   EXPECT_FALSE(reopened->access->upgraded_from_unsigned()) << "marked once, signed once";
   EXPECT_FALSE(reopened->gate->upgraded_from_unsigned());
+}
+
+TEST_F(SqliteSchemaTest, VersionFiveKeepsItsWholeDetailsAndGainsDetailReferences) {
+  { ASSERT_THAT(OpenStorage(dir_.path().string(), /*create=*/true), IsOk()); }
+  // The history of schema version 5: no detail_ref; an add event holds its text and metadata.
+  testing::ExecSql(
+      db(),
+      "ALTER TABLE history DROP COLUMN detail_ref;"
+      "INSERT INTO entries(row_id, id, namespace, text, metadata, principal, source, kind, state, "
+      "created_at_us, updated_at_us, embedding, key_id, tag, report) VALUES(1, 'A1', 'ns', 'old "
+      "text', '{\"k\":1}', 'p', 'user', 'memory', 'active', 1, 1, x'', 1, x'00', '{}');"
+      "INSERT INTO history(seq, entry_id, namespace, event, actor, at_us, detail) VALUES(1, 'A1', "
+      "'ns', 'add', 'p', 1, '{\"metadata\":{\"k\":1},\"text\":\"old text\"}');"
+      "UPDATE meta SET value = '5' WHERE key = 'schema_version';");
+  auto storage = OpenStorage(dir_.path().string(), /*create=*/false);
+  ASSERT_THAT(storage, IsOk());
+  EXPECT_EQ(Meta(*storage->entries, "schema_version"), std::to_string(kStoreSchemaVersion));
+  auto history = storage->entries->History("ns", "A1");
+  ASSERT_THAT(history, IsOk());
+  ASSERT_EQ(history->size(), 1u);
+  EXPECT_EQ((*history)[0].detail, (nlohmann::json{{"text", "old text"}, {"metadata", {{"k", 1}}}}))
+      << "the event keeps its own detail (detail_ref 0)";
 }
 
 TEST_F(SqliteSchemaTest, ANewStoreIsCurrentAndANewerVersionIsRefused) {

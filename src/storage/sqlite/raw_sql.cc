@@ -1,5 +1,5 @@
 // RawSqlFile (see raw_sql.h).
-#include "storage/raw_sql.h"
+#include "storage/sqlite/raw_sql.h"
 
 #include <absl/strings/str_cat.h>
 #include <sqlite3.h>

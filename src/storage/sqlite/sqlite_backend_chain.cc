@@ -10,10 +10,10 @@
 
 #include "core/hex.h"
 #include "storage/signed_meta_json.h"
-#include "storage/sqlite_backend.h"
-#include "storage/sqlite_event_rows.h"
-#include "storage/sqlite_schema.h"
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_backend.h"
+#include "storage/sqlite/sqlite_event_rows.h"
+#include "storage/sqlite/sqlite_schema.h"
+#include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark {
 namespace {
@@ -82,11 +82,12 @@ absl::Status SqliteBackend::PutHeadLocked(const HistoryHead& head) {
   return st.Run("write the history head");
 }
 
-absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> events) {
+absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> events,
+                                               std::span<const Entry> written) {
   if (events.empty()) return absl::OkStatus();
   Statement ins(db_,
                 "INSERT INTO history(seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag, "
-                "link_key_id, link) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+                "link_key_id, link, detail_ref) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
   if (auto s = ins.status(); !s.ok()) return s;
   int64_t seq = 0;
   std::string previous;
@@ -108,7 +109,14 @@ absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> eve
     seq = newest->first;
     previous = std::move(newest->second.link);
   }
+  // An add's events follow its entries' order (add, perhaps quarantine, next add, ...): each event
+  // is compared with the entry after the last one referenced only. An event that does not match
+  // keeps its whole detail.
+  size_t next_written = 0;
   for (const HistoryEvent& ev : events) {
+    const int64_t ref_bits =
+        next_written < written.size() ? sqlite_rows::DetailRefBits(ev, written[next_written]) : 0;
+    if (ref_bits != 0) ++next_written;
     HistoryLink link;
     if (chain_ != nullptr) {
       HistoryEvent placed = ev;
@@ -121,11 +129,12 @@ absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> eve
     ins.Bind(4, ev.event);
     ins.Bind(5, ev.actor);
     ins.Bind(6, ev.at_us);
-    ins.Bind(7, ev.detail.dump());
+    ins.Bind(7, sqlite_rows::StoredDetail(ev, ref_bits));
     ins.Bind(8, static_cast<int64_t>(ev.key_id));
     ins.BindBlob(9, ev.tag.data(), ev.tag.size());
     ins.Bind(10, static_cast<int64_t>(link.key_id));
     ins.BindBlob(11, link.link.data(), link.link.size());
+    ins.Bind(12, ref_bits);
     if (auto s = ins.Run("insert history event"); !s.ok()) return s;
     inserted_event_seqs_.push_back(sqlite3_last_insert_rowid(db_));
     ins.Reset();
@@ -142,9 +151,9 @@ absl::Status SqliteBackend::ScanHistoryChain(
   if (auto s = st.status(); !s.ok()) return s;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
-    const int64_t key_id = st.Int(9);
+    const int64_t key_id = st.Int(sqlite_rows::kEventColumnCount);
     const HistoryLink link{key_id >= 0 && key_id <= UINT32_MAX ? static_cast<uint32_t>(key_id) : 0,
-                           st.Blob(10)};
+                           st.Blob(sqlite_rows::kEventColumnCount + 1)};
     if (auto s = visit(DecodeEvent(st), link); !s.ok()) return s;
   }
   return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "scan the history chain");

@@ -1,4 +1,4 @@
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_util.h"
 
 #include <absl/strings/str_cat.h>
 

@@ -2,15 +2,15 @@
 // existed still opens (for the repository and for SqliteBackend, at the current schema version).
 // The HoneypotRepository contract itself (round trips, partitions, limits) runs against SQLite and
 // PostgreSQL in storage/postgresql/repository_contract_test.cc.
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/sqlite/sqlite_honeypot_repository.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "storage/sqlite_backend.h"
-#include "storage/sqlite_schema.h"
+#include "storage/sqlite/sqlite_backend.h"
+#include "storage/sqlite/sqlite_schema.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 

@@ -11,7 +11,9 @@
 //      and meta holds the signed head; events from before are marked for linking
 //   5  meta holds the signed manifest of the namespaces with a query gate, and the retrieval
 //      settings ("retrieval/<namespace>") are signed; both are marked for their first signing
-#include "storage/sqlite_schema.h"
+//   6  history events may store their detail's text and metadata by reference to the entry's row
+//      (detail_ref); older events keep theirs
+#include "storage/sqlite/sqlite_schema.h"
 
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
@@ -21,13 +23,15 @@
 #include <optional>
 #include <string>
 
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark {
 namespace {
 
 // Every table and index of a store at kStoreSchemaVersion. Run on every open: on an older store it
-// creates what is missing, and the migrations then alter the tables that existed before.
+// creates what is missing, and the migrations then alter the tables that existed before. The
+// client-key and expiry indexes are partial (only rows that have a key or an expiry: most have
+// neither); a store made before version 6 keeps its full ones, which answer the same queries.
 constexpr char kStoreSchema[] = R"sql(
 CREATE TABLE IF NOT EXISTS meta(
   key   TEXT PRIMARY KEY,
@@ -63,7 +67,8 @@ CREATE TABLE IF NOT EXISTS history(
   key_id    INTEGER NOT NULL DEFAULT 0,
   tag       BLOB NOT NULL DEFAULT x'',
   link_key_id INTEGER NOT NULL DEFAULT 0,
-  link      BLOB NOT NULL DEFAULT x''
+  link      BLOB NOT NULL DEFAULT x'',
+  detail_ref INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS history_by_entry ON history(entry_id, seq);
 CREATE TABLE IF NOT EXISTS query_history(
@@ -78,9 +83,11 @@ CREATE TABLE IF NOT EXISTS calibrations(
 );
 CREATE INDEX IF NOT EXISTS entries_by_namespace_id ON entries(namespace, id);
 CREATE INDEX IF NOT EXISTS entries_by_key ON entries(namespace,
-  (CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$."bulwark.key"') END));
+  (CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$."bulwark.key"') END))
+  WHERE (CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$."bulwark.key"') END) IS NOT NULL;
 CREATE INDEX IF NOT EXISTS entries_by_expiry ON entries(
-  (CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$."bulwark.expires_at_us"') END));
+  (CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$."bulwark.expires_at_us"') END))
+  WHERE (CASE WHEN json_valid(metadata) THEN json_extract(metadata, '$."bulwark.expires_at_us"') END) IS NOT NULL;
 CREATE TABLE IF NOT EXISTS idempotency(
   namespace       TEXT NOT NULL,
   principal       TEXT NOT NULL,
@@ -226,6 +233,16 @@ absl::Status SignGateSetAndSettings(sqlite3* db) {
   return PutMetaValue(db, kUnsignedRetrievalMarker, "1");
 }
 
+// 5 -> 6: an event's detail may leave the text and metadata it shares with its entry's row to the
+// row (detail_ref, storage/sqlite/sqlite_event_rows.h). The events written until now keep their
+// whole detail (detail_ref 0): nothing is rewritten.
+absl::Status DetailReferences(sqlite3* db) {
+  absl::StatusOr<bool> has = HasColumn(db, "history", "detail_ref");
+  if (!has.ok()) return has.status();
+  if (*has) return absl::OkStatus();
+  return Exec(db, "ALTER TABLE history ADD COLUMN detail_ref INTEGER NOT NULL DEFAULT 0;");
+}
+
 struct Migration {
   int to_version;
   const char* what;
@@ -239,6 +256,7 @@ constexpr Migration kMigrations[] = {
      OneVersionForEveryTable},
     {4, "the history chain", LinkHistory},
     {5, "the query gate manifest; signed retrieval settings", SignGateSetAndSettings},
+    {6, "history details refer to their entry's text and metadata", DetailReferences},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kStoreSchemaVersion);
 

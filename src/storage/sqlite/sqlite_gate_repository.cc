@@ -1,5 +1,5 @@
 // SQLite GateRepository (see sqlite_gate_repository.h): the SQL of the query gates' store.
-#include "storage/sqlite_gate_repository.h"
+#include "storage/sqlite/sqlite_gate_repository.h"
 
 #include <absl/strings/str_cat.h>
 #include <sqlite3.h>
@@ -10,8 +10,8 @@
 
 #include "core/hex.h"
 #include "storage/signed_meta_json.h"
-#include "storage/sqlite_schema.h"
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_schema.h"
+#include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark {
 namespace {

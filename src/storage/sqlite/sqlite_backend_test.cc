@@ -2,7 +2,7 @@
 // foreign or garbage file is refused). The StorageBackend contract itself runs against SQLite and
 // PostgreSQL in storage/postgresql/storage_backend_contract_test.cc and
 // storage_claims_contract_test.cc.
-#include "storage/sqlite_backend.h"
+#include "storage/sqlite/sqlite_backend.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>

@@ -13,7 +13,7 @@
 namespace bulwark {
 
 // NotFound if there is no database file at `db_path`; Unavailable / DataLoss as
-// OpenExistingDatabase (storage/sqlite_util.h).
+// OpenExistingDatabase (storage/sqlite/sqlite_util.h).
 [[nodiscard]] absl::StatusOr<std::unique_ptr<GateRepository>> OpenSqliteGateRepository(
     const std::filesystem::path& db_path);
 

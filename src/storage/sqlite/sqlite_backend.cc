@@ -1,7 +1,7 @@
 // SqliteBackend implementation. Statements are prepared per call and finalized by RAII, except the
 // hot ones (the reads every search runs, and the newest history seq), which are prepared once and
 // reset after each use; all access is serialized by mu_. Rows are decoded defensively (see StorageBackend).
-#include "storage/sqlite_backend.h"
+#include "storage/sqlite/sqlite_backend.h"
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
@@ -11,9 +11,10 @@
 #include <cstring>
 #include <utility>
 
-#include "storage/sqlite_event_rows.h"
-#include "storage/sqlite_schema.h"
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_event_rows.h"
+#include "storage/sqlite/sqlite_schema.h"
+#include "storage/sqlite/sqlite_util.h"
+#include "storage/stored_report.h"
 
 namespace bulwark {
 namespace {
@@ -33,6 +34,15 @@ constexpr char kSignedEntryColumns[] =
     "row_id, id, namespace, text, metadata, principal, source, kind, state, created_at_us, "
     "updated_at_us, embedding, key_id, tag";
 constexpr char kReportColumn[] = ", report";
+
+// A new file's page size (doc/store_format.md): an entry row (a d = 384 vector is 1,536 bytes, plus
+// its text, id and tag) is about half of SQLite's default 4 KiB page, so one fits and the rest of
+// the page is wasted; a 64 KiB page (SQLite's largest) holds 34 or more, leaving on average half a
+// row empty per page. Set before the file's first page is written; a file made earlier keeps its
+// page size.
+constexpr char kNewFilePageSize[] = "PRAGMA page_size=65536; ";
+// The WAL is checkpointed into the file once it holds this many bytes (in pages of the file's size).
+constexpr int64_t kWalCheckpointBytes = 32 << 20;
 
 std::string EmbeddingBytes(const std::vector<float>& embedding) {
   std::string bytes(embedding.size() * sizeof(float), '\0');
@@ -55,7 +65,9 @@ void BindEntry(Statement& st, const Entry& e) {
   st.BindBlob(11, embedding.data(), embedding.size());
   st.Bind(12, static_cast<int64_t>(e.key_id));
   st.BindBlob(13, e.tag.data(), e.tag.size());
-  st.Bind(14, e.report.dump());
+  // A passed write's report (StoredReport) is stored as an empty column, read back as PassedReport().
+  const nlohmann::json report = StoredReport(e.report);
+  st.Bind(14, report == PassedReport() ? std::string() : report.dump());
 }
 
 // A stored JSON column; discarded (not an object) if it does not parse. "{}", by far the most
@@ -65,27 +77,34 @@ nlohmann::json ParseStoredObject(std::string_view text) {
   return nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
 }
 
-// Decodes kSignedEntryColumns followed by the report column. Never fails: problems land in row.decode_error.
-StoredRow DecodeRow(const Statement& st) {
-  StoredRow row;
-  row.row_id = st.Int(0);
-  Entry& e = row.entry;
-  std::vector<std::string> problems;
-  e.id = st.Text(1);
-  e.name_space = st.Text(2);
-  e.text = st.Text(3);
+// Adds one problem to a row's decode_error.
+void AddProblem(StoredRow* row, std::string_view problem) {
+  if (!row->decode_error.empty()) row->decode_error += "; ";
+  row->decode_error += problem;
+}
+
+// Decodes kSignedEntryColumns followed by the report column into `row`, whose strings and vectors
+// are overwritten in place (a scan reuses one row: no allocation per row once they are large
+// enough). Never fails: problems land in row->decode_error.
+void DecodeRowInto(const Statement& st, StoredRow* row) {
+  row->row_id = st.Int(0);
+  row->decode_error.clear();
+  Entry& e = row->entry;
+  e.id.assign(st.TextView(1));
+  e.name_space.assign(st.TextView(2));
+  e.text.assign(st.TextView(3));
   e.metadata = ParseStoredObject(st.TextView(4));
   if (!e.metadata.is_object()) {
-    problems.push_back("metadata is not a JSON object");
+    AddProblem(row, "metadata is not a JSON object");
     e.metadata = nlohmann::json::object();
   }
-  e.principal = st.Text(5);
-  auto source = ParseSource(st.Text(6));
-  auto kind = ParseKind(st.Text(7));
-  auto state = ParseState(st.Text(8));
-  if (!source) problems.push_back("unknown source");
-  if (!kind) problems.push_back("unknown kind");
-  if (!state) problems.push_back("unknown state");
+  e.principal.assign(st.TextView(5));
+  auto source = ParseSource(st.TextView(6));
+  auto kind = ParseKind(st.TextView(7));
+  auto state = ParseState(st.TextView(8));
+  if (!source) AddProblem(row, "unknown source");
+  if (!kind) AddProblem(row, "unknown kind");
+  if (!state) AddProblem(row, "unknown state");
   e.source = source.value_or(Source::kUser);
   e.kind = kind.value_or(Kind::kMemory);
   e.state = state.value_or(State::kQuarantined);
@@ -93,25 +112,43 @@ StoredRow DecodeRow(const Statement& st) {
   e.updated_at_us = st.Int(10);
   const std::string_view embedding = st.BlobView(11);
   if (embedding.size() % sizeof(float) != 0) {
-    problems.push_back("embedding size is not a multiple of 4 bytes");
+    AddProblem(row, "embedding size is not a multiple of 4 bytes");
+    e.embedding.clear();
   } else {
     e.embedding.resize(embedding.size() / sizeof(float));
     if (!embedding.empty()) std::memcpy(e.embedding.data(), embedding.data(), embedding.size());
   }
   int64_t key_id = st.Int(12);
-  if (key_id < 0 || key_id > UINT32_MAX) problems.push_back("key id out of range");
+  if (key_id < 0 || key_id > UINT32_MAX) AddProblem(row, "key id out of range");
   e.key_id = static_cast<uint32_t>(key_id);
-  e.tag = st.Blob(13);
-  e.report = ParseStoredObject(st.TextView(14));
+  e.tag.assign(st.BlobView(13));
+  e.report = st.TextView(14).empty() ? PassedReport() : ParseStoredObject(st.TextView(14));
   if (!e.report.is_object()) {
-    problems.push_back("report is not a JSON object");
+    AddProblem(row, "report is not a JSON object");
     e.report = nlohmann::json::object();
   }
-  for (size_t i = 0; i < problems.size(); ++i) {
-    absl::StrAppend(&row.decode_error, i ? "; " : "", problems[i]);
-  }
+}
+
+StoredRow DecodeRow(const Statement& st) {
+  StoredRow row;
+  DecodeRowInto(st, &row);
   return row;
 }
+
+// The entries connection reads through a memory map (no copy per page read). A whole-table scan
+// would map, and so keep resident, every page of the file; scans read through SQLite's small page
+// cache instead, and the map is restored for the point reads that follow.
+constexpr char kMmapOn[] = "PRAGMA mmap_size=1073741824";
+class NoMmapWhileScanning {
+ public:
+  explicit NoMmapWhileScanning(sqlite3* db) : db_(db) { Exec(db_, "PRAGMA mmap_size=0").IgnoreError(); }
+  ~NoMmapWhileScanning() { Exec(db_, kMmapOn).IgnoreError(); }
+  NoMmapWhileScanning(const NoMmapWhileScanning&) = delete;
+  NoMmapWhileScanning& operator=(const NoMmapWhileScanning&) = delete;
+
+ private:
+  sqlite3* db_;
+};
 
 }  // namespace
 
@@ -132,14 +169,25 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
   sqlite3_busy_timeout(db, 5000);
   sqlite3_extended_result_codes(db, 1);
   // WAL + synchronous=FULL: a committed transaction is fsynced before COMMIT returns.
-  if (auto s = Exec(db,
-                    "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON; PRAGMA "
-                    "wal_autocheckpoint=8192; PRAGMA mmap_size=1073741824;");
+  if (auto s =
+          Exec(db, absl::StrCat(exists ? "" : kNewFilePageSize,
+                                "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA secure_delete=ON; ",
+                                kMmapOn)
+                       .c_str());
       !s.ok()) {
     return absl::DataLossError(
         absl::StrCat(path.string(), " is not a usable SQLite database: ", s.message()));
   }
   if (auto s = PrepareStoreSchema(db, path); !s.ok()) return s;
+  int64_t page_bytes = 4096;
+  {
+    Statement page_size(db, "PRAGMA page_size");
+    if (page_size.Step() == SQLITE_ROW) page_bytes = std::max<int64_t>(page_size.Int(0), 512);
+  }
+  if (auto s = Exec(db, absl::StrCat("PRAGMA wal_autocheckpoint=", kWalCheckpointBytes / page_bytes).c_str());
+      !s.ok()) {
+    return s;
+  }
   return backend;
 }
 
@@ -199,7 +247,7 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertLocked(std::span<const
     row_ids.push_back(sqlite3_last_insert_rowid(db_));
     st.Reset();
   }
-  if (auto s = AppendEventsLocked(events); !s.ok()) return s;
+  if (auto s = AppendEventsLocked(events, entries); !s.ok()) return s;
   return row_ids;
 }
 
@@ -213,6 +261,7 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_up
                "kind=?7, state=?8, created_at_us=?9, updated_at_us=?10, embedding=?11, key_id=?12, "
                "tag=?13, report=?14 WHERE id=?1 AND namespace=?2 AND updated_at_us=?15");
   if (auto s = st.status(); !s.ok()) return s;
+  if (auto s = DetachEventsLocked(entry); !s.ok()) return s;
   BindEntry(st, entry);
   st.Bind(15, expected_updated_at_us);
   if (auto s = st.Run("update entry"); !s.ok()) return s;
@@ -227,8 +276,8 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_up
   }
   if (!scrubbed.empty()) {
     Statement scrub(db_,
-                    "UPDATE history SET detail = ?, key_id = ?, tag = ? WHERE seq = ? AND entry_id = ? AND "
-                    "namespace = ?");
+                    "UPDATE history SET detail = ?, key_id = ?, tag = ?, detail_ref = 0 WHERE seq = ? AND "
+                    "entry_id = ? AND namespace = ?");
     if (auto s = scrub.status(); !s.ok()) return s;
     for (const HistoryEvent& e : scrubbed) {
       scrub.Bind(1, e.detail.dump());
@@ -241,8 +290,44 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_up
       scrub.Reset();
     }
   }
-  if (auto s = AppendEventsLocked(std::span<const HistoryEvent>(&event, 1)); !s.ok()) return s;
+  if (auto s =
+          AppendEventsLocked(std::span<const HistoryEvent>(&event, 1), std::span<const Entry>(&entry, 1));
+      !s.ok()) {
+    return s;
+  }
   return txn.Commit();
+}
+
+absl::Status SqliteBackend::DetachEventsLocked(const Entry& entry) {
+  Statement row(db_, "SELECT text, metadata, source, state FROM entries WHERE id = ? AND namespace = ?");
+  if (auto s = row.status(); !s.ok()) return s;
+  row.Bind(1, entry.id);
+  row.Bind(2, entry.name_space);
+  const int rc = row.Step();
+  if (rc == SQLITE_DONE) return absl::OkStatus();  // the update finds no row and says so
+  if (rc != SQLITE_ROW) return SqliteError(db_, "read the entry's text");
+  if (row.TextView(0) == entry.text && row.TextView(1) == entry.metadata.dump() &&
+      row.TextView(2) == ToString(entry.source) && row.TextView(3) == ToString(entry.state)) {
+    return absl::OkStatus();  // every referred member stays as it is
+  }
+  Statement refs(db_, absl::StrCat("SELECT ", kEventColumns,
+                                   " FROM history WHERE entry_id = ? AND namespace = ? AND detail_ref != 0"));
+  if (auto s = refs.status(); !s.ok()) return s;
+  refs.Bind(1, entry.id);
+  refs.Bind(2, entry.name_space);
+  std::vector<HistoryEvent> events;
+  int step;
+  while ((step = refs.Step()) == SQLITE_ROW) events.push_back(DecodeEvent(refs));
+  if (step != SQLITE_DONE) return SqliteError(db_, "read the events that reference an entry");
+  Statement detach(db_, "UPDATE history SET detail = ?, detail_ref = 0 WHERE seq = ?");
+  if (auto s = detach.status(); !s.ok()) return s;
+  for (const HistoryEvent& ev : events) {
+    detach.Bind(1, ev.detail.dump());  // with the row's text and metadata put back in
+    detach.Bind(2, ev.seq);
+    if (auto s = detach.Run("detach a history event"); !s.ok()) return s;
+    detach.Reset();
+  }
+  return absl::OkStatus();
 }
 
 absl::Status SqliteBackend::UpdateEntry(const Entry& entry, int64_t expected_updated_at_us,
@@ -348,6 +433,7 @@ absl::StatusOr<std::vector<std::optional<StoredRow>>> SqliteBackend::GetRows(
 absl::Status SqliteBackend::ScanEntries(std::string_view name_space,
                                         const std::function<absl::Status(const StoredRow&)>& visit) {
   std::lock_guard<std::mutex> lock(mu_);
+  NoMmapWhileScanning no_mmap(db_);
   std::string sql = absl::StrCat("SELECT ", kSignedEntryColumns, kReportColumn, " FROM entries",
                                  name_space.empty() ? "" : " WHERE namespace = ?", " ORDER BY row_id");
   Statement st(db_, sql);
@@ -359,6 +445,33 @@ absl::Status SqliteBackend::ScanEntries(std::string_view name_space,
     if (rc != SQLITE_ROW) return SqliteError(db_, "scan entries");
     if (auto s = visit(DecodeRow(st)); !s.ok()) return s;
   }
+}
+
+absl::Status SqliteBackend::ScanRowsToIndex(const std::function<absl::Status(const StoredRow&)>& visit) {
+  std::lock_guard<std::mutex> lock(mu_);
+  NoMmapWhileScanning no_mmap(db_);
+  Statement st(db_, absl::StrCat("SELECT ", kSignedEntryColumns, ", '{}' FROM entries ORDER BY row_id"));
+  if (auto s = st.status(); !s.ok()) return s;
+  StoredRow row;
+  while (true) {
+    const int rc = st.Step();
+    if (rc == SQLITE_DONE) return absl::OkStatus();
+    if (rc != SQLITE_ROW) return SqliteError(db_, "scan entries");
+    DecodeRowInto(st, &row);
+    if (auto s = visit(row); !s.ok()) return s;
+  }
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> SqliteBackend::CountRowsByNamespace() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Answered from the entries_by_namespace index alone, without reading the rows.
+  Statement st(db_, "SELECT namespace, count(*) FROM entries GROUP BY namespace");
+  if (auto s = st.status(); !s.ok()) return s;
+  std::vector<std::pair<std::string, int64_t>> counts;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) counts.emplace_back(st.Text(0), st.Int(1));
+  if (rc != SQLITE_DONE) return SqliteError(db_, "count entries by namespace");
+  return counts;
 }
 
 absl::StatusOr<std::vector<HistoryEvent>> SqliteBackend::History(std::string_view name_space,
@@ -392,9 +505,13 @@ absl::Status SqliteBackend::ScanHistory(const std::function<absl::Status(const H
 
 absl::Status SqliteBackend::ScanNewestEventTimes(const std::function<void(int64_t, int64_t)>& visit) {
   std::lock_guard<std::mutex> lock(mu_);
-  Statement st(db_,
-               "SELECT e.row_id, MAX(h.at_us) FROM entries e JOIN history h "
-               "ON h.entry_id = e.id AND h.namespace = e.namespace GROUP BY e.row_id");
+  NoMmapWhileScanning no_mmap(db_);
+  // From the history and the (namespace, id) index alone: the entries table (the vectors) is not
+  // read. The index is created at every open (sqlite_schema.cc).
+  Statement st(
+      db_,
+      "SELECT e.row_id, MAX(h.at_us) FROM entries e INDEXED BY entries_by_namespace_id JOIN history h "
+      "ON h.entry_id = e.id AND h.namespace = e.namespace GROUP BY e.row_id");
   if (auto s = st.status(); !s.ok()) return s;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) visit(st.Int(0), st.Int(1));

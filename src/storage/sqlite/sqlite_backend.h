@@ -58,6 +58,8 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   absl::StatusOr<std::pair<int64_t, HistoryLink>> NewestLink() override;
   absl::StatusOr<int64_t> LinkEventsFromBeforeTheChain() override;
   absl::StatusOr<std::vector<StateCount>> CountByState() override;
+  absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> CountRowsByNamespace() override;
+  absl::Status ScanRowsToIndex(const std::function<absl::Status(const StoredRow&)>& visit) override;
   absl::Status CheckIntegrity() override;
   absl::StatusOr<InsertOutcome> InsertEntriesOnce(std::span<const Entry> entries,
                                                   std::span<const HistoryEvent> events,
@@ -87,8 +89,14 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   // Appends `events` inside the caller's write transaction: with a chain signer, under explicit
   // seqs after the newest event, linked, and replaces the head (sqlite_backend_chain.cc); records
   // their seqs in inserted_event_seqs_. DataLoss (nothing written) if the stored head does not
-  // name the newest event: events were deleted or the head replaced. Requires mu_.
-  absl::Status AppendEventsLocked(std::span<const HistoryEvent> events);
+  // name the newest event: events were deleted or the head replaced. An event whose detail holds
+  // the text and metadata of the entry of `written` it follows is stored by reference
+  // (sqlite_event_rows.h). Requires mu_.
+  absl::Status AppendEventsLocked(std::span<const HistoryEvent> events, std::span<const Entry> written);
+  // Before the row of `entry` changes: if its text or metadata will differ from the stored row's,
+  // the events that reference the row get the stored text and metadata back. Requires mu_ and the
+  // caller's write transaction.
+  absl::Status DetachEventsLocked(const Entry& entry);
   // The stored head, read inside the caller's transaction. Requires mu_.
   absl::StatusOr<std::optional<HistoryHead>> HeadLocked();
   absl::Status PutHeadLocked(const HistoryHead& head);

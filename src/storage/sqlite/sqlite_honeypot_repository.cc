@@ -1,10 +1,10 @@
-#include "storage/sqlite_honeypot_repository.h"
+#include "storage/sqlite/sqlite_honeypot_repository.h"
 
 #include <absl/strings/str_cat.h>
 #include <sqlite3.h>
 
-#include "storage/sqlite_schema.h"
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_schema.h"
+#include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark {
 namespace {

@@ -1,5 +1,5 @@
 // SQLite AuditRepository (see sqlite_audit_repository.h): the SQL of the audit log.
-#include "storage/sqlite_audit_repository.h"
+#include "storage/sqlite/sqlite_audit_repository.h"
 
 #include <absl/strings/str_cat.h>
 #include <sqlite3.h>
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "storage/sqlite_util.h"
+#include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark {
 namespace {
