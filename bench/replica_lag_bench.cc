@@ -1,4 +1,4 @@
-// Follower lag (issue #17 point 2; doc/replication-design.md): how long after a write commits a
+// Follower lag (issue #17 point 2; doc/scale-out.md, "Replication"): how long after a write commits a
 // follower serves it, i.e. how long a read carrying the write's version token waits. One writer
 // commits signed entries to a throwaway PostgreSQL cluster one at a time; after each commit it
 // waits for a Follower (another connection, as another replica would have) to apply the version,

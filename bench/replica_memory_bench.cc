@@ -1,4 +1,4 @@
-// Memory per replica under rendezvous placement (issue #17 point 2; doc/replication-design.md):
+// Memory per replica under rendezvous placement (issue #17 point 2; doc/scale-out.md, "Replication"):
 // a synthetic multi-namespace corpus is written to a throwaway PostgreSQL cluster, then N = 3
 // Followers (R copies each namespace) load it from the change feed, verifying every row; the
 // program prints each replica's rows, vector and text bytes, its share of the corpus, the

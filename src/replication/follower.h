@@ -1,5 +1,5 @@
 // Follower: keeps this replica's copy of the namespaces placed on it up to date from the change
-// feed (issue #17 point 2; doc/replication-design.md, "Replication").
+// feed (issue #17 point 2; doc/scale-out.md, "Replication").
 //
 // Placement: a namespace is held by the `copies` replicas of highest rendezvous weight over the
 // replica list (storage/postgresql/rendezvous.h); this replica follows exactly the namespaces

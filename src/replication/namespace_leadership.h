@@ -1,5 +1,5 @@
 // NamespaceLeadership: this replica's leadership of one namespace (issue #17 point 2;
-// doc/replication-design.md). It takes the namespace's lease (storage/postgresql/
+// doc/scale-out.md, "Replication"). It takes the namespace's lease (storage/postgresql/
 // namespace_lease.h), fences the backend's writes of the namespace with the lease's epoch
 // (PostgresBackend::SetFence: every write transaction then checks the epoch in PostgreSQL), and
 // renews the lease from a thread every `renew_every`.

@@ -1,5 +1,5 @@
 // ReplicaIndex: a follower's in-memory copy of the namespaces placed on its replica (issue #17
-// point 2; doc/replication-design.md): per namespace, the verified entries (text, metadata, state)
+// point 2; doc/scale-out.md, "Replication"): per namespace, the verified entries (text, metadata, state)
 // and their vectors in a FlatIndex (index/flat_index.h). The Follower (follower.h) fills it from
 // the change feed, only with rows whose signature it checked; reads on this replica search it.
 //

@@ -1,4 +1,4 @@
-// VersionToken: read-your-writes across replicas (issue #17 point 2; doc/replication-design.md).
+// VersionToken: read-your-writes across replicas (issue #17 point 2; doc/scale-out.md, "Replication").
 // A write answers with the token of the version it committed (its namespace and the seq of its
 // newest history event, change_feed.h); a read that carries the token (`min_version`) is served
 // by a replica only once that replica applied the namespace up to that version

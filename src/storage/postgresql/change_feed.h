@@ -1,4 +1,4 @@
-// ChangeFeed: the change feed that followers apply (issue #17 point 2; doc/replication-design.md).
+// ChangeFeed: the change feed that followers apply (issue #17 point 2; doc/scale-out.md, "Replication").
 // It reads the store's history events after a version, in version order, in bounded batches,
 // with the entry rows they changed, from one snapshot per batch.
 //

@@ -1,5 +1,5 @@
 // ChangeNotifier and ChangeListener: the LISTEN/NOTIFY wake-up hint of the change feed (issue #17
-// point 2; doc/replication-design.md). A writer, after its write transaction COMMITTED, notifies
+// point 2; doc/scale-out.md, "Replication"). A writer, after its write transaction COMMITTED, notifies
 // the channel with the namespace it changed; followers listening on the channel wake up and read
 // the feed (change_feed.h) at once instead of at their next poll.
 //
