@@ -23,7 +23,7 @@ constexpr uint64_t kHistorySaveEvery = 64;  // unsaved queries that make a write
 absl::StatusOr<std::string> WatermarkKey(const Keyring& keyring) {
   const auto keys = keyring.List();
   if (keys.empty()) return absl::FailedPreconditionError("the keyring has no key");
-  const HmacKey* first = keyring.Find(keys.front().id);
+  const std::shared_ptr<const HmacKey> first = keyring.Find(keys.front().id);
   if (first == nullptr) return absl::FailedPreconditionError("the keyring has no key");
   return HmacSha256(*first, "bulwark.watermark.key.v1");
 }

@@ -10,15 +10,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <span>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bulwark/env.h"
@@ -374,6 +377,50 @@ TEST_F(KeyringTest, RotateRefusesAGroupReadableFile) {
   ASSERT_EQ(::chmod(path_.c_str(), 0640), 0);
   EXPECT_EQ(keyring->Rotate(&env).status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(keyring->newest_key_id(), 1u);
+}
+
+// The owner re-reads the file in place (move assignment) when another process rotated it, while
+// readers keep signing and verifying with the same object: they see the old keys or the new ones,
+// and a key they hold stays valid (and unchanged) after the replacement.
+TEST_F(KeyringTest, ReadersRunWhileTheKeyringIsReplacedInPlace) {
+  FakeEnv env;
+  absl::StatusOr<Keyring> shared = Keyring::Create(path_, &env);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  const std::shared_ptr<const HmacKey> held = shared->Find(1);
+  ASSERT_NE(held, nullptr);
+  const HmacKey key1 = *held;
+
+  constexpr int kRotations = 20;
+  std::atomic<bool> done{false};
+  std::atomic<int> wrong{0};
+  auto reader = [&] {
+    for (int round = 0; round < 20000 && !done.load(); ++round) {
+      const uint32_t newest = shared->newest_key_id();
+      const std::shared_ptr<const HmacKey> key = shared->Find(newest);
+      const std::shared_ptr<const HmacKey> first = shared->Find(1);
+      if (newest == 0 || key == nullptr || first == nullptr || *first != key1) wrong.fetch_add(1);
+      if (shared->List().size() < newest) wrong.fetch_add(1);
+    }
+  };
+  std::thread a(reader), b(reader);
+  for (int i = 0; i < kRotations; ++i) {
+    absl::StatusOr<Keyring> other = Keyring::Load(path_);  // "another process"
+    ASSERT_TRUE(other.ok()) << other.status();
+    ASSERT_TRUE(other->Rotate(&env).ok());
+    absl::StatusOr<Keyring> reread = Keyring::Load(path_);
+    ASSERT_TRUE(reread.ok()) << reread.status();
+    *shared = *std::move(reread);
+  }
+  done.store(true);
+  a.join();
+  b.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(shared->newest_key_id(), static_cast<uint32_t>(kRotations + 1));
+  EXPECT_EQ(*held, key1) << "a key handed out before the re-reads is still the same key";
+  // Rotating the replaced object itself works and sees the re-read keys.
+  absl::StatusOr<uint32_t> id = shared->Rotate(&env);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(*id, static_cast<uint32_t>(kRotations + 2));
 }
 
 TEST(EmptyKeyringTest, HasNoKeysAndCannotRotate) {

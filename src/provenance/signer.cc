@@ -193,7 +193,7 @@ std::string EventEncoding(const HistoryEvent& event, uint32_t key_id) {
 
 std::pair<uint32_t, std::string> Signer::NewestTag(const std::function<std::string(uint32_t)>& encode) const {
   const uint32_t key_id = keyring_->newest_key_id();
-  const HmacKey* key = keyring_->Find(key_id);
+  const std::shared_ptr<const HmacKey> key = keyring_->Find(key_id);
   if (key == nullptr) return {key_id, ""};
   absl::StatusOr<std::string> tag = HmacSha256(*key, encode(key_id));
   return {key_id, tag.ok() ? *std::move(tag) : ""};
@@ -208,7 +208,7 @@ absl::Status Signer::CheckTag(const std::function<std::string()>& what, uint32_t
     return absl::DataLossError(
         absl::StrCat(what(), ": provenance tag has ", tag.size(), " bytes, want ", kTagBytes));
   }
-  const HmacKey* key = keyring_->Find(key_id);
+  const std::shared_ptr<const HmacKey> key = keyring_->Find(key_id);
   if (key == nullptr) {
     return absl::DataLossError(absl::StrCat(what(), ": provenance tag names unknown key id ", key_id));
   }
