@@ -80,7 +80,7 @@ absl::Status WriteAll(int fd, std::string_view data, const std::filesystem::path
 // Sets mode 0600 (whatever the umask did), writes `data`, fsyncs and closes `fd`.
 absl::Status FillAndClose(FdCloser& fd, std::string_view data, const std::filesystem::path& path) {
   if (::fchmod(fd.get(), kFileMode) != 0) return ErrnoStatus(errno, "cannot chmod", path);
-  if (absl::Status s = WriteAll(fd.get(), data, path); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(WriteAll(fd.get(), data, path));
   if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, "cannot fsync", path);
   if (fd.Close() != 0) return ErrnoStatus(errno, "cannot close", path);
   return absl::OkStatus();
@@ -170,7 +170,7 @@ absl::StatusOr<Keyring> Keyring::Create(const std::filesystem::path& path, Env* 
     ::unlink(path.c_str());
     return status;
   }
-  if (absl::Status s = SyncDirectoryOf(path); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(SyncDirectoryOf(path));
   Keyring keyring;
   {
     absl::MutexLock lock(&keyring.mu_);  // released before the move out locks it again

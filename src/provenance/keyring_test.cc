@@ -27,9 +27,12 @@
 #include "bulwark/env.h"
 #include "core/hex.h"
 #include "testing/counting_env.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -118,7 +121,7 @@ TEST_F(KeyringTest, CreateRefusesToOverwrite) {
 
 TEST_F(KeyringTest, CreateRefusesToOverwriteAnExistingKeyring) {
   FakeEnv env;
-  ASSERT_TRUE(Keyring::Create(path_, &env).ok());
+  ASSERT_THAT(Keyring::Create(path_, &env), IsOk());
   const std::string before = ReadFile(path_);
   EXPECT_EQ(Keyring::Create(path_, &env).status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(ReadFile(path_), before);
@@ -171,7 +174,7 @@ TEST_F(KeyringTest, FakeEnvGivesReproducibleKeys) {
 TEST_F(KeyringTest, LoadReturnsTheCreatedKeys) {
   FakeEnv env;
   absl::StatusOr<Keyring> created = Keyring::Create(path_, &env);
-  ASSERT_TRUE(created.ok());
+  ASSERT_THAT(created, IsOk());
   absl::StatusOr<Keyring> loaded = Keyring::Load(path_);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->newest_key_id(), 1u);
@@ -207,7 +210,7 @@ TEST_F(KeyringTest, LoadRejectsFilesAccessibleToGroupOrOthers) {
         << "mode " << std::oct << mode << ": " << loaded.status();
   }
   WriteFile(path_, ValidKeyringText(1), 0600);
-  EXPECT_TRUE(Keyring::Load(path_).ok());
+  EXPECT_THAT(Keyring::Load(path_), IsOk());
 }
 
 TEST_F(KeyringTest, LoadRefusesOversizedFileBeforeParsing) {
@@ -310,7 +313,7 @@ TEST_F(KeyringTest, RotateAddsANewestKeyAndKeepsTheOldOnes) {
   const mode_t old_umask = ::umask(0);
   FakeEnv env;
   absl::StatusOr<Keyring> keyring = Keyring::Create(path_, &env);
-  ASSERT_TRUE(keyring.ok());
+  ASSERT_THAT(keyring, IsOk());
   const HmacKey key1 = *keyring->Find(1);
 
   absl::StatusOr<uint32_t> id = keyring->Rotate(&env);
@@ -339,19 +342,19 @@ TEST_F(KeyringTest, RotateAddsANewestKeyAndKeepsTheOldOnes) {
 
 TEST_F(KeyringTest, RotateRefusesWhenAnotherProcessRotatedFirst) {
   FakeEnv env;
-  ASSERT_TRUE(Keyring::Create(path_, &env).ok());
+  ASSERT_THAT(Keyring::Create(path_, &env), IsOk());
   absl::StatusOr<Keyring> first = Keyring::Load(path_);
   absl::StatusOr<Keyring> second = Keyring::Load(path_);
   ASSERT_TRUE(first.ok() && second.ok());
 
-  ASSERT_TRUE(first->Rotate(&env).ok());
+  ASSERT_THAT(first->Rotate(&env), IsOk());
   absl::StatusOr<uint32_t> stale = second->Rotate(&env);
   EXPECT_EQ(stale.status().code(), absl::StatusCode::kFailedPrecondition) << stale.status();
   EXPECT_EQ(second->newest_key_id(), 1u);
 
   // Key 2 written by `first` survives; a fresh load rotates to 3.
   absl::StatusOr<Keyring> reloaded = Keyring::Load(path_);
-  ASSERT_TRUE(reloaded.ok());
+  ASSERT_THAT(reloaded, IsOk());
   absl::StatusOr<uint32_t> id = reloaded->Rotate(&env);
   ASSERT_TRUE(id.ok()) << id.status();
   EXPECT_EQ(*id, 3u);
@@ -361,7 +364,7 @@ TEST_F(KeyringTest, RotateRefusesWhenAnotherProcessRotatedFirst) {
 TEST_F(KeyringTest, FailedRotateChangesNothing) {
   FakeEnv env;
   absl::StatusOr<Keyring> keyring = Keyring::Create(path_, &env);
-  ASSERT_TRUE(keyring.ok());
+  ASSERT_THAT(keyring, IsOk());
   const HmacKey key1 = *keyring->Find(1);
   ASSERT_TRUE(fs::remove(path_));
   EXPECT_EQ(keyring->Rotate(&env).status().code(), absl::StatusCode::kNotFound);
@@ -373,7 +376,7 @@ TEST_F(KeyringTest, FailedRotateChangesNothing) {
 TEST_F(KeyringTest, RotateRefusesAGroupReadableFile) {
   FakeEnv env;
   absl::StatusOr<Keyring> keyring = Keyring::Create(path_, &env);
-  ASSERT_TRUE(keyring.ok());
+  ASSERT_THAT(keyring, IsOk());
   ASSERT_EQ(::chmod(path_.c_str(), 0640), 0);
   EXPECT_EQ(keyring->Rotate(&env).status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(keyring->newest_key_id(), 1u);
@@ -406,7 +409,7 @@ TEST_F(KeyringTest, ReadersRunWhileTheKeyringIsReplacedInPlace) {
   for (int i = 0; i < kRotations; ++i) {
     absl::StatusOr<Keyring> other = Keyring::Load(path_);  // "another process"
     ASSERT_TRUE(other.ok()) << other.status();
-    ASSERT_TRUE(other->Rotate(&env).ok());
+    ASSERT_THAT(other->Rotate(&env), IsOk());
     absl::StatusOr<Keyring> reread = Keyring::Load(path_);
     ASSERT_TRUE(reread.ok()) << reread.status();
     *shared = *std::move(reread);

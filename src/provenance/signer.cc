@@ -18,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 namespace {
 
@@ -212,10 +214,9 @@ absl::Status Signer::CheckTag(const std::function<std::string()>& what, uint32_t
   if (key == nullptr) {
     return absl::DataLossError(absl::StrCat(what(), ": provenance tag names unknown key id ", key_id));
   }
-  absl::StatusOr<std::string> expected = HmacSha256(*key, encode(key_id));
-  if (!expected.ok()) return expected.status();
-  const bool match = CRYPTO_memcmp(expected->data(), tag.data(), kTagBytes) == 0;
-  OPENSSL_cleanse(expected->data(), expected->size());
+  BULWARK_ASSIGN_OR_RETURN(std::string expected, HmacSha256(*key, encode(key_id)));
+  const bool match = CRYPTO_memcmp(expected.data(), tag.data(), kTagBytes) == 0;
+  OPENSSL_cleanse(expected.data(), expected.size());
   if (!match) {
     return absl::DataLossError(absl::StrCat(what(), ": provenance tag does not match under key ", key_id));
   }
