@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 namespace {
 
@@ -85,7 +87,7 @@ absl::StatusOr<std::unique_ptr<ChatClient>> ChatClient::FromConfig(const nlohman
                          ReadConfigString(config, "model", kWho, &options.model),
                          ReadConfigDouble(config, "temperature", 0, 2, kWho, &options.temperature),
                          ReadConfigInt(config, "max_tokens", 1, 32768, kWho, &options.max_tokens)}) {
-    if (!s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(s);
   }
   if (options.endpoint.url.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(kWho, ": \"url\" is required (or set BULWARK_LLM_URL)"));
@@ -103,12 +105,11 @@ absl::StatusOr<ChatReply> ChatClient::Request(const std::vector<ChatMessage>& me
   for (const ChatMessage& m : messages)
     body["messages"].push_back({{"role", m.role}, {"content", m.content}});
   if (json_mode) body["response_format"] = {{"type", "json_object"}};
-  auto client = JsonHttpClient::Create(options_.endpoint, kWho);
-  if (!client.ok()) return client.status();
-  auto answer = (*client)->Post("/v1/chat/completions",
-                                body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
-  if (!answer.ok()) return answer.status();
-  return ParseReply(*answer);
+  BULWARK_ASSIGN_OR_RETURN(auto client, JsonHttpClient::Create(options_.endpoint, kWho));
+  BULWARK_ASSIGN_OR_RETURN(auto answer,
+                           client->Post("/v1/chat/completions",
+                                        body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)));
+  return ParseReply(answer);
 }
 
 absl::StatusOr<ChatReply> ChatClient::Complete(const std::vector<ChatMessage>& messages) const {
@@ -117,7 +118,7 @@ absl::StatusOr<ChatReply> ChatClient::Complete(const std::vector<ChatMessage>& m
 
 absl::StatusOr<nlohmann::json> ChatClient::CompleteJson(const std::vector<ChatMessage>& messages) const {
   auto reply = Request(messages, /*json_mode=*/true);
-  if (!reply.ok()) return reply.status();
+  BULWARK_RETURN_IF_ERROR(reply.status());
   if (reply->finish_reason == "length")
     return Malformed("the JSON reply was cut off (finish_reason \"length\")");
   nlohmann::json parsed = nlohmann::json::parse(reply->content, nullptr, /*allow_exceptions=*/false);
