@@ -5,6 +5,7 @@
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
+#include <absl/synchronization/mutex.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -152,7 +153,7 @@ SqliteBackend::~SqliteBackend() {
 }
 
 absl::StatusOr<std::optional<std::string>> SqliteBackend::GetMeta(std::string_view key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT value FROM meta WHERE key = ?");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, key);
@@ -163,7 +164,7 @@ absl::StatusOr<std::optional<std::string>> SqliteBackend::GetMeta(std::string_vi
 }
 
 absl::Status SqliteBackend::PutMeta(std::string_view key, std::string_view value) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(
       db_, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
   if (auto s = st.status(); !s.ok()) return s;
@@ -174,7 +175,7 @@ absl::Status SqliteBackend::PutMeta(std::string_view key, std::string_view value
 
 absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<const Entry> entries,
                                                                   std::span<const HistoryEvent> events) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   inserted_event_seqs_.clear();
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
@@ -247,13 +248,13 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_up
 
 absl::Status SqliteBackend::UpdateEntry(const Entry& entry, int64_t expected_updated_at_us,
                                         const HistoryEvent& event) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return UpdateLocked(entry, expected_updated_at_us, {}, event);
 }
 
 absl::Status SqliteBackend::PurgeEntry(const Entry& purged, int64_t expected_updated_at_us,
                                        std::span<const HistoryEvent> scrubbed, const HistoryEvent& event) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (auto s = UpdateLocked(purged, expected_updated_at_us, scrubbed, event); !s.ok()) return s;
   // Make sure the erased text does not linger in free pages or the WAL.
   if (auto s = Exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)"); !s.ok()) return s;
@@ -288,7 +289,7 @@ absl::StatusOr<std::optional<StoredRow>> SqliteBackend::ReadOneRow(
 
 absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetEntry(std::string_view name_space,
                                                                  std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   static const std::string sql = absl::StrCat("SELECT ", kSignedEntryColumns, kReportColumn,
                                               " FROM entries WHERE id = ? AND namespace = ?");
   return ReadOneRow(
@@ -302,7 +303,7 @@ absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetEntry(std::string_vie
 
 absl::StatusOr<std::vector<std::optional<StoredRow>>> SqliteBackend::GetRows(
     std::span<const int64_t> row_ids) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // The read path's rows: every signed column, but not the advisory report (it is not signed, and
   // parsing it was a seventh of a search's CPU); '{}' keeps DecodeRow's column layout. One read
   // transaction for the whole batch (one snapshot, one WAL read lock), then one cached point
@@ -347,7 +348,7 @@ absl::StatusOr<std::vector<std::optional<StoredRow>>> SqliteBackend::GetRows(
 
 absl::Status SqliteBackend::ScanEntries(std::string_view name_space,
                                         const std::function<absl::Status(const StoredRow&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::string sql = absl::StrCat("SELECT ", kSignedEntryColumns, kReportColumn, " FROM entries",
                                  name_space.empty() ? "" : " WHERE namespace = ?", " ORDER BY row_id");
   Statement st(db_, sql);
@@ -363,7 +364,7 @@ absl::Status SqliteBackend::ScanEntries(std::string_view name_space,
 
 absl::StatusOr<std::vector<HistoryEvent>> SqliteBackend::History(std::string_view name_space,
                                                                  std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("SELECT ", kEventColumns,
                                  " FROM history WHERE entry_id = ? AND namespace = ? ORDER BY seq"));
   if (auto s = st.status(); !s.ok()) return s;
@@ -379,7 +380,7 @@ absl::StatusOr<std::vector<HistoryEvent>> SqliteBackend::History(std::string_vie
 }
 
 absl::Status SqliteBackend::ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("SELECT ", kEventColumns, " FROM history ORDER BY seq"));
   if (auto s = st.status(); !s.ok()) return s;
   while (true) {
@@ -391,7 +392,7 @@ absl::Status SqliteBackend::ScanHistory(const std::function<absl::Status(const H
 }
 
 absl::Status SqliteBackend::ScanNewestEventTimes(const std::function<void(int64_t, int64_t)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_,
                "SELECT e.row_id, MAX(h.at_us) FROM entries e JOIN history h "
                "ON h.entry_id = e.id AND h.namespace = e.namespace GROUP BY e.row_id");
@@ -402,7 +403,7 @@ absl::Status SqliteBackend::ScanNewestEventTimes(const std::function<void(int64_
 }
 
 absl::StatusOr<int64_t> SqliteBackend::LastEventSeq() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto cached = Cached(last_event_seq_, "SELECT COALESCE(MAX(seq), 0) FROM history");
   if (!cached.ok()) return cached.status();
   Statement& st = **cached;
@@ -414,7 +415,7 @@ absl::StatusOr<int64_t> SqliteBackend::LastEventSeq() {
 }
 
 absl::StatusOr<std::vector<StorageBackend::EventRef>> SqliteBackend::EventsAfter(int64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT seq, namespace, entry_id FROM history WHERE seq > ? ORDER BY seq");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, seq);
@@ -426,15 +427,15 @@ absl::StatusOr<std::vector<StorageBackend::EventRef>> SqliteBackend::EventsAfter
 }
 
 std::vector<int64_t> SqliteBackend::TakeInsertedEventSeqs() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return std::exchange(inserted_event_seqs_, {});
 }
 
 absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
     const std::function<void(HistoryEvent*)>& sign) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // The last event written before the upgrade, or nullopt once its events are signed.
-  auto marker = [this]() -> absl::StatusOr<std::optional<int64_t>> {
+  auto marker = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<std::optional<int64_t>> {
     Statement st(db_, absl::StrCat("SELECT CAST(value AS INTEGER) FROM meta WHERE key = '",
                                    kUnsignedHistoryMarker, "'"));
     if (auto s = st.status(); !s.ok()) return s;
@@ -480,7 +481,7 @@ absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
 
 absl::Status SqliteBackend::CheckIntegrity() {
   constexpr int kMaxProblems = 5;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("PRAGMA quick_check(", kMaxProblems, ")"));
   if (auto s = st.status(); !s.ok()) return s;
   std::vector<std::string> problems;
@@ -495,7 +496,7 @@ absl::Status SqliteBackend::CheckIntegrity() {
 }
 
 absl::StatusOr<std::vector<StateCount>> SqliteBackend::CountByState() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(
       db_,
       "SELECT namespace, state, kind, count(*) FROM entries GROUP BY namespace, state, kind ORDER BY 1,2,3");
@@ -515,7 +516,7 @@ absl::StatusOr<std::vector<StateCount>> SqliteBackend::CountByState() {
 absl::Status SqliteBackend::SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
                                              std::span<const std::vector<float>> rows,
                                              uint64_t keep_from_sequence, bool replace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
   if (replace) {
@@ -544,7 +545,7 @@ absl::Status SqliteBackend::SaveQueryHistory(std::string_view name_space, uint64
 
 absl::Status SqliteBackend::ScanQueryHistory(
     const std::function<absl::Status(std::string_view, uint64_t, std::vector<float>)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT namespace, seq, embedding FROM query_history ORDER BY namespace, seq");
   if (auto s = st.status(); !s.ok()) return s;
   int rc;
@@ -558,7 +559,7 @@ absl::Status SqliteBackend::ScanQueryHistory(
 }
 
 absl::Status SqliteBackend::PutCalibration(std::string_view name_space, std::string_view calibration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "INSERT OR REPLACE INTO calibrations(namespace, calibration) VALUES(?,?)");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, name_space);
@@ -568,7 +569,7 @@ absl::Status SqliteBackend::PutCalibration(std::string_view name_space, std::str
 
 absl::Status SqliteBackend::ScanCalibrations(
     const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT namespace, calibration FROM calibrations ORDER BY namespace");
   if (auto s = st.status(); !s.ok()) return s;
   int rc;
@@ -629,7 +630,7 @@ absl::StatusOr<InsertOutcome> SqliteBackend::InsertEntriesOnce(std::span<const E
                                                                const InsertClaim& claim) {
   if (entries.empty()) return absl::InvalidArgumentError("nothing to insert");
   const Entry& first = entries.front();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   inserted_event_seqs_.clear();
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
@@ -668,7 +669,7 @@ absl::StatusOr<std::vector<StoredRow>> SqliteBackend::ListEntries(const ListQuer
       "SELECT ", kSignedEntryColumns, kReportColumn,
       " FROM entries WHERE namespace = ?1 AND id > ?2 AND kind = 'memory' AND state IN (", states, ")",
       query.key ? absl::StrCat(" AND ", kKeyExpr, " = ?4") : "", " ORDER BY id LIMIT ?3");
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, sql);
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, query.name_space);
@@ -684,7 +685,7 @@ absl::StatusOr<std::vector<StoredRow>> SqliteBackend::ListEntries(const ListQuer
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SqliteBackend::ExpiredEntries(int64_t now_us,
                                                                                                int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("SELECT namespace, id FROM entries WHERE ", kExpiryExpr,
                                  " <= ?1 AND typeof(", kExpiryExpr,
                                  ") = 'integer' AND state != 'purged' ORDER BY ", kExpiryExpr, " LIMIT ?2"));
@@ -699,7 +700,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SqliteBackend::
 }
 
 absl::StatusOr<int64_t> SqliteBackend::DeleteIdempotencyRecords(int64_t before_us) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "DELETE FROM idempotency WHERE created_at_us <= ?");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, before_us);
