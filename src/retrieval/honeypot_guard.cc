@@ -119,14 +119,15 @@ absl::Status HoneypotGuard::LoadBlocks() {
 absl::Status HoneypotGuard::LoadSettings() {
   if (repository_ == nullptr) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
-  return repository_->ScanSettings([&](const HoneypotSetting& setting) -> absl::Status {
-    auto mode = ParseHoneypotMode(setting.mode);
-    if (!mode.ok())
-      return absl::DataLossError(absl::StrCat("stored honeypot setting: ", mode.status().message()));
-    modes_[setting.name_space] = *mode;
-    k_obs_[setting.name_space] = setting.k_obs;
-    return absl::OkStatus();
-  });
+  return repository_->ScanSettings(
+      [&](const HoneypotSetting& setting) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
+        auto mode = ParseHoneypotMode(setting.mode);
+        if (!mode.ok())
+          return absl::DataLossError(absl::StrCat("stored honeypot setting: ", mode.status().message()));
+        modes_[setting.name_space] = *mode;
+        k_obs_[setting.name_space] = setting.k_obs;
+        return absl::OkStatus();
+      });
 }
 
 int HoneypotGuard::KObs(std::string_view name_space) const {
