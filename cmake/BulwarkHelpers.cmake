@@ -10,6 +10,10 @@ include(GNUInstallDirs)
 
 function(bulwark_apply_warnings target)
   target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wno-unused-parameter -Wno-missing-field-initializers)
+  # Clang checks ABSL_GUARDED_BY / ABSL_EXCLUSIVE_LOCKS_REQUIRED annotations (GCC ignores them).
+  if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    target_compile_options(${target} PRIVATE -Wthread-safety)
+  endif()
   if(BULWARK_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

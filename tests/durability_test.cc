@@ -16,12 +16,15 @@
 #include <thread>
 
 #include "store/memory_store.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 extern char** environ;
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 struct Child {
   pid_t pid = -1;
@@ -67,7 +70,7 @@ std::vector<std::string> ReadAcksThenKill(Child& child, int wanted) {
 
 TEST(DurabilityTest, AcknowledgedSingleWritesSurviveSigkill) {
   testing::TempDir dir;
-  ASSERT_TRUE(MemoryStore::Create(dir.path(), {}).ok());
+  ASSERT_THAT(MemoryStore::Create(dir.path(), {}), IsOk());
   std::mt19937 rng(20261121);
   std::set<std::string> acked;
   constexpr int kRounds = 12;
@@ -87,7 +90,7 @@ TEST(DurabilityTest, AcknowledgedSingleWritesSurviveSigkill) {
                             << " lost: " << got.status();
     }
     auto report = (*store)->Verify();
-    ASSERT_TRUE(report.ok());
+    ASSERT_THAT(report, IsOk());
     EXPECT_TRUE(report->ok()) << report->bad_rows.size() << " bad rows after kill";
   }
   EXPECT_GT(acked.size(), static_cast<size_t>(kRounds));
@@ -95,7 +98,7 @@ TEST(DurabilityTest, AcknowledgedSingleWritesSurviveSigkill) {
 
 TEST(DurabilityTest, BatchesAreAllOrNothingAcrossSigkill) {
   testing::TempDir dir;
-  ASSERT_TRUE(MemoryStore::Create(dir.path(), {}).ok());
+  ASSERT_THAT(MemoryStore::Create(dir.path(), {}), IsOk());
   std::mt19937 rng(7);
   std::set<std::string> acked_batches;
   for (int round = 0; round < 8; ++round) {
@@ -115,7 +118,7 @@ TEST(DurabilityTest, BatchesAreAllOrNothingAcrossSigkill) {
     per_batch[e.metadata["batch"].get<std::string>()]++;
     return absl::OkStatus();
   });
-  ASSERT_TRUE(skipped.ok());
+  ASSERT_THAT(skipped, IsOk());
   EXPECT_EQ(*skipped, 0);
   for (const auto& [tag, count] : per_batch) EXPECT_EQ(count, 20) << "batch " << tag << " is partial";
   for (const std::string& tag : acked_batches)

@@ -6,6 +6,7 @@
 #include <random>
 
 #include "attack/attack.h"
+#include "core/status_macros.h"
 #include "embed/wordnet_canonicalizer.h"
 
 namespace bulwark::attack {
@@ -60,20 +61,19 @@ class TriggerObjective {
         options_(options) {}
 
   absl::StatusOr<TriggerScore> Score(const std::string& trigger) const {
-    auto triggered =
-        embedder_.EmbedBatch(VictimQueries(target_.victim_queries, VictimProtocol::kTriggered, trigger));
-    if (!triggered.ok()) return triggered.status();
-    auto poison = embedder_.Embed(trigger + " " + passage_);
-    if (!poison.ok()) return poison.status();
-    const std::vector<float> centroid = NormalizedCentroid(*triggered);
+    BULWARK_ASSIGN_OR_RETURN(
+        auto triggered,
+        embedder_.EmbedBatch(VictimQueries(target_.victim_queries, VictimProtocol::kTriggered, trigger)));
+    BULWARK_ASSIGN_OR_RETURN(auto poison, embedder_.Embed(trigger + " " + passage_));
+    const std::vector<float> centroid = NormalizedCentroid(triggered);
     TriggerScore s;
     double benign_sim = 0;
-    for (const auto& q : *triggered) {
-      s.retrieval += Cosine(q, *poison);
+    for (const auto& q : triggered) {
+      s.retrieval += Cosine(q, poison);
       s.compactness += Cosine(q, centroid);
       if (!benign_centroid_.empty()) benign_sim += Cosine(q, benign_centroid_);
     }
-    const double n = static_cast<double>(triggered->size());
+    const double n = static_cast<double>(triggered.size());
     s.retrieval /= n;
     s.compactness /= n;
     s.uniqueness = benign_centroid_.empty() ? 0.0 : 1.0 - benign_sim / n;
@@ -92,9 +92,8 @@ class TriggerObjective {
 
 absl::StatusOr<std::vector<float>> BenignCentroid(const Embedder& embedder, const AgentPoisonTarget& target) {
   if (target.benign_queries.empty()) return std::vector<float>{};
-  auto rows = embedder.EmbedBatch(target.benign_queries);
-  if (!rows.ok()) return rows.status();
-  return NormalizedCentroid(*rows);
+  BULWARK_ASSIGN_OR_RETURN(auto rows, embedder.EmbedBatch(target.benign_queries));
+  return NormalizedCentroid(rows);
 }
 
 constexpr const char* kPassagePrefixes[] = {
@@ -106,13 +105,12 @@ absl::StatusOr<std::string> CentroidPassage(const Embedder& embedder,
                                             const std::vector<std::string>& victim_queries,
                                             const std::string& payload) {
   if (victim_queries.empty()) return absl::InvalidArgumentError("agentpoison: no victim queries");
-  auto rows = embedder.EmbedBatch(victim_queries);
-  if (!rows.ok()) return rows.status();
-  const std::vector<float> centroid = NormalizedCentroid(*rows);
+  BULWARK_ASSIGN_OR_RETURN(auto rows, embedder.EmbedBatch(victim_queries));
+  const std::vector<float> centroid = NormalizedCentroid(rows);
   size_t best = 0;
   double best_sim = -2;
-  for (size_t i = 0; i < rows->size(); ++i) {
-    const double sim = Cosine((*rows)[i], centroid);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double sim = Cosine(rows[i], centroid);
     if (sim > best_sim) best_sim = sim, best = i;
   }
   return victim_queries[best] + " " + payload;
@@ -121,34 +119,31 @@ absl::StatusOr<std::string> CentroidPassage(const Embedder& embedder,
 absl::StatusOr<TriggerScore> ScoreTrigger(const Embedder& embedder, const AgentPoisonTarget& target,
                                           const std::string& passage, const std::string& trigger,
                                           const AgentPoisonOptions& options) {
-  auto benign = BenignCentroid(embedder, target);
-  if (!benign.ok()) return benign.status();
-  TriggerObjective objective(embedder, target, passage, *std::move(benign), options);
+  BULWARK_ASSIGN_OR_RETURN(auto benign, BenignCentroid(embedder, target));
+  TriggerObjective objective(embedder, target, passage, std::move(benign), options);
   return objective.Score(trigger);
 }
 
 absl::StatusOr<AgentPoisonAttack> RunAgentPoison(const Embedder& embedder, const AgentPoisonTarget& target,
                                                  const std::vector<std::string>& vocabulary,
                                                  const AgentPoisonOptions& options) {
-  if (absl::Status s = Validate(target, vocabulary, options); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(Validate(target, vocabulary, options));
   std::mt19937_64 rng = AttackRng(options.seed, "agentpoison");
   AgentPoisonAttack out;
   if (target.passage.empty()) {
-    auto passage = CentroidPassage(embedder, target.victim_queries, target.payload);
-    if (!passage.ok()) return passage.status();
-    out.passage = *passage;
+    BULWARK_ASSIGN_OR_RETURN(auto passage, CentroidPassage(embedder, target.victim_queries, target.payload));
+    out.passage = passage;
   } else {
     out.passage = target.passage;
   }
-  auto benign = BenignCentroid(embedder, target);
-  if (!benign.ok()) return benign.status();
-  TriggerObjective objective(embedder, target, out.passage, *std::move(benign), options);
+  BULWARK_ASSIGN_OR_RETURN(auto benign, BenignCentroid(embedder, target));
+  TriggerObjective objective(embedder, target, out.passage, std::move(benign), options);
 
   std::uniform_int_distribution<size_t> pick(0, vocabulary.size() - 1);
   std::vector<std::string> words;
   for (int i = 0; i < options.trigger_tokens; ++i) words.push_back(vocabulary[pick(rng)]);
   auto best = objective.Score(Join(words));
-  if (!best.ok()) return best.status();
+  BULWARK_RETURN_IF_ERROR(best.status());
   out.initial_score = *best;
   out.trace.push_back(best->objective);
   // Coordinate search: each pass visits every position and keeps the best of the current word
@@ -159,10 +154,9 @@ absl::StatusOr<AgentPoisonAttack> RunAgentPoison(const Embedder& embedder, const
         std::vector<std::string> trial = words;
         trial[pos] = vocabulary[pick(rng)];
         if (trial[pos] == words[pos]) continue;
-        auto score = objective.Score(Join(trial));
-        if (!score.ok()) return score.status();
-        if (score->objective > best->objective) {
-          best = *score;
+        BULWARK_ASSIGN_OR_RETURN(auto score, objective.Score(Join(trial)));
+        if (score.objective > best->objective) {
+          best = score;
           words = std::move(trial);
         }
       }

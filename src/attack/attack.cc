@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "core/status_macros.h"
+
 namespace bulwark::attack {
 
 std::vector<std::string> VictimQueries(const std::vector<std::string>& plain, VictimProtocol protocol,
@@ -41,11 +43,10 @@ absl::StatusOr<RetrievalOutcome> MeasureRetrieval(MemoryStore& store, std::strin
   int hits = 0;
   double rr = 0;
   for (const std::string& q : queries) {
-    auto result = store.Search(name_space, q, {.k = k});
-    if (!result.ok()) return result.status();
+    BULWARK_ASSIGN_OR_RETURN(auto result, store.Search(name_space, q, {.k = k}));
     QueryOutcome qo{.query = q};
-    for (size_t i = 0; i < result->hits.size(); ++i) {
-      if (poison.contains(result->hits[i].entry.id)) {
+    for (size_t i = 0; i < result.hits.size(); ++i) {
+      if (poison.contains(result.hits[i].entry.id)) {
         qo.best_rank = static_cast<int>(i) + 1;
         break;
       }

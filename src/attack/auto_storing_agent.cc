@@ -4,6 +4,8 @@
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/ascii.h>
 
+#include "core/status_macros.h"
+
 namespace bulwark::attack {
 namespace {
 
@@ -43,9 +45,8 @@ double TokenCoverage(std::string_view part, std::string_view whole) {
 }  // namespace
 
 absl::StatusOr<std::vector<SearchHit>> StoreAgentMemory::Search(std::string_view query, int k) {
-  auto result = store_->Search(name_space_, query, {.k = k});
-  if (!result.ok()) return result.status();
-  return std::move(result->hits);
+  BULWARK_ASSIGN_OR_RETURN(auto result, store_->Search(name_space_, query, {.k = k}));
+  return std::move(result.hits);
 }
 
 absl::StatusOr<Entry> StoreAgentMemory::Add(const NewEntry& record) {
@@ -73,7 +74,7 @@ absl::StatusOr<Interaction> AutoStoringAgent::Handle(std::string_view query, std
   out.query = std::string(query);
   std::tie(out.question, out.guidance) = SplitQuestion(query);
   auto retrieved = memory_->Search(query, k_);
-  if (!retrieved.ok()) return retrieved.status();
+  BULWARK_RETURN_IF_ERROR(retrieved.status());
   std::string demonstrated, best_memory;
   for (const SearchHit& hit : *retrieved) {
     out.retrieved_ids.push_back(hit.entry.id);
@@ -102,9 +103,8 @@ absl::StatusOr<Interaction> AutoStoringAgent::Handle(std::string_view query, std
   record.metadata = {
       {"kind", "interaction"}, {"session", std::string(session)}, {"reasoning", out.reasoning}};
   record.source = Source::kAgent;
-  auto stored = memory_->Add(record);
-  if (!stored.ok()) return stored.status();
-  out.record = *std::move(stored);
+  BULWARK_ASSIGN_OR_RETURN(auto stored, memory_->Add(record));
+  out.record = std::move(stored);
   return out;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/status_macros.h"
 #include "eval/string_vote.h"
 #include "smoothing/certificate.h"
 #include "smoothing/embedding_equivalence.h"
@@ -30,17 +31,16 @@ absl::StatusOr<ConsistentMinorityOutcome> MeasureConsistentMinority(
   if (options.trials < 1 || options.trials > 100000)
     return absl::InvalidArgumentError("consistent minority: trials in 1..100000");
   int out_poison = 0;
-  auto pool = store.Search(name_space, question, {.k = options.smoothing.m});
-  if (!pool.ok()) return pool.status();
-  for (const SearchHit& hit : pool->hits) out_poison += hit.entry.metadata.contains("attack");
+  BULWARK_ASSIGN_OR_RETURN(auto pool, store.Search(name_space, question, {.k = options.smoothing.m}));
+  for (const SearchHit& hit : pool.hits) out_poison += hit.entry.metadata.contains("attack");
   ExtractiveResponder responder;
   EmbeddingEquivalence judge(&store.embedder());
   Smoother smoother(&responder, &judge);
   ConsistentMinorityOutcome out;
   out.trials = options.trials;
   out.poison_in_pool = out_poison;
-  if (out_poison >= 1 && !pool->hits.empty()) {
-    const int m = static_cast<int>(pool->hits.size());
+  if (out_poison >= 1 && !pool.hits.empty()) {
+    const int m = static_cast<int>(pool.hits.size());
     auto certificate = MakeCertificate(
         {.m = m, .k = std::min(options.smoothing.k, m), .nruns = options.smoothing.nruns}, out_poison);
     if (certificate.ok() && !certificate->delta.empty()) out.certificate_delta = certificate->delta.back();
@@ -51,13 +51,12 @@ absl::StatusOr<ConsistentMinorityOutcome> MeasureConsistentMinority(
     const uint64_t s = options.seed * 1'000'003 + static_cast<uint64_t>(trial);
     for (int b = 0; b < 8; ++b) seed[b] = static_cast<uint8_t>(s >> (8 * b));
     SeededCsprng rng(seed);
-    auto answer = smoother.Answer(question, pool->hits, options.smoothing, &rng);
-    if (!answer.ok()) return answer.status();
+    BULWARK_ASSIGN_OR_RETURN(auto answer, smoother.Answer(question, pool.hits, options.smoothing, &rng));
     const bool equivalence_bad =
-        !answer->abstained && oracle.Judge(answer->answer) == eval::Verdict::kMalicious;
+        !answer.abstained && oracle.Judge(answer.answer) == eval::Verdict::kMalicious;
     std::vector<std::string> responses;
     int malicious_runs = 0;
-    for (const SmoothedRun& run : answer->runs) {
+    for (const SmoothedRun& run : answer.runs) {
       responses.push_back(run.response);
       malicious_runs += oracle.Judge(run.response) == eval::Verdict::kMalicious;
     }
@@ -65,7 +64,7 @@ absl::StatusOr<ConsistentMinorityOutcome> MeasureConsistentMinority(
     const bool vote_bad = vote.winner && oracle.Judge(*vote.winner) == eval::Verdict::kMalicious;
     vote_malicious += vote_bad;
     equivalence_malicious += equivalence_bad;
-    out.minority_wins += vote_bad && 2 * malicious_runs < static_cast<int>(answer->runs.size());
+    out.minority_wins += vote_bad && 2 * malicious_runs < static_cast<int>(answer.runs.size());
   }
   out.string_vote_asr = vote_malicious / static_cast<double>(options.trials);
   out.equivalence_asr = equivalence_malicious / static_cast<double>(options.trials);

@@ -6,10 +6,13 @@
 
 #include "attack/attack_fixture.h"
 #include "attack/consistent_minority.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::attack {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 constexpr char kQuestion[] = "How many days do customers have to request a refund?";
 constexpr char kClaim[] =
@@ -32,10 +35,10 @@ TEST(ConsistentMinorityAttackTest, IdenticalCopiesBeatStringVoteButNotTheEquival
       "Requests for a refund are honoured for 30 days after the purchase."};
   std::vector<NewEntry> entries;
   for (const std::string& t : legit) entries.push_back({.text = t});
-  ASSERT_TRUE(store->AddBatch("shop", entries, "owner").ok());
+  ASSERT_THAT(store->AddBatch("shop", entries, "owner"), IsOk());
   auto poison = ConsistentMinorityEntries(kClaim, 2);
-  ASSERT_TRUE(poison.ok());
-  ASSERT_TRUE(store->AddBatch("shop", *poison, "insider").ok());
+  ASSERT_THAT(poison, IsOk());
+  ASSERT_THAT(store->AddBatch("shop", *poison, "insider"), IsOk());
 
   const eval::OracleJudge oracle({"30 day"}, {"PIN"});
   auto outcome = MeasureConsistentMinority(*store, "shop", kQuestion, oracle, {.trials = 150, .seed = 7});

@@ -3,6 +3,8 @@
 
 #include <fstream>
 
+#include "core/status_macros.h"
+
 namespace bulwark::attack {
 namespace {
 
@@ -39,7 +41,7 @@ absl::StatusOr<EnterpriseScenario> EnterpriseScenario::FromJson(const nlohmann::
         GetStrings(j, "malicious_keywords", &s.malicious_keywords),
         GetStrings(j, "paraphrases", &s.paraphrases),
         GetStrings(j, "supporting_passages", &s.supporting_passages)}) {
-    if (!st.ok()) return st;
+    BULWARK_RETURN_IF_ERROR(st);
   }
   return s;
 }

@@ -5,6 +5,8 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 
+#include "core/status_macros.h"
+
 namespace bulwark::attack {
 namespace {
 
@@ -45,7 +47,7 @@ absl::StatusOr<EvalCorpora> LoadEvalCorpora(const std::filesystem::path& dir) {
       list->push_back(std::move(text));
       return absl::OkStatus();
     });
-    if (!st.ok()) return st;
+    BULWARK_RETURN_IF_ERROR(st);
   }
   auto st = ReadJsonl(dir / "benign_queries.jsonl", [&](const nlohmann::json& j) {
     std::string q;
@@ -53,13 +55,13 @@ absl::StatusOr<EvalCorpora> LoadEvalCorpora(const std::filesystem::path& dir) {
     c.benign_queries.push_back(std::move(q));
     return absl::OkStatus();
   });
-  if (!st.ok()) return st;
+  BULWARK_RETURN_IF_ERROR(st);
   st = ReadJsonl(dir / "victim_queries.jsonl", [&](const nlohmann::json& j) {
     std::string q, topic, category, goal_type, goal;
     for (auto s : {StringField(j, "query", &q), StringField(j, "target_topic", &topic),
                    StringField(j, "category", &category), StringField(j, "goal_type", &goal_type),
                    StringField(j, "poison_goal", &goal)})
-      if (!s.ok()) return s;
+      BULWARK_RETURN_IF_ERROR(s);
     for (VictimTopic& t : c.topics) {
       if (t.topic == topic) {
         t.queries.push_back(std::move(q));
@@ -69,10 +71,9 @@ absl::StatusOr<EvalCorpora> LoadEvalCorpora(const std::filesystem::path& dir) {
     c.topics.push_back({topic, category, goal_type, goal, {std::move(q)}});
     return absl::OkStatus();
   });
-  if (!st.ok()) return st;
-  auto scenarios = LoadEnterpriseScenarios(dir / "enterprise_scenarios.jsonl");
-  if (!scenarios.ok()) return scenarios.status();
-  c.scenarios = *std::move(scenarios);
+  BULWARK_RETURN_IF_ERROR(st);
+  BULWARK_ASSIGN_OR_RETURN(auto scenarios, LoadEnterpriseScenarios(dir / "enterprise_scenarios.jsonl"));
+  c.scenarios = std::move(scenarios);
   return c;
 }
 

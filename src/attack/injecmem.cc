@@ -5,6 +5,7 @@
 #include <random>
 
 #include "attack/attack.h"
+#include "core/status_macros.h"
 
 namespace bulwark::attack {
 namespace {
@@ -55,14 +56,12 @@ absl::StatusOr<std::vector<NewEntry>> BuildInjecMemAnchors(std::string_view payl
 absl::StatusOr<InjecMemResult> RunInjecMem(MemoryStore& store, std::string_view name_space,
                                            std::string_view payload, const InjecMemOptions& options,
                                            std::string_view principal, const TextMarker& marker) {
-  auto anchors = BuildInjecMemAnchors(payload, options);
-  if (!anchors.ok()) return anchors.status();
+  BULWARK_ASSIGN_OR_RETURN(auto anchors, BuildInjecMemAnchors(payload, options));
   if (marker)
-    for (NewEntry& e : *anchors) e.text = marker(e.text);
-  auto stored = store.AddBatch(name_space, *anchors, principal);
-  if (!stored.ok()) return stored.status();
+    for (NewEntry& e : anchors) e.text = marker(e.text);
+  BULWARK_ASSIGN_OR_RETURN(auto stored, store.AddBatch(name_space, anchors, principal));
   InjecMemResult out;
-  out.stored = *std::move(stored);
+  out.stored = std::move(stored);
   for (const Entry& e : out.stored) out.quarantined += e.state == State::kQuarantined;
   return out;
 }

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "attack/attack.h"
+#include "core/status_macros.h"
 
 namespace bulwark::attack {
 
@@ -45,9 +46,8 @@ absl::StatusOr<MinjaResult> RunMinja(AutoStoringAgent& agent, const MinjaTarget&
     round.query = target.questions[i % target.questions.size()];
     if (!shortened.empty()) round.query += " " + shortened;
     round.bridging_kept = kept;
-    auto interaction = agent.Handle(round.query, "minja");
-    if (!interaction.ok()) return interaction.status();
-    round.interaction = *std::move(interaction);
+    BULWARK_ASSIGN_OR_RETURN(auto interaction, agent.Handle(round.query, "minja"));
+    round.interaction = std::move(interaction);
     out.record_ids.push_back(round.interaction.record.id);
     out.quarantined += round.interaction.record.state == State::kQuarantined;
     out.records_with_goal += round.interaction.reasoning.find(target.poison_goal) != std::string::npos;

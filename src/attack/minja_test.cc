@@ -6,10 +6,13 @@
 
 #include "attack/attack.h"
 #include "attack/attack_fixture.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::attack {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 MinjaTarget ReportMinjaTarget() {
   return {.questions = testing::ReportVictimQueries(),
@@ -51,11 +54,11 @@ TEST(MinjaTest, AutoStoredRecordsLandInMemoryAndPlainVictimQueriesRetrieveThem) 
   EXPECT_NE(last.find(testing::kReportGoal), std::string::npos) << last;
   // Victims ask plain queries and retrieve the records.
   auto outcome = MeasureRetrieval(*store, "user", testing::ReportVictimQueries(), result->record_ids, 3);
-  ASSERT_TRUE(outcome.ok());
+  ASSERT_THAT(outcome, IsOk());
   EXPECT_EQ(outcome->asr_r, 1.0);
   // ...but not for unrelated queries.
   auto benign = MeasureRetrieval(*store, "user", {"When is my dentist appointment?"}, result->record_ids, 1);
-  ASSERT_TRUE(benign.ok());
+  ASSERT_THAT(benign, IsOk());
   EXPECT_EQ(benign->asr_r, 0.0);
 }
 

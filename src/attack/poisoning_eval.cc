@@ -1,11 +1,12 @@
 // The poisoning and adaptive experiments (see poisoning_eval.h).
 #include "attack/poisoning_eval.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -23,6 +24,7 @@
 #include "attack/synonym_attack.h"
 #include "bulwark/env.h"
 #include "core/seeded_csprng.h"
+#include "core/status_macros.h"
 #include "detect/detector_registry.h"
 #include "detect/detectors.h"
 #include "detect/screened_outcomes.h"
@@ -137,8 +139,7 @@ struct Deployment {
     request.queries.insert(request.queries.end(), victim.begin(), victim.end());
     request.trigger = trigger;
     request.reference = draw.reference;
-    auto calibrated = store->Calibrate(ns, request);
-    if (!calibrated.ok()) return calibrated.status();
+    BULWARK_ASSIGN_OR_RETURN(auto calibrated, store->Calibrate(ns, request));
     std::vector<std::string> texts = draw.memories;
     texts.insert(texts.end(), extra_benign.begin(), extra_benign.end());
     const TextMarker mark = Marker();
@@ -168,10 +169,10 @@ absl::StatusOr<std::vector<AgentPoisonAttack>> OptimizeAgentPoison(const Embedde
   for (size_t i = 0; i < topics.size(); ++i) {
     AgentPoisonTarget target{
         .victim_queries = topics[i].queries, .benign_queries = history, .payload = topics[i].poison_goal};
-    auto ap = RunAgentPoison(embedder, target, vocabulary,
-                             {.sweeps = 3, .candidates_per_position = 24, .seed = seed * 131 + i});
-    if (!ap.ok()) return ap.status();
-    attacks.push_back(*std::move(ap));
+    BULWARK_ASSIGN_OR_RETURN(
+        auto ap, RunAgentPoison(embedder, target, vocabulary,
+                                {.sweeps = 3, .candidates_per_position = 24, .seed = seed * 131 + i}));
+    attacks.push_back(std::move(ap));
   }
   return attacks;
 }
@@ -180,10 +181,9 @@ absl::StatusOr<std::vector<AgentPoisonAttack>> OptimizeAgentPoison(const Embedde
 // adds them to `run`, with the topic's victim queries as the victims send them (triggered).
 absl::Status WriteAgentPoison(MemoryStore& store, const std::string& ns, const VictimTopic& topic,
                               const AgentPoisonAttack& attack, AttackRun* run) {
-  auto written = store.AddBatch(ns, attack.poison, "attacker");
-  if (!written.ok()) return written.status();
+  BULWARK_ASSIGN_OR_RETURN(auto written, store.AddBatch(ns, attack.poison, "attacker"));
   const auto triggered = VictimQueries(topic.queries, VictimProtocol::kTriggered, attack.trigger);
-  for (Entry& e : *written) {
+  for (Entry& e : written) {
     run->poison.push_back(std::move(e));
     run->victim_of.push_back(triggered);
   }
@@ -209,13 +209,12 @@ absl::StatusOr<AttackRun> RunAttack(const Deployment& d, const std::string& atta
   } else if (attack == "minja") {
     AutoStoringAgent agent(&store, ns, 3, "agent", d.Marker());
     for (size_t i = 0; i < topics.size(); ++i) {
-      auto result = RunMinja(agent,
-                             {.questions = topics[i].queries,
-                              .target_topic = topics[i].topic,
-                              .poison_goal = topics[i].poison_goal},
-                             {.seed = seed * 131 + i});
-      if (!result.ok()) return result.status();
-      for (MinjaRound& r : result->rounds) {
+      BULWARK_ASSIGN_OR_RETURN(auto result, RunMinja(agent,
+                                                     {.questions = topics[i].queries,
+                                                      .target_topic = topics[i].topic,
+                                                      .poison_goal = topics[i].poison_goal},
+                                                     {.seed = seed * 131 + i}));
+      for (MinjaRound& r : result.rounds) {
         run.poison.push_back(std::move(r.interaction.record));
         run.victim_of.push_back(topics[i].queries);
       }
@@ -224,10 +223,9 @@ absl::StatusOr<AttackRun> RunAttack(const Deployment& d, const std::string& atta
     }
   } else if (attack == "injecmem") {
     for (size_t i = 0; i < topics.size(); ++i) {
-      auto result =
-          RunInjecMem(store, ns, topics[i].poison_goal, {.seed = seed * 131 + i}, "agent", d.Marker());
-      if (!result.ok()) return result.status();
-      for (Entry& e : result->stored) {
+      BULWARK_ASSIGN_OR_RETURN(auto result, RunInjecMem(store, ns, topics[i].poison_goal,
+                                                        {.seed = seed * 131 + i}, "agent", d.Marker()));
+      for (Entry& e : result.stored) {
         run.poison.push_back(std::move(e));
         run.victim_of.push_back(topics[i].queries);
       }
@@ -243,9 +241,8 @@ absl::StatusOr<AttackRun> RunAttack(const Deployment& d, const std::string& atta
     if (!known) return absl::InvalidArgumentError("unknown attack " + attack);
     const int t = variant == SmsrVariant::kParaphraseFlooding ? 3 : 1;
     for (const EnterpriseScenario& s : scenarios) {
-      auto written = RunSmsrInjection(store, ns, s, variant, t);
-      if (!written.ok()) return written.status();
-      for (Entry& e : *written) {
+      BULWARK_ASSIGN_OR_RETURN(auto written, RunSmsrInjection(store, ns, s, variant, t));
+      for (Entry& e : written) {
         run.poison.push_back(std::move(e));
         run.victim_of.push_back({s.question});
       }
@@ -297,11 +294,10 @@ absl::StatusOr<Effects> Retrieved(MemoryStore& store, const std::string& ns,
     SearchOptions options;
     options.k = std::min(k + 80, 1000);
     options.include_quarantined = true;
-    auto result = store.Search(ns, queries[qi], options);
-    if (!result.ok()) return result.status();
+    BULWARK_ASSIGN_OR_RETURN(auto result, store.Search(ns, queries[qi], options));
     for (const std::string& d : defenses) {
       std::vector<const SearchHit*> top;
-      for (const SearchHit& h : result->hits) {
+      for (const SearchHit& h : result.hits) {
         if (static_cast<int>(top.size()) >= k) break;
         if (d != "none") {
           auto it = outcomes.find(h.entry.id);
@@ -351,7 +347,7 @@ class SeededEnv final : public Env {
   explicit SeededEnv(uint64_t seed) : rng_(SeedOf(seed)) {}
   int64_t NowMicros() override { return Env::Default()->NowMicros(); }
   void RandomBytes(std::span<uint8_t> out) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     rng_.Fill(out);
   }
 
@@ -362,8 +358,8 @@ class SeededEnv final : public Env {
     s[8] = 0xe7;  // domain: eval stores
     return s;
   }
-  std::mutex mu_;
-  SeededCsprng rng_;
+  absl::Mutex mu_;
+  SeededCsprng rng_ ABSL_GUARDED_BY(mu_);
 };
 
 absl::StatusOr<std::unique_ptr<MemoryStore>> CreateEvalStore(const std::filesystem::path& dir, bool synonyms,
@@ -413,9 +409,8 @@ absl::StatusOr<std::vector<AttackedNamespace>> DeployAndAttack(
       AttackedNamespace part;
       part.ns = prefix + attack + "-" + std::to_string(i);
       part.trigger = agentpoison[i].trigger;
-      auto benign = d.Prepare(part.ns, draw, plain, extra, part.trigger);
-      if (!benign.ok()) return benign.status();
-      part.benign = *std::move(benign);
+      BULWARK_ASSIGN_OR_RETURN(auto benign, d.Prepare(part.ns, draw, plain, extra, part.trigger));
+      part.benign = std::move(benign);
       if (auto s = WriteAgentPoison(*d.store, part.ns, picks.topics[i], agentpoison[i], &part.run); !s.ok())
         return s;
       parts.push_back(std::move(part));
@@ -424,12 +419,11 @@ absl::StatusOr<std::vector<AttackedNamespace>> DeployAndAttack(
   }
   AttackedNamespace part;
   part.ns = prefix + attack;
-  auto benign = d.Prepare(part.ns, draw, plain, extra);
-  if (!benign.ok()) return benign.status();
-  part.benign = *std::move(benign);
-  auto run = RunAttack(d, attack, part.ns, picks.topics, picks.scenarios, agentpoison, seed);
-  if (!run.ok()) return run.status();
-  part.run = *std::move(run);
+  BULWARK_ASSIGN_OR_RETURN(auto benign, d.Prepare(part.ns, draw, plain, extra));
+  part.benign = std::move(benign);
+  BULWARK_ASSIGN_OR_RETURN(auto run,
+                           RunAttack(d, attack, part.ns, picks.topics, picks.scenarios, agentpoison, seed));
+  part.run = std::move(run);
   parts.push_back(std::move(part));
   return parts;
 }
@@ -460,12 +454,12 @@ absl::StatusOr<nlohmann::json> MeasureRow(MemoryStore& store, const ScreenedOutc
         neg_scores[det].push_back(v.first), neg_flags[det] += v.second;
       }
     }
-    auto effects = Retrieved(store, part.ns, part.run.queries, part.run.goals, outcomes, poison_ids, k);
-    if (!effects.ok()) return effects.status();
-    for (const auto& [d, n] : effects->retrieved) retrieved[d] += n;
-    for (const auto& [d, n] : effects->answered) answered[d] += n;
-    for (const auto& [d, n] : effects->acted) acted[d] += n;
-    action_queries += effects->action_queries;
+    BULWARK_ASSIGN_OR_RETURN(
+        auto effects, Retrieved(store, part.ns, part.run.queries, part.run.goals, outcomes, poison_ids, k));
+    for (const auto& [d, n] : effects.retrieved) retrieved[d] += n;
+    for (const auto& [d, n] : effects.answered) answered[d] += n;
+    for (const auto& [d, n] : effects.acted) acted[d] += n;
+    action_queries += effects.action_queries;
     poison += part.run.poison.size(), benign += part.benign.size(), queries += part.run.queries.size();
     if (!part.run.poison.empty()) example = part.run.poison.back().text;
     const auto calibration = store.impl().defenses->gate().state().Calibration(part.ns);
@@ -506,23 +500,20 @@ absl::StatusOr<nlohmann::json> RunPoisoningSeed(const EvalCorpora& corpora, cons
                                                 uint64_t seed, const std::filesystem::path& work_dir,
                                                 const EvalProgressFn& progress) {
   SeededEnv env(seed);
-  auto store = CreateEvalStore(work_dir / ("poisoning-" + std::to_string(seed)), config.synonyms, &env);
-  if (!store.ok()) return store.status();
+  BULWARK_ASSIGN_OR_RETURN(
+      auto store, CreateEvalStore(work_dir / ("poisoning-" + std::to_string(seed)), config.synonyms, &env));
   auto synonyms = SynonymTable::Shared();
-  const ScreenedOutcomes screened((*store)->impl().defenses.get());
-  Deployment d{store->get(), corpora, config, synonyms.ok() ? *synonyms : nullptr};
+  const ScreenedOutcomes screened(store->impl().defenses.get());
+  Deployment d{store.get(), corpora, config, synonyms.ok() ? *synonyms : nullptr};
   const Picks picks = PickTargets(corpora, config, seed);
   const BenignDraw draw = d.Draw(seed);
-  auto agentpoison = AgentPoisonOfSeed(**store, config.attacks, picks, draw, seed);
-  if (!agentpoison.ok()) return agentpoison.status();
+  BULWARK_ASSIGN_OR_RETURN(auto agentpoison, AgentPoisonOfSeed(*store, config.attacks, picks, draw, seed));
   nlohmann::json out = {{"seed", seed}, {"attacks", nlohmann::json::object()}};
   size_t done = 0;
   for (const std::string& attack : config.attacks) {
-    auto parts = DeployAndAttack(d, attack, picks, draw, *agentpoison, seed, "eval-");
-    if (!parts.ok()) return parts.status();
-    auto row = MeasureRow(**store, screened, *parts, config.k);
-    if (!row.ok()) return row.status();
-    out["attacks"][attack] = *std::move(row);
+    BULWARK_ASSIGN_OR_RETURN(auto parts, DeployAndAttack(d, attack, picks, draw, agentpoison, seed, "eval-"));
+    BULWARK_ASSIGN_OR_RETURN(auto row, MeasureRow(*store, screened, parts, config.k));
+    out["attacks"][attack] = std::move(row);
     if (progress) progress(++done, config.attacks.size());
   }
   return out;
@@ -614,17 +605,16 @@ PoisoningSummary SummarizePoisoning(const std::vector<nlohmann::json>& seeds, in
 absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const AdaptiveEvalConfig& config,
                                                uint64_t seed, const std::filesystem::path& work_dir,
                                                const EvalProgressFn& progress) {
-  auto synonyms = SynonymTable::Shared();
-  if (!synonyms.ok()) return synonyms.status();
+  BULWARK_ASSIGN_OR_RETURN(auto synonyms, SynonymTable::Shared());
   SeededEnv env(seed);
-  auto store = CreateEvalStore(work_dir / ("adaptive-" + std::to_string(seed)), config.base.synonyms, &env);
-  if (!store.ok()) return store.status();
-  const ScreenedOutcomes screened((*store)->impl().defenses.get());
-  Deployment d{store->get(), corpora, config.base, *synonyms};
+  BULWARK_ASSIGN_OR_RETURN(auto store, CreateEvalStore(work_dir / ("adaptive-" + std::to_string(seed)),
+                                                       config.base.synonyms, &env));
+  const ScreenedOutcomes screened(store->impl().defenses.get());
+  Deployment d{store.get(), corpora, config.base, synonyms};
   const Picks picks = PickTargets(corpora, config.base, seed);
   const BenignDraw draw = d.Draw(seed);
-  auto agentpoison = AgentPoisonOfSeed(**store, config.base.attacks, picks, draw, seed);
-  if (!agentpoison.ok()) return agentpoison.status();
+  BULWARK_ASSIGN_OR_RETURN(auto agentpoison,
+                           AgentPoisonOfSeed(*store, config.base.attacks, picks, draw, seed));
   std::vector<std::pair<std::string, std::vector<std::string>>> targets;
   for (const std::string& t : config.targets) {
     if (t == "memsad")
@@ -643,18 +633,16 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
     // The original attack as `eval poisoning` deploys it ("orig-<attack>", or for
     // agentpoison_triggered one namespace per victim topic), and its retrieval before substitution.
     const std::string orig = "orig-";
-    auto parts = DeployAndAttack(d, attack, picks, draw, *agentpoison, seed, orig);
-    if (!parts.ok()) return parts.status();
+    BULWARK_ASSIGN_OR_RETURN(auto parts, DeployAndAttack(d, attack, picks, draw, agentpoison, seed, orig));
     std::vector<Effects> before;
-    for (const AttackedNamespace& part : *parts) {
+    for (const AttackedNamespace& part : parts) {
       std::set<std::string> orig_ids;
       Outcomes orig_outcomes;
       AddOutcomes(screened, part.run.poison, &orig_outcomes);
       for (const Entry& e : part.run.poison) orig_ids.insert(e.id);
-      auto effects = Retrieved(**store, part.ns, part.run.queries, part.run.goals, orig_outcomes, orig_ids,
-                               config.base.k);
-      if (!effects.ok()) return effects.status();
-      before.push_back(*std::move(effects));
+      BULWARK_ASSIGN_OR_RETURN(auto effects, Retrieved(*store, part.ns, part.run.queries, part.run.goals,
+                                                       orig_outcomes, orig_ids, config.base.k));
+      before.push_back(std::move(effects));
     }
     if (progress) progress(++done, total);
     for (const auto& [target, detectors] : targets) {
@@ -662,33 +650,32 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
       size_t poison = 0, queries = 0;
       int retrieved_before = 0, retrieved_after = 0, defended_before = 0, defended_after = 0;
       double substitutions = 0, sim_delta = 0;
-      for (size_t p = 0; p < parts->size(); ++p) {
-        const AttackedNamespace& part = (*parts)[p];
+      for (size_t p = 0; p < parts.size(); ++p) {
+        const AttackedNamespace& part = parts[p];
         const std::string syn_ns = "syn-" + target + "-" + part.ns.substr(orig.size());
-        auto benign2 = d.Prepare(syn_ns, draw, plain, extra, part.trigger);
-        if (!benign2.ok()) return benign2.status();
+        BULWARK_ASSIGN_OR_RETURN(auto benign2, d.Prepare(syn_ns, draw, plain, extra, part.trigger));
         std::vector<NewEntry> substituted;
         std::vector<bool> was_flagged;
         for (size_t i = 0; i < part.run.poison.size(); ++i) {
           const Entry& e = part.run.poison[i];
-          auto attacked = RunSynonymAttack(
-              **store, syn_ns, e.text, part.run.victim_of[i], **synonyms,
-              {.detectors = detectors, .k = config.base.k, .max_substitutions = config.max_substitutions});
-          if (!attacked.ok()) return attacked.status();
+          BULWARK_ASSIGN_OR_RETURN(auto attacked,
+                                   RunSynonymAttack(*store, syn_ns, e.text, part.run.victim_of[i], *synonyms,
+                                                    {.detectors = detectors,
+                                                     .k = config.base.k,
+                                                     .max_substitutions = config.max_substitutions}));
           // Before and after are judged by the same gate state (this namespace's H and calibration).
-          flagged_before += attacked->flagged_before;
-          was_flagged.push_back(attacked->flagged_before);
-          substitutions += static_cast<double>(attacked->substitutions.size());
-          sim_delta += attacked->similarity_after - attacked->similarity_before;
-          substituted.push_back({.text = attacked->text, .metadata = e.metadata, .source = e.source});
+          flagged_before += attacked.flagged_before;
+          was_flagged.push_back(attacked.flagged_before);
+          substitutions += static_cast<double>(attacked.substitutions.size());
+          sim_delta += attacked.similarity_after - attacked.similarity_before;
+          substituted.push_back({.text = attacked.text, .metadata = e.metadata, .source = e.source});
         }
-        auto written = (*store)->AddBatch(syn_ns, substituted, "attacker");
-        if (!written.ok()) return written.status();
+        BULWARK_ASSIGN_OR_RETURN(auto written, store->AddBatch(syn_ns, substituted, "attacker"));
         std::set<std::string> ids;
         Outcomes outcomes;
-        AddOutcomes(screened, *written, &outcomes);
-        for (size_t i = 0; i < written->size(); ++i) {
-          const Entry& e = (*written)[i];
+        AddOutcomes(screened, written, &outcomes);
+        for (size_t i = 0; i < written.size(); ++i) {
+          const Entry& e = written[i];
           ids.insert(e.id);
           bool flagged = false;
           for (const std::string& det : detectors) flagged |= Suspicion(outcomes[e.id], det).second;
@@ -696,12 +683,11 @@ absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora, const
           evaded += was_flagged[i] && !flagged;
         }
         // ASR-R after: victim queries the same (for AgentPoison the triggers are unchanged).
-        auto after =
-            Retrieved(**store, syn_ns, part.run.queries, part.run.goals, outcomes, ids, config.base.k);
-        if (!after.ok()) return after.status();
+        BULWARK_ASSIGN_OR_RETURN(auto after, Retrieved(*store, syn_ns, part.run.queries, part.run.goals,
+                                                       outcomes, ids, config.base.k));
         poison += part.run.poison.size(), queries += part.run.queries.size();
-        retrieved_before += before[p].retrieved["none"], retrieved_after += after->retrieved["none"];
-        defended_before += before[p].retrieved[target], defended_after += after->retrieved[target];
+        retrieved_before += before[p].retrieved["none"], retrieved_after += after.retrieved["none"];
+        defended_before += before[p].retrieved[target], defended_after += after.retrieved[target];
       }
       const double n = static_cast<double>(std::max<size_t>(poison, 1));
       out["attacks"][attack][target] = {{"poison", poison},

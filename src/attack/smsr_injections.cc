@@ -3,6 +3,8 @@
 
 #include <absl/strings/str_replace.h>
 
+#include "core/status_macros.h"
+
 namespace bulwark::attack {
 
 std::string_view ToString(SmsrVariant variant) {
@@ -58,9 +60,8 @@ absl::StatusOr<std::vector<NewEntry>> BuildSmsrInjection(const EnterpriseScenari
 absl::StatusOr<std::vector<Entry>> RunSmsrInjection(MemoryStore& store, std::string_view name_space,
                                                     const EnterpriseScenario& scenario, SmsrVariant variant,
                                                     int t, std::string_view principal) {
-  auto entries = BuildSmsrInjection(scenario, variant, t);
-  if (!entries.ok()) return entries.status();
-  return store.AddBatch(name_space, *entries, principal);
+  BULWARK_ASSIGN_OR_RETURN(auto entries, BuildSmsrInjection(scenario, variant, t));
+  return store.AddBatch(name_space, entries, principal);
 }
 
 }  // namespace bulwark::attack

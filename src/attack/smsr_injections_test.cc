@@ -7,10 +7,13 @@
 
 #include "attack/attack.h"
 #include "attack/attack_fixture.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::attack {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 absl::StatusOr<std::vector<EnterpriseScenario>> Scenarios() {
   return LoadEnterpriseScenarios(std::filesystem::path(BULWARK_SOURCE_DIR) /
@@ -38,7 +41,7 @@ TEST(SmsrInjectionTest, EveryVariantIsSignedAndRetrievedForTheQuestion) {
     const std::string ns(ToString(variant));
     std::vector<NewEntry> legit;
     for (const std::string& p : s.supporting_passages) legit.push_back({.text = p});
-    ASSERT_TRUE(store->AddBatch(ns, legit, "owner").ok());
+    ASSERT_THAT(store->AddBatch(ns, legit, "owner"), IsOk());
     const int t = variant == SmsrVariant::kParaphraseFlooding ? 3 : 1;
     auto written = RunSmsrInjection(*store, ns, s, variant, t);
     ASSERT_TRUE(written.ok()) << written.status();
@@ -50,18 +53,18 @@ TEST(SmsrInjectionTest, EveryVariantIsSignedAndRetrievedForTheQuestion) {
       ASSERT_TRUE(got.ok()) << got.status();
     }
     auto outcome = MeasureRetrieval(*store, ns, {s.question}, IdsOf(*written), 5);
-    ASSERT_TRUE(outcome.ok());
+    ASSERT_THAT(outcome, IsOk());
     EXPECT_EQ(outcome->asr_r, 1.0) << ns;
   }
   auto verify = store->Verify();
-  ASSERT_TRUE(verify.ok());
+  ASSERT_THAT(verify, IsOk());
   EXPECT_TRUE(verify->ok());
   EXPECT_FALSE(BuildSmsrInjection(s, SmsrVariant::kDirect, 0).ok());
 }
 
 TEST(SmsrInjectionTest, FluentBypassSlipsPastTheValidationRulesThatCatchTheDirectClaim) {
   auto scenarios = Scenarios();
-  ASSERT_TRUE(scenarios.ok());
+  ASSERT_THAT(scenarios, IsOk());
   bulwark::testing::TempDir dir;
   nlohmann::json gate = testing::NoGateConfig();
   gate["validation"]["enabled"] = true;

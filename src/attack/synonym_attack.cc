@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "attack/attack.h"
+#include "core/status_macros.h"
 #include "detect/detector_registry.h"
 #include "detect/write_gate.h"
 #include "store/memory_store_impl.h"
@@ -64,9 +65,8 @@ class Scorer {
         kth_(std::move(kth)) {}
 
   absl::StatusOr<Evaluation> Evaluate(const std::string& text) const {
-    auto embedding = store_.embedder().Embed(text);
-    if (!embedding.ok()) return embedding.status();
-    const GateReport report = store_.impl().defenses->gate().Evaluate({name_space_, text, *embedding});
+    BULWARK_ASSIGN_OR_RETURN(auto embedding, store_.embedder().Embed(text));
+    const GateReport report = store_.impl().defenses->gate().Evaluate({name_space_, text, embedding});
     Evaluation ev;
     double worst = -std::numeric_limits<double>::infinity(), sum = 0;
     for (const std::string& name : options_.detectors) {
@@ -85,7 +85,7 @@ class Scorer {
     }
     ev.objective = worst + 1e-3 * sum;
     for (size_t i = 0; i < queries_.size(); ++i) {
-      const double sim = Cosine(queries_[i], *embedding);
+      const double sim = Cosine(queries_[i], embedding);
       ev.similarity += sim / static_cast<double>(queries_.size());
       if (!(sim > kth_[i])) ev.in_top_k = false;
     }
@@ -112,31 +112,30 @@ absl::StatusOr<SynonymAttackResult> RunSynonymAttack(MemoryStore& store, std::st
   if (options.k < 1 || options.k > 1000 || options.max_substitutions < 0 || options.detectors.empty())
     return absl::InvalidArgumentError(
         "synonym attack: k in 1..1000, max_substitutions >= 0, detectors non-empty");
-  auto queries = store.embedder().EmbedBatch(victim_queries);
-  if (!queries.ok()) return queries.status();
+  BULWARK_ASSIGN_OR_RETURN(auto queries, store.embedder().EmbedBatch(victim_queries));
   // The k best stored scores per victim query, from the stored embeddings (white-box; no search).
-  std::vector<std::vector<double>> best(queries->size());
+  std::vector<std::vector<double>> best(queries.size());
   auto visited = store.Export(name_space, 1u << static_cast<int>(State::kActive), [&](const Entry& e) {
-    for (size_t i = 0; i < queries->size(); ++i) {
+    for (size_t i = 0; i < queries.size(); ++i) {
       auto& b = best[i];
-      b.push_back(Cosine((*queries)[i], e.embedding));
+      b.push_back(Cosine(queries[i], e.embedding));
       std::sort(b.begin(), b.end(), std::greater<>());
       if (b.size() > static_cast<size_t>(options.k)) b.pop_back();
     }
     return absl::OkStatus();
   });
-  if (!visited.ok()) return visited.status();
+  BULWARK_RETURN_IF_ERROR(visited.status());
   std::vector<double> kth;
   for (const auto& b : best)
     kth.push_back(b.size() < static_cast<size_t>(options.k) ? -std::numeric_limits<double>::infinity()
                                                             : b.back());
-  Scorer scorer(store, name_space, options, *std::move(queries), std::move(kth));
+  Scorer scorer(store, name_space, options, std::move(queries), std::move(kth));
 
   SynonymAttackResult out;
   out.original = std::string(poison_text);
   out.text = out.original;
   auto current = scorer.Evaluate(out.text);
-  if (!current.ok()) return current.status();
+  BULWARK_RETURN_IF_ERROR(current.status());
   out.objective_before = current->objective;
   out.flagged_before = current->flagged;
   out.in_top_k_before = current->in_top_k;
@@ -158,12 +157,11 @@ absl::StatusOr<SynonymAttackResult> RunSynonymAttack(MemoryStore& store, std::st
         const std::string replacement =
             MatchCase(std::string_view(out.text).substr(words[w].begin, words[w].size), alt);
         candidate.replace(words[w].begin, words[w].size, replacement);
-        auto ev = scorer.Evaluate(candidate);
-        if (!ev.ok()) return ev.status();
+        BULWARK_ASSIGN_OR_RETURN(auto ev, scorer.Evaluate(candidate));
         // The constraint binds only if the original poison met it.
-        if (out.in_top_k_before && !ev->in_top_k) continue;
-        if (!best_eval || ev->objective < best_eval->objective) {
-          best_eval = *ev;
+        if (out.in_top_k_before && !ev.in_top_k) continue;
+        if (!best_eval || ev.objective < best_eval->objective) {
+          best_eval = ev;
           best_text = std::move(candidate);
           best_sub = {words[w].lower, alt};
           best_pos = w;

@@ -8,10 +8,13 @@
 
 #include "attack/attack.h"
 #include "attack/attack_fixture.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::attack {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 // A MINJA-style record: it echoes the victim query, so MemSAD scores it high.
 constexpr char kPoison[] =
@@ -58,9 +61,9 @@ TEST(SynonymAttackTest, LowersMemsadWhileStayingInTheVictimsTopK) {
   EXPECT_NE(result->text, result->original);
   // The constraint holds in the real store: written, the substituted poison is in the top 3.
   auto written = store->Add("user", {.text = result->text}, "attacker");
-  ASSERT_TRUE(written.ok());
+  ASSERT_THAT(written, IsOk());
   auto outcome = MeasureRetrieval(*store, "user", {testing::ReportVictimQueries()[0]}, {written->id}, 3);
-  ASSERT_TRUE(outcome.ok());
+  ASSERT_THAT(outcome, IsOk());
   EXPECT_EQ(outcome->asr_r, 1.0);
 }
 

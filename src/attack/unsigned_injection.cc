@@ -7,6 +7,7 @@
 #include <random>
 
 #include "attack/attack.h"
+#include "core/status_macros.h"
 #include "storage/sqlite/raw_sql.h"
 #include "storage/store_layout.h"
 
@@ -29,13 +30,12 @@ struct Donor {
 
 absl::StatusOr<std::vector<Donor>> Donors(RawSqlFile& db, std::string_view name_space) {
   const SqlParam params[] = {SqlParam::Text(name_space)};
-  auto rows = db.Query(
-      "SELECT row_id, id, tag, key_id, created_at_us FROM entries WHERE namespace = ?1 "
-      "AND state = 'active' ORDER BY row_id DESC LIMIT 8",
-      params);
-  if (!rows.ok()) return rows.status();
+  BULWARK_ASSIGN_OR_RETURN(
+      auto rows, db.Query("SELECT row_id, id, tag, key_id, created_at_us FROM entries WHERE namespace = ?1 "
+                          "AND state = 'active' ORDER BY row_id DESC LIMIT 8",
+                          params));
   std::vector<Donor> donors;
-  for (const std::vector<SqlValue>& row : *rows) {
+  for (const std::vector<SqlValue>& row : rows) {
     donors.push_back({SqlInt(row[0]), SqlBytes(row[1]), SqlBytes(row[2]), SqlInt(row[3]), SqlInt(row[4])});
   }
   return donors;
@@ -61,22 +61,21 @@ absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(
     const std::filesystem::path& store_dir, std::string_view name_space, std::string_view poison_text,
     const Embedder& embedder, const std::vector<UnsignedVariant>& variants, uint64_t seed) {
   auto embedding = embedder.Embed(poison_text);
-  if (!embedding.ok()) return embedding.status();
+  BULWARK_RETURN_IF_ERROR(embedding.status());
   const std::string blob(reinterpret_cast<const char*>(embedding->data()), embedding->size() * sizeof(float));
   const std::filesystem::path path = StoreLayout(store_dir).database();
   auto db = RawSqlFile::Open(path);
   if (!db.ok()) return absl::InternalError("cannot open " + path.string());
   std::mt19937_64 rng = AttackRng(seed, "unsigned");
-  auto donors = Donors(**db, name_space);
-  if (!donors.ok()) return donors.status();
+  BULWARK_ASSIGN_OR_RETURN(auto donors, Donors(**db, name_space));
   std::vector<UnsignedRow> out;
   size_t next_donor = 0;
   for (UnsignedVariant variant : variants) {
     UnsignedRow row{.variant = variant};
     if (variant == UnsignedVariant::kTamperedText) {
-      if (next_donor >= donors->size())
+      if (next_donor >= donors.size())
         return absl::FailedPreconditionError("unsigned: no legitimate row to tamper with");
-      const Donor& d = (*donors)[next_donor++];
+      const Donor& d = donors[next_donor++];
       const SqlParam params[] = {SqlParam::Text(poison_text), SqlParam::Blob(blob), SqlParam::Int(d.row_id)};
       if (auto s =
               (*db)->Query("UPDATE entries SET text = ?1, embedding = ?2 WHERE row_id = ?3", params).status();
@@ -94,9 +93,9 @@ absl::StatusOr<std::vector<UnsignedRow>> InjectUnsignedRows(
       tag.resize(32);
       for (char& c : tag) c = static_cast<char>(rng());
     } else if (variant == UnsignedVariant::kCopiedTag) {
-      if (next_donor >= donors->size())
+      if (next_donor >= donors.size())
         return absl::FailedPreconditionError("unsigned: no legitimate row to copy");
-      const Donor& d = (*donors)[next_donor++];
+      const Donor& d = donors[next_donor++];
       tag = d.tag;
       key_id = d.key_id;
       created_at = d.created_at;

@@ -7,10 +7,13 @@
 #include <algorithm>
 
 #include "attack/attack_fixture.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::attack {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 TEST(UnsignedInjectionTest, PlantedRowsAreNeverRetrievedAndVerifyReportsThem) {
   bulwark::testing::TempDir dir;
@@ -28,7 +31,7 @@ TEST(UnsignedInjectionTest, PlantedRowsAreNeverRetrievedAndVerifyReportsThem) {
     rows = *planted;
     for (const std::string& q : testing::ReportVictimQueries()) {
       auto hits = store->Search("user", q, {.k = 10});
-      ASSERT_TRUE(hits.ok());
+      ASSERT_THAT(hits, IsOk());
       for (const SearchHit& h : hits->hits) EXPECT_NE(h.entry.text, poison);
     }
   }
@@ -54,7 +57,7 @@ TEST(UnsignedInjectionTest, PlantedRowsAreNeverRetrievedAndVerifyReportsThem) {
   }
   EXPECT_GT(store.signature_failures(), 0);
   auto verify = store.Verify();
-  ASSERT_TRUE(verify.ok());
+  ASSERT_THAT(verify, IsOk());
   for (const UnsignedRow& r : rows) {
     EXPECT_TRUE(std::any_of(verify->bad_rows.begin(), verify->bad_rows.end(),
                             [&](const BadRow& b) { return b.row_id == r.row_id; }))

@@ -26,7 +26,7 @@ std::string AuditRecordEncoding(const StoredAuditRecord& row, uint32_t key_id,
 
 absl::StatusOr<std::string> AuditRecordTag(const Keyring& keyring, const StoredAuditRecord& row,
                                            uint32_t key_id, std::string_view previous_tag) {
-  const HmacKey* key = keyring.Find(key_id);
+  const std::shared_ptr<const HmacKey> key = keyring.Find(key_id);
   if (key == nullptr) return absl::FailedPreconditionError(absl::StrCat("no signing key ", key_id));
   return HmacSha256(*key, AuditRecordEncoding(row, key_id, previous_tag));
 }

@@ -13,10 +13,13 @@
 
 #include "core/hex.h"
 #include "testing/exec_sql.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::HasSubstr;
 
@@ -80,7 +83,7 @@ class SignedAuditLogTest : public ::testing::Test {
       r.detail = {{"gate", {{"decision", "pass"}, {"score", 0.25}}}};
       (*log)->Append(std::move(r));
     }
-    ASSERT_TRUE((*log)->Flush().ok());
+    ASSERT_THAT((*log)->Flush(), IsOk());
   }
   AuditVerification Verify() {
     auto log = AuditLog::Open(db_path_, 20, AuditLog::kDefaultQueueCapacity, keyring_path_);
@@ -161,8 +164,8 @@ TEST_F(SignedAuditLogTest, RecordsFromBeforeSigningAreCountedAndTheChainStartsAf
 TEST_F(SignedAuditLogTest, RotatingTheKeyKeepsTheChainVerifying) {
   Write(2);
   auto keyring = Keyring::Load(keyring_path_);
-  ASSERT_TRUE(keyring.ok());
-  ASSERT_TRUE(keyring->Rotate(Env::Default()).ok());
+  ASSERT_THAT(keyring, IsOk());
+  ASSERT_THAT(keyring->Rotate(Env::Default()), IsOk());
   Write(2);  // signed with key 2, chained to a record signed with key 1
   const AuditVerification v = Verify();
   EXPECT_EQ(v.records, 4);
@@ -189,7 +192,7 @@ TEST_F(SignedAuditLogTest, ALogOfTheEarlierLayoutGainsTheSigningColumns) {
 
 TEST_F(SignedAuditLogTest, AnUnsignedLogCannotBeVerified) {
   auto log = AuditLog::Open(db_path_);
-  ASSERT_TRUE(log.ok());
+  ASSERT_THAT(log, IsOk());
   EXPECT_EQ((*log)->Verify().status().code(), absl::StatusCode::kFailedPrecondition);
 }
 

@@ -6,13 +6,12 @@
 #include "audit/audit_log.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <deque>
-#include <mutex>
 #include <thread>
 
 #include "audit/audit_chain.h"
@@ -71,7 +70,7 @@ class AuditLog::Impl {
   Impl(std::unique_ptr<AuditRepository> rows, std::chrono::milliseconds interval, size_t capacity,
        std::optional<Keyring> keyring, std::filesystem::path keyring_path)
       : rows_(std::move(rows)),
-        interval_(interval),
+        interval_(absl::FromChrono(interval)),
         capacity_(capacity),
         batch_limit_(std::min(kMaxBatch, capacity)),
         keyring_(std::move(keyring)),
@@ -79,11 +78,11 @@ class AuditLog::Impl {
 
   ~Impl() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       stop_ = true;
     }
-    work_cv_.notify_all();
-    space_cv_.notify_all();
+    work_cv_.SignalAll();
+    space_cv_.SignalAll();
     if (writer_.joinable()) writer_.join();
   }
 
@@ -92,26 +91,27 @@ class AuditLog::Impl {
   }
 
   void Append(AuditRecord record) {
-    std::unique_lock<std::mutex> lock(mu_);
-    if (queue_.size() >= capacity_ &&
-        !space_cv_.wait_for(lock, kMaxAppendWait, [&] { return queue_.size() < capacity_ || stop_; })) {
-      ++dropped_;
-      return;
+    absl::MutexLock lock(&mu_);
+    const absl::Time deadline = absl::Now() + absl::FromChrono(kMaxAppendWait);
+    while (queue_.size() >= capacity_ && !stop_) {
+      if (space_cv_.WaitWithDeadline(&mu_, deadline) && queue_.size() >= capacity_ && !stop_) {
+        ++dropped_;  // still full after kMaxAppendWait
+        return;
+      }
     }
     queue_.push_back(std::move(record));
     ++appended_;
-    if (queue_.size() == 1 || queue_.size() >= batch_limit_) work_cv_.notify_one();
+    if (queue_.size() == 1 || queue_.size() >= batch_limit_) work_cv_.Signal();
   }
 
   absl::Status Flush() {
-    std::unique_lock<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const uint64_t target = appended_;
     const uint64_t attempts_before = attempts_;
     if (committed_ < target) {
       flush_requested_ = true;
-      work_cv_.notify_one();
-      done_cv_.wait(
-          lock, [&] { return committed_ >= target || (attempts_ > attempts_before && !last_error_.ok()); });
+      work_cv_.Signal();
+      while (committed_ < target && !(attempts_ > attempts_before && !last_error_.ok())) done_cv_.Wait(&mu_);
       if (committed_ < target) {
         return absl::Status(last_error_.code(),
                             absl::StrCat("audit records not yet written: ", last_error_.message()));
@@ -127,12 +127,12 @@ class AuditLog::Impl {
   }
 
   uint64_t DroppedCount() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return dropped_;
   }
 
   absl::Status WriteHealth() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return last_error_;
   }
 
@@ -190,25 +190,29 @@ class AuditLog::Impl {
  private:
   // The writer thread: waits for records, lets a batch gather for up to one interval (less if a
   // Flush asks, the batch fills, or the log closes), commits it, and repeats.
-  void Run() {
-    std::unique_lock<std::mutex> lock(mu_);
+  void Run() ABSL_LOCKS_EXCLUDED(mu_) {
+    mu_.Lock();
     int failures = 0;
     while (true) {
-      work_cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+      while (!stop_ && queue_.empty()) work_cv_.Wait(&mu_);
       if (queue_.empty()) {  // stop_ and nothing left to write
         flush_requested_ = false;
+        mu_.Unlock();
         return;
       }
-      work_cv_.wait_for(lock, interval_,
-                        [&] { return stop_ || flush_requested_ || queue_.size() >= batch_limit_; });
+      // Let the batch gather for up to one interval.
+      for (const absl::Time deadline = absl::Now() + interval_;
+           !stop_ && !flush_requested_ && queue_.size() < batch_limit_;) {
+        if (work_cv_.WaitWithDeadline(&mu_, deadline)) break;  // timed out
+      }
       // Records stay queued until committed; deque::push_back keeps references to them valid.
       const size_t n = std::min(queue_.size(), kMaxBatch);
       std::vector<const AuditRecord*> batch;
       batch.reserve(n);
       for (size_t i = 0; i < n; ++i) batch.push_back(&queue_[i]);
-      lock.unlock();
+      mu_.Unlock();  // the write runs unlocked; Append and Flush go on
       absl::Status status = WriteBatch(batch);
-      lock.lock();
+      mu_.Lock();
       ++attempts_;
       if (status.ok()) {
         queue_.erase(queue_.begin(), queue_.begin() + static_cast<std::ptrdiff_t>(n));
@@ -216,24 +220,27 @@ class AuditLog::Impl {
         last_error_ = absl::OkStatus();
         failures = 0;
         if (queue_.empty()) flush_requested_ = false;
-        space_cv_.notify_all();
-        done_cv_.notify_all();
+        space_cv_.SignalAll();
+        done_cv_.SignalAll();
         continue;
       }
       last_error_ = status;
       ++failures;
-      done_cv_.notify_all();
+      done_cv_.SignalAll();
       if (stop_ && failures >= kShutdownAttempts) {
         std::fprintf(stderr, "bulwark: audit log closing with %zu unwritten records lost: %s\n",
                      queue_.size(), std::string(status.message()).c_str());
         dropped_ += queue_.size();
         queue_.clear();
+        mu_.Unlock();
         return;
       }
       // Back off for an interval before retrying, so a broken disk does not spin this thread; a new
       // Flush (it has seen this failure) or closing the log retries at once.
       flush_requested_ = false;
-      work_cv_.wait_for(lock, interval_, [&] { return stop_ || flush_requested_; });
+      for (const absl::Time deadline = absl::Now() + interval_; !stop_ && !flush_requested_;) {
+        if (work_cv_.WaitWithDeadline(&mu_, deadline)) break;  // timed out
+      }
     }
   }
 
@@ -272,25 +279,25 @@ class AuditLog::Impl {
   }
 
   const std::unique_ptr<AuditRepository> rows_;  // thread-safe
-  const std::chrono::milliseconds interval_;
+  const absl::Duration interval_;
   const size_t capacity_;                 // most records queued (written or not) at once
   const size_t batch_limit_;              // a batch this large is written without waiting for the interval
   const std::optional<Keyring> keyring_;  // signs new records (read by the writer thread only)
   const std::filesystem::path keyring_path_;  // empty: unsigned log
 
-  std::mutex mu_;                     // guards everything below
-  std::condition_variable work_cv_;   // writer: records arrived, Flush asked, or stop
-  std::condition_variable space_cv_;  // Append: the queue has room
-  std::condition_variable done_cv_;   // Flush: a write attempt finished
-  std::deque<AuditRecord> queue_;     // oldest first; the first records may be in flight
-  uint64_t appended_ = 0;             // records ever accepted by Append
-  uint64_t committed_ = 0;            // records ever committed (a prefix of those appended)
-  uint64_t attempts_ = 0;             // write attempts finished
-  uint64_t dropped_ = 0;              // records refused by a full queue, or lost at close
-  uint64_t dropped_reported_ = 0;     // dropped_ as last reported by Flush
-  absl::Status last_error_;           // outcome of the last write attempt
-  bool flush_requested_ = false;
-  bool stop_ = false;
+  absl::Mutex mu_;
+  absl::CondVar work_cv_;                               // writer: records arrived, Flush asked, or stop
+  absl::CondVar space_cv_;                              // Append: the queue has room
+  absl::CondVar done_cv_;                               // Flush: a write attempt finished
+  std::deque<AuditRecord> queue_ ABSL_GUARDED_BY(mu_);  // oldest first; the first records may be in flight
+  uint64_t appended_ ABSL_GUARDED_BY(mu_) = 0;          // records ever accepted by Append
+  uint64_t committed_ ABSL_GUARDED_BY(mu_) = 0;         // records ever committed (a prefix of those appended)
+  uint64_t attempts_ ABSL_GUARDED_BY(mu_) = 0;          // write attempts finished
+  uint64_t dropped_ ABSL_GUARDED_BY(mu_) = 0;           // records refused by a full queue, or lost at close
+  uint64_t dropped_reported_ ABSL_GUARDED_BY(mu_) = 0;  // dropped_ as last reported by Flush
+  absl::Status last_error_ ABSL_GUARDED_BY(mu_);        // outcome of the last write attempt
+  bool flush_requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread writer_;
 };
 

@@ -15,10 +15,13 @@
 
 #include "core/hex.h"
 #include "storage/sqlite/raw_sql.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::ElementsAre;
 
@@ -104,7 +107,7 @@ TEST_F(AuditLogTest, ConcurrentAppendsAreAllWrittenWithTheirFields) {
     });
   }
   for (std::thread& th : threads) th.join();
-  ASSERT_TRUE(log->Flush().ok());
+  ASSERT_THAT(log->Flush(), IsOk());
 
   std::vector<AuditRecord> all = Find(*log, {});
   ASSERT_EQ(all.size(), static_cast<size_t>(kThreads * kPerThread));
@@ -146,7 +149,7 @@ TEST_F(AuditLogTest, FiltersSelectExactlyTheMatchingRecords) {
   log->Append(MakeRecord("bob", "r3", "beta", {"A100", "A1"}, 300));
   log->Append(MakeRecord("bob", "r4", "alpha", {"xA1", "A1x", "x\"A1"}, 400));
   log->Append(MakeRecord("carol", "r5", "beta", {}, 500));
-  ASSERT_TRUE(log->Flush().ok());
+  ASSERT_THAT(log->Flush(), IsOk());
 
   auto with = [](auto field, std::string value) {
     AuditQuery q;
@@ -184,7 +187,7 @@ TEST_F(AuditLogTest, LimitMustBeOneToTenThousandAndKeepsTheNewest) {
   auto log = OpenLog();
   ASSERT_NE(log, nullptr);
   for (int i = 0; i < 10; ++i) log->Append(MakeRecord("alice", "s" + std::to_string(i), "alpha", {}));
-  ASSERT_TRUE(log->Flush().ok());
+  ASSERT_THAT(log->Flush(), IsOk());
   for (int bad : {0, -1, 10001, std::numeric_limits<int>::min(), std::numeric_limits<int>::max()}) {
     AuditQuery q;
     q.limit = bad;
@@ -196,10 +199,10 @@ TEST_F(AuditLogTest, LimitMustBeOneToTenThousandAndKeepsTheNewest) {
   ASSERT_TRUE(newest.ok()) << newest.status();
   EXPECT_THAT(Sessions(*newest), ElementsAre("s9", "s8", "s7"));
   q.limit = 1;
-  ASSERT_TRUE(log->Query(q).ok());
+  ASSERT_THAT(log->Query(q), IsOk());
   EXPECT_EQ(log->Query(q)->size(), 1u);
   q.limit = 10000;
-  ASSERT_TRUE(log->Query(q).ok());
+  ASSERT_THAT(log->Query(q), IsOk());
   EXPECT_EQ(log->Query(q)->size(), 10u);
 }
 
@@ -209,7 +212,7 @@ TEST_F(AuditLogTest, RecordsSurviveReopenAndSeqKeepsGrowing) {
     auto log = OpenLog();
     ASSERT_NE(log, nullptr);
     log->Append(MakeRecord("alice", "before", "alpha", {"A1"}));
-    ASSERT_TRUE(log->Flush().ok());
+    ASSERT_THAT(log->Flush(), IsOk());
     auto found = Find(*log, {});
     ASSERT_EQ(found.size(), 1u);
     last_seq = found[0].seq;
@@ -217,7 +220,7 @@ TEST_F(AuditLogTest, RecordsSurviveReopenAndSeqKeepsGrowing) {
   auto log = OpenLog();
   ASSERT_NE(log, nullptr);
   log->Append(MakeRecord("alice", "after", "alpha", {"A2"}));
-  ASSERT_TRUE(log->Flush().ok());
+  ASSERT_THAT(log->Flush(), IsOk());
   auto found = Find(*log, {});
   ASSERT_EQ(found.size(), 2u);
   EXPECT_EQ(found[0].session, "after");
@@ -241,7 +244,7 @@ TEST_F(AuditLogTest, FlushWritesWithoutWaitingForTheInterval) {
   auto log = OpenLog(/*flush_interval_ms=*/60'000);
   ASSERT_NE(log, nullptr);
   log->Append(MakeRecord("alice", "s", "alpha", {"A1"}));
-  ASSERT_TRUE(log->Flush().ok());
+  ASSERT_THAT(log->Flush(), IsOk());
   RawDb db(db_path_);  // another connection sees the committed record
   EXPECT_EQ(db.Count(), 1);
   EXPECT_TRUE(log->Flush().ok()) << "flushing with nothing queued is fine";
@@ -253,7 +256,7 @@ TEST_F(AuditLogTest, FullQueueSlowsAppendDownInsteadOfGrowing) {
   // With room for 4 records and an interval that never elapses, 200 appends can only complete
   // because the writer drains full batches while Append waits for room.
   for (int i = 0; i < 200; ++i) log->Append(MakeRecord("alice", "s" + std::to_string(i), "alpha", {}));
-  ASSERT_TRUE(log->Flush().ok());
+  ASSERT_THAT(log->Flush(), IsOk());
   EXPECT_EQ(log->DroppedCount(), 0u);
   auto found = Find(*log, {});
   ASSERT_EQ(found.size(), 200u);
@@ -290,7 +293,7 @@ TEST_F(AuditLogTest, FailedWriteIsReportedByFlushAndRetried) {
   EXPECT_EQ(flushed.code(), absl::StatusCode::kUnavailable) << flushed;
   ASSERT_TRUE(blocker->Exec("COMMIT"));
   blocker.reset();
-  ASSERT_TRUE(log->Flush().ok());
+  ASSERT_THAT(log->Flush(), IsOk());
   EXPECT_THAT(Sessions(Find(*log, {})), ElementsAre("retried"));
 }
 
@@ -299,7 +302,7 @@ TEST_F(AuditLogTest, FailedWriteIsReportedByFlushAndRetried) {
 TEST_F(AuditLogTest, WriteHealthFollowsTheLatestWriteAttempt) {
   auto log = OpenLog(/*flush_interval_ms=*/10);
   ASSERT_NE(log, nullptr);
-  EXPECT_TRUE(log->WriteHealth().ok());
+  EXPECT_THAT(log->WriteHealth(), IsOk());
   auto blocker = std::make_unique<RawDb>(db_path_);
   ASSERT_TRUE(blocker->Exec("BEGIN IMMEDIATE"));
   log->Append(MakeRecord("alice", "locked", "alpha", {"A1"}));
@@ -307,7 +310,7 @@ TEST_F(AuditLogTest, WriteHealthFollowsTheLatestWriteAttempt) {
   EXPECT_EQ(log->WriteHealth().code(), absl::StatusCode::kUnavailable) << log->WriteHealth();
   ASSERT_TRUE(blocker->Exec("COMMIT"));
   blocker.reset();
-  ASSERT_TRUE(log->Flush().ok());
+  ASSERT_THAT(log->Flush(), IsOk());
   EXPECT_TRUE(log->WriteHealth().ok()) << log->WriteHealth();
 }
 
@@ -317,7 +320,7 @@ TEST_F(AuditLogTest, InvalidUtf8IsStoredReplacedNotThrown) {
   AuditRecord r = MakeRecord("alice", "s", "alpha", {"bad\xff"});
   r.detail = {{"note", "bad\xff"}};
   log->Append(std::move(r));
-  ASSERT_TRUE(log->Flush().ok());
+  ASSERT_THAT(log->Flush(), IsOk());
   auto found = Find(*log, {});
   ASSERT_EQ(found.size(), 1u);
   EXPECT_EQ(found[0].returned_ids, std::vector<std::string>{"bad\xef\xbf\xbd"});
@@ -329,7 +332,7 @@ TEST_F(AuditLogTest, DamagedRowsAreMarkedNotFatal) {
   ASSERT_NE(log, nullptr);
   log->Append(MakeRecord("alice", "damaged", "alpha", {"A1"}));
   log->Append(MakeRecord("alice", "fine", "alpha", {"A1"}));
-  ASSERT_TRUE(log->Flush().ok());
+  ASSERT_THAT(log->Flush(), IsOk());
   {
     RawDb db(db_path_);
     ASSERT_TRUE(
@@ -376,7 +379,7 @@ TEST_F(AuditLogTest, OpenForStoreKeepsTheLogBesideTheStoreDatabase) {
     auto log = AuditLog::OpenForStore(db_path_);
     ASSERT_TRUE(log.ok()) << log.status();
     (*log)->Append(MakeRecord("alice", "s1", "ns", {"01AAAAAAAAAAAAAAAAAAAAAAAA"}));
-    ASSERT_TRUE((*log)->Flush().ok());
+    ASSERT_THAT((*log)->Flush(), IsOk());
   }
   EXPECT_EQ(AuditDatabaseFor(db_path_), dir_ / "audit.db");
   EXPECT_EQ(RawDb(dir_ / "audit.db").Count(), 1);
@@ -392,7 +395,7 @@ TEST_F(AuditLogTest, OpenForStoreMovesRecordsOfTheOlderLayoutOnce) {
     ASSERT_TRUE(old_layout.ok()) << old_layout.status();
     (*old_layout)->Append(MakeRecord("alice", "old1", "ns", {"01AAAAAAAAAAAAAAAAAAAAAAAA"}));
     (*old_layout)->Append(MakeRecord("bob", "old2", "ns", {}));
-    ASSERT_TRUE((*old_layout)->Flush().ok());
+    ASSERT_THAT((*old_layout)->Flush(), IsOk());
   }
   std::vector<AuditRecord> moved;
   {
@@ -401,15 +404,15 @@ TEST_F(AuditLogTest, OpenForStoreMovesRecordsOfTheOlderLayoutOnce) {
     moved = Find(**log, {});
     EXPECT_THAT(Sessions(moved), ElementsAre("old2", "old1"));
     (*log)->Append(MakeRecord("carol", "new", "ns", {}));
-    ASSERT_TRUE((*log)->Flush().ok());
+    ASSERT_THAT((*log)->Flush(), IsOk());
   }
   EXPECT_EQ(RawDb(db_path_).Count(), -1) << "the old table is dropped";
   // A crash between the copy and the drop leaves both: the next open copies again without duplicates.
   {
     auto old_layout = AuditLog::Open(db_path_);
-    ASSERT_TRUE(old_layout.ok());
+    ASSERT_THAT(old_layout, IsOk());
     (*old_layout)->Append(MakeRecord("alice", "old1", "ns", {"01AAAAAAAAAAAAAAAAAAAAAAAA"}));
-    ASSERT_TRUE((*old_layout)->Flush().ok());
+    ASSERT_THAT((*old_layout)->Flush(), IsOk());
   }
   ASSERT_TRUE(RawDb(db_path_).Exec("UPDATE audit SET seq = 1"));
   auto log = AuditLog::OpenForStore(db_path_);

@@ -34,7 +34,7 @@ class AccessSigningTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ExecSql(db_path_, "PRAGMA journal_mode=WAL");
-    ASSERT_TRUE(Keyring::Create(dir_ / "keyring.json", Env::Default()).ok());
+    ASSERT_THAT(Keyring::Create(dir_ / "keyring.json", Env::Default()), IsOk());
   }
   std::unique_ptr<PrincipalRegistry> Open() {
     auto registry = PrincipalRegistry::Open(db_path_, Env::Default());

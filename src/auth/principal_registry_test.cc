@@ -13,10 +13,13 @@
 #include "core/hex.h"
 #include "provenance/keyring.h"
 #include "testing/exec_sql.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::ElementsAre;
 
@@ -76,7 +79,7 @@ class PrincipalRegistryTest : public ::testing::Test {
 
   // Adds `name` and returns a fresh key for it.
   std::string AddWithKey(const std::string& name, Role role, std::vector<std::string> namespaces) {
-    EXPECT_TRUE(registry_->AddPrincipal(MakePrincipal(name, role, std::move(namespaces))).ok());
+    EXPECT_THAT(registry_->AddPrincipal(MakePrincipal(name, role, std::move(namespaces))), IsOk());
     auto key = registry_->CreateKey(name);
     EXPECT_TRUE(key.ok()) << key.status();
     return key.ok() ? *key : std::string();
@@ -103,8 +106,9 @@ TEST(RoleTest, RoundTripsThroughItsName) {
 }
 
 TEST_F(PrincipalRegistryTest, AddGetListAndRevokePrincipals) {
-  ASSERT_TRUE(registry_->AddPrincipal(MakePrincipal("bob", Role::kWriter, {"notes", "alpha", "notes"})).ok());
-  ASSERT_TRUE(registry_->AddPrincipal(MakePrincipal("alice@example.com", Role::kAdmin, {"*"})).ok());
+  ASSERT_THAT(registry_->AddPrincipal(MakePrincipal("bob", Role::kWriter, {"notes", "alpha", "notes"})),
+              IsOk());
+  ASSERT_THAT(registry_->AddPrincipal(MakePrincipal("alice@example.com", Role::kAdmin, {"*"})), IsOk());
 
   auto bob = registry_->GetPrincipal("bob");
   ASSERT_TRUE(bob.ok()) << bob.status();
@@ -120,9 +124,9 @@ TEST_F(PrincipalRegistryTest, AddGetListAndRevokePrincipals) {
   EXPECT_EQ((*all)[0].name, "alice@example.com");
   EXPECT_EQ((*all)[1].name, "bob");
 
-  ASSERT_TRUE(registry_->RevokePrincipal("bob").ok());
+  ASSERT_THAT(registry_->RevokePrincipal("bob"), IsOk());
   bob = registry_->GetPrincipal("bob");
-  ASSERT_TRUE(bob.ok());
+  ASSERT_THAT(bob, IsOk());
   EXPECT_TRUE(bob->revoked);
   EXPECT_TRUE(registry_->RevokePrincipal("bob").ok()) << "revoking twice is fine";
 
@@ -136,22 +140,22 @@ TEST_F(PrincipalRegistryTest, CreatedAtComesFromTheEnv) {
   ASSERT_NE(registry, nullptr);
   Principal p = MakePrincipal("timed", Role::kReader, {"a"});
   p.created_at_us = 42;  // ignored
-  ASSERT_TRUE(registry->AddPrincipal(p).ok());
+  ASSERT_THAT(registry->AddPrincipal(p), IsOk());
   auto got = registry->GetPrincipal("timed");
-  ASSERT_TRUE(got.ok());
+  ASSERT_THAT(got, IsOk());
   EXPECT_EQ(got->created_at_us, 1'700'000'001'000'000);
 }
 
 TEST_F(PrincipalRegistryTest, DuplicateNameIsAlreadyExistsEvenAfterRevocation) {
-  ASSERT_TRUE(registry_->AddPrincipal(MakePrincipal("bob", Role::kReader, {"a"})).ok());
+  ASSERT_THAT(registry_->AddPrincipal(MakePrincipal("bob", Role::kReader, {"a"})), IsOk());
   absl::Status duplicate = registry_->AddPrincipal(MakePrincipal("bob", Role::kAdmin, {"*"}));
   EXPECT_EQ(duplicate.code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(duplicate.message(), "principal bob already exists");
-  ASSERT_TRUE(registry_->RevokePrincipal("bob").ok());
+  ASSERT_THAT(registry_->RevokePrincipal("bob"), IsOk());
   EXPECT_EQ(registry_->AddPrincipal(MakePrincipal("bob", Role::kReader, {"a"})).code(),
             absl::StatusCode::kAlreadyExists);
   auto bob = registry_->GetPrincipal("bob");
-  ASSERT_TRUE(bob.ok());
+  ASSERT_THAT(bob, IsOk());
   EXPECT_EQ(bob->role, Role::kReader) << "the failed add must not overwrite";
 }
 
@@ -163,8 +167,9 @@ TEST_F(PrincipalRegistryTest, BadNamesAndGrantsAreInvalidArgument) {
               absl::StatusCode::kInvalidArgument)
         << name;
   }
-  EXPECT_TRUE(registry_->AddPrincipal(MakePrincipal(std::string(64, 'a'), Role::kReader, {"a"})).ok());
-  EXPECT_TRUE(registry_->AddPrincipal(MakePrincipal("svc:indexer-1.prod_x@corp", Role::kReader, {"a"})).ok());
+  EXPECT_THAT(registry_->AddPrincipal(MakePrincipal(std::string(64, 'a'), Role::kReader, {"a"})), IsOk());
+  EXPECT_THAT(registry_->AddPrincipal(MakePrincipal("svc:indexer-1.prod_x@corp", Role::kReader, {"a"})),
+              IsOk());
 
   for (std::string grant : {std::string(), std::string("**"), std::string("a*"), std::string("_a"),
                             std::string("has space"), std::string(65, 'n'), std::string("x/y")}) {
@@ -209,11 +214,11 @@ TEST_F(PrincipalRegistryTest, CreateKeyReturnsAWellFormedKeyThatAuthenticates) {
 
   // A second key for the same principal works alongside the first.
   auto second = registry_->CreateKey("bob");
-  ASSERT_TRUE(second.ok());
-  EXPECT_TRUE(registry_->Authenticate(*second).ok());
-  EXPECT_TRUE(registry_->Authenticate(bob_key).ok());
+  ASSERT_THAT(second, IsOk());
+  EXPECT_THAT(registry_->Authenticate(*second), IsOk());
+  EXPECT_THAT(registry_->Authenticate(bob_key), IsOk());
   keys = registry_->ListKeys("bob");
-  ASSERT_TRUE(keys.ok());
+  ASSERT_THAT(keys, IsOk());
   EXPECT_EQ(keys->size(), 2u);
 }
 
@@ -229,8 +234,8 @@ TEST_F(PrincipalRegistryTest, KeysSurviveReopen) {
 
 TEST_F(PrincipalRegistryTest, CreateKeyNeedsAnActivePrincipal) {
   EXPECT_EQ(registry_->CreateKey("nobody").status().code(), absl::StatusCode::kNotFound);
-  ASSERT_TRUE(registry_->AddPrincipal(MakePrincipal("bob", Role::kReader, {"a"})).ok());
-  ASSERT_TRUE(registry_->RevokePrincipal("bob").ok());
+  ASSERT_THAT(registry_->AddPrincipal(MakePrincipal("bob", Role::kReader, {"a"})), IsOk());
+  ASSERT_THAT(registry_->RevokePrincipal("bob"), IsOk());
   EXPECT_EQ(registry_->CreateKey("bob").status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(registry_->ListKeys("nobody").status().code(), absl::StatusCode::kNotFound);
 }
@@ -256,9 +261,9 @@ TEST_F(PrincipalRegistryTest, EveryBadKeyIsRefusedWithTheSameMessage) {
   std::string key = AddWithKey("bob", Role::kWriter, {"notes"});
   std::string revoked_key = AddWithKey("carol", Role::kWriter, {"notes"});
   std::string revoked_principal_key = AddWithKey("dave", Role::kAdmin, {"*"});
-  ASSERT_TRUE(registry_->RevokeKey(revoked_key.substr(4, 16)).ok());
-  ASSERT_TRUE(registry_->RevokePrincipal("dave").ok());
-  ASSERT_TRUE(registry_->Authenticate(key).ok());
+  ASSERT_THAT(registry_->RevokeKey(revoked_key.substr(4, 16)), IsOk());
+  ASSERT_THAT(registry_->RevokePrincipal("dave"), IsOk());
+  ASSERT_THAT(registry_->Authenticate(key), IsOk());
 
   std::string wrong_secret = key;
   wrong_secret.back() = wrong_secret.back() == '0' ? '1' : '0';
@@ -290,9 +295,9 @@ TEST_F(PrincipalRegistryTest, EveryBadKeyIsRefusedWithTheSameMessage) {
 
 TEST_F(PrincipalRegistryTest, RevokingAPrincipalRevokesItsKeys) {
   std::string key = AddWithKey("bob", Role::kWriter, {"notes"});
-  ASSERT_TRUE(registry_->RevokePrincipal("bob").ok());
+  ASSERT_THAT(registry_->RevokePrincipal("bob"), IsOk());
   auto keys = registry_->ListKeys("bob");
-  ASSERT_TRUE(keys.ok());
+  ASSERT_THAT(keys, IsOk());
   ASSERT_EQ(keys->size(), 1u);
   EXPECT_TRUE((*keys)[0].revoked);
   ExpectInvalidKey(key);
@@ -301,10 +306,10 @@ TEST_F(PrincipalRegistryTest, RevokingAPrincipalRevokesItsKeys) {
 TEST_F(PrincipalRegistryTest, RevokeKeyOnlyAffectsThatKey) {
   std::string first = AddWithKey("bob", Role::kWriter, {"notes"});
   auto second = registry_->CreateKey("bob");
-  ASSERT_TRUE(second.ok());
-  ASSERT_TRUE(registry_->RevokeKey(first.substr(4, 16)).ok());
+  ASSERT_THAT(second, IsOk());
+  ASSERT_THAT(registry_->RevokeKey(first.substr(4, 16)), IsOk());
   ExpectInvalidKey(first);
-  EXPECT_TRUE(registry_->Authenticate(*second).ok());
+  EXPECT_THAT(registry_->Authenticate(*second), IsOk());
   EXPECT_EQ(registry_->RevokeKey("0000000000000000").code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(registry_->RevokeKey(first).code(), absl::StatusCode::kNotFound)
       << "takes the key id, not the key";
@@ -314,23 +319,23 @@ TEST_F(PrincipalRegistryTest, KeyIdCollisionDrawsAnotherId) {
   FakeEnv env;
   auto registry = OpenRegistry(&env);
   ASSERT_NE(registry, nullptr);
-  ASSERT_TRUE(registry->AddPrincipal(MakePrincipal("bob", Role::kReader, {"a"})).ok());
+  ASSERT_THAT(registry->AddPrincipal(MakePrincipal("bob", Role::kReader, {"a"})), IsOk());
   auto first = registry->CreateKey("bob");
   ASSERT_TRUE(first.ok()) << first.status();
   env.set_counter(0);  // replay: the next key id drawn equals the first one
   auto second = registry->CreateKey("bob");
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_NE(first->substr(4, 16), second->substr(4, 16));
-  EXPECT_TRUE(registry->Authenticate(*first).ok());
-  EXPECT_TRUE(registry->Authenticate(*second).ok());
+  EXPECT_THAT(registry->Authenticate(*first), IsOk());
+  EXPECT_THAT(registry->Authenticate(*second), IsOk());
 }
 
 TEST_F(PrincipalRegistryTest, StarGrantsEveryNamespaceExplicitGrantsOnlyTheirOwn) {
-  ASSERT_TRUE(registry_->AddPrincipal(MakePrincipal("root", Role::kAdmin, {"*"})).ok());
-  ASSERT_TRUE(registry_->AddPrincipal(MakePrincipal("w", Role::kWriter, {"alpha", "beta"})).ok());
-  ASSERT_TRUE(registry_->AddPrincipal(MakePrincipal("r", Role::kReader, {"alpha"})).ok());
-  ASSERT_TRUE(registry_->AddPrincipal(MakePrincipal("rstar", Role::kReader, {"*"})).ok());
-  ASSERT_TRUE(registry_->AddPrincipal(MakePrincipal("none", Role::kWriter, {})).ok());
+  ASSERT_THAT(registry_->AddPrincipal(MakePrincipal("root", Role::kAdmin, {"*"})), IsOk());
+  ASSERT_THAT(registry_->AddPrincipal(MakePrincipal("w", Role::kWriter, {"alpha", "beta"})), IsOk());
+  ASSERT_THAT(registry_->AddPrincipal(MakePrincipal("r", Role::kReader, {"alpha"})), IsOk());
+  ASSERT_THAT(registry_->AddPrincipal(MakePrincipal("rstar", Role::kReader, {"*"})), IsOk());
+  ASSERT_THAT(registry_->AddPrincipal(MakePrincipal("none", Role::kWriter, {})), IsOk());
 
   auto root = *registry_->GetPrincipal("root");
   auto w = *registry_->GetPrincipal("w");
@@ -376,16 +381,16 @@ TEST_F(PrincipalRegistryTest, HasActiveAdminNeedsAnActiveAdminWithAnActiveKey) {
   EXPECT_FALSE(has());
   std::string writer_key = AddWithKey("w", Role::kWriter, {"*"});
   EXPECT_FALSE(has()) << "a writer is not an admin";
-  ASSERT_TRUE(registry_->AddPrincipal(MakePrincipal("root", Role::kAdmin, {"*"})).ok());
+  ASSERT_THAT(registry_->AddPrincipal(MakePrincipal("root", Role::kAdmin, {"*"})), IsOk());
   EXPECT_FALSE(has()) << "an admin without a key cannot act";
   auto root_key = registry_->CreateKey("root");
-  ASSERT_TRUE(root_key.ok());
+  ASSERT_THAT(root_key, IsOk());
   EXPECT_TRUE(has());
-  ASSERT_TRUE(registry_->RevokeKey(root_key->substr(4, 16)).ok());
+  ASSERT_THAT(registry_->RevokeKey(root_key->substr(4, 16)), IsOk());
   EXPECT_FALSE(has()) << "only key revoked";
-  ASSERT_TRUE(registry_->CreateKey("root").ok());
+  ASSERT_THAT(registry_->CreateKey("root"), IsOk());
   EXPECT_TRUE(has());
-  ASSERT_TRUE(registry_->RevokePrincipal("root").ok());
+  ASSERT_THAT(registry_->RevokePrincipal("root"), IsOk());
   EXPECT_FALSE(has()) << "principal revoked";
 }
 

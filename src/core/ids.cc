@@ -1,12 +1,14 @@
 #include "core/ids.h"
 
+#include <absl/synchronization/mutex.h>
+
 namespace bulwark {
 namespace {
 constexpr char kCrockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 }  // namespace
 
 std::string IdGenerator::Next() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   int64_t ms = env_->NowMicros() / 1000;
   if (ms <= last_ms_) {
     ms = last_ms_;  // clock went back or same millisecond: keep order by incrementing

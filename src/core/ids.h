@@ -3,9 +3,10 @@
 // increments the random part, so ids from one generator are strictly increasing.
 #pragma once
 
+#include <absl/synchronization/mutex.h>
+
 #include <array>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -20,9 +21,9 @@ class IdGenerator {
 
  private:
   Env* env_;
-  std::mutex mu_;
-  int64_t last_ms_ = -1;                   // guarded by mu_
-  std::array<uint8_t, 10> last_random_{};  // guarded by mu_
+  absl::Mutex mu_;
+  int64_t last_ms_ ABSL_GUARDED_BY(mu_) = -1;
+  std::array<uint8_t, 10> last_random_ ABSL_GUARDED_BY(mu_){};
 };
 
 // True for a well-formed id (26 chars of the Crockford alphabet, first char <= '7').

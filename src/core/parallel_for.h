@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 
 inline absl::Status ParallelFor(size_t n, size_t max_threads,
@@ -26,7 +28,7 @@ inline absl::Status ParallelFor(size_t n, size_t max_threads,
   results[0] = fn(0, std::min(n, slice));
   for (auto& w : workers) w.join();
   for (const auto& r : results) {
-    if (!r.ok()) return r;
+    BULWARK_RETURN_IF_ERROR(r);
   }
   return absl::OkStatus();
 }

@@ -2,12 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace bulwark {
 namespace {
 
+using ::bulwark::testing::IsOk;
+
 TEST(ValidateTextTest, AcceptsOrdinaryText) {
-  EXPECT_TRUE(ValidateText("Alice prefers window seats", 100).ok());
-  EXPECT_TRUE(ValidateText("Zoë mag Käse — 日本語 🙂", 100).ok());
+  EXPECT_THAT(ValidateText("Alice prefers window seats", 100), IsOk());
+  EXPECT_THAT(ValidateText("Zoë mag Käse — 日本語 🙂", 100), IsOk());
 }
 
 TEST(ValidateTextTest, RejectsEmptyAndBlank) {
@@ -19,7 +23,7 @@ TEST(ValidateTextTest, RejectsOverLimitAndSaysTheLimit) {
   absl::Status s = ValidateText(std::string(101, 'a'), 100);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(s.message().find("100"), std::string_view::npos);
-  EXPECT_TRUE(ValidateText(std::string(100, 'a'), 100).ok());
+  EXPECT_THAT(ValidateText(std::string(100, 'a'), 100), IsOk());
 }
 
 TEST(ValidateTextTest, RejectsInvalidUtf8WithOffset) {
@@ -38,8 +42,8 @@ TEST(ValidateTextTest, RejectsNul) {
 }
 
 TEST(ValidateNamespaceTest, AllowsAndRejects) {
-  EXPECT_TRUE(ValidateNamespace("default").ok());
-  EXPECT_TRUE(ValidateNamespace("user-42.prod_a").ok());
+  EXPECT_THAT(ValidateNamespace("default"), IsOk());
+  EXPECT_THAT(ValidateNamespace("user-42.prod_a"), IsOk());
   EXPECT_FALSE(ValidateNamespace("").ok());
   EXPECT_FALSE(ValidateNamespace(std::string(65, 'a')).ok());
   EXPECT_FALSE(ValidateNamespace("a/b").ok());
@@ -50,8 +54,8 @@ TEST(ValidateNamespaceTest, AllowsAndRejects) {
 }
 
 TEST(ValidateMetadataTest, ObjectsOnlyAndBounded) {
-  EXPECT_TRUE(ValidateMetadata(nlohmann::json::object(), 10).ok());
-  EXPECT_TRUE(ValidateMetadata({{"a", 1}}, 10).ok());
+  EXPECT_THAT(ValidateMetadata(nlohmann::json::object(), 10), IsOk());
+  EXPECT_THAT(ValidateMetadata({{"a", 1}}, 10), IsOk());
   EXPECT_FALSE(ValidateMetadata(nlohmann::json::array(), 10).ok());
   EXPECT_FALSE(ValidateMetadata("x", 10).ok());
   EXPECT_FALSE(ValidateMetadata({{"key", std::string(20, 'x')}}, 10).ok());

@@ -260,14 +260,12 @@ absl::StatusOr<NamespaceCalibration> NamespaceCalibration::FromJson(const nlohma
     // A detector registered after the record was written finds no key: it is uncalibrated.
     for (const DetectorDescriptor* d : DetectorRegistry::Global().All()) {
       if (!d->calibration || !j.contains(d->name) || j.at(d->name).is_null()) continue;
-      auto fitted = d->calibration->load(j);
-      if (!fitted.ok()) return fitted.status();
-      cal.Set(*d, *std::move(fitted));
+      BULWARK_ASSIGN_OR_RETURN(auto fitted, d->calibration->load(j));
+      cal.Set(*d, std::move(fitted));
     }
-    auto reference =
-        DecodeVectors(j.at("reference_embeddings").get<std::string>(), j.at("reference_count").get<size_t>());
-    if (!reference.ok()) return reference.status();
-    cal.reference = *std::move(reference);
+    BULWARK_ASSIGN_OR_RETURN(auto reference, DecodeVectors(j.at("reference_embeddings").get<std::string>(),
+                                                           j.at("reference_count").get<size_t>()));
+    cal.reference = std::move(reference);
   } catch (const nlohmann::json::exception& e) {
     return absl::DataLossError(absl::StrCat("stored calibration does not parse: ", e.what()));
   }

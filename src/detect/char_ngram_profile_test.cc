@@ -6,8 +6,12 @@
 #include <map>
 #include <string>
 
+#include "testing/status_matchers.h"
+
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 // Direct JSD over two dense maps, log base 2.
 double DirectJsd(const std::map<uint32_t, double>& p, const std::map<uint32_t, double>& q) {
@@ -99,7 +103,7 @@ TEST(CharNgramProfileTest, SerializationRoundTrips) {
   CharNgramProfile p;
   p.Add("some benign text about calendars");
   auto back = CharNgramProfile::Deserialize(p.Serialize(), p.texts());
-  ASSERT_TRUE(back.ok());
+  ASSERT_THAT(back, IsOk());
   const auto d = CharNgramProfile::Distribution("calendar");
   EXPECT_DOUBLE_EQ(back->JensenShannon(d), p.JensenShannon(d));
   EXPECT_FALSE(CharNgramProfile::Deserialize("not base64!", 1).ok());

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "core/status_macros.h"
 #include "provenance/signer.h"
 
 namespace bulwark {
@@ -19,10 +20,9 @@ class ContextByteStream {
 
   absl::StatusOr<uint8_t> Next() {
     if (pos_ == block_.size()) {
-      auto block =
-          HmacSha256(key_, absl::StrCat("bulwark.watermark.character.v1|", context_, "|", counter_++));
-      if (!block.ok()) return block.status();
-      block_ = *std::move(block);
+      BULWARK_ASSIGN_OR_RETURN(auto block, HmacSha256(key_, absl::StrCat("bulwark.watermark.character.v1|",
+                                                                         context_, "|", counter_++)));
+      block_ = std::move(block);
       pos_ = 0;
     }
     return static_cast<uint8_t>(block_[pos_++]);
@@ -32,9 +32,8 @@ class ContextByteStream {
   absl::StatusOr<int> Uniform(int bound) {
     const int limit = 256 - 256 % bound;
     while (true) {
-      auto b = Next();
-      if (!b.ok()) return b.status();
-      if (*b < limit) return *b % bound;
+      BULWARK_ASSIGN_OR_RETURN(auto b, Next());
+      if (b < limit) return b % bound;
     }
   }
 
@@ -65,9 +64,8 @@ absl::StatusOr<CharWatermarkScheme> CharWatermarkScheme::Create(std::span<const 
     for (int i = 0; i < kAlphabet; ++i) permutation[static_cast<size_t>(i)] = i;
     ContextByteStream stream(key, context);
     for (int i = kAlphabet - 1; i > 0; --i) {  // Fisher-Yates
-      auto j = stream.Uniform(i + 1);
-      if (!j.ok()) return j.status();
-      std::swap(permutation[static_cast<size_t>(i)], permutation[static_cast<size_t>(*j)]);
+      BULWARK_ASSIGN_OR_RETURN(auto j, stream.Uniform(i + 1));
+      std::swap(permutation[static_cast<size_t>(i)], permutation[static_cast<size_t>(j)]);
     }
     for (int i = 0; i < scheme.green_count_; ++i) {
       scheme.green_[static_cast<size_t>(context)].set(

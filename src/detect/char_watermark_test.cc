@@ -15,9 +15,12 @@
 #include "detect/watermark_lexicon.h"
 #include "detect/watermark_marker.h"
 #include "detect/watermark_test_texts.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using watermark_test_texts::BenignMemories;
 using watermark_test_texts::Paragraphs;
@@ -130,7 +133,7 @@ TEST(CharWatermarkTest, GammaIsValidated) {
   EXPECT_EQ(CharWatermarkScheme::Create(key, 0.45)->green_count(), 43);  // round(42.75)
   // Through the factory the gate uses.
   auto scheme = CreateWatermarkScheme(WatermarkKind::kCharacter, key, 0.45);
-  ASSERT_TRUE(scheme.ok());
+  ASSERT_THAT(scheme, IsOk());
   EXPECT_EQ((*scheme)->kind(), WatermarkKind::kCharacter);
   EXPECT_EQ((*scheme)->name(), "character");
   EXPECT_FALSE(CreateWatermarkScheme(WatermarkKind::kCharacter, key, 0.004).ok());
@@ -234,7 +237,7 @@ TEST(CharWatermarkTest, MarkedParagraphsVerifyForTheirKeyThroughSubstitutionsOnl
   double gain = 0;
   for (const auto& key : RandomKeys(16, 7)) {
     auto scheme = CharWatermarkScheme::Create(key, 0.45);
-    ASSERT_TRUE(scheme.ok());
+    ASSERT_THAT(scheme, IsOk());
     for (const std::string& text : Paragraphs()) {
       const WatermarkScheme& as_interface = *scheme;
       const MarkedText marked = MarkText(text, as_interface, 1.5);

@@ -1,5 +1,7 @@
 #include "detect/defense_state.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include "core/strings.h"
 
 namespace bulwark {
@@ -12,38 +14,38 @@ DefenseState::Namespace& DefenseState::SlotLocked(std::string_view name_space) {
 
 QueryHistory& DefenseState::History(std::string_view name_space) {
   {
-    std::shared_lock lock(mu_);
+    absl::ReaderMutexLock lock(&mu_);
     if (auto it = namespaces_.find(ToAbsl(name_space)); it != namespaces_.end()) return *it->second.history;
   }
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   return *SlotLocked(name_space).history;
 }
 
 const QueryHistory* DefenseState::FindHistory(std::string_view name_space) const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto it = namespaces_.find(ToAbsl(name_space));
   return it == namespaces_.end() ? nullptr : it->second.history.get();
 }
 
 std::vector<std::string> DefenseState::HistoryNamespaces() const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   std::vector<std::string> out;
   for (const auto& [name, ns] : namespaces_) out.push_back(name);
   return out;
 }
 
 std::shared_ptr<const NamespaceCalibration> DefenseState::Calibration(std::string_view name_space) const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto it = namespaces_.find(ToAbsl(name_space));
   return it == namespaces_.end() ? nullptr : it->second.calibration;
 }
 
 void DefenseState::SetCalibration(std::string_view name_space,
                                   std::shared_ptr<const NamespaceCalibration> calibration) {
-  std::lock_guard<std::mutex> serial(set_calibration_mu_);
+  absl::MutexLock serial(&set_calibration_mu_);
   QueryHistory* history;
   {
-    std::unique_lock lock(mu_);
+    absl::MutexLock lock(&mu_);
     Namespace& slot = SlotLocked(name_space);
     slot.calibration = calibration;
     history = slot.history.get();
@@ -57,7 +59,7 @@ void DefenseState::SetCalibration(std::string_view name_space,
 }
 
 DefenseState::Snapshot DefenseState::Lookup(std::string_view name_space) const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto it = namespaces_.find(ToAbsl(name_space));
   if (it == namespaces_.end()) return {};
   return {it->second.history.get(), it->second.calibration};

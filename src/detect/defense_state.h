@@ -4,10 +4,9 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/synchronization/mutex.h>
 
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,13 +46,14 @@ class DefenseState {
     std::unique_ptr<QueryHistory> history;
     std::shared_ptr<const NamespaceCalibration> calibration;
   };
-  Namespace& SlotLocked(std::string_view name_space);  // requires mu_ held exclusively
+  Namespace& SlotLocked(std::string_view name_space)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // requires mu_ held exclusively
 
   const size_t dim_;
   const size_t capacity_;
-  std::mutex set_calibration_mu_;  // one SetCalibration at a time: ceilings match the last one set
-  mutable std::shared_mutex mu_;
-  absl::flat_hash_map<std::string, Namespace> namespaces_;
+  absl::Mutex set_calibration_mu_;  // one SetCalibration at a time: ceilings match the last one set
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Namespace> namespaces_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark

@@ -24,6 +24,8 @@ absl::Status ConfigReader::Finish() const {
 DetectorRegistry::DetectorRegistry() {
   descriptors_ = {
 #define BULWARK_DETECTOR(descriptor) &descriptor(),
+#include <absl/synchronization/mutex.h>
+
 #include "detect/detector_list.inc"
 #undef BULWARK_DETECTOR
   };
@@ -35,12 +37,12 @@ DetectorRegistry& DetectorRegistry::Global() {
 }
 
 std::vector<const DetectorDescriptor*> DetectorRegistry::All() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return descriptors_;
 }
 
 const DetectorDescriptor* DetectorRegistry::Find(std::string_view name) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const DetectorDescriptor* d : descriptors_) {
     if (d->name == name) return d;
   }
@@ -60,7 +62,7 @@ absl::Status DetectorRegistry::Register(const DetectorDescriptor* descriptor) {
     return absl::InvalidArgumentError(absl::StrCat("detector registry: ", descriptor->name,
                                                    "'s calibration hook needs fit, store and load"));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const DetectorDescriptor* d : descriptors_) {
     if (d->name == descriptor->name) {
       return absl::AlreadyExistsError(
@@ -72,7 +74,7 @@ absl::Status DetectorRegistry::Register(const DetectorDescriptor* descriptor) {
 }
 
 void DetectorRegistry::Unregister(const DetectorDescriptor* descriptor) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   descriptors_.erase(std::remove(descriptors_.begin(), descriptors_.end(), descriptor), descriptors_.end());
 }
 

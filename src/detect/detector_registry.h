@@ -11,15 +11,17 @@
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/status_macros.h"
 
 namespace bulwark {
 
@@ -162,8 +164,8 @@ class DetectorRegistry {
 
  private:
   DetectorRegistry();
-  mutable std::mutex mu_;
-  std::vector<const DetectorDescriptor*> descriptors_;
+  mutable absl::Mutex mu_;
+  std::vector<const DetectorDescriptor*> descriptors_ ABSL_GUARDED_BY(mu_);
 };
 
 // Registers a descriptor for the lifetime of this object (one line per detector outside the
@@ -190,8 +192,8 @@ absl::StatusOr<Options> ParseDetectorOptions(const nlohmann::json& options, cons
   Options out;
   if (options.is_null()) return out;
   ConfigReader reader(options, name + ".");
-  if (absl::Status s = read(reader, &out); !s.ok()) return s;
-  if (absl::Status s = reader.Finish(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(read(reader, &out));
+  BULWARK_RETURN_IF_ERROR(reader.Finish());
   return out;
 }
 

@@ -26,11 +26,11 @@
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_format.h>
 #include <absl/strings/str_join.h>
+#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <unordered_map>
 
 #include "core/status_macros.h"
@@ -129,7 +129,7 @@ class FloodDetector final : public WriteDetector {
     v.values[0] = similarity;
     const int64_t horizon = c.written_at_us - static_cast<int64_t>(options_.window_seconds * 1e6);
     const std::vector<std::string> values = DistinctiveValues(c.slots ? *c.slots : ExtractSlots(c.text));
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Window& own = windows_[absl::StrCat(ToAbsl(c.name_space), "\x1f", ToAbsl(c.principal))];
     Window& all = windows_[absl::StrCat(ToAbsl(c.name_space), "\x1f\x1f*")];
     std::vector<std::string> burst, ns_burst;
@@ -204,9 +204,9 @@ class FloodDetector final : public WriteDetector {
   }
 
   const FloodOptions options_;
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   // std::unordered_map: references to its windows stay valid while another key is inserted.
-  mutable std::unordered_map<std::string, Window> windows_;
+  mutable std::unordered_map<std::string, Window> windows_ ABSL_GUARDED_BY(mu_);
 };
 
 // Each reference entry's (min_burst - 1)-th highest similarity to the window_writes entries

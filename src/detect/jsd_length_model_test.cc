@@ -11,9 +11,12 @@
 #include "detect/char_ngram_profile.h"
 #include "detect/detectors.h"
 #include "testing/corpus_field.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 TEST(JsdLengthModelTest, FitRecoversAnExactLogLine) {
   std::vector<size_t> n = {3, 10, 40, 150, 600};
@@ -84,7 +87,7 @@ TEST(MemsadPlusDetectorTest, ScoreIsTheLengthAdjustedDivergence) {
 
 TEST(MemsadPlusDetectorTest, LengthModelSurvivesStorageAndOldCalibrationsLoadAsRawJsd) {
   auto cal = CalibrateNamespace(SmallInput());
-  ASSERT_TRUE(cal.ok());
+  ASSERT_THAT(cal, IsOk());
   nlohmann::json stored = cal->ToJson(/*with_data=*/true);
   auto back = NamespaceCalibration::FromJson(stored);
   ASSERT_TRUE(back.ok()) << back.status();

@@ -1,8 +1,9 @@
 #include "detect/memory_table.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include <algorithm>
 #include <bit>
-#include <mutex>
 #include <random>
 
 #include "core/strings.h"
@@ -82,7 +83,7 @@ void MemoryTable::Put(std::string_view name_space, const StoredMemory& memory) {
           std::string(memory.text),
           ExtractSlots(memory.text),
           std::vector<float>(memory.embedding.begin(), memory.embedding.end())};
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   Namespace& ns = namespaces_[ToAbsl(name_space)];
   auto [it, inserted] = ns.position.try_emplace(row.id, ns.rows.size());
   if (inserted) {
@@ -95,7 +96,7 @@ void MemoryTable::Put(std::string_view name_space, const StoredMemory& memory) {
 }
 
 void MemoryTable::Remove(std::string_view name_space, std::string_view id) {
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto ns_it = namespaces_.find(ToAbsl(name_space));
   if (ns_it == namespaces_.end()) return;
   Namespace& ns = ns_it->second;
@@ -113,7 +114,7 @@ void MemoryTable::Remove(std::string_view name_space, std::string_view id) {
 }
 
 size_t MemoryTable::size(std::string_view name_space) const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto it = namespaces_.find(ToAbsl(name_space));
   return it == namespaces_.end() ? 0 : it->second.rows.size();
 }
@@ -155,7 +156,7 @@ std::vector<MemoryMatch> MemoryTable::Contradicted(std::string_view name_space,
   std::vector<MemoryMatch> out;
   if (embedding.size() != dim_ || limit == 0) return out;
   const Signature query = Sign(embedding);
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto ns_it = namespaces_.find(ToAbsl(name_space));
   if (ns_it == namespaces_.end()) return out;
   const Namespace& ns = ns_it->second;
@@ -184,7 +185,7 @@ std::vector<NearMemory> MemoryTable::Nearest(std::string_view name_space, std::s
   std::vector<NearMemory> out;
   if (embedding.size() != dim_ || limit == 0) return out;
   const Signature query = Sign(embedding);
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto ns_it = namespaces_.find(ToAbsl(name_space));
   if (ns_it == namespaces_.end()) return out;
   const Namespace& ns = ns_it->second;
@@ -206,7 +207,7 @@ std::vector<NearMemory> MemoryTable::Nearest(std::string_view name_space, std::s
 double MemoryTable::NearestSimilarity(std::string_view name_space, std::span<const float> embedding) const {
   if (embedding.size() != dim_) return 0;
   const Signature query = Sign(embedding);
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto ns_it = namespaces_.find(ToAbsl(name_space));
   if (ns_it == namespaces_.end()) return 0;
   thread_local std::vector<uint32_t> candidates;

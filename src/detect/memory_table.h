@@ -17,12 +17,12 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/synchronization/mutex.h>
 
 #include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -114,8 +114,8 @@ class MemoryTable {
   const size_t dim_;
   std::vector<float> planes_;             // kSignatureWords * 64 hyperplanes of dim_ floats, row-major
   std::vector<const float*> plane_rows_;  // their starts, for InnerProductKernels::dot_rows
-  mutable std::shared_mutex mu_;
-  absl::flat_hash_map<std::string, Namespace> namespaces_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Namespace> namespaces_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "index/inner_product.h"
 
@@ -177,9 +178,8 @@ nlohmann::json MemsadCalibration::ToJson() const {
 absl::StatusOr<MemsadCalibration> MemsadCalibration::FromJson(const nlohmann::json& json) {
   MemsadCalibration c;
   try {
-    auto mode = ParseMemsadMode(json.at("mode").get<std::string>());
-    if (!mode.ok()) return mode.status();
-    c.mode = *mode;
+    BULWARK_ASSIGN_OR_RETURN(auto mode, ParseMemsadMode(json.at("mode").get<std::string>()));
+    c.mode = mode;
     c.mu = json.at("mu").get<double>();
     c.sigma = json.at("sigma").get<double>();
     c.n = json.at("n").get<size_t>();

@@ -7,9 +7,12 @@
 
 #include "detect/calibration.h"
 #include "detect/detectors.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 std::vector<float> Unit(std::vector<float> v) {
   double n = 0;
@@ -261,7 +264,7 @@ TEST(CalibrationTest, RoundTripsThroughJson) {
   input.reference_texts = {"alpha beta", "gamma delta", "epsilon", "zeta eta theta", "iota"};
   input.probes = RandomUnits(4, 16, 3);
   auto cal = CalibrateNamespace(input);
-  ASSERT_TRUE(cal.ok());
+  ASSERT_THAT(cal, IsOk());
   auto back = NamespaceCalibration::FromJson(cal->ToJson(/*with_data=*/true));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_DOUBLE_EQ(back->Get<MemsadCalibration>(MemsadDescriptor())->mu,

@@ -1,8 +1,9 @@
 #include "detect/query_history.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include <algorithm>
 #include <limits>
-#include <mutex>
 
 #include "detect/memsad.h"
 
@@ -23,7 +24,7 @@ float QueryHistory::CeilingOf(const float* row) const {
 
 void QueryHistory::Append(std::span<const float> embedding) {
   if (embedding.size() != dim_) return;
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   const size_t slot = (head_ + count_) % capacity_;
   float* row = ring_.data() + slot * dim_;
   const bool evicting = count_ == capacity_;
@@ -56,7 +57,7 @@ void QueryHistory::Append(std::span<const float> embedding) {
 
 void QueryHistory::Replace(std::span<const std::vector<float>> embeddings) {
   {
-    std::unique_lock lock(mu_);
+    absl::MutexLock lock(&mu_);
     head_ = 0;
     count_ = 0;
     int8_.Clear();
@@ -68,12 +69,12 @@ void QueryHistory::Replace(std::span<const std::vector<float>> embeddings) {
 
 void QueryHistory::Restore(std::span<const std::vector<float>> rows, uint64_t next_sequence) {
   Replace(rows);
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   appended_ = std::max<uint64_t>(next_sequence, count_);
 }
 
 void QueryHistory::AttachReference(std::shared_ptr<const Reference> reference) {
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   reference_ = std::move(reference);
   for (size_t i = 0; i < count_; ++i) ceilings_[Slot(i)] = CeilingOf(ring_.data() + Slot(i) * dim_);
 }
@@ -87,17 +88,17 @@ std::vector<std::vector<float>> QueryHistory::Snapshot() const {
 }
 
 size_t QueryHistory::size() const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   return count_;
 }
 
 uint64_t QueryHistory::appended() const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   return appended_;
 }
 
 QueryHistory::Pending QueryHistory::Since(uint64_t saved_through) const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   Pending pending;
   const uint64_t oldest_held = appended_ - count_;  // sequence number of the oldest row held
   const uint64_t first = std::max(saved_through, oldest_held);

@@ -17,10 +17,11 @@
 // asks for the queries appended since the last save (Since) and records what it saved.
 #pragma once
 
+#include <absl/synchronization/mutex.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <shared_mutex>
 #include <span>
 #include <vector>
 
@@ -49,31 +50,37 @@ class QueryHistory {
   // The history as a detector reads it, valid only inside Read's callback.
   class View {
    public:
-    size_t size() const { return h_->count_; }
-    size_t dim() const { return h_->dim_; }
+    size_t size() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return h_->count_; }
+    size_t dim() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return h_->dim_; }
     // Row i of H, oldest first (i < size()).
-    const float* row(size_t i) const { return h_->ring_.data() + h_->Slot(i) * h_->dim_; }
+    const float* row(size_t i) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return h_->ring_.data() + h_->Slot(i) * h_->dim_;
+    }
     // Calls fn(rows, first, count) for the at most two contiguous row-major runs that make up
     // H: rows first..first+count-1 start at `rows`, dim() floats each.
     template <typename Fn>
-    void ForEachRun(Fn&& fn) const {
+    void ForEachRun(Fn&& fn) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
       const size_t first_run = std::min(h_->count_, h_->capacity_ - h_->head_);
       if (first_run > 0) fn(h_->ring_.data() + h_->head_ * h_->dim_, size_t{0}, first_run);
       if (h_->count_ > first_run) fn(h_->ring_.data(), first_run, h_->count_ - first_run);
     }
     // max_{m in R} <m, row(i)> for the attached reference set R; NaN without one (or if R is
     // empty).
-    float ceiling(size_t i) const { return h_->ceilings_[h_->Slot(i)]; }
+    float ceiling(size_t i) const ABSL_NO_THREAD_SAFETY_ANALYSIS { return h_->ceilings_[h_->Slot(i)]; }
     // The reference set the ceilings are for (nullptr: none).
-    const Reference* reference() const { return h_->reference_.get(); }
+    const Reference* reference() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return h_->reference_.get(); }
     // The int8 copy of the rows, position = slot of the ring (all positions < size() are rows).
-    const Int8Rows& int8() const { return h_->int8_; }
+    const Int8Rows& int8() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return h_->int8_; }
     // The ring slot of row i, and the row index i of a slot.
-    size_t slot(size_t i) const { return h_->Slot(i); }
-    size_t index_of_slot(size_t slot) const { return (slot + h_->capacity_ - h_->head_) % h_->capacity_; }
-    const float* slot_row(size_t slot) const { return h_->ring_.data() + slot * h_->dim_; }
+    size_t slot(size_t i) const ABSL_NO_THREAD_SAFETY_ANALYSIS { return h_->Slot(i); }
+    size_t index_of_slot(size_t slot) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return (slot + h_->capacity_ - h_->head_) % h_->capacity_;
+    }
+    const float* slot_row(size_t slot) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+      return h_->ring_.data() + slot * h_->dim_;
+    }
     // sum_i row(i), accumulated in double.
-    std::span<const double> row_sum() const { return h_->sum_; }
+    std::span<const double> row_sum() const ABSL_NO_THREAD_SAFETY_ANALYSIS { return h_->sum_; }
 
    private:
     friend class QueryHistory;
@@ -84,7 +91,7 @@ class QueryHistory {
   // Calls fn(view) under a shared lock: fn must not call back into this object.
   template <typename Fn>
   void Read(Fn&& fn) const {
-    std::shared_lock lock(mu_);
+    absl::ReaderMutexLock lock(&mu_);
     fn(View(this));
   }
   // A copy of the history, oldest first.
@@ -105,21 +112,21 @@ class QueryHistory {
   Pending Since(uint64_t saved_through) const;
 
  private:
-  size_t Slot(size_t i) const { return (head_ + i) % capacity_; }
-  float CeilingOf(const float* row) const;  // requires mu_ held
+  size_t Slot(size_t i) const ABSL_SHARED_LOCKS_REQUIRED(mu_) { return (head_ + i) % capacity_; }
+  float CeilingOf(const float* row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
 
   const size_t dim_;
   const size_t capacity_;
-  mutable std::shared_mutex mu_;
-  std::vector<float> ring_;      // capacity_ * dim_
-  std::vector<float> ceilings_;  // capacity_, by slot
-  std::shared_ptr<const Reference> reference_;
-  Int8Rows int8_;
-  std::vector<double> sum_;  // dim_: the sum of the rows held
-  size_t since_resum_ = 0;   // evictions since sum_ was last recomputed from the rows
-  size_t head_ = 0;          // slot of the oldest row
-  size_t count_ = 0;
-  uint64_t appended_ = 0;
+  mutable absl::Mutex mu_;
+  std::vector<float> ring_ ABSL_GUARDED_BY(mu_);      // capacity_ * dim_
+  std::vector<float> ceilings_ ABSL_GUARDED_BY(mu_);  // capacity_, by slot
+  std::shared_ptr<const Reference> reference_ ABSL_GUARDED_BY(mu_);
+  Int8Rows int8_ ABSL_GUARDED_BY(mu_);
+  std::vector<double> sum_ ABSL_GUARDED_BY(mu_);  // dim_: the sum of the rows held
+  size_t since_resum_ ABSL_GUARDED_BY(mu_) = 0;   // evictions since sum_ was last recomputed from the rows
+  size_t head_ ABSL_GUARDED_BY(mu_) = 0;          // slot of the oldest row
+  size_t count_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t appended_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace bulwark

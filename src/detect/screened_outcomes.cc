@@ -1,12 +1,14 @@
 #include "detect/screened_outcomes.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include "core/strings.h"
 
 namespace bulwark {
 
 ScreenedOutcomes::ScreenedOutcomes(WriteDefenses* defenses) : defenses_(defenses) {
   defenses_->SetScreenObserver([this](const Entry& entry, const GateOutcome& outcome) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     outcomes_[entry.id] = outcome;
   });
 }
@@ -14,7 +16,7 @@ ScreenedOutcomes::ScreenedOutcomes(WriteDefenses* defenses) : defenses_(defenses
 ScreenedOutcomes::~ScreenedOutcomes() { defenses_->SetScreenObserver(nullptr); }
 
 std::optional<GateOutcome> ScreenedOutcomes::Find(std::string_view entry_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = outcomes_.find(ToAbsl(entry_id));
   if (it == outcomes_.end()) return std::nullopt;
   return it->second;

@@ -5,8 +5,8 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/synchronization/mutex.h>
 
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,8 +31,8 @@ class ScreenedOutcomes {
 
  private:
   WriteDefenses* defenses_;
-  mutable std::mutex mu_;
-  absl::flat_hash_map<std::string, GateOutcome> outcomes_;
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, GateOutcome> outcomes_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark

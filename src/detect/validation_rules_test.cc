@@ -8,9 +8,12 @@
 #include <string>
 
 #include "testing/corpus_field.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 std::vector<std::string> Names(const ValidationRules& rules, std::string_view text) {
   std::vector<std::string> out;
@@ -148,7 +151,7 @@ TEST(ValidationRulesTest, MacrosExpandAndViewsSelectTheText) {
 
 TEST(ValidationRulesTest, BenignMemoriesPass) {
   auto rules = ValidationRules::Default();
-  ASSERT_TRUE(rules.ok());
+  ASSERT_THAT(rules, IsOk());
   for (const char* text :
        {"Alice prefers window seats on long flights.", "Dentist appointment on Tuesday at 10am with Dr. Lee.",
         "The quarterly report is in the shared drive under Finance/2026.",
@@ -327,7 +330,7 @@ TEST(ValidationRulesTest, CatchesEveryAttackString) {
 
 TEST(ValidationRulesTest, TrickyBenignRemindersPass) {
   auto rules = ValidationRules::Default();
-  ASSERT_TRUE(rules.ok());
+  ASSERT_THAT(rules, IsOk());
   for (const auto& text : TrickyBenign()) {
     const auto names = Names(**rules, text);
     EXPECT_TRUE(names.empty()) << text << ": " << names.front();
@@ -340,7 +343,7 @@ TEST(ValidationRulesTest, TrickyBenignRemindersPass) {
 // target FPR the other detectors are calibrated to (MemSAD paper App. C: each detector <= 0.01).
 TEST(ValidationRulesTest, FalsePositiveRateOnTheBenignCorpora) {
   auto rules = ValidationRules::Default();
-  ASSERT_TRUE(rules.ok());
+  ASSERT_THAT(rules, IsOk());
   for (const auto& [file, field] :
        {std::pair{"benign_memories.jsonl", "text"}, std::pair{"reference_memories.jsonl", "text"},
         std::pair{"benign_queries.jsonl", "query"}}) {
@@ -381,7 +384,7 @@ TEST(ValidationRulesTest, ParseErrorsNameTheLine) {
   ASSERT_FALSE(too_big.ok());
   EXPECT_NE(too_big.status().message().find("kMaxPatternBytes"), std::string::npos) << too_big.status();
   auto ok = ValidationRules::Parse("c\tfoo\tfo+\nc\tbar\tbar\n");
-  ASSERT_TRUE(ok.ok());
+  ASSERT_THAT(ok, IsOk());
   EXPECT_EQ(Names(**ok, "FOOO and BAR"), (std::vector<std::string>{"c/foo", "c/bar"}));  // case-insensitive
   EXPECT_TRUE(ValidationRules::Parse("c\tfoo\tx{2}y\n").ok());  // RE2's own braces are not macros
   // Nor are the braces of \x{...} and \p{...} escapes (the old rules file used them).

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "detect/char_watermark.h"
 #include "provenance/signer.h"
@@ -93,13 +94,11 @@ absl::StatusOr<std::unique_ptr<WatermarkScheme>> CreateWatermarkScheme(Watermark
                                                                        std::span<const uint8_t> key,
                                                                        double gamma) {
   if (kind == WatermarkKind::kCharacter) {
-    auto scheme = CharWatermarkScheme::Create(key, gamma);
-    if (!scheme.ok()) return scheme.status();
-    return std::make_unique<CharWatermarkScheme>(*std::move(scheme));
+    BULWARK_ASSIGN_OR_RETURN(auto scheme, CharWatermarkScheme::Create(key, gamma));
+    return std::make_unique<CharWatermarkScheme>(std::move(scheme));
   }
-  auto scheme = LexicalWatermarkScheme::Create(key, gamma);
-  if (!scheme.ok()) return scheme.status();
-  return std::make_unique<LexicalWatermarkScheme>(*std::move(scheme));
+  BULWARK_ASSIGN_OR_RETURN(auto scheme, LexicalWatermarkScheme::Create(key, gamma));
+  return std::make_unique<LexicalWatermarkScheme>(std::move(scheme));
 }
 
 bool WatermarkScheme::Verifies(const WatermarkScore& score, double z_threshold) {
@@ -109,10 +108,9 @@ bool WatermarkScheme::Verifies(const WatermarkScore& score, double z_threshold) 
 absl::StatusOr<LexicalWatermarkScheme> LexicalWatermarkScheme::Create(std::span<const uint8_t> key,
                                                                       double gamma) {
   if (!(gamma > 0 && gamma < 1)) return absl::InvalidArgumentError("watermark gamma must be in (0, 1)");
-  auto derived = HmacSha256(key, "bulwark.watermark.lexical.v1");
-  if (!derived.ok()) return derived.status();
+  BULWARK_ASSIGN_OR_RETURN(auto derived, HmacSha256(key, "bulwark.watermark.lexical.v1"));
   LexicalWatermarkScheme scheme;
-  std::memcpy(scheme.key_.data(), derived->data(), scheme.key_.size());
+  std::memcpy(scheme.key_.data(), derived.data(), scheme.key_.size());
   scheme.gamma_ = gamma;
   scheme.lexicon_ = &WatermarkLexicon::Default();
   return scheme;

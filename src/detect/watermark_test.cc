@@ -15,9 +15,12 @@
 #include "detect/watermark_lexicon.h"
 #include "detect/watermark_marker.h"
 #include "detect/watermark_test_texts.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using watermark_test_texts::BenignMemories;
 using watermark_test_texts::Paragraphs;
@@ -64,7 +67,7 @@ TEST(WatermarkTest, PValueIsTheExactPoissonBinomialTail) {
 
 TEST(WatermarkTest, EachSiteHasItsGreenFraction) {
   auto scheme = LexicalWatermarkScheme::Create(Key(2), 0.45);
-  ASSERT_TRUE(scheme.ok());
+  ASSERT_THAT(scheme, IsOk());
   EXPECT_FALSE(LexicalWatermarkScheme::Create(Key(2), 0.0).ok());
   EXPECT_FALSE(LexicalWatermarkScheme::Create(Key(2), 1.0).ok());
   const auto sites = WatermarkLexicon::Default().Sites("Do not be late: the call is at 4pm on June 1.");
@@ -87,7 +90,7 @@ TEST(WatermarkTest, UnmarkedParagraphsFailAndMarkedOnesPass) {
   int trials = 0, marked_ok = 0, unmarked_failed = 0, other_key_passes = 0;
   for (const auto& key : RandomKeys(16, 7)) {
     auto scheme = LexicalWatermarkScheme::Create(key, 0.45);
-    ASSERT_TRUE(scheme.ok());
+    ASSERT_THAT(scheme, IsOk());
     auto other = LexicalWatermarkScheme::Create(RandomKeys(1, key[0] + 1000u)[0], 0.45);
     for (const std::string& text : Paragraphs()) {
       ASSERT_GE(text.size(), 300u);

@@ -2,6 +2,7 @@
 
 #include <absl/cleanup/cleanup.h>
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 #include <spdlog/spdlog.h>
 
 #include <chrono>
@@ -23,7 +24,7 @@ constexpr uint64_t kHistorySaveEvery = 64;  // unsaved queries that make a write
 absl::StatusOr<std::string> WatermarkKey(const Keyring& keyring) {
   const auto keys = keyring.List();
   if (keys.empty()) return absl::FailedPreconditionError("the keyring has no key");
-  const HmacKey* first = keyring.Find(keys.front().id);
+  const std::shared_ptr<const HmacKey> first = keyring.Find(keys.front().id);
   if (first == nullptr) return absl::FailedPreconditionError("the keyring has no key");
   return HmacSha256(*first, "bulwark.watermark.key.v1");
 }
@@ -66,6 +67,7 @@ absl::Status WriteDefenses::Restore() {
         next[ToAbsl(ns)] = seq + 1;
         return absl::OkStatus();
       }));
+  absl::MutexLock save_lock(&history_save_mu_);  // uncontended: called by Create
   for (auto& [ns, history] : rows) {
     gate_->state().History(ns).Restore(history, next[ns]);
     history_saved_[ns] = next[ns];
@@ -131,7 +133,7 @@ void WriteDefenses::OnCommitted(std::string_view name_space, std::span<const Ent
     }
   }
   if (const QueryHistory* h = gate_->state().FindHistory(ns)) {
-    std::lock_guard<std::mutex> save_lock(history_save_mu_);
+    absl::MutexLock save_lock(&history_save_mu_);
     if (h->appended() >= history_saved_[ns] + kHistorySaveEvery) {
       if (auto s = SaveHistory(ns, /*replace=*/false); !s.ok()) {
         spdlog::warn("saving the query history: {}", s.ToString());
@@ -170,7 +172,7 @@ absl::Status WriteDefenses::SaveHistory(const std::string& name_space, bool repl
 }
 
 absl::Status WriteDefenses::FlushQueryHistory() {
-  std::lock_guard<std::mutex> lock(history_save_mu_);
+  absl::MutexLock lock(&history_save_mu_);
   for (const std::string& ns : gate_->state().HistoryNamespaces()) {
     BULWARK_RETURN_IF_ERROR(SaveHistory(ns, /*replace=*/false));
   }
@@ -221,9 +223,8 @@ absl::StatusOr<nlohmann::json> WriteDefenses::Calibrate(std::string_view name_sp
       }
       texts.push_back(std::move(q));
     }
-    auto vectors = embedder_.EmbedBatch(texts);
-    if (!vectors.ok()) return vectors.status();
-    input.history = *std::move(vectors);
+    BULWARK_ASSIGN_OR_RETURN(auto vectors, embedder_.EmbedBatch(texts));
+    input.history = std::move(vectors);
     provenance["queries"] = {{"source", "supplied"}, {"count", texts.size()}};
     if (!request.trigger.empty()) provenance["trigger"] = request.trigger;
   } else {
@@ -238,9 +239,8 @@ absl::StatusOr<nlohmann::json> WriteDefenses::Calibrate(std::string_view name_sp
       }
     }
     input.reference_texts = request.reference;
-    auto vectors = embedder_.EmbedBatch(input.reference_texts);
-    if (!vectors.ok()) return vectors.status();
-    input.reference_embeddings = *std::move(vectors);
+    BULWARK_ASSIGN_OR_RETURN(auto vectors, embedder_.EmbedBatch(input.reference_texts));
+    input.reference_embeddings = std::move(vectors);
     provenance["reference"] = {{"source", "supplied"}, {"count", input.reference_texts.size()}};
   } else {
     BULWARK_ASSIGN_OR_RETURN(auto newest, newest_active(request.from_store));
@@ -251,18 +251,17 @@ absl::StatusOr<nlohmann::json> WriteDefenses::Calibrate(std::string_view name_sp
     provenance["reference"] = {{"source", "store: newest active entries"},
                                {"count", input.reference_texts.size()}};
   }
-  auto calibration = CalibrateNamespace(input, gate_->instances());
-  if (!calibration.ok()) return calibration.status();
-  calibration->calibrated_at_us = env_->NowMicros();
-  for (auto& [key, value] : provenance.items()) calibration->provenance[key] = value;
+  BULWARK_ASSIGN_OR_RETURN(auto calibration, CalibrateNamespace(input, gate_->instances()));
+  calibration.calibrated_at_us = env_->NowMicros();
+  for (auto& [key, value] : provenance.items()) calibration.provenance[key] = value;
 
-  BULWARK_RETURN_IF_ERROR(repository_->PutCalibration(ns, calibration->ToJson(/*with_data=*/true).dump()));
+  BULWARK_RETURN_IF_ERROR(repository_->PutCalibration(ns, calibration.ToJson(/*with_data=*/true).dump()));
   if (!request.queries.empty()) {
     gate_->state().History(ns).Replace(input.history);
-    std::lock_guard<std::mutex> save_lock(history_save_mu_);
+    absl::MutexLock save_lock(&history_save_mu_);
     BULWARK_RETURN_IF_ERROR(SaveHistory(ns, /*replace=*/true));
   }
-  auto stored = std::make_shared<const NamespaceCalibration>(*std::move(calibration));
+  auto stored = std::make_shared<const NamespaceCalibration>(std::move(calibration));
   gate_->state().SetCalibration(ns, stored);
   return stored->ToJson(/*with_data=*/false);
 }

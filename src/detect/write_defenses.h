@@ -8,11 +8,11 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
@@ -105,14 +105,16 @@ class WriteDefenses {
   absl::Status Restore();
   // Saves a namespace's unsaved query history rows; `replace` rewrites it whole. Requires
   // history_save_mu_.
-  absl::Status SaveHistory(const std::string& name_space, bool replace);
+  absl::Status SaveHistory(const std::string& name_space, bool replace)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(history_save_mu_);
 
   std::unique_ptr<WriteGate> gate_;
   const Embedder& embedder_;
   DefenseStateRepository* repository_;
   Env* env_;
-  std::mutex history_save_mu_;
-  absl::flat_hash_map<std::string, uint64_t> history_saved_;  // per namespace: saved through seq
+  absl::Mutex history_save_mu_;
+  absl::flat_hash_map<std::string, uint64_t> history_saved_
+      ABSL_GUARDED_BY(history_save_mu_);  // per namespace: saved through seq
   ScreenObserver observer_;
   mutable LatencyHistogram screen_latency_;
 };

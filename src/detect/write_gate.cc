@@ -1,5 +1,6 @@
 #include "detect/write_gate.h"
 
+#include <absl/synchronization/mutex.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -157,7 +158,7 @@ std::shared_ptr<const NamespaceCalibration> WriteGate::OnAccepted(std::string_vi
   if (!config_.Enabled(MemsadDescriptor()) || m.recalibrate_every == 0) return nullptr;
   std::vector<std::vector<float>> window;
   {
-    std::lock_guard<std::mutex> lock(windows_mu_);
+    absl::MutexLock lock(&windows_mu_);
     Window& w = windows_[ToAbsl(name_space)];
     w.accepted.emplace_back(embedding.begin(), embedding.end());
     while (w.accepted.size() > m.recalibrate_window) w.accepted.pop_front();

@@ -10,10 +10,10 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/inlined_vector.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -139,8 +139,8 @@ class WriteGate {
     std::deque<std::vector<float>> accepted;
     size_t since_recalibration = 0;
   };
-  std::mutex windows_mu_;
-  absl::flat_hash_map<std::string, Window> windows_;
+  absl::Mutex windows_mu_;
+  absl::flat_hash_map<std::string, Window> windows_ ABSL_GUARDED_BY(windows_mu_);
 };
 
 }  // namespace bulwark

@@ -10,9 +10,12 @@
 #include "detect/watermark_test_texts.h"
 #include "embed/embedder_factory.h"
 #include "testing/corpus_field.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 class WriteGateTest : public ::testing::Test {
  protected:
@@ -148,7 +151,7 @@ TEST_F(WriteGateTest, MemsadFlagsACopyOfRecentQueriesAndReportsTheCertificate) {
     input.reference_embeddings.push_back(*embedder_->Embed(t));
   }
   auto cal = CalibrateNamespace(input);
-  ASSERT_TRUE(cal.ok());
+  ASSERT_THAT(cal, IsOk());
   gate->state().SetCalibration("ns", std::make_shared<NamespaceCalibration>(*cal));
   const auto report = Eval(*gate, "what is my wifi password").ToJson()["detectors"]["memsad"];
   EXPECT_TRUE(report["calibrated"].get<bool>());
@@ -220,7 +223,7 @@ TEST_F(WriteGateTest, DefaultCompositeFalsePositiveRateOnTheBenignCorpus) {
 }
 
 TEST(WriteGateConfigTest, StrictParsing) {
-  EXPECT_TRUE(WriteGateConfig::FromJson(nullptr).ok());
+  EXPECT_THAT(WriteGateConfig::FromJson(nullptr), IsOk());
   EXPECT_FALSE(WriteGateConfig::FromJson({{"memsad", {{"kapa", 2}}}}).ok());
   EXPECT_FALSE(WriteGateConfig::FromJson({{"memsad", {{"kappa", "2"}}}}).ok());
   EXPECT_FALSE(WriteGateConfig::FromJson({{"memsad", {{"kappa", -1}}}}).ok());
@@ -228,7 +231,7 @@ TEST(WriteGateConfigTest, StrictParsing) {
   EXPECT_FALSE(WriteGateConfig::FromJson({{"unknown", 1}}).ok());
   auto c =
       WriteGateConfig::FromJson({{"watermark", {{"enabled", true}, {"gamma", 0.3}}}, {"target_fpr", 0.05}});
-  ASSERT_TRUE(c.ok());
+  ASSERT_THAT(c, IsOk());
   EXPECT_TRUE(c->Enabled(WatermarkDescriptor()));
   EXPECT_DOUBLE_EQ(ParseWatermarkOptions(c->Options(WatermarkDescriptor()))->gamma, 0.3);
   auto round = WriteGateConfig::FromJson(c->ToJson());
@@ -238,7 +241,7 @@ TEST(WriteGateConfigTest, StrictParsing) {
 
 TEST(WriteGateConfigTest, WatermarkSchemeIsParsedStrictlyAndRoundTrips) {
   auto lexical = WriteGateConfig::FromJson({{"watermark", {{"enabled", true}}}});
-  ASSERT_TRUE(lexical.ok());
+  ASSERT_THAT(lexical, IsOk());
   EXPECT_EQ(ParseWatermarkOptions(lexical->Options(WatermarkDescriptor()))->scheme,
             WatermarkKind::kLexical);  // the default
   EXPECT_EQ(lexical->ToJson()["watermark"]["scheme"], "lexical");
@@ -268,7 +271,7 @@ TEST(WriteGateConfigTest, WatermarkSchemeIsParsedStrictlyAndRoundTrips) {
   auto no_green = WriteGateConfig::FromJson({{"watermark", {{"scheme", "character"}, {"gamma", 0.004}}}});
   ASSERT_FALSE(no_green.ok());
   EXPECT_EQ(no_green.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(WriteGateConfig::FromJson({{"watermark", {{"scheme", "lexical"}, {"gamma", 0.004}}}}).ok());
+  EXPECT_THAT(WriteGateConfig::FromJson({{"watermark", {{"scheme", "lexical"}, {"gamma", 0.004}}}}), IsOk());
 }
 
 }  // namespace

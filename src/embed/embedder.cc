@@ -4,6 +4,8 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 
 std::string EmbedderFingerprint::ToString() const {
@@ -15,9 +17,8 @@ absl::StatusOr<std::vector<std::vector<float>>> Embedder::EmbedBatch(
   std::vector<std::vector<float>> out;
   out.reserve(texts.size());
   for (const std::string& text : texts) {
-    absl::StatusOr<std::vector<float>> vec = Embed(text);
-    if (!vec.ok()) return vec.status();
-    out.push_back(*std::move(vec));
+    BULWARK_ASSIGN_OR_RETURN(std::vector<float> vec, Embed(text));
+    out.push_back(std::move(vec));
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "bulwark/embedder.h"
+#include "core/status_macros.h"
 #include "embed/bert/bert_embedder.h"
 #include "embed/http_embedder.h"
 #include "embed/lexical_embedder.h"
@@ -21,19 +22,16 @@ absl::StatusOr<std::unique_ptr<Embedder>> CreateEmbedder(const nlohmann::json& c
   }
   const std::string& name = kind->get_ref<const std::string&>();
   if (name == "lexical") {
-    absl::StatusOr<std::unique_ptr<LexicalEmbedder>> lexical = LexicalEmbedder::FromConfig(config);
-    if (!lexical.ok()) return lexical.status();
-    return std::unique_ptr<Embedder>(*std::move(lexical));
+    BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<LexicalEmbedder> lexical, LexicalEmbedder::FromConfig(config));
+    return std::unique_ptr<Embedder>(std::move(lexical));
   }
   if (name == "http") {
-    absl::StatusOr<std::unique_ptr<HttpEmbedder>> http = HttpEmbedder::FromConfig(config);
-    if (!http.ok()) return http.status();
-    return std::unique_ptr<Embedder>(*std::move(http));
+    BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<HttpEmbedder> http, HttpEmbedder::FromConfig(config));
+    return std::unique_ptr<Embedder>(std::move(http));
   }
   if (name == "bert") {
-    absl::StatusOr<std::unique_ptr<BertEmbedder>> bert = BertEmbedder::FromConfig(config);
-    if (!bert.ok()) return bert.status();
-    return std::unique_ptr<Embedder>(*std::move(bert));
+    BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<BertEmbedder> bert, BertEmbedder::FromConfig(config));
+    return std::unique_ptr<Embedder>(std::move(bert));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown embedder kind \"", name, "\" (known: lexical, http, bert)"));

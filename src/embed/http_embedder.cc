@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "core/hex.h"
+#include "core/status_macros.h"
 #include "net/json_http_client.h"
 
 namespace bulwark {
@@ -85,9 +86,8 @@ absl::Status ParseResponse(std::string_view body, size_t expected_items, int dim
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<HttpEmbedder>> HttpEmbedder::Create(HttpEmbedderOptions options) {
-  if (absl::Status s = ValidateEndpointOptions(EndpointOf(options), kWho); !s.ok()) return s;
-  auto url = ParseBaseUrl(options.url);
-  if (!url.ok()) return url.status();
+  BULWARK_RETURN_IF_ERROR(ValidateEndpointOptions(EndpointOf(options), kWho));
+  BULWARK_ASSIGN_OR_RETURN(auto url, ParseBaseUrl(options.url));
   if (options.model.empty()) return ConfigError("\"model\" is required");
   if (options.dimension < 1 || options.dimension > kMaxDimension) {
     return ConfigError(absl::StrCat("\"dimension\" must be in [1, ", kMaxDimension, "]"));
@@ -115,7 +115,7 @@ absl::StatusOr<std::unique_ptr<HttpEmbedder>> HttpEmbedder::FromConfig(const nlo
        {ReadEndpointConfig(config, kWho, &endpoint), ReadConfigString(config, "model", kWho, &options.model),
         ReadConfigInt(config, "dimension", 1, kMaxDimension, kWho, &options.dimension),
         ReadConfigInt(config, "batch_size", 1, kMaxBatchSize, kWho, &options.batch_size)}) {
-    if (!s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(s);
   }
   options.url = endpoint.url;
   options.api_key = endpoint.api_key;
@@ -135,9 +135,8 @@ HttpEmbedder::HttpEmbedder(HttpEmbedderOptions options) : options_(std::move(opt
 
 absl::StatusOr<std::vector<float>> HttpEmbedder::Embed(std::string_view text) const {
   const std::string one[] = {std::string(text)};
-  absl::StatusOr<std::vector<std::vector<float>>> vectors = EmbedBatch(one);
-  if (!vectors.ok()) return vectors.status();
-  return std::move(vectors->front());
+  BULWARK_ASSIGN_OR_RETURN(std::vector<std::vector<float>> vectors, EmbedBatch(one));
+  return std::move(vectors.front());
 }
 
 absl::StatusOr<std::vector<std::vector<float>>> HttpEmbedder::EmbedBatch(
@@ -146,7 +145,7 @@ absl::StatusOr<std::vector<std::vector<float>>> HttpEmbedder::EmbedBatch(
   if (texts.empty()) return out;
   out.reserve(texts.size());
   auto client = JsonHttpClient::Create(EndpointOf(options_), kWho);  // one connection per call
-  if (!client.ok()) return client.status();
+  BULWARK_RETURN_IF_ERROR(client.status());
   for (size_t begin = 0; begin < texts.size(); begin += options_.batch_size) {
     const size_t count = std::min(texts.size() - begin, static_cast<size_t>(options_.batch_size));
     const std::string body =
@@ -154,9 +153,8 @@ absl::StatusOr<std::vector<std::vector<float>>> HttpEmbedder::EmbedBatch(
             {"model", options_.model},
             {"input", std::vector<std::string>(texts.begin() + begin, texts.begin() + begin + count)}}
             .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    auto answer = (*client)->Post("/v1/embeddings", body);
-    if (!answer.ok()) return answer.status();
-    if (absl::Status s = ParseResponse(*answer, count, options_.dimension, &out); !s.ok()) return s;
+    BULWARK_ASSIGN_OR_RETURN(auto answer, (*client)->Post("/v1/embeddings", body));
+    BULWARK_RETURN_IF_ERROR(ParseResponse(answer, count, options_.dimension, &out));
   }
   return out;
 }

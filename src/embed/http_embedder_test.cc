@@ -15,8 +15,12 @@
 #include <mutex>
 #include <thread>
 
+#include "testing/status_matchers.h"
+
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
@@ -174,7 +178,7 @@ TEST_F(HttpEmbedderTest, EmptyBatchMakesNoRequest) {
   auto embedder = Make();
   ASSERT_NE(embedder, nullptr);
   auto vectors = embedder->EmbedBatch({});
-  ASSERT_TRUE(vectors.ok());
+  ASSERT_THAT(vectors, IsOk());
   EXPECT_TRUE(vectors->empty());
   EXPECT_EQ(requests_.load(), 0);
 }
@@ -203,7 +207,7 @@ TEST_F(HttpEmbedderTest, UrlPrefixIsKept) {
 TEST_F(HttpEmbedderTest, SendsBearerTokenFromConfigOrEnvironment) {
   HttpEmbedderOptions options = Options();
   options.api_key = "sk-test-123";
-  ASSERT_TRUE(Make(options)->Embed("x").ok());
+  ASSERT_THAT(Make(options)->Embed("x"), IsOk());
   {
     std::lock_guard<std::mutex> lock(mu_);
     EXPECT_EQ(last_authorization_, "Bearer sk-test-123");
@@ -215,7 +219,7 @@ TEST_F(HttpEmbedderTest, SendsBearerTokenFromConfigOrEnvironment) {
                                             {"dimension", kDimension},
                                             {"api_key_env", "BULWARK_HTTP_TEST_KEY"}});
   ASSERT_TRUE(from_env.ok()) << from_env.status();
-  ASSERT_TRUE((*from_env)->Embed("x").ok());
+  ASSERT_THAT((*from_env)->Embed("x"), IsOk());
   std::lock_guard<std::mutex> lock(mu_);
   EXPECT_EQ(last_authorization_, "Bearer sk-from-env");
 }

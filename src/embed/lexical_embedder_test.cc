@@ -16,9 +16,12 @@
 
 #include "core/hex.h"
 #include "embed/idf_table.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::Each;
 using ::testing::ElementsAre;
@@ -331,7 +334,7 @@ TEST_F(LexicalEmbedderTest, EmbedBatchEqualsEmbedPerText) {
   ASSERT_EQ(batch->size(), texts.size());
   for (size_t i = 0; i < texts.size(); ++i) EXPECT_EQ((*batch)[i], MustEmbed(plain_, texts[i]));
   auto empty = plain_.EmbedBatch({});
-  ASSERT_TRUE(empty.ok());
+  ASSERT_THAT(empty, IsOk());
   EXPECT_TRUE(empty->empty());
 }
 

@@ -1,19 +1,21 @@
 #include "embed/synonym_table.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include <algorithm>
-#include <mutex>
+
+#include "core/status_macros.h"
 
 namespace bulwark {
 
 absl::StatusOr<std::shared_ptr<const SynonymTable>> SynonymTable::Shared(const std::string& dir) {
-  static std::mutex mu;
+  ABSL_CONST_INIT static absl::Mutex mu(absl::kConstInit);
   static absl::flat_hash_map<std::string, std::shared_ptr<const SynonymTable>> cache;
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(&mu);
   if (auto it = cache.find(dir); it != cache.end()) return it->second;
-  auto canonicalizer = WordNetCanonicalizer::Shared(dir);
-  if (!canonicalizer.ok()) return canonicalizer.status();
+  BULWARK_ASSIGN_OR_RETURN(auto canonicalizer, WordNetCanonicalizer::Shared(dir));
   std::shared_ptr<SynonymTable> table(new SynonymTable());
-  table->canonicalizer_ = *canonicalizer;
+  table->canonicalizer_ = canonicalizer;
   table->canonicalizer_->ForEachLemma([&](std::string_view lemma) {
     if (WordNetCanonicalizer::IsStopword(lemma)) return;
     const std::string_view canonical = table->canonicalizer_->Canonicalize(lemma);

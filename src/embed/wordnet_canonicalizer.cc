@@ -18,6 +18,7 @@
 #include <system_error>
 
 #include "core/hex.h"
+#include "core/status_macros.h"
 
 namespace bulwark {
 namespace {
@@ -232,21 +233,20 @@ absl::StatusOr<std::shared_ptr<const WordNetCanonicalizer>> WordNetCanonicalizer
   absl::MutexLock lock(&g_shared_mu);
   auto& cache = SharedCache();
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  absl::StatusOr<std::unique_ptr<WordNetCanonicalizer>> loaded = Load(key);
-  if (!loaded.ok()) return loaded.status();
-  std::shared_ptr<const WordNetCanonicalizer> shared = *std::move(loaded);
+  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<WordNetCanonicalizer> loaded, Load(key));
+  std::shared_ptr<const WordNetCanonicalizer> shared = std::move(loaded);
   cache.emplace(key, shared);
   return shared;
 }
 
 absl::StatusOr<std::unique_ptr<WordNetCanonicalizer>> WordNetCanonicalizer::Load(const std::string& dir) {
   std::unique_ptr<WordNetCanonicalizer> result(new WordNetCanonicalizer());
-  if (absl::Status s = result->LoadFrom(dir); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(result->LoadFrom(dir));
   return result;
 }
 
 absl::Status WordNetCanonicalizer::LoadFrom(const std::string& dir) {
-  if (absl::Status s = CheckDataPresent(dir); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckDataPresent(dir));
   std::string digest_input = "bulwark.wordnet.v1\n";
   absl::flat_hash_map<uint64_t, int32_t> synset_ids;  // (pos << 40 | offset) -> canonical id
 
@@ -256,21 +256,18 @@ absl::Status WordNetCanonicalizer::LoadFrom(const std::string& dir) {
     const std::string index_name = "index." + std::string(pos_name);
     const std::string data_name = "data." + std::string(pos_name);
     const std::string exc_name = std::string(pos_name) + ".exc";
-    absl::StatusOr<std::string> index_file = ReadFile(base / index_name);
-    if (!index_file.ok()) return index_file.status();
-    absl::StatusOr<std::string> data_file = ReadFile(base / data_name);
-    if (!data_file.ok()) return data_file.status();
-    absl::StatusOr<std::string> exc_file = ReadFile(base / exc_name);
-    if (!exc_file.ok()) return exc_file.status();
+    BULWARK_ASSIGN_OR_RETURN(std::string index_file, ReadFile(base / index_name));
+    BULWARK_ASSIGN_OR_RETURN(std::string data_file, ReadFile(base / data_name));
+    BULWARK_ASSIGN_OR_RETURN(std::string exc_file, ReadFile(base / exc_name));
     for (const auto& [name, content] :
-         {std::pair{&index_name, &*index_file}, {&data_name, &*data_file}, {&exc_name, &*exc_file}}) {
+         {std::pair{&index_name, &index_file}, {&data_name, &data_file}, {&exc_name, &exc_file}}) {
       absl::StrAppend(&digest_input, *name, " ", content->size(), " ", Sha256Hex(*content), "\n");
     }
 
     // index.<pos>: lemma pos synset_cnt p_cnt [ptr_symbol]{p_cnt} sense_cnt tagsense_cnt
     //              synset_offset{synset_cnt}
     int line_number = 0;
-    LineReader lines(*index_file);
+    LineReader lines(index_file);
     for (std::string_view line; lines.Next(&line);) {
       ++line_number;
       if (line.empty() || line[0] == ' ') continue;  // license header
@@ -295,16 +292,15 @@ absl::Status WordNetCanonicalizer::LoadFrom(const std::string& dir) {
       const uint64_t synset_key = (static_cast<uint64_t>(p) << 40) | first_offset;
       auto [it, inserted] = synset_ids.try_emplace(synset_key, 0);
       if (inserted) {
-        absl::StatusOr<std::string> rep = SynsetRepresentative(*data_file, first_offset, data_name);
-        if (!rep.ok()) return rep.status();
+        BULWARK_ASSIGN_OR_RETURN(std::string rep, SynsetRepresentative(data_file, first_offset, data_name));
         it->second = static_cast<int32_t>(canonical_names_.size());
-        canonical_names_.push_back(*std::move(rep));
+        canonical_names_.push_back(std::move(rep));
       }
       lemmas_[lemma][p].canonical = it->second;
     }
 
     // <pos>.exc: inflected_form base_form [base_form ...]
-    LineReader exc_lines(*exc_file);
+    LineReader exc_lines(exc_file);
     for (std::string_view line; exc_lines.Next(&line);) {
       FieldReader f(line);
       const std::string_view form = f.Next();
@@ -317,11 +313,10 @@ absl::Status WordNetCanonicalizer::LoadFrom(const std::string& dir) {
 
   // cntlist.rev: sense_key sense_number tag_cnt, sense_key = lemma%ss_type:lex_filenum:...
   // ss_type 1 noun, 2 verb, 3 adjective, 4 adverb, 5 adjective satellite.
-  absl::StatusOr<std::string> counts_file = ReadFile(std::filesystem::path(dir) / "cntlist.rev");
-  if (!counts_file.ok()) return counts_file.status();
-  absl::StrAppend(&digest_input, "cntlist.rev ", counts_file->size(), " ", Sha256Hex(*counts_file), "\n");
+  BULWARK_ASSIGN_OR_RETURN(std::string counts_file, ReadFile(std::filesystem::path(dir) / "cntlist.rev"));
+  absl::StrAppend(&digest_input, "cntlist.rev ", counts_file.size(), " ", Sha256Hex(counts_file), "\n");
   int line_number = 0;
-  LineReader count_lines(*counts_file);
+  LineReader count_lines(counts_file);
   for (std::string_view line; count_lines.Next(&line);) {
     ++line_number;
     if (line.empty()) continue;

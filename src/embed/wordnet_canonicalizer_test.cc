@@ -16,8 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "testing/status_matchers.h"
+
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -240,7 +244,7 @@ TEST_F(MiniWordNetTest, SharedLoadsOncePerDirectoryAcrossThreads) {
   for (const auto* p : seen) EXPECT_EQ(p, seen[0]);
   // The same directory spelled differently maps to the same instance.
   auto again = WordNetCanonicalizer::Shared((dir_ / "." / "").string());
-  ASSERT_TRUE(again.ok());
+  ASSERT_THAT(again, IsOk());
   EXPECT_EQ(again->get(), seen[0]);
 }
 

@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 namespace {
 
@@ -72,17 +74,17 @@ absl::StatusOr<std::shared_ptr<const WordNetConcepts>> WordNetConcepts::Shared(c
   static auto* cache = new absl::flat_hash_map<std::string, std::shared_ptr<const WordNetConcepts>>();
   if (auto it = cache->find(dir); it != cache->end()) return it->second;
   std::shared_ptr<WordNetConcepts> loaded(new WordNetConcepts());
-  if (absl::Status s = loaded->LoadFrom(dir); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(loaded->LoadFrom(dir));
   cache->emplace(dir, loaded);
   return std::shared_ptr<const WordNetConcepts>(std::move(loaded));
 }
 
 absl::Status WordNetConcepts::LoadFrom(const std::string& dir) {
-  absl::StatusOr<std::shared_ptr<const WordNetCanonicalizer>> morphy = WordNetCanonicalizer::Shared(dir);
-  if (!morphy.ok()) return morphy.status();
-  morphy_ = *std::move(morphy);
-  if (absl::Status s = LoadPos(dir, WordNetPos::kNoun); !s.ok()) return s;
-  if (absl::Status s = LoadPos(dir, WordNetPos::kVerb); !s.ok()) return s;
+  BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const WordNetCanonicalizer> morphy,
+                           WordNetCanonicalizer::Shared(dir));
+  morphy_ = std::move(morphy);
+  BULWARK_RETURN_IF_ERROR(LoadPos(dir, WordNetPos::kNoun));
+  BULWARK_RETURN_IF_ERROR(LoadPos(dir, WordNetPos::kVerb));
   ComputeDepths();
   return absl::OkStatus();
 }
@@ -91,9 +93,9 @@ absl::Status WordNetConcepts::LoadPos(const std::string& dir, WordNetPos pos) {
   const bool verb = pos == WordNetPos::kVerb;
   const std::string name = verb ? "verb" : "noun";
   absl::StatusOr<std::string> data = ReadWholeFile(std::filesystem::path(dir) / ("data." + name));
-  if (!data.ok()) return data.status();
+  BULWARK_RETURN_IF_ERROR(data.status());
   absl::StatusOr<std::string> index = ReadWholeFile(std::filesystem::path(dir) / ("index." + name));
-  if (!index.ok()) return index.status();
+  BULWARK_RETURN_IF_ERROR(index.status());
 
   // data.<pos>: offset lex_filenum ss_type w_cnt(hex) [word lex_id]{w_cnt} p_cnt
   //             [symbol offset pos source/target]{p_cnt} ... | gloss

@@ -14,10 +14,13 @@
 #include "smoothing/embedding_equivalence.h"
 #include "smoothing/extractive_responder.h"
 #include "smoothing/smoother.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::eval {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 constexpr char kQuestion[] = "how many days do customers have to request a refund";
 // Written to be retrieved for the question (it echoes it), as a retrieval-optimized injection is.
@@ -83,9 +86,9 @@ TEST(ConsistentMinorityTest, EndToEndOverSeedsEquivalenceStaysWithinTheCertifica
   std::vector<NewEntry> entries;
   for (const std::string& text : Paraphrases()) entries.push_back({.text = text});
   entries.push_back({.text = kPoison});  // t = 1 signed, authenticated injection
-  ASSERT_TRUE((*store)->AddBatch("shop", entries, "writer").ok());
+  ASSERT_THAT((*store)->AddBatch("shop", entries, "writer"), IsOk());
   auto pool = (*store)->Search("shop", kQuestion, {.k = 11});
-  ASSERT_TRUE(pool.ok());
+  ASSERT_THAT(pool, IsOk());
   ASSERT_EQ(pool->hits.size(), 11u);
   ASSERT_EQ(pool->hits[0].entry.text, kPoison);  // the attacker wins plain top-1 retrieval
 

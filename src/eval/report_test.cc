@@ -10,10 +10,13 @@
 #include <vector>
 
 #include "eval/roc_svg.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark::eval {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::HasSubstr;
 
@@ -36,7 +39,7 @@ TEST(MarkdownTable, AlignsColumnsAndEscapesPipes) {
 TEST(WriteJsonFile, RoundTripsAndFailsOnUnwritablePath) {
   testing::TempDir dir;
   const auto path = dir / "sub" / "out.json";
-  ASSERT_TRUE(WriteJsonFile(path, {{"a", 1}}).ok());
+  ASSERT_THAT(WriteJsonFile(path, {{"a", 1}}), IsOk());
   std::ifstream f(path);
   EXPECT_EQ(nlohmann::json::parse(f)["a"], 1);
   EXPECT_FALSE(WriteJsonFile(dir.path(), {{"a", 1}}).ok());  // a directory, not a file
@@ -72,7 +75,7 @@ TEST(RocSvg, OnePolylinePerCurveWithPointsInsideTheUnitSquare) {
                                    {"validation", RocCurve(neg, pos), Auroc(neg, pos)}};
   testing::TempDir dir;
   const auto path = dir / "plots" / (PlotFileName("roc detect") + ".svg");
-  ASSERT_TRUE(WriteRocSvg(path, "ROC & co", series).ok());
+  ASSERT_THAT(WriteRocSvg(path, "ROC & co", series), IsOk());
   std::ifstream f(path);
   const std::string svg((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   EXPECT_EQ(svg.rfind("<?xml", 0), 0u);

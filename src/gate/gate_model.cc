@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 
+#include "core/status_macros.h"
 #include "gate/shrinkage_covariance.h"
 #include "gate/triangular_norm.h"
 #include "index/inner_product.h"
@@ -195,8 +196,7 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
   const Eigen::MatrixXd b = ToMatrix(benign, all_b);
   Eigen::MatrixXd t;
   if (lda) t = ToMatrix(triggered, all_t);
-  auto stats = FitStats(b, lda ? &t : nullptr, options.shrinkage, options.shrinkage);
-  if (!stats.ok()) return stats.status();
+  BULWARK_ASSIGN_OR_RETURN(auto stats, FitStats(b, lda ? &t : nullptr, options.shrinkage, options.shrinkage));
 
   // Out-of-fold scores: sample i belongs to fold i mod K. The folds use the final fit's shrinkage:
   // alpha shrinks as n grows, and a threshold calibrated under more shrinkage (smaller distances)
@@ -213,13 +213,13 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
     const Eigen::MatrixXd train_b = ToMatrix(benign, split(benign.size(), fold, false));
     Eigen::MatrixXd train_t;
     if (lda) train_t = ToMatrix(triggered, split(triggered.size(), fold, false));
-    auto fold_stats = FitStats(train_b, lda ? &train_t : nullptr, stats->alpha, stats->within_alpha);
-    if (!fold_stats.ok()) return fold_stats.status();
+    BULWARK_ASSIGN_OR_RETURN(auto fold_stats,
+                             FitStats(train_b, lda ? &train_t : nullptr, stats.alpha, stats.within_alpha));
     auto score_into = [&](std::span<const std::vector<float>> rows, const std::vector<int>& held,
                           std::array<std::vector<double>, kGateScoreCount>* out) {
       for (int i : held) {
         const Eigen::VectorXd z = Eigen::Map<const Eigen::VectorXf>(rows[i].data(), d).cast<double>();
-        const auto s = ScoreStats(*fold_stats, z);
+        const auto s = ScoreStats(fold_stats, z);
         for (int k = 0; k < kGateScoreCount; ++k) (*out)[k].push_back(s[k]);
       }
     };
@@ -232,7 +232,7 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
   model.has_lda_ = lda;
   model.decision_score_ = decision;
   model.target_fpr_ = options.target_fpr;
-  model.shrinkage_ = stats->alpha;
+  model.shrinkage_ = stats.alpha;
   model.benign_count_ = static_cast<int>(benign.size());
   model.triggered_count_ = static_cast<int>(triggered.size());
   for (int k = 0; k < kGateScoreCount; ++k) {
@@ -241,14 +241,14 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
                                : Threshold(oof.benign[k], options.target_fpr);
   }
   model.mu_.resize(d);
-  for (size_t i = 0; i < d; ++i) model.mu_[i] = static_cast<float>(stats->mu[i]);
+  for (size_t i = 0; i < d; ++i) model.mu_[i] = static_cast<float>(stats.mu[i]);
   model.whitening_.resize(d * d);
   for (size_t r = 0; r < d; ++r) {
-    for (size_t c = 0; c < d; ++c) model.whitening_[r * d + c] = static_cast<float>(stats->whitening(r, c));
+    for (size_t c = 0; c < d; ++c) model.whitening_[r * d + c] = static_cast<float>(stats.whitening(r, c));
   }
   if (lda) {
     model.lda_w_.resize(d);
-    for (size_t i = 0; i < d; ++i) model.lda_w_[i] = static_cast<float>(stats->lda_w[i]);
+    for (size_t i = 0; i < d; ++i) model.lda_w_[i] = static_cast<float>(stats.lda_w[i]);
   }
   model.BuildScoringCopies();
   if (diagnostics != nullptr) *diagnostics = std::move(oof);

@@ -10,9 +10,12 @@
 #include <random>
 
 #include "gate/gate_fit_report.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::HasSubstr;
 
@@ -144,7 +147,7 @@ TEST(GateModelTest, FixedShrinkageIsUsed) {
   GateFitOptions options;
   options.shrinkage = 0.25;
   auto model = GateModel::Fit(Cloud(50, 32, 10), {}, options);
-  ASSERT_TRUE(model.ok());
+  ASSERT_THAT(model, IsOk());
   EXPECT_EQ(model->shrinkage(), 0.25);
   // d = 384 from 50 samples is singular without shrinkage.
   options.shrinkage = 0;
@@ -154,7 +157,7 @@ TEST(GateModelTest, FixedShrinkageIsUsed) {
 
 TEST(GateModelTest, SerializationRoundTripsAndDetectsDamage) {
   auto model = GateModel::Fit(Cloud(100, 48, 11), Cloud(20, 48, 12, 0.4), {});
-  ASSERT_TRUE(model.ok());
+  ASSERT_THAT(model, IsOk());
   const std::string bytes = model->Serialize();
   auto back = GateModel::Deserialize(bytes);
   ASSERT_TRUE(back.ok()) << back.status();
@@ -211,7 +214,7 @@ TEST(GateFitReportTest, AurocAndFprAtTpr) {
   EXPECT_TRUE(std::isnan(Auroc({}, triggered)));
 
   auto model = GateModel::Fit(Cloud(100, 32, 15), Cloud(30, 32, 16, 0.5), {});
-  ASSERT_TRUE(model.ok());
+  ASSERT_THAT(model, IsOk());
   const GateFitReport report = EvaluateGate(*model, Cloud(100, 32, 17), Cloud(50, 32, 18, 0.5));
   ASSERT_EQ(report.scores.size(), 3u);
   EXPECT_EQ(report.scores[2].score, GateScore::kLda);

@@ -5,9 +5,9 @@
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -35,8 +35,8 @@ class GateRegistry {
   GateStore* store_;
   Env* env_;
   int64_t ttl_us_;
-  std::mutex mu_;
-  absl::flat_hash_map<std::string, Cached> cache_;  // guarded by mu_
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Cached> cache_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark

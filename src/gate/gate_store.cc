@@ -113,7 +113,7 @@ absl::StatusOr<StoredGate> GateStore::Decode(const GateRow& row) {
 
 absl::StatusOr<std::vector<std::string>> GateStore::ManifestNamespaces() {
   absl::StatusOr<std::optional<GateManifest>> manifest = rows_->Manifest();
-  if (!manifest.ok()) return manifest.status();
+  BULWARK_RETURN_IF_ERROR(manifest.status());
   if (!manifest->has_value()) {
     if (rows_->manifest_pending()) return std::vector<std::string>();
     return absl::DataLossError("the signed manifest of query gates is missing (deleted?)");

@@ -10,10 +10,13 @@
 #include "gate/gate_registry.h"
 #include "store/memory_store.h"
 #include "testing/exec_sql.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::HasSubstr;
 
@@ -43,7 +46,7 @@ class GateStoreTest : public ::testing::Test {
   std::filesystem::path db() const { return dir_ / "bulwark.db"; }
   StoredGate MakeGate(const std::string& ns) {
     auto model = GateModel::Fit(Random(40, 8, 1), {}, {});
-    EXPECT_TRUE(model.ok());
+    EXPECT_THAT(model, IsOk());
     StoredGate gate;
     gate.name_space = ns;
     gate.mode = GateMode::kReject;
@@ -61,13 +64,13 @@ TEST_F(GateStoreTest, SavesLoadsAndSurvivesReopen) {
   {
     auto gates = GateStore::Open(db());
     ASSERT_TRUE(gates.ok()) << gates.status();
-    ASSERT_TRUE((*gates)->Save(gate).ok());
+    ASSERT_THAT((*gates)->Save(gate), IsOk());
     auto none = (*gates)->Load("bob");
-    ASSERT_TRUE(none.ok());
+    ASSERT_THAT(none, IsOk());
     EXPECT_FALSE(none->has_value());
   }
   auto gates = GateStore::Open(db());
-  ASSERT_TRUE(gates.ok());
+  ASSERT_THAT(gates, IsOk());
   auto loaded = (*gates)->Load("alice");
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   ASSERT_TRUE(loaded->has_value());
@@ -80,14 +83,14 @@ TEST_F(GateStoreTest, SavesLoadsAndSurvivesReopen) {
   const auto z = Random(1, 8, 9)[0];
   EXPECT_EQ(back.model->ScoreOf(GateScore::kMahalanobis, z), gate.model->ScoreOf(GateScore::kMahalanobis, z));
 
-  EXPECT_TRUE((*gates)->Remove("alice").ok());
+  EXPECT_THAT((*gates)->Remove("alice"), IsOk());
   EXPECT_EQ((*gates)->Remove("alice").code(), absl::StatusCode::kNotFound);
 }
 
 TEST_F(GateStoreTest, DamagedRowIsDataLoss) {
   auto gates = GateStore::Open(db());
-  ASSERT_TRUE(gates.ok());
-  ASSERT_TRUE((*gates)->Save(MakeGate("alice")).ok());
+  ASSERT_THAT(gates, IsOk());
+  ASSERT_THAT((*gates)->Save(MakeGate("alice")), IsOk());
   // Flip one byte inside the serialized statistics.
   testing::ExecSql(db(),
                    "UPDATE query_gates SET model = substr(model, 1, 99) || X'FF' || substr(model, 101)");
@@ -104,19 +107,19 @@ TEST_F(GateStoreTest, PolicyEditsAreRefusedAndTheUpgradeSignsOnce) {
     ASSERT_TRUE(gates.ok()) << gates.status();
     StoredGate strict = MakeGate("alice");
     strict.mode = GateMode::kReject;
-    ASSERT_TRUE((*gates)->Save(strict).ok());
-    ASSERT_TRUE((*gates)->Save(MakeGate("bob")).ok());
+    ASSERT_THAT((*gates)->Save(strict), IsOk());
+    ASSERT_THAT((*gates)->Save(MakeGate("bob")), IsOk());
     auto problems = (*gates)->Verify();
-    ASSERT_TRUE(problems.ok());
+    ASSERT_THAT(problems, IsOk());
     EXPECT_TRUE(problems->empty());
   }
   testing::ExecSql(db(), "UPDATE query_gates SET mode = 'off' WHERE namespace = 'alice'");
   auto gates = GateStore::Open(db());
   ASSERT_TRUE(gates.ok()) << gates.status();
   EXPECT_EQ((*gates)->Load("alice").status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE((*gates)->Load("bob").ok());
+  EXPECT_THAT((*gates)->Load("bob"), IsOk());
   auto problems = (*gates)->Verify();
-  ASSERT_TRUE(problems.ok());
+  ASSERT_THAT(problems, IsOk());
   EXPECT_THAT(*problems, ::testing::ElementsAre(HasSubstr("query gate of alice")));
 
   // The table as main made it before rows were signed (doc/gate_format.md), holding bob's row, in
@@ -135,53 +138,53 @@ TEST_F(GateStoreTest, PolicyEditsAreRefusedAndTheUpgradeSignsOnce) {
       << "signed at the upgrade: " << (*upgraded)->Load("bob").status();
   testing::ExecSql(db(), "UPDATE query_gates SET tag = x'' WHERE namespace = 'bob'");
   auto reopened = GateStore::Open(db());
-  ASSERT_TRUE(reopened.ok());
+  ASSERT_THAT(reopened, IsOk());
   EXPECT_EQ((*reopened)->Load("bob").status().code(), absl::StatusCode::kDataLoss) << "signed only once";
 }
 
 TEST_F(GateStoreTest, ADeletedRowIsNamedByTheSignedManifestAndFailsClosed) {
   auto gates = GateStore::Open(db());
   ASSERT_TRUE(gates.ok()) << gates.status();
-  ASSERT_TRUE((*gates)->Save(MakeGate("alice")).ok());
-  ASSERT_TRUE((*gates)->Save(MakeGate("bob")).ok());
-  ASSERT_TRUE((*gates)->Save(MakeGate("carol")).ok());
+  ASSERT_THAT((*gates)->Save(MakeGate("alice")), IsOk());
+  ASSERT_THAT((*gates)->Save(MakeGate("bob")), IsOk());
+  ASSERT_THAT((*gates)->Save(MakeGate("carol")), IsOk());
   ASSERT_TRUE((*gates)->Remove("carol").ok()) << "a removal through the store updates the manifest";
   testing::ExecSql(db(), "DELETE FROM query_gates WHERE namespace = 'alice'");
   EXPECT_THAT((*gates)->Load("alice").status().message(), HasSubstr("deleted"));
   EXPECT_EQ((*gates)->Load("alice").status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE((*gates)->Load("bob").ok());
+  EXPECT_THAT((*gates)->Load("bob"), IsOk());
   auto carol = (*gates)->Load("carol");
   ASSERT_TRUE(carol.ok()) << carol.status();
   EXPECT_FALSE(carol->has_value());
   auto problems = (*gates)->Verify();
-  ASSERT_TRUE(problems.ok());
+  ASSERT_THAT(problems, IsOk());
   EXPECT_THAT(*problems, ::testing::ElementsAre(HasSubstr("query gate of alice: deleted")));
 
   // Deleting the manifest too leaves bob's row without one: every namespace without a row fails.
   testing::ExecSql(db(), "DELETE FROM meta WHERE key = 'query_gate_manifest'");
   EXPECT_EQ((*gates)->Load("alice").status().code(), absl::StatusCode::kDataLoss);
-  EXPECT_TRUE((*gates)->Load("bob").ok());
+  EXPECT_THAT((*gates)->Load("bob"), IsOk());
   problems = (*gates)->Verify();
-  ASSERT_TRUE(problems.ok());
+  ASSERT_THAT(problems, IsOk());
   EXPECT_THAT(*problems, ::testing::ElementsAre(HasSubstr("manifest of query gates is missing")));
 }
 
 TEST_F(GateStoreTest, RegistryCachesForTtlAndInvalidates) {
   auto gates = GateStore::Open(db());
-  ASSERT_TRUE(gates.ok());
+  ASSERT_THAT(gates, IsOk());
   FakeClock clock;
   GateRegistry registry(gates->get(), &clock, /*ttl_ms=*/1000);
   auto none = registry.Get("alice");
-  ASSERT_TRUE(none.ok());
+  ASSERT_THAT(none, IsOk());
   EXPECT_EQ(*none, nullptr);
-  ASSERT_TRUE((*gates)->Save(MakeGate("alice")).ok());
+  ASSERT_THAT((*gates)->Save(MakeGate("alice")), IsOk());
   EXPECT_EQ(*registry.Get("alice"), nullptr);  // remembered "no gate" within the TTL
   clock.now += 1'000'001;
   auto found = registry.Get("alice");
-  ASSERT_TRUE(found.ok());
+  ASSERT_THAT(found, IsOk());
   ASSERT_NE(*found, nullptr);
   EXPECT_EQ((*found)->mode, GateMode::kReject);
-  ASSERT_TRUE((*gates)->Remove("alice").ok());
+  ASSERT_THAT((*gates)->Remove("alice"), IsOk());
   registry.Invalidate("alice");
   EXPECT_EQ(*registry.Get("alice"), nullptr);
 }

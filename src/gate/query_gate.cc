@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace bulwark {
@@ -157,12 +158,11 @@ absl::Status QueryGate::Strip(std::string_view query, GateVerdict* v) const {
       }
       variants.push_back(absl::StrJoin(kept, " "));
     }
-    auto embedded = embedder_->EmbedBatch(variants);
-    if (!embedded.ok()) return embedded.status();
+    BULWARK_ASSIGN_OR_RETURN(auto embedded, embedder_->EmbedBatch(variants));
     size_t best = 0;
     double best_score = INFINITY;
     for (size_t i = 0; i < variants.size(); ++i) {
-      const double s = model_->ScoreOf(kind, (*embedded)[i]);
+      const double s = model_->ScoreOf(kind, embedded[i]);
       if (s < best_score) {
         best_score = s;
         best = i;

@@ -8,9 +8,12 @@
 #include "embed/embedder_factory.h"
 #include "gate/gate_fit_report.h"
 #include "testing/gate_fixture.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::UnorderedElementsAre;
 
@@ -30,7 +33,7 @@ class QueryGateTest : public ::testing::Test {
   GateVerdict Evaluate(const std::string& query, GateMode mode, std::shared_ptr<const GateModel> model) {
     QueryGate gate(std::move(model), embedder_.get());
     auto z = embedder_->Embed(query);
-    EXPECT_TRUE(z.ok());
+    EXPECT_THAT(z, IsOk());
     auto v = gate.Evaluate(query, *z, mode);
     EXPECT_TRUE(v.ok()) << v.status();
     return v.value_or(GateVerdict{});
@@ -100,7 +103,7 @@ TEST_F(QueryGateTest, StripRefusesQueriesTooLongToLocalize) {
   longer += std::string(" ") + kTrigger;
   QueryGate gate(model_, embedder_.get(), {.max_removals = 8, .max_tokens = 128});
   auto v = gate.Evaluate(longer, *embedder_->Embed(longer), GateMode::kStrip);
-  ASSERT_TRUE(v.ok());
+  ASSERT_THAT(v, IsOk());
   ASSERT_TRUE(v->flagged);
   EXPECT_TRUE(v->rejected());
 }

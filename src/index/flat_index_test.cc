@@ -16,8 +16,12 @@
 #include <thread>
 #include <vector>
 
+#include "testing/status_matchers.h"
+
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -110,15 +114,15 @@ TEST(FlatIndexTest, CreateRejectsBadDimensions) {
   for (int dimension : {0, -1, FlatIndex::kMaxDimension + 1}) {
     EXPECT_EQ(FlatIndex::Create(dimension).status().code(), absl::StatusCode::kInvalidArgument) << dimension;
   }
-  ASSERT_TRUE(FlatIndex::Create(1).ok());
-  ASSERT_TRUE(FlatIndex::Create(FlatIndex::kMaxDimension).ok());
+  ASSERT_THAT(FlatIndex::Create(1), IsOk());
+  ASSERT_THAT(FlatIndex::Create(FlatIndex::kMaxDimension), IsOk());
 }
 
 TEST(FlatIndexTest, CreateWithUnsupportedLevelFails) {
   for (SimdLevel level : {SimdLevel::kScalar, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
     absl::StatusOr<std::unique_ptr<FlatIndex>> index = FlatIndex::Create(8, level);
     if (CpuSupports(level)) {
-      ASSERT_TRUE(index.ok());
+      ASSERT_THAT(index, IsOk());
       EXPECT_EQ((*index)->simd_level(), level);
     } else {
       EXPECT_EQ(index.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -135,13 +139,13 @@ TEST(FlatIndexTest, AddRejectsWrongDimensionAndDuplicateId) {
   EXPECT_EQ(index->Add(1, five, State::kActive, Kind::kMemory).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(index->Add(1, {}, State::kActive, Kind::kMemory).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(index->size(), 0u);
-  ASSERT_TRUE(index->Add(1, four, State::kActive, Kind::kMemory).ok());
+  ASSERT_THAT(index->Add(1, four, State::kActive, Kind::kMemory), IsOk());
   EXPECT_EQ(index->Add(1, four, State::kQuarantined, Kind::kHoneypot).code(),
             absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(index->size(), 1u);
   // The failed duplicate did not change the stored row.
   auto hits = index->Search(four, 5, IndexFilter{});
-  ASSERT_TRUE(hits.ok());
+  ASSERT_THAT(hits, IsOk());
   EXPECT_THAT(Ids(*hits), ElementsAre(1));
 }
 
@@ -152,7 +156,7 @@ TEST(FlatIndexTest, AddAndSetStateRejectUnknownEnumerators) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(index->Add(1, v, State::kActive, static_cast<Kind>(7)).code(),
             absl::StatusCode::kInvalidArgument);
-  ASSERT_TRUE(index->Add(1, v, State::kActive, Kind::kMemory).ok());
+  ASSERT_THAT(index->Add(1, v, State::kActive, Kind::kMemory), IsOk());
   EXPECT_EQ(index->SetState(1, static_cast<State>(99)).code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -160,15 +164,15 @@ TEST(FlatIndexTest, MissingIdsAreNotFound) {
   auto index = MakeIndex(2);
   EXPECT_EQ(index->SetState(7, State::kDeleted).code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(index->Remove(7).code(), absl::StatusCode::kNotFound);
-  ASSERT_TRUE(index->Add(7, std::vector<float>{1, 1}, State::kActive, Kind::kMemory).ok());
-  ASSERT_TRUE(index->Remove(7).ok());
+  ASSERT_THAT(index->Add(7, std::vector<float>{1, 1}, State::kActive, Kind::kMemory), IsOk());
+  ASSERT_THAT(index->Remove(7), IsOk());
   EXPECT_EQ(index->Remove(7).code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(index->SetState(7, State::kActive).code(), absl::StatusCode::kNotFound);
 }
 
 TEST(FlatIndexTest, SearchRejectsWrongDimensionAndNegativeK) {
   auto index = MakeIndex(3);
-  ASSERT_TRUE(index->Add(1, std::vector<float>{1, 0, 0}, State::kActive, Kind::kMemory).ok());
+  ASSERT_THAT(index->Add(1, std::vector<float>{1, 0, 0}, State::kActive, Kind::kMemory), IsOk());
   EXPECT_EQ(index->Search(std::vector<float>{1, 0}, 1, IndexFilter{}).status().code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(index->Search(std::vector<float>{1, 0, 0, 0}, 1, IndexFilter{}).status().code(),
@@ -179,7 +183,7 @@ TEST(FlatIndexTest, SearchRejectsWrongDimensionAndNegativeK) {
 
 TEST(FlatIndexTest, ReserveRejectsImpossibleSizes) {
   auto index = MakeIndex(384);
-  EXPECT_TRUE(index->Reserve(1000).ok());
+  EXPECT_THAT(index->Reserve(1000), IsOk());
   EXPECT_EQ(index->Reserve(std::numeric_limits<size_t>::max() / 2).code(),
             absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(index->size(), 0u);
@@ -192,50 +196,50 @@ TEST(FlatIndexTest, KZeroAndEmptyIndexGiveNoHits) {
   auto index = MakeIndex(2);
   const std::vector<float> q = {1, 0};
   auto empty = index->Search(q, 5, IndexFilter{});
-  ASSERT_TRUE(empty.ok());
+  ASSERT_THAT(empty, IsOk());
   EXPECT_THAT(*empty, IsEmpty());
-  ASSERT_TRUE(index->Add(1, q, State::kActive, Kind::kMemory).ok());
+  ASSERT_THAT(index->Add(1, q, State::kActive, Kind::kMemory), IsOk());
   auto none = index->Search(q, 0, IndexFilter{});
-  ASSERT_TRUE(none.ok());
+  ASSERT_THAT(none, IsOk());
   EXPECT_THAT(*none, IsEmpty());
 }
 
 TEST(FlatIndexTest, DefaultFilterReturnsOnlyActiveMemoriesBestFirst) {
   auto index = MakeIndex(2);
-  ASSERT_TRUE(index->Add(10, std::vector<float>{1, 0}, State::kActive, Kind::kMemory).ok());
-  ASSERT_TRUE(index->Add(11, std::vector<float>{0.5f, 0}, State::kActive, Kind::kMemory).ok());
-  ASSERT_TRUE(index->Add(12, std::vector<float>{2, 0}, State::kQuarantined, Kind::kMemory).ok());
-  ASSERT_TRUE(index->Add(13, std::vector<float>{3, 0}, State::kActive, Kind::kHoneypot).ok());
-  ASSERT_TRUE(index->Add(14, std::vector<float>{-1, 0}, State::kActive, Kind::kMemory).ok());
+  ASSERT_THAT(index->Add(10, std::vector<float>{1, 0}, State::kActive, Kind::kMemory), IsOk());
+  ASSERT_THAT(index->Add(11, std::vector<float>{0.5f, 0}, State::kActive, Kind::kMemory), IsOk());
+  ASSERT_THAT(index->Add(12, std::vector<float>{2, 0}, State::kQuarantined, Kind::kMemory), IsOk());
+  ASSERT_THAT(index->Add(13, std::vector<float>{3, 0}, State::kActive, Kind::kHoneypot), IsOk());
+  ASSERT_THAT(index->Add(14, std::vector<float>{-1, 0}, State::kActive, Kind::kMemory), IsOk());
   const std::vector<float> q = {1, 0};
 
   auto hits = index->Search(q, 10, IndexFilter{});
-  ASSERT_TRUE(hits.ok());
+  ASSERT_THAT(hits, IsOk());
   EXPECT_THAT(Ids(*hits), ElementsAre(10, 11, 14));  // fewer than k pass
   EXPECT_EQ((*hits)[0].score, 1.0f);
   EXPECT_EQ((*hits)[2].score, -1.0f);
 
   auto all = index->Search(q, 10, IndexFilter{kAllStates, kAllKinds});
-  ASSERT_TRUE(all.ok());
+  ASSERT_THAT(all, IsOk());
   EXPECT_THAT(Ids(*all), ElementsAre(13, 12, 10, 11, 14));
 
   auto top2 = index->Search(q, 2, IndexFilter{kAllStates, kAllKinds});
-  ASSERT_TRUE(top2.ok());
+  ASSERT_THAT(top2, IsOk());
   EXPECT_THAT(Ids(*top2), ElementsAre(13, 12));
 }
 
 TEST(FlatIndexTest, SetStateChangesWhatPassesTheFilter) {
   auto index = MakeIndex(2);
-  ASSERT_TRUE(index->Add(1, std::vector<float>{1, 0}, State::kActive, Kind::kMemory).ok());
-  ASSERT_TRUE(index->Add(2, std::vector<float>{0.5f, 0}, State::kActive, Kind::kMemory).ok());
+  ASSERT_THAT(index->Add(1, std::vector<float>{1, 0}, State::kActive, Kind::kMemory), IsOk());
+  ASSERT_THAT(index->Add(2, std::vector<float>{0.5f, 0}, State::kActive, Kind::kMemory), IsOk());
   const std::vector<float> q = {1, 0};
-  ASSERT_TRUE(index->SetState(1, State::kQuarantined).ok());
+  ASSERT_THAT(index->SetState(1, State::kQuarantined), IsOk());
   EXPECT_THAT(Ids(*index->Search(q, 5, IndexFilter{})), ElementsAre(2));
   EXPECT_THAT(Ids(*index->Search(q, 5, IndexFilter{Bit(State::kQuarantined), kAllKinds})), ElementsAre(1));
   ASSERT_TRUE(index->SetState(1, State::kActive).ok());  // release
   EXPECT_THAT(Ids(*index->Search(q, 5, IndexFilter{})), ElementsAre(1, 2));
   EXPECT_EQ(index->size(), 2u);  // size counts rows whatever their state
-  ASSERT_TRUE(index->SetState(2, State::kDeleted).ok());
+  ASSERT_THAT(index->SetState(2, State::kDeleted), IsOk());
   EXPECT_EQ(index->size(), 2u);
   EXPECT_THAT(Ids(*index->Search(q, 5, IndexFilter{})), ElementsAre(1));
 }
@@ -244,22 +248,22 @@ TEST(FlatIndexTest, RemoveMovesTheLastRowIntoTheHole) {
   auto index = MakeIndex(3);
   for (int64_t id = 0; id < 5; ++id) {
     const float x = static_cast<float>(id);
-    ASSERT_TRUE(index->Add(id, std::vector<float>{x, 1, -x}, State::kActive, Kind::kMemory).ok());
+    ASSERT_THAT(index->Add(id, std::vector<float>{x, 1, -x}, State::kActive, Kind::kMemory), IsOk());
   }
-  ASSERT_TRUE(index->SetState(4, State::kQuarantined).ok());
+  ASSERT_THAT(index->SetState(4, State::kQuarantined), IsOk());
   ASSERT_TRUE(index->Remove(1).ok());  // row 4 moves to position 1, keeping its vector and state
   EXPECT_EQ(index->size(), 4u);
   const std::vector<float> q = {1, 0, 0};
   EXPECT_THAT(Ids(*index->Search(q, 10, IndexFilter{})), ElementsAre(3, 2, 0));
   auto quarantined = index->Search(q, 10, IndexFilter{Bit(State::kQuarantined), kAllKinds});
-  ASSERT_TRUE(quarantined.ok());
+  ASSERT_THAT(quarantined, IsOk());
   ASSERT_THAT(Ids(*quarantined), ElementsAre(4));
   EXPECT_EQ((*quarantined)[0].score, 4.0f);
   // The moved row can be changed and removed by id; the removed id can be added again.
-  ASSERT_TRUE(index->SetState(4, State::kActive).ok());
+  ASSERT_THAT(index->SetState(4, State::kActive), IsOk());
   EXPECT_THAT(Ids(*index->Search(q, 10, IndexFilter{})), ElementsAre(4, 3, 2, 0));
-  ASSERT_TRUE(index->Remove(4).ok());
-  ASSERT_TRUE(index->Add(1, std::vector<float>{9, 0, 0}, State::kActive, Kind::kMemory).ok());
+  ASSERT_THAT(index->Remove(4), IsOk());
+  ASSERT_THAT(index->Add(1, std::vector<float>{9, 0, 0}, State::kActive, Kind::kMemory), IsOk());
   EXPECT_THAT(Ids(*index->Search(q, 10, IndexFilter{})), ElementsAre(1, 3, 2, 0));
   for (int64_t id : {0, 1, 2, 3}) ASSERT_TRUE(index->Remove(id).ok());
   EXPECT_EQ(index->size(), 0u);
@@ -270,22 +274,22 @@ TEST(FlatIndexTest, TiesGoToTheLowerRowId) {
   auto index = MakeIndex(2);
   // Added in descending id order, so positions and ids disagree.
   for (int64_t id : {50, 40, 30, 20, 10}) {
-    ASSERT_TRUE(index->Add(id, std::vector<float>{1, 1}, State::kActive, Kind::kMemory).ok());
+    ASSERT_THAT(index->Add(id, std::vector<float>{1, 1}, State::kActive, Kind::kMemory), IsOk());
   }
-  ASSERT_TRUE(index->Add(5, std::vector<float>{0, 1}, State::kActive, Kind::kMemory).ok());
+  ASSERT_THAT(index->Add(5, std::vector<float>{0, 1}, State::kActive, Kind::kMemory), IsOk());
   auto hits = index->Search(std::vector<float>{1, 1}, 3, IndexFilter{});
-  ASSERT_TRUE(hits.ok());
+  ASSERT_THAT(hits, IsOk());
   EXPECT_THAT(Ids(*hits), ElementsAre(10, 20, 30));
 }
 
 TEST(FlatIndexTest, NanScoresRankLast) {
   auto index = MakeIndex(2);
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  ASSERT_TRUE(index->Add(1, std::vector<float>{nan, 0}, State::kActive, Kind::kMemory).ok());
-  ASSERT_TRUE(index->Add(2, std::vector<float>{-1, 0}, State::kActive, Kind::kMemory).ok());
-  ASSERT_TRUE(index->Add(3, std::vector<float>{1, 0}, State::kActive, Kind::kMemory).ok());
+  ASSERT_THAT(index->Add(1, std::vector<float>{nan, 0}, State::kActive, Kind::kMemory), IsOk());
+  ASSERT_THAT(index->Add(2, std::vector<float>{-1, 0}, State::kActive, Kind::kMemory), IsOk());
+  ASSERT_THAT(index->Add(3, std::vector<float>{1, 0}, State::kActive, Kind::kMemory), IsOk());
   auto hits = index->Search(std::vector<float>{1, 0}, 3, IndexFilter{});
-  ASSERT_TRUE(hits.ok());
+  ASSERT_THAT(hits, IsOk());
   ASSERT_THAT(Ids(*hits), ElementsAre(3, 2, 1));
   EXPECT_EQ((*hits)[2].score, -std::numeric_limits<float>::infinity());
 }
@@ -300,7 +304,7 @@ TEST(FlatIndexTest, ConcurrentSearchesGiveTheSameResults) {
   std::vector<float> v(kDimension);
   for (int64_t id = 0; id < 2000; ++id) {
     for (float& x : v) x = uniform(rng);
-    ASSERT_TRUE(index->Add(id, v, State::kActive, Kind::kMemory).ok());
+    ASSERT_THAT(index->Add(id, v, State::kActive, Kind::kMemory), IsOk());
   }
   std::vector<std::vector<float>> queries(8, std::vector<float>(kDimension));
   std::vector<std::vector<IndexHit>> expected;
@@ -339,7 +343,7 @@ TEST(FlatIndexTest, DefaultScanModeFollowsTheCpu) {
 
 using OracleParam = std::tuple<SimdLevel, ScanMode>;
 
-class FlatIndexOracleTest : public testing::TestWithParam<OracleParam> {
+class FlatIndexOracleTest : public ::testing::TestWithParam<OracleParam> {
  protected:
   void SetUp() override {
     if (!CpuSupports(level())) GTEST_SKIP() << "CPU lacks " << ToString(level());
@@ -367,7 +371,7 @@ TEST_P(FlatIndexOracleTest, SearchMatchesBruteForce) {
         const uint32_t r = rng();
         if (r % 5 == 0) row.state = static_cast<State>(1 + r / 5 % 3);
         if (r % 7 == 0) row.kind = Kind::kHoneypot;
-        ASSERT_TRUE(index->Add(ids[i], row.vector, row.state, row.kind).ok());
+        ASSERT_THAT(index->Add(ids[i], row.vector, row.state, row.kind), IsOk());
         model[ids[i]] = row;
       }
       for (int trial = 0; trial < 3; ++trial) {
@@ -408,7 +412,7 @@ TEST_P(FlatIndexOracleTest, TiesMatchBruteForce) {
       const int64_t id = (i * 389) % 1500 - 750;  // negative ids too, in scrambled order
       ModelRow row{std::vector<float>(dimension), State::kActive, i % 4 ? Kind::kMemory : Kind::kHoneypot};
       for (float& x : row.vector) x = static_cast<float>(ternary(rng));
-      ASSERT_TRUE(index->Add(id, row.vector, row.state, row.kind).ok());
+      ASSERT_THAT(index->Add(id, row.vector, row.state, row.kind), IsOk());
       model[id] = row;
     }
     for (int trial = 0; trial < 10; ++trial) {
@@ -501,7 +505,7 @@ TEST_P(FlatIndexOracleTest, NearTiesMatchBruteForce) {
         }
       }
       const int64_t id = (i * 7919) % 3000;
-      ASSERT_TRUE(index->Add(id, row.vector, row.state, row.kind).ok());
+      ASSERT_THAT(index->Add(id, row.vector, row.state, row.kind), IsOk());
       model[id] = row;
     }
     for (int trial = 0; trial < 6; ++trial) {
@@ -537,7 +541,7 @@ TEST_P(FlatIndexOracleTest, SparseZeroAndUnboundedRowsMatchBruteForce) {
     if (id % 250 == 8) row.vector[rng() % kDimension] = 0x1p70f;
     if (id % 250 == 9) row.vector[rng() % kDimension] = std::numeric_limits<float>::quiet_NaN();
     if (id % 250 == 10) row.vector.assign(kDimension, 0.0f);
-    ASSERT_TRUE(index->Add(id, row.vector, row.state, row.kind).ok());
+    ASSERT_THAT(index->Add(id, row.vector, row.state, row.kind), IsOk());
     model[id] = row;
   }
   for (int trial = 0; trial < 5; ++trial) {
@@ -560,7 +564,7 @@ TEST_P(FlatIndexOracleTest, SearchRowsMatchesBruteForceOverTheSubset) {
     ModelRow row{std::vector<float>(kDimension), id % 9 ? State::kActive : State::kQuarantined,
                  id % 13 ? Kind::kMemory : Kind::kHoneypot};
     for (float& x : row.vector) x = uniform(rng);
-    ASSERT_TRUE(index->Add(id * 3, row.vector, row.state, row.kind).ok());
+    ASSERT_THAT(index->Add(id * 3, row.vector, row.state, row.kind), IsOk());
     model[id * 3] = row;
   }
   for (size_t subset : {0ul, 1ul, 7ul, 100ul, 124ul, 125ul, 700ul, 2000ul}) {
@@ -579,7 +583,7 @@ TEST_P(FlatIndexOracleTest, SearchRowsMatchesBruteForceOverTheSubset) {
     for (int k : {1, 5, 40}) {
       for (const IndexFilter& filter : kFilters) {
         auto hits = index->SearchRows(query, k, filter, ids);
-        ASSERT_TRUE(hits.ok());
+        ASSERT_THAT(hits, IsOk());
         ExpectSameHits(*hits, BruteForce(sub, query, k, filter, kernels),
                        "subset " + std::to_string(subset) + " k=" + std::to_string(k));
       }
@@ -591,10 +595,10 @@ TEST_P(FlatIndexOracleTest, SearchRowsMatchesBruteForceOverTheSubset) {
 }
 
 INSTANTIATE_TEST_SUITE_P(AllLevels, FlatIndexOracleTest,
-                         testing::Combine(testing::Values(SimdLevel::kScalar, SimdLevel::kAvx2,
-                                                          SimdLevel::kAvx512),
-                                          testing::Values(ScanMode::kExact, ScanMode::kInt8Bounded)),
-                         [](const testing::TestParamInfo<OracleParam>& info) {
+                         ::testing::Combine(::testing::Values(SimdLevel::kScalar, SimdLevel::kAvx2,
+                                                              SimdLevel::kAvx512),
+                                            ::testing::Values(ScanMode::kExact, ScanMode::kInt8Bounded)),
+                         [](const ::testing::TestParamInfo<OracleParam>& info) {
                            return std::string(ToString(std::get<0>(info.param))) +
                                   (std::get<1>(info.param) == ScanMode::kExact ? "_exact" : "_int8");
                          });

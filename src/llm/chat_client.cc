@@ -6,6 +6,8 @@
 
 #include <cstdlib>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 namespace {
 
@@ -106,7 +108,7 @@ absl::StatusOr<std::unique_ptr<ChatClient>> ChatClient::FromConfig(const nlohman
                          ReadConfigString(config, "model", kWho, &options.model),
                          ReadConfigDouble(config, "temperature", 0, 2, kWho, &options.temperature),
                          ReadConfigInt(config, "max_tokens", 1, 32768, kWho, &options.max_tokens)}) {
-    if (!s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(s);
   }
   if (options.endpoint.url.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(kWho, ": \"url\" is required (or set BULWARK_LLM_URL)"));
@@ -117,11 +119,10 @@ absl::StatusOr<std::unique_ptr<ChatClient>> ChatClient::FromConfig(const nlohman
 absl::StatusOr<ChatReply> ChatClient::Request(const std::vector<ChatMessage>& messages,
                                               bool json_mode) const {
   if (messages.empty()) return absl::InvalidArgumentError(absl::StrCat(kWho, ": no messages"));
-  auto client = JsonHttpClient::Create(options_.endpoint, kWho);
-  if (!client.ok()) return client.status();
-  auto answer = (*client)->Post("/v1/chat/completions", ChatRequestBody(options_, messages, json_mode));
-  if (!answer.ok()) return answer.status();
-  return ParseChatReply(*answer);
+  BULWARK_ASSIGN_OR_RETURN(auto client, JsonHttpClient::Create(options_.endpoint, kWho));
+  BULWARK_ASSIGN_OR_RETURN(auto answer,
+                           client->Post("/v1/chat/completions", ChatRequestBody(options_, messages, json_mode)));
+  return ParseChatReply(answer);
 }
 
 absl::StatusOr<ChatReply> ChatClient::Complete(const std::vector<ChatMessage>& messages) const {
@@ -130,7 +131,7 @@ absl::StatusOr<ChatReply> ChatClient::Complete(const std::vector<ChatMessage>& m
 
 absl::StatusOr<nlohmann::json> ChatClient::CompleteJson(const std::vector<ChatMessage>& messages) const {
   auto reply = Request(messages, /*json_mode=*/true);
-  if (!reply.ok()) return reply.status();
+  BULWARK_RETURN_IF_ERROR(reply.status());
   return ParseJsonContent(*reply);
 }
 

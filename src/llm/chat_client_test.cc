@@ -8,9 +8,12 @@
 #include <cstdlib>
 
 #include "testing/chat_server.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::HasSubstr;
 using json = nlohmann::json;
@@ -183,7 +186,7 @@ TEST_F(ChatClientTest, ConfigFromJsonAndEnvironment) {
   ::unsetenv("BULWARK_LLM_MODEL");
   ASSERT_TRUE(client.ok()) << client.status();
   EXPECT_EQ((*client)->options().model, "env-model");
-  ASSERT_TRUE((*client)->Complete(Ask("x")).ok());
+  ASSERT_THAT((*client)->Complete(Ask("x")), IsOk());
   EXPECT_EQ(server_.last_authorization(), "Bearer sk-env");
   EXPECT_EQ(server_.bodies().back()["max_tokens"], 64);
 

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace bulwark {
@@ -108,7 +109,7 @@ absl::Status ReadEndpointConfig(const nlohmann::json& config, std::string_view w
         ReadConfigInt(config, "timeout_ms", 1, 600000, who, &options->timeout_ms),
         ReadConfigInt(config, "max_retries", 0, 10, who, &options->max_retries),
         ReadConfigInt(config, "initial_backoff_ms", 0, 60000, who, &options->initial_backoff_ms)}) {
-    if (!s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(s);
   }
   if (config.contains("api_key") && config.contains("api_key_env")) {
     return ConfigError(who, "give \"api_key\" or \"api_key_env\", not both");
@@ -127,9 +128,8 @@ absl::Status ReadEndpointConfig(const nlohmann::json& config, std::string_view w
 absl::StatusOr<std::unique_ptr<JsonHttpClient>> JsonHttpClient::Create(const HttpEndpointOptions& options,
                                                                        std::string who) {
   if (auto s = ValidateEndpointOptions(options, who); !s.ok()) return s;
-  auto url = ParseBaseUrl(options.url);
-  if (!url.ok()) return url.status();
-  std::unique_ptr<JsonHttpClient> client(new JsonHttpClient(options, *std::move(url), std::move(who)));
+  BULWARK_ASSIGN_OR_RETURN(auto url, ParseBaseUrl(options.url));
+  std::unique_ptr<JsonHttpClient> client(new JsonHttpClient(options, std::move(url), std::move(who)));
   if (!client->client_->is_valid()) {
     return absl::FailedPreconditionError(
         absl::StrCat(client->who_, ": cannot create a client for ", client->url_.scheme_host_port));

@@ -22,6 +22,7 @@
 #include <utility>
 
 #include "core/hex.h"
+#include "core/status_macros.h"
 
 namespace bulwark {
 namespace {
@@ -79,7 +80,7 @@ absl::Status WriteAll(int fd, std::string_view data, const std::filesystem::path
 // Sets mode 0600 (whatever the umask did), writes `data`, fsyncs and closes `fd`.
 absl::Status FillAndClose(FdCloser& fd, std::string_view data, const std::filesystem::path& path) {
   if (::fchmod(fd.get(), kFileMode) != 0) return ErrnoStatus(errno, "cannot chmod", path);
-  if (absl::Status s = WriteAll(fd.get(), data, path); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(WriteAll(fd.get(), data, path));
   if (::fsync(fd.get()) != 0) return ErrnoStatus(errno, "cannot fsync", path);
   if (fd.Close() != 0) return ErrnoStatus(errno, "cannot close", path);
   return absl::OkStatus();
@@ -127,40 +128,70 @@ std::string Serialize(const std::vector<KeyView>& keys) {
 
 Keyring::StoredKey::~StoredKey() { OPENSSL_cleanse(key.data(), key.size()); }
 
+Keyring::Keyring(Keyring&& other) {
+  absl::MutexLock other_lock(&other.mu_);
+  absl::MutexLock lock(&mu_);  // uncontended: nobody else sees this object yet
+  path_ = std::move(other.path_);
+  keys_ = std::move(other.keys_);
+  other.keys_.clear();
+}
+
+Keyring& Keyring::operator=(Keyring&& other) {
+  if (this == &other) return *this;
+  std::filesystem::path path;
+  KeyList keys;
+  {
+    absl::MutexLock other_lock(&other.mu_);
+    path = std::move(other.path_);
+    keys = std::move(other.keys_);
+    other.keys_.clear();
+  }
+  absl::MutexLock rotate_lock(&rotate_mu_);
+  absl::MutexLock lock(&mu_);
+  path_ = std::move(path);
+  keys_.swap(keys);  // the old list is released (and its keys wiped) after the lock is dropped
+  return *this;
+}
+
 absl::StatusOr<Keyring> Keyring::Create(const std::filesystem::path& path, Env* env) {
-  Keyring keyring;
-  keyring.path_ = path;
-  keyring.keys_.emplace_back();
-  StoredKey& first = keyring.keys_.back();
-  first.info = {.id = 1, .created_at_us = env->NowMicros()};
-  env->RandomBytes(first.key);
+  auto first = std::make_shared<StoredKey>();
+  first->info = {.id = 1, .created_at_us = env->NowMicros()};
+  env->RandomBytes(first->key);
 
   // O_EXCL also refuses a dangling symlink at `path` rather than following it.
   int raw = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOCTTY, kFileMode);
   if (raw < 0) return ErrnoStatus(errno, "cannot create", path);
   FdCloser fd(raw);
 
-  std::string text = Serialize({{first.info, &first.key}});
+  std::string text = Serialize({{first->info, &first->key}});
   absl::Status status = FillAndClose(fd, text, path);
   WipeString(text);
   if (!status.ok()) {
     ::unlink(path.c_str());
     return status;
   }
-  if (absl::Status s = SyncDirectoryOf(path); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(SyncDirectoryOf(path));
+  Keyring keyring;
+  {
+    absl::MutexLock lock(&keyring.mu_);  // released before the move out locks it again
+    keyring.path_ = path;
+    keyring.keys_.push_back(std::move(first));
+  }
   return keyring;
 }
 
 absl::StatusOr<Keyring> Keyring::Load(const std::filesystem::path& path) {
-  absl::StatusOr<std::vector<StoredKey>> keys = ReadKeys(path);
-  if (!keys.ok()) return keys.status();
+  BULWARK_ASSIGN_OR_RETURN(KeyList keys, ReadKeys(path));
   Keyring keyring;
-  keyring.path_ = path;
-  keyring.keys_ = std::move(*keys);
+  {
+    absl::MutexLock lock(&keyring.mu_);  // released before the move out locks it again
+    keyring.path_ = path;
+    keyring.keys_ = std::move(keys);
+  }
   return keyring;
 }
 
-absl::StatusOr<std::vector<Keyring::StoredKey>> Keyring::ReadKeys(const std::filesystem::path& path) {
+absl::StatusOr<Keyring::KeyList> Keyring::ReadKeys(const std::filesystem::path& path) {
   // O_NONBLOCK keeps a FIFO planted at `path` from hanging the open; it is refused below.
   int raw = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (raw < 0) return ErrnoStatus(errno, "cannot open", path);
@@ -203,13 +234,13 @@ absl::StatusOr<std::vector<Keyring::StoredKey>> Keyring::ReadKeys(const std::fil
     }
     if (used == text.size()) text.resize(std::min(text.size() * 2, kMaxKeyringFileBytes + 1));
   }
-  absl::StatusOr<std::vector<StoredKey>> keys = ParseKeys(std::string_view(text.data(), used), path);
+  absl::StatusOr<KeyList> keys = ParseKeys(std::string_view(text.data(), used), path);
   WipeString(text);
   return keys;
 }
 
-absl::StatusOr<std::vector<Keyring::StoredKey>> Keyring::ParseKeys(std::string_view text,
-                                                                   const std::filesystem::path& path) {
+absl::StatusOr<Keyring::KeyList> Keyring::ParseKeys(std::string_view text,
+                                                    const std::filesystem::path& path) {
   auto malformed = [&path](absl::string_view why) {
     return absl::DataLossError(absl::StrCat(Describe(path), " is malformed: ", why));
   };
@@ -252,7 +283,7 @@ absl::StatusOr<std::vector<Keyring::StoredKey>> Keyring::ParseKeys(std::string_v
     return malformed(absl::StrCat("more than ", kMaxKeyringKeys, " keys"));
   }
 
-  std::vector<StoredKey> out;
+  KeyList out;
   out.reserve(keys->size());
   for (size_t i = 0; i < keys->size(); ++i) {
     const nlohmann::json& item = (*keys)[i];
@@ -281,25 +312,34 @@ absl::StatusOr<std::vector<Keyring::StoredKey>> Keyring::ParseKeys(std::string_v
     std::optional<std::string> bytes = HexDecode(hex->get_ref<const std::string&>());
     if (!bytes.has_value()) return malformed(absl::StrCat(where, ".key must be 64 hex characters"));
 
-    StoredKey& stored = out.emplace_back();
-    stored.info = {.id = static_cast<uint32_t>(want_id), .created_at_us = created->get<int64_t>()};
-    std::copy(bytes->begin(), bytes->end(), stored.key.begin());
+    auto stored = std::make_shared<StoredKey>();
+    stored->info = {.id = static_cast<uint32_t>(want_id), .created_at_us = created->get<int64_t>()};
+    std::copy(bytes->begin(), bytes->end(), stored->key.begin());
     WipeString(*bytes);
+    out.push_back(std::move(stored));
   }
   return out;
 }
 
 absl::StatusOr<uint32_t> Keyring::Rotate(Env* env) {
-  if (keys_.empty()) {
+  absl::MutexLock rotate_lock(&rotate_mu_);  // one rotation of this object at a time
+  std::filesystem::path path;
+  KeyList current;  // only Rotate and move assignment change keys_, and both hold rotate_mu_
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    path = path_;
+    current = keys_;
+  }
+  if (current.empty()) {
     return absl::FailedPreconditionError("cannot rotate an empty keyring; use Keyring::Create or Load");
   }
-  if (keys_.size() >= kMaxKeyringKeys) {
+  if (current.size() >= kMaxKeyringKeys) {
     return absl::ResourceExhaustedError(
-        absl::StrCat(Describe(path_), " already holds the maximum of ", kMaxKeyringKeys, " keys"));
+        absl::StrCat(Describe(path), " already holds the maximum of ", kMaxKeyringKeys, " keys"));
   }
 
   // Serialize rotations between processes; the lock is released when `lock` closes.
-  const std::filesystem::path lock_path = path_.string() + ".lock";
+  const std::filesystem::path lock_path = path.string() + ".lock";
   int raw_lock = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOCTTY, kFileMode);
   if (raw_lock < 0) return ErrnoStatus(errno, "cannot open lock file", lock_path);
   FdCloser lock(raw_lock);
@@ -309,65 +349,79 @@ absl::StatusOr<uint32_t> Keyring::Rotate(Env* env) {
   }
 
   // Refuse to drop a key that another process added since this object was loaded.
-  absl::StatusOr<std::vector<StoredKey>> on_disk = ReadKeys(path_);
-  if (!on_disk.ok()) return on_disk.status();
-  bool same = on_disk->size() == keys_.size();
-  for (size_t i = 0; same && i < keys_.size(); ++i) {
-    same = (*on_disk)[i].info.id == keys_[i].info.id &&
-           (*on_disk)[i].info.created_at_us == keys_[i].info.created_at_us &&
-           CRYPTO_memcmp((*on_disk)[i].key.data(), keys_[i].key.data(), keys_[i].key.size()) == 0;
+  BULWARK_ASSIGN_OR_RETURN(const KeyList on_disk, ReadKeys(path));
+  bool same = on_disk.size() == current.size();
+  for (size_t i = 0; same && i < current.size(); ++i) {
+    same = on_disk[i]->info.id == current[i]->info.id &&
+           on_disk[i]->info.created_at_us == current[i]->info.created_at_us &&
+           CRYPTO_memcmp(on_disk[i]->key.data(), current[i]->key.data(), current[i]->key.size()) == 0;
   }
   if (!same) {
     return absl::FailedPreconditionError(
-        absl::StrCat(Describe(path_), " changed on disk since it was loaded; load it again and retry"));
+        absl::StrCat(Describe(path), " changed on disk since it was loaded; load it again and retry"));
   }
 
-  std::vector<StoredKey> next = keys_;  // copies left behind by growth are wiped as they die
-  StoredKey& added = next.emplace_back();
-  added.info = {.id = static_cast<uint32_t>(keys_.size() + 1), .created_at_us = env->NowMicros()};
-  env->RandomBytes(added.key);
-  const uint32_t new_id = added.info.id;
+  KeyList next = current;  // shares the keys; no key bytes are copied
+  auto added = std::make_shared<StoredKey>();
+  added->info = {.id = static_cast<uint32_t>(current.size() + 1), .created_at_us = env->NowMicros()};
+  env->RandomBytes(added->key);
+  const uint32_t new_id = added->info.id;
+  next.push_back(std::move(added));
 
-  if (absl::Status s = Save(next); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(Save(path, next));
   // The file now holds the new key, so this object must too, even if the fsync below fails.
-  keys_ = std::move(next);  // the old keys are wiped as they are destroyed
-  if (absl::Status s = SyncDirectoryOf(path_); !s.ok()) return s;
+  {
+    absl::MutexLock lock(&mu_);
+    keys_.swap(next);
+  }
+  BULWARK_RETURN_IF_ERROR(SyncDirectoryOf(path));
   return new_id;
 }
 
-absl::Status Keyring::Save(const std::vector<StoredKey>& keys) const {
+absl::Status Keyring::Save(const std::filesystem::path& path, const KeyList& keys) {
   std::vector<KeyView> views;
-  for (const StoredKey& k : keys) views.push_back({k.info, &k.key});
+  for (const auto& k : keys) views.push_back({k->info, &k->key});
 
   // The temp file lives in the keyring's directory so that rename is atomic.
-  std::string temp = path_.string() + ".tmp.XXXXXX";
+  std::string temp = path.string() + ".tmp.XXXXXX";
   int raw = ::mkostemp(temp.data(), O_CLOEXEC);  // creates with O_EXCL and mode 0600
-  if (raw < 0) return ErrnoStatus(errno, "cannot create temp file next to", path_);
+  if (raw < 0) return ErrnoStatus(errno, "cannot create temp file next to", path);
   FdCloser fd(raw);
 
   std::string text = Serialize(views);
   absl::Status status = FillAndClose(fd, text, temp);
   WipeString(text);
-  if (status.ok() && ::rename(temp.c_str(), path_.c_str()) != 0) {
-    status = ErrnoStatus(errno, "cannot rename temp file over", path_);
+  if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
+    status = ErrnoStatus(errno, "cannot rename temp file over", path);
   }
   if (!status.ok()) ::unlink(temp.c_str());
   return status;
 }
 
-uint32_t Keyring::newest_key_id() const { return keys_.empty() ? 0 : keys_.back().info.id; }
+uint32_t Keyring::newest_key_id() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return keys_.empty() ? 0 : keys_.back()->info.id;
+}
 
-const HmacKey* Keyring::Find(uint32_t key_id) const {
+std::shared_ptr<const HmacKey> Keyring::Find(uint32_t key_id) const {
+  absl::ReaderMutexLock lock(&mu_);
   // Ids are 1..size in order (validated by Load), so the id is the index plus one.
   if (key_id == 0 || key_id > keys_.size()) return nullptr;
-  return &keys_[key_id - 1].key;
+  const std::shared_ptr<const StoredKey>& stored = keys_[key_id - 1];
+  return std::shared_ptr<const HmacKey>(stored, &stored->key);  // shares ownership of the StoredKey
 }
 
 std::vector<KeyInfo> Keyring::List() const {
+  absl::ReaderMutexLock lock(&mu_);
   std::vector<KeyInfo> out;
   out.reserve(keys_.size());
-  for (const StoredKey& k : keys_) out.push_back(k.info);
+  for (const auto& k : keys_) out.push_back(k->info);
   return out;
+}
+
+std::filesystem::path Keyring::path() const {
+  absl::ReaderMutexLock lock(&mu_);
+  return path_;
 }
 
 }  // namespace bulwark

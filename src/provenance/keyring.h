@@ -7,17 +7,22 @@
 //    "keys": [{"id": 1, "created_at_us": 1700000000000000, "key": "<64 hex chars>"}, ...]}
 // Ids are 1, 2, 3, ... in order. The file is replaced atomically (write temp, fsync, rename).
 //
-// A Keyring object is not thread-safe: Rotate must not run concurrently with any other call on the
-// same object (the owner guards it). Key material is wiped from memory when a key is destroyed.
+// A Keyring object is thread-safe: it has its own lock, so readers (signers, verifiers) may use it
+// while Rotate runs or while the owner replaces it in place with a re-read file (move assignment).
+// Find hands out a shared reference to the key, which stays valid after a rotation or a re-read.
+// Key material is wiped from memory when the last reference to a key is dropped.
 #pragma once
 
+#include <absl/base/thread_annotations.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -42,6 +47,12 @@ class Keyring {
  public:
   // An empty keyring: newest_key_id() is 0 and Find returns nullptr. Use Create or Load.
   Keyring() = default;
+  // Moving locks `other` (and, for assignment, this object): a reader of this object sees the old
+  // keys or the new ones, never a mix. `other` is left empty.
+  Keyring(Keyring&& other);
+  Keyring& operator=(Keyring&& other);
+  Keyring(const Keyring&) = delete;
+  Keyring& operator=(const Keyring&) = delete;
 
   // Creates a new keyring file holding key 1 drawn from env->RandomBytes, stamped with
   // env->NowMicros(). The file is created with open(O_CREAT|O_EXCL, 0600) and fchmod 0600 (never
@@ -65,40 +76,46 @@ class Keyring {
   // kMaxKeyringKeys; the Load errors if the file became unreadable; an errno-derived status if
   // writing fails. On any error the file and this object are unchanged, except when only the final
   // directory fsync fails: then both already hold the new key and that fsync error is returned.
-  // Pointers returned by Find before a successful Rotate are invalidated.
-  [[nodiscard]] absl::StatusOr<uint32_t> Rotate(Env* env);
+  // Rotations of one object run one at a time; readers are blocked only while the new key list is
+  // swapped in.
+  [[nodiscard]] absl::StatusOr<uint32_t> Rotate(Env* env) ABSL_LOCKS_EXCLUDED(rotate_mu_, mu_);
 
   // The id new signatures use, or 0 for an empty keyring.
-  uint32_t newest_key_id() const;
-  // The key with this id, or nullptr.
-  const HmacKey* Find(uint32_t key_id) const;
-  std::vector<KeyInfo> List() const;
-  const std::filesystem::path& path() const { return path_; }
+  uint32_t newest_key_id() const ABSL_LOCKS_EXCLUDED(mu_);
+  // The key with this id, or nullptr. The reference keeps the key alive (and unchanged) after a
+  // rotation or a re-read of this object.
+  std::shared_ptr<const HmacKey> Find(uint32_t key_id) const ABSL_LOCKS_EXCLUDED(mu_);
+  std::vector<KeyInfo> List() const ABSL_LOCKS_EXCLUDED(mu_);
+  std::filesystem::path path() const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  // One key; the key bytes are wiped (OPENSSL_cleanse) when a StoredKey is destroyed, including
-  // the copies a vector leaves behind when it grows.
+  // One key; the key bytes are wiped (OPENSSL_cleanse) when a StoredKey is destroyed. Keys are
+  // never copied: a key list holds shared references, so a rotation copies pointers only.
   struct StoredKey {
     StoredKey() = default;
-    StoredKey(const StoredKey&) = default;
-    StoredKey& operator=(const StoredKey&) = default;
+    StoredKey(const StoredKey&) = delete;
+    StoredKey& operator=(const StoredKey&) = delete;
     ~StoredKey();
 
     KeyInfo info;
     HmacKey key{};
   };
 
-  // Reads and validates the file at `path` (the Load checks).
-  static absl::StatusOr<std::vector<StoredKey>> ReadKeys(const std::filesystem::path& path);
-  // Parses and validates the JSON text of a keyring file; `path` is only used in messages.
-  static absl::StatusOr<std::vector<StoredKey>> ParseKeys(std::string_view text,
-                                                          const std::filesystem::path& path);
-  // Atomically replaces the file at path_ with `keys` (temp file 0600, fsync, rename). The caller
-  // fsyncs the directory.
-  absl::Status Save(const std::vector<StoredKey>& keys) const;
+  using KeyList = std::vector<std::shared_ptr<const StoredKey>>;
 
-  std::filesystem::path path_;
-  std::vector<StoredKey> keys_;
+  // Reads and validates the file at `path` (the Load checks).
+  static absl::StatusOr<KeyList> ReadKeys(const std::filesystem::path& path);
+  // Parses and validates the JSON text of a keyring file; `path` is only used in messages.
+  static absl::StatusOr<KeyList> ParseKeys(std::string_view text, const std::filesystem::path& path);
+  // Atomically replaces the file at `path` with `keys` (temp file 0600, fsync, rename). The caller
+  // fsyncs the directory.
+  static absl::Status Save(const std::filesystem::path& path, const KeyList& keys);
+
+  // Serializes Rotate calls (and move assignment) on this object; taken before mu_.
+  absl::Mutex rotate_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  mutable absl::Mutex mu_;
+  std::filesystem::path path_ ABSL_GUARDED_BY(mu_);
+  KeyList keys_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark

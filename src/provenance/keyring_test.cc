@@ -10,23 +10,29 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <span>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bulwark/env.h"
 #include "core/hex.h"
 #include "testing/counting_env.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -115,7 +121,7 @@ TEST_F(KeyringTest, CreateRefusesToOverwrite) {
 
 TEST_F(KeyringTest, CreateRefusesToOverwriteAnExistingKeyring) {
   FakeEnv env;
-  ASSERT_TRUE(Keyring::Create(path_, &env).ok());
+  ASSERT_THAT(Keyring::Create(path_, &env), IsOk());
   const std::string before = ReadFile(path_);
   EXPECT_EQ(Keyring::Create(path_, &env).status().code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(ReadFile(path_), before);
@@ -168,7 +174,7 @@ TEST_F(KeyringTest, FakeEnvGivesReproducibleKeys) {
 TEST_F(KeyringTest, LoadReturnsTheCreatedKeys) {
   FakeEnv env;
   absl::StatusOr<Keyring> created = Keyring::Create(path_, &env);
-  ASSERT_TRUE(created.ok());
+  ASSERT_THAT(created, IsOk());
   absl::StatusOr<Keyring> loaded = Keyring::Load(path_);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->newest_key_id(), 1u);
@@ -204,7 +210,7 @@ TEST_F(KeyringTest, LoadRejectsFilesAccessibleToGroupOrOthers) {
         << "mode " << std::oct << mode << ": " << loaded.status();
   }
   WriteFile(path_, ValidKeyringText(1), 0600);
-  EXPECT_TRUE(Keyring::Load(path_).ok());
+  EXPECT_THAT(Keyring::Load(path_), IsOk());
 }
 
 TEST_F(KeyringTest, LoadRefusesOversizedFileBeforeParsing) {
@@ -307,7 +313,7 @@ TEST_F(KeyringTest, RotateAddsANewestKeyAndKeepsTheOldOnes) {
   const mode_t old_umask = ::umask(0);
   FakeEnv env;
   absl::StatusOr<Keyring> keyring = Keyring::Create(path_, &env);
-  ASSERT_TRUE(keyring.ok());
+  ASSERT_THAT(keyring, IsOk());
   const HmacKey key1 = *keyring->Find(1);
 
   absl::StatusOr<uint32_t> id = keyring->Rotate(&env);
@@ -336,19 +342,19 @@ TEST_F(KeyringTest, RotateAddsANewestKeyAndKeepsTheOldOnes) {
 
 TEST_F(KeyringTest, RotateRefusesWhenAnotherProcessRotatedFirst) {
   FakeEnv env;
-  ASSERT_TRUE(Keyring::Create(path_, &env).ok());
+  ASSERT_THAT(Keyring::Create(path_, &env), IsOk());
   absl::StatusOr<Keyring> first = Keyring::Load(path_);
   absl::StatusOr<Keyring> second = Keyring::Load(path_);
   ASSERT_TRUE(first.ok() && second.ok());
 
-  ASSERT_TRUE(first->Rotate(&env).ok());
+  ASSERT_THAT(first->Rotate(&env), IsOk());
   absl::StatusOr<uint32_t> stale = second->Rotate(&env);
   EXPECT_EQ(stale.status().code(), absl::StatusCode::kFailedPrecondition) << stale.status();
   EXPECT_EQ(second->newest_key_id(), 1u);
 
   // Key 2 written by `first` survives; a fresh load rotates to 3.
   absl::StatusOr<Keyring> reloaded = Keyring::Load(path_);
-  ASSERT_TRUE(reloaded.ok());
+  ASSERT_THAT(reloaded, IsOk());
   absl::StatusOr<uint32_t> id = reloaded->Rotate(&env);
   ASSERT_TRUE(id.ok()) << id.status();
   EXPECT_EQ(*id, 3u);
@@ -358,7 +364,7 @@ TEST_F(KeyringTest, RotateRefusesWhenAnotherProcessRotatedFirst) {
 TEST_F(KeyringTest, FailedRotateChangesNothing) {
   FakeEnv env;
   absl::StatusOr<Keyring> keyring = Keyring::Create(path_, &env);
-  ASSERT_TRUE(keyring.ok());
+  ASSERT_THAT(keyring, IsOk());
   const HmacKey key1 = *keyring->Find(1);
   ASSERT_TRUE(fs::remove(path_));
   EXPECT_EQ(keyring->Rotate(&env).status().code(), absl::StatusCode::kNotFound);
@@ -370,10 +376,54 @@ TEST_F(KeyringTest, FailedRotateChangesNothing) {
 TEST_F(KeyringTest, RotateRefusesAGroupReadableFile) {
   FakeEnv env;
   absl::StatusOr<Keyring> keyring = Keyring::Create(path_, &env);
-  ASSERT_TRUE(keyring.ok());
+  ASSERT_THAT(keyring, IsOk());
   ASSERT_EQ(::chmod(path_.c_str(), 0640), 0);
   EXPECT_EQ(keyring->Rotate(&env).status().code(), absl::StatusCode::kPermissionDenied);
   EXPECT_EQ(keyring->newest_key_id(), 1u);
+}
+
+// The owner re-reads the file in place (move assignment) when another process rotated it, while
+// readers keep signing and verifying with the same object: they see the old keys or the new ones,
+// and a key they hold stays valid (and unchanged) after the replacement.
+TEST_F(KeyringTest, ReadersRunWhileTheKeyringIsReplacedInPlace) {
+  FakeEnv env;
+  absl::StatusOr<Keyring> shared = Keyring::Create(path_, &env);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  const std::shared_ptr<const HmacKey> held = shared->Find(1);
+  ASSERT_NE(held, nullptr);
+  const HmacKey key1 = *held;
+
+  constexpr int kRotations = 20;
+  std::atomic<bool> done{false};
+  std::atomic<int> wrong{0};
+  auto reader = [&] {
+    for (int round = 0; round < 20000 && !done.load(); ++round) {
+      const uint32_t newest = shared->newest_key_id();
+      const std::shared_ptr<const HmacKey> key = shared->Find(newest);
+      const std::shared_ptr<const HmacKey> first = shared->Find(1);
+      if (newest == 0 || key == nullptr || first == nullptr || *first != key1) wrong.fetch_add(1);
+      if (shared->List().size() < newest) wrong.fetch_add(1);
+    }
+  };
+  std::thread a(reader), b(reader);
+  for (int i = 0; i < kRotations; ++i) {
+    absl::StatusOr<Keyring> other = Keyring::Load(path_);  // "another process"
+    ASSERT_TRUE(other.ok()) << other.status();
+    ASSERT_THAT(other->Rotate(&env), IsOk());
+    absl::StatusOr<Keyring> reread = Keyring::Load(path_);
+    ASSERT_TRUE(reread.ok()) << reread.status();
+    *shared = *std::move(reread);
+  }
+  done.store(true);
+  a.join();
+  b.join();
+  EXPECT_EQ(wrong.load(), 0);
+  EXPECT_EQ(shared->newest_key_id(), static_cast<uint32_t>(kRotations + 1));
+  EXPECT_EQ(*held, key1) << "a key handed out before the re-reads is still the same key";
+  // Rotating the replaced object itself works and sees the re-read keys.
+  absl::StatusOr<uint32_t> id = shared->Rotate(&env);
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_EQ(*id, static_cast<uint32_t>(kRotations + 2));
 }
 
 TEST(EmptyKeyringTest, HasNoKeysAndCannotRotate) {

@@ -11,12 +11,12 @@
 
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,8 +47,8 @@ class RowSigner {
       : path_(std::move(path)), keyring_(std::move(keyring)) {}
 
   const std::filesystem::path path_;
-  std::mutex mu_;  // guards keyring_ (a re-read replaces it)
-  Keyring keyring_;
+  absl::Mutex mu_;  // guards keyring_ (a re-read replaces it)
+  Keyring keyring_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark

@@ -18,6 +18,8 @@
 #include <tuple>
 #include <vector>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 namespace {
 
@@ -193,7 +195,7 @@ std::string EventEncoding(const HistoryEvent& event, uint32_t key_id) {
 
 std::pair<uint32_t, std::string> Signer::NewestTag(const std::function<std::string(uint32_t)>& encode) const {
   const uint32_t key_id = keyring_->newest_key_id();
-  const HmacKey* key = keyring_->Find(key_id);
+  const std::shared_ptr<const HmacKey> key = keyring_->Find(key_id);
   if (key == nullptr) return {key_id, ""};
   absl::StatusOr<std::string> tag = HmacSha256(*key, encode(key_id));
   return {key_id, tag.ok() ? *std::move(tag) : ""};
@@ -208,14 +210,13 @@ absl::Status Signer::CheckTag(const std::function<std::string()>& what, uint32_t
     return absl::DataLossError(
         absl::StrCat(what(), ": provenance tag has ", tag.size(), " bytes, want ", kTagBytes));
   }
-  const HmacKey* key = keyring_->Find(key_id);
+  const std::shared_ptr<const HmacKey> key = keyring_->Find(key_id);
   if (key == nullptr) {
     return absl::DataLossError(absl::StrCat(what(), ": provenance tag names unknown key id ", key_id));
   }
-  absl::StatusOr<std::string> expected = HmacSha256(*key, encode(key_id));
-  if (!expected.ok()) return expected.status();
-  const bool match = CRYPTO_memcmp(expected->data(), tag.data(), kTagBytes) == 0;
-  OPENSSL_cleanse(expected->data(), expected->size());
+  BULWARK_ASSIGN_OR_RETURN(std::string expected, HmacSha256(*key, encode(key_id)));
+  const bool match = CRYPTO_memcmp(expected.data(), tag.data(), kTagBytes) == 0;
+  OPENSSL_cleanse(expected.data(), expected.size());
   if (!match) {
     return absl::DataLossError(absl::StrCat(what(), ": provenance tag does not match under key ", key_id));
   }

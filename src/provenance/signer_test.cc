@@ -22,9 +22,12 @@
 #include "bulwark/env.h"
 #include "core/hex.h"
 #include "testing/counting_env.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
@@ -247,7 +250,7 @@ TEST_F(SignerTest, HistoryEventTagMatchesAnIndependentComputation) {
   signer_.Sign(&ev);
   EXPECT_EQ(ev.key_id, 1u);
   EXPECT_EQ(HexEncode(ev.tag), "38e441ced62a506c327adf2f2a6b1ecce5d5cd226f6c51befc980f4a0eb59a0b");
-  EXPECT_TRUE(signer_.Verify(ev).ok());
+  EXPECT_THAT(signer_.Verify(ev), IsOk());
 }
 
 TEST_F(SignerTest, ChangingASignedHistoryFieldFailsVerification) {
@@ -265,7 +268,7 @@ TEST_F(SignerTest, ChangingASignedHistoryFieldFailsVerification) {
   for (const auto& [field, apply] : tampers) {
     HistoryEvent ev = SampleEvent();
     signer_.Sign(&ev);
-    ASSERT_TRUE(signer_.Verify(ev).ok());
+    ASSERT_THAT(signer_.Verify(ev), IsOk());
     apply(&ev);
     const absl::Status status = signer_.Verify(ev);
     EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << field;
@@ -274,7 +277,7 @@ TEST_F(SignerTest, ChangingASignedHistoryFieldFailsVerification) {
   HistoryEvent moved = SampleEvent();
   signer_.Sign(&moved);
   moved.seq = 8;  // seq is the database's, not signed
-  EXPECT_TRUE(signer_.Verify(moved).ok());
+  EXPECT_THAT(signer_.Verify(moved), IsOk());
   HistoryEvent unsigned_event = SampleEvent();
   EXPECT_THAT(std::string(signer_.Verify(unsigned_event).message()), HasSubstr("missing provenance tag"));
 }
@@ -289,7 +292,7 @@ class SignerTamperTest : public SignerTest, public ::testing::WithParamInterface
 
 TEST_P(SignerTamperTest, ChangingASignedFieldFailsVerification) {
   Entry e = Signed();
-  ASSERT_TRUE(signer_.Verify(e).ok());
+  ASSERT_THAT(signer_.Verify(e), IsOk());
   GetParam().apply(&e);
   absl::Status status = signer_.Verify(e);
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
@@ -385,7 +388,7 @@ TEST_F(SignerTest, FailureMessagesDoNotRevealTheExpectedTag) {
   const std::string good_tag = e.tag;
   e.text = "tampered";
   absl::StatusOr<std::string> expected = HmacSha256(*keyring_.Find(1), CanonicalEncoding(e, 1));
-  ASSERT_TRUE(expected.ok());
+  ASSERT_THAT(expected, IsOk());
   const std::string message(signer_.Verify(e).message());
   EXPECT_THAT(message, HasSubstr(e.id));
   EXPECT_THAT(message, Not(HasSubstr(HexEncode(*expected))));
@@ -397,13 +400,13 @@ TEST_F(SignerTest, ReportIsNotSigned) {
   // The detector report is advisory and rewritten after signing (doc/entry_format.md).
   Entry e = Signed();
   e.report = {{"memsad", {{"flagged", true}}}};
-  EXPECT_TRUE(signer_.Verify(e).ok());
+  EXPECT_THAT(signer_.Verify(e), IsOk());
 }
 
 TEST_F(SignerTest, KeyIdIsBoundIntoTheTag) {
   // Relabelling a key-1 tag as key 2 fails even though key 2 exists.
   Entry e = Signed();
-  ASSERT_TRUE(keyring_.Rotate(&env_).ok());
+  ASSERT_THAT(keyring_.Rotate(&env_), IsOk());
   e.key_id = 2;
   absl::Status status = signer_.Verify(e);
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
@@ -417,25 +420,25 @@ TEST_F(SignerTest, OldTagsVerifyAfterRotateAndNewOnesUseTheNewKey) {
   absl::StatusOr<uint32_t> id = keyring_.Rotate(&env_);
   ASSERT_TRUE(id.ok()) << id.status();
   ASSERT_EQ(*id, 2u);
-  EXPECT_TRUE(signer_.Verify(old_entry).ok());
+  EXPECT_THAT(signer_.Verify(old_entry), IsOk());
 
   const Entry new_entry = Signed();
   EXPECT_EQ(new_entry.key_id, 2u);
   EXPECT_NE(new_entry.tag, old_entry.tag);
-  EXPECT_TRUE(signer_.Verify(new_entry).ok());
+  EXPECT_THAT(signer_.Verify(new_entry), IsOk());
 
   // A signer over the keyring reloaded from disk accepts both.
   absl::StatusOr<Keyring> reloaded = Keyring::Load(keyring_.path());
   ASSERT_TRUE(reloaded.ok()) << reloaded.status();
   Signer reloaded_signer(&*reloaded);
-  EXPECT_TRUE(reloaded_signer.Verify(old_entry).ok());
-  EXPECT_TRUE(reloaded_signer.Verify(new_entry).ok());
+  EXPECT_THAT(reloaded_signer.Verify(old_entry), IsOk());
+  EXPECT_THAT(reloaded_signer.Verify(new_entry), IsOk());
 }
 
 TEST_F(SignerTest, KeyringsWithDifferentKeysDisagree) {
   FakeEnv other_env(100);
   absl::StatusOr<Keyring> other = Keyring::Create(dir_ / "other.json", &other_env);
-  ASSERT_TRUE(other.ok());
+  ASSERT_THAT(other, IsOk());
   Signer other_signer(&*other);
   EXPECT_EQ(other_signer.Verify(Signed()).code(), absl::StatusCode::kDataLoss);
 }
@@ -445,7 +448,7 @@ TEST_F(SignerTest, InvalidUtf8MetadataSignsAndVerifies) {
   e.metadata = {{"k", std::string("\xff\xfe")}};
   signer_.Sign(&e);
   ASSERT_EQ(e.tag.size(), kTagBytes);
-  EXPECT_TRUE(signer_.Verify(e).ok());
+  EXPECT_THAT(signer_.Verify(e), IsOk());
   e.metadata["k"] = std::string("\xff\xfd");
   EXPECT_EQ(signer_.Verify(e).code(), absl::StatusCode::kDataLoss);
 }

@@ -2,6 +2,7 @@
 #include "server/connection_loop.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 #include <arpa/inet.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -440,7 +441,7 @@ bool ConnectionLoop::TakeNextRequest(Connection& c, FramedRequest* request, bool
 void ConnectionLoop::PostCompletion(Completion completion) {
   bool wake;
   {
-    std::lock_guard<std::mutex> lock(completions_mu_);
+    absl::MutexLock lock(&completions_mu_);
     wake = completions_.empty();
     completions_.push_back(std::move(completion));
   }
@@ -452,7 +453,7 @@ void ConnectionLoop::PostCompletion(Completion completion) {
 void ConnectionLoop::TakeCompletions() {
   std::vector<Completion> done;
   {
-    std::lock_guard<std::mutex> lock(completions_mu_);
+    absl::MutexLock lock(&completions_mu_);
     done.swap(completions_);
   }
   const Clock::time_point now = Clock::now();

@@ -39,6 +39,7 @@
 #include <absl/base/thread_annotations.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 #include <sys/epoll.h>
 
 #include <atomic>
@@ -47,7 +48,6 @@
 #include <functional>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -189,7 +189,7 @@ class ConnectionLoop {
     std::string unsent;  // what the worker could not send at once
     bool close;
   };
-  std::mutex completions_mu_;
+  absl::Mutex completions_mu_;
   std::vector<Completion> completions_ ABSL_GUARDED_BY(completions_mu_);
   void PostCompletion(Completion completion);
 };

@@ -6,9 +6,9 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/synchronization/mutex.h>
 
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,8 +35,8 @@ class CredentialCache {
   };
   const int64_t ttl_us_;
   const size_t max_entries_;
-  std::mutex mu_;
-  absl::flat_hash_map<std::string, Cached> entries_;  // by SHA-256 hex of the key; guarded by mu_
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Cached> entries_ ABSL_GUARDED_BY(mu_);  // by SHA-256 hex of the key
 };
 
 }  // namespace bulwark::server

@@ -1,6 +1,8 @@
 // Counters, histograms and their Prometheus text rendering (see metrics.h).
 #include "server/metrics.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -64,7 +66,7 @@ std::string_view ToString(RejectReason reason) {
 }
 
 void Metrics::ObserveRequest(std::string_view route, std::string_view method, int status, double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++requests_[{std::string(route), std::string(method), status}];
   Add(latency_[std::string(route)], kLatencyBuckets, seconds);
 }
@@ -78,7 +80,7 @@ void Metrics::Add(Histogram& h, const std::array<double, 14>& bounds, double sec
 }
 
 void Metrics::ObserveSearchStages(const SearchStageTimes& stages) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const double times[] = {stages.embed,  stages.gate,    stages.index,
                           stages.verify, stages.observe, stages.smooth};
   for (size_t i = 0; i < stages_.size(); ++i) {
@@ -101,46 +103,46 @@ void Metrics::RenderHistogram(std::ostream& out, std::string_view name, std::str
 }
 
 void Metrics::CountReject(RejectReason reason) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++rejects_[static_cast<int>(reason)];
 }
 
 void Metrics::Count(EventCounter counter, int64_t n) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   events_[static_cast<int>(counter)] += n;
 }
 
 void Metrics::CountGateDecision(GateDecision decision) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++gate_decisions_[static_cast<int>(decision)];
 }
 
 int64_t Metrics::gate_decisions(GateDecision decision) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return gate_decisions_[static_cast<int>(decision)];
 }
 
 int64_t Metrics::requests_total() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   int64_t total = 0;
   for (const auto& [key, n] : requests_) total += n;
   return total;
 }
 
 int64_t Metrics::rejects(RejectReason reason) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return rejects_[static_cast<int>(reason)];
 }
 
 int64_t Metrics::count(EventCounter counter) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return events_[static_cast<int>(counter)];
 }
 
 std::string Metrics::Render(const std::vector<Sample>& extra,
                             const LatencyHistogram::Snapshot* write_gate) const {
   std::ostringstream out;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
 
   Header(out, "bulwark_http_requests_total", "HTTP requests answered, by route template, method and status.",
          "counter");

@@ -7,10 +7,11 @@
 // Thread-safe; one mutex guards everything (its critical sections are a few increments).
 #pragma once
 
+#include <absl/synchronization/mutex.h>
+
 #include <array>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -91,17 +92,17 @@ class Metrics {
   static void RenderHistogram(std::ostream& out, std::string_view name, std::string_view label,
                               const Histogram& h, const std::array<double, 14>& bounds);
 
-  mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, int>, int64_t>
-      requests_;                                              // (route, method, status); guarded by mu_
-  std::map<std::string, Histogram> latency_;                  // by route; guarded by mu_
-  std::array<int64_t, kRejectReasonCount> rejects_{};         // guarded by mu_
-  std::array<int64_t, kEventCounterCount> events_{};          // guarded by mu_
-  std::array<int64_t, kGateDecisionCount> gate_decisions_{};  // guarded by mu_
+  mutable absl::Mutex mu_;
+  std::map<std::tuple<std::string, std::string, int>, int64_t> requests_
+      ABSL_GUARDED_BY(mu_);                                        // (route, method, status)
+  std::map<std::string, Histogram> latency_ ABSL_GUARDED_BY(mu_);  // by route
+  std::array<int64_t, kRejectReasonCount> rejects_ ABSL_GUARDED_BY(mu_){};
+  std::array<int64_t, kEventCounterCount> events_ ABSL_GUARDED_BY(mu_){};
+  std::array<int64_t, kGateDecisionCount> gate_decisions_ ABSL_GUARDED_BY(mu_){};
   // Search stages take microseconds: finer buckets than requests.
   static constexpr std::array<double, 14> kStageBuckets = {1e-5,   2.5e-5, 5e-5, 1e-4,   2.5e-4, 5e-4, 1e-3,
                                                            2.5e-3, 5e-3,   1e-2, 2.5e-2, 0.1,    1.0,  10.0};
-  std::array<Histogram, 6> stages_{};  // embed, gate, index, verify, observe, smooth; guarded by mu_
+  std::array<Histogram, 6> stages_ ABSL_GUARDED_BY(mu_){};  // embed, gate, index, verify, observe, smooth
 };
 
 }  // namespace bulwark::server

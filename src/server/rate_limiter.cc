@@ -1,6 +1,8 @@
 // Token buckets per API key (see rate_limiter.h).
 #include "server/rate_limiter.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include <algorithm>
 
 #include "core/strings.h"
@@ -11,7 +13,7 @@ RateLimiter::RateLimiter(double rate_per_second, double burst, size_t max_keys)
     : rate_(rate_per_second), burst_(std::max(1.0, burst)), max_keys_(std::max<size_t>(1, max_keys)) {}
 
 size_t RateLimiter::tracked_keys() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return buckets_.size();
 }
 
@@ -29,7 +31,7 @@ void RateLimiter::EvictLocked(int64_t now_us) {
 
 RateLimiter::Decision RateLimiter::Acquire(std::string_view key, int64_t now_us) {
   if (!enabled()) return {};
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = buckets_.find(ToAbsl(key));
   if (it == buckets_.end()) {
     if (buckets_.size() >= max_keys_) EvictLocked(now_us);
@@ -48,7 +50,7 @@ RateLimiter::Decision RateLimiter::Acquire(std::string_view key, int64_t now_us)
 
 void RateLimiter::Charge(std::string_view key, double tokens, int64_t now_us) {
   if (!enabled() || !(tokens > 0)) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = buckets_.find(ToAbsl(key));
   if (it == buckets_.end()) return;
   Bucket& bucket = it->second;

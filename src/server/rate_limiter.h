@@ -12,9 +12,9 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/synchronization/mutex.h>
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -46,13 +46,13 @@ class RateLimiter {
     double tokens = 0;
     int64_t last_us = 0;
   };
-  void EvictLocked(int64_t now_us);  // requires mu_
+  void EvictLocked(int64_t now_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);  // requires mu_
 
   const double rate_;
   const double burst_;
   const size_t max_keys_;
-  mutable std::mutex mu_;
-  absl::flat_hash_map<std::string, Bucket> buckets_;  // guarded by mu_
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Bucket> buckets_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark::server

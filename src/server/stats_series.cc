@@ -1,6 +1,8 @@
 // Windows of counter deltas and latency quantiles (see stats_series.h).
 #include "server/stats_series.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include <algorithm>
 #include <string>
 
@@ -103,7 +105,7 @@ void StatsSeries::CloseEndedWindows(int64_t now_us) {
 }
 
 void StatsSeries::Observe(int64_t now_us, double seconds) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   CloseEndedWindows(now_us);
   size_t bucket = 0;
   while (bucket < Metrics::kLatencyBuckets.size() && seconds > Metrics::kLatencyBuckets[bucket]) ++bucket;
@@ -112,12 +114,12 @@ void StatsSeries::Observe(int64_t now_us, double seconds) {
 }
 
 void StatsSeries::Tick(int64_t now_us) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   CloseEndedWindows(now_us);
 }
 
 std::vector<StatsSample> StatsSeries::Samples() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return {samples_.begin(), samples_.end()};
 }
 

@@ -13,11 +13,12 @@
 // Thread-safe: one mutex; the snapshot callback runs under it (it must not call back in).
 #pragma once
 
+#include <absl/synchronization/mutex.h>
+
 #include <array>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -78,20 +79,20 @@ class StatsSeries {
                          int64_t count, double q);
 
  private:
-  void CloseEndedWindows(int64_t now_us);  // requires mu_
-  void Push(StatsSample sample);           // requires mu_
+  void CloseEndedWindows(int64_t now_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Push(StatsSample sample) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int64_t interval_us_;
   const size_t capacity_;
   const Snapshot snapshot_;
 
-  mutable std::mutex mu_;
-  bool started_ = false;                                                // guarded by mu_
-  int64_t window_start_us_ = 0;                                         // guarded by mu_
-  StatsCounters at_window_start_;                                       // guarded by mu_
+  mutable absl::Mutex mu_;
+  bool started_ ABSL_GUARDED_BY(mu_) = false;
+  int64_t window_start_us_ ABSL_GUARDED_BY(mu_) = 0;
+  StatsCounters at_window_start_ ABSL_GUARDED_BY(mu_);
   std::array<int64_t, Metrics::kLatencyBuckets.size() + 1> buckets_{};  // guarded by mu_
-  int64_t latency_count_ = 0;                                           // guarded by mu_
-  std::deque<StatsSample> samples_;                                     // guarded by mu_
+  int64_t latency_count_ ABSL_GUARDED_BY(mu_) = 0;
+  std::deque<StatsSample> samples_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark::server

@@ -1,6 +1,8 @@
 // Worker threads with a bounded job queue (see worker_pool.h).
 #include "server/worker_pool.h"
 
+#include <absl/synchronization/mutex.h>
+
 #include <algorithm>
 
 namespace bulwark::server {
@@ -14,14 +16,14 @@ WorkerPool::~WorkerPool() { Shutdown(); }
 
 bool WorkerPool::TrySubmit(std::function<void()> job) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     // Admit while a worker is free (not running nor claimed by a queued job), or the queue has room.
     const bool worker_free = running_ + static_cast<int64_t>(jobs_.size()) < thread_count_;
     if (shutdown_ || (!worker_free && jobs_.size() >= max_queued_)) return false;
     jobs_.push_back(std::move(job));
     queued_.fetch_add(1, std::memory_order_relaxed);
   }
-  work_cv_.notify_one();
+  work_cv_.Signal();
   return true;
 }
 
@@ -29,9 +31,9 @@ void WorkerPool::WorkerLoop() {
   std::function<void()> job;
   while (true) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (job) --running_;  // the previous one
-      work_cv_.wait(lock, [this] { return shutdown_ || !jobs_.empty(); });
+      while (!shutdown_ && jobs_.empty()) work_cv_.Wait(&mu_);
       if (jobs_.empty()) return;  // shut down and drained
       job = std::move(jobs_.front());
       jobs_.pop_front();
@@ -46,10 +48,10 @@ void WorkerPool::WorkerLoop() {
 
 void WorkerPool::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     shutdown_ = true;
   }
-  work_cv_.notify_all();
+  work_cv_.SignalAll();
   for (std::thread& t : workers_) {
     if (t.joinable()) t.join();
   }

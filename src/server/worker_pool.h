@@ -6,13 +6,12 @@
 #pragma once
 
 #include <absl/base/thread_annotations.h>
+#include <absl/synchronization/mutex.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -40,8 +39,8 @@ class WorkerPool {
   const size_t max_queued_;
   std::atomic<int64_t> active_{0};
   std::atomic<int64_t> queued_{0};
-  std::mutex mu_;
-  std::condition_variable work_cv_;
+  absl::Mutex mu_;
+  absl::CondVar work_cv_;  // a job was queued, or Shutdown
   std::deque<std::function<void()>> jobs_ ABSL_GUARDED_BY(mu_);
   int64_t running_ ABSL_GUARDED_BY(mu_) = 0;  // jobs taken by a worker and not finished
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;

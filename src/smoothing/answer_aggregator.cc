@@ -3,6 +3,8 @@
 
 #include <absl/strings/ascii.h>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 
 std::string NormalizeAnswer(std::string_view answer) {
@@ -24,8 +26,7 @@ absl::StatusOr<AggregatedAnswer> AggregateByEquivalence(std::string_view questio
                                                         std::span<const std::string> responses,
                                                         const EquivalenceJudge& judge) {
   if (responses.empty()) return absl::InvalidArgumentError("no responses to aggregate");
-  auto comparison = judge.Compare(question, responses);
-  if (!comparison.ok()) return comparison.status();
+  BULWARK_ASSIGN_OR_RETURN(auto comparison, judge.Compare(question, responses));
   std::vector<std::string> normalized;
   for (const std::string& r : responses) normalized.push_back(NormalizeAnswer(r));
   AggregatedAnswer out;
@@ -35,9 +36,8 @@ absl::StatusOr<AggregatedAnswer> AggregateByEquivalence(std::string_view questio
       bool all = true;
       for (int member : out.groups[g].runs) {
         if (normalized[member] == normalized[r]) continue;
-        auto equivalent = (*comparison)->Equivalent(member, r);
-        if (!equivalent.ok()) return equivalent.status();
-        if (!*equivalent) {
+        BULWARK_ASSIGN_OR_RETURN(auto equivalent, comparison->Equivalent(member, r));
+        if (!equivalent) {
           all = false;
           break;
         }

@@ -12,10 +12,13 @@
 #include "smoothing/extractive_responder.h"
 #include "smoothing/smoother.h"
 #include "testing/lexical_store.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
@@ -121,7 +124,7 @@ TEST(AnswerIdentifiersTest, VetoKeepsANearDuplicatePoisonOutOfTheCorrectGroup) {
   ASSERT_NE(store, nullptr);
   std::vector<NewEntry> entries;
   for (const std::string& text : RentMemories()) entries.push_back({.text = text});
-  ASSERT_TRUE(store->AddBatch("home", entries, "tester").ok());
+  ASSERT_THAT(store->AddBatch("home", entries, "tester"), IsOk());
 
   const NearDuplicateOutcome without = RunNearDuplicate(*store, /*identifier_veto=*/false, 60);
   EXPECT_GT(without.mixed_groups, 0) << "the residual cosine alone groups the two IBANs";

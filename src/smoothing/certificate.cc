@@ -7,6 +7,8 @@
 #include <cmath>
 #include <string>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 
 absl::Status ValidateCertificateParams(const CertificateParams& p) {
@@ -68,10 +70,9 @@ double BinomialUpperTail(int n, double p, int r) {
 }
 
 absl::StatusOr<double> CertificateDelta(const CertificateParams& p, int t) {
-  auto p_hit = HitProbability(p, t);
-  if (!p_hit.ok()) return p_hit.status();
+  BULWARK_ASSIGN_OR_RETURN(auto p_hit, HitProbability(p, t));
   const int needed = (p.nruns + 1) / 2;  // ceil(nruns / 2): a tie counts as lost (DESIGN 4.6)
-  return BinomialUpperTail(p.nruns, *p_hit, needed);
+  return BinomialUpperTail(p.nruns, p_hit, needed);
 }
 
 absl::StatusOr<Certificate> MakeCertificate(const CertificateParams& params, int max_t) {
@@ -83,9 +84,8 @@ absl::StatusOr<Certificate> MakeCertificate(const CertificateParams& params, int
       certificate.delta.push_back(1.0);
       continue;
     }
-    auto delta = CertificateDelta(params, t);
-    if (!delta.ok()) return delta.status();
-    certificate.delta.push_back(*delta);
+    BULWARK_ASSIGN_OR_RETURN(auto delta, CertificateDelta(params, t));
+    certificate.delta.push_back(delta);
   }
   return certificate;
 }

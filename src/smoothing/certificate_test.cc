@@ -4,8 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "testing/status_matchers.h"
+
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 double Delta(int m, int k, int t, int nruns) {
   auto d = CertificateDelta({.m = m, .k = k, .nruns = nruns}, t);
@@ -30,7 +34,7 @@ TEST(CertificateTest, SmallStoreValue) {
 TEST(CertificateTest, HitProbabilityIsTheHypergeometricComplement) {
   // 1 - C(17,5)/C(20,5) = 1 - 6188/15504.
   auto p = HitProbability({.m = 20, .k = 5, .nruns = 5}, 3);
-  ASSERT_TRUE(p.ok());
+  ASSERT_THAT(p, IsOk());
   EXPECT_NEAR(*p, 1.0 - 6188.0 / 15504.0, 1e-15);
   EXPECT_EQ(*HitProbability({.m = 20, .k = 5, .nruns = 5}, 0), 0.0);
   // More marked items than items left out of a subset: every subset holds one.
@@ -103,7 +107,7 @@ TEST(CertificateTest, RejectsBadParameters) {
 
 TEST(CertificateTest, CertificateReportsTOneToThree) {
   auto c = MakeCertificate({.m = 20, .k = 5, .nruns = 5});
-  ASSERT_TRUE(c.ok());
+  ASSERT_THAT(c, IsOk());
   ASSERT_EQ(c->delta.size(), 3u);
   EXPECT_DOUBLE_EQ(c->delta[0], Delta(20, 5, 1, 5));
   EXPECT_DOUBLE_EQ(c->delta[2], Delta(20, 5, 3, 5));
@@ -113,7 +117,7 @@ TEST(CertificateTest, CertificateReportsTOneToThree) {
   EXPECT_DOUBLE_EQ(j["delta"]["1"].get<double>(), c->delta[0]);
   // A pool of two: t = 3 adversarial entries would fill it.
   auto small = MakeCertificate({.m = 2, .k = 1, .nruns = 3});
-  ASSERT_TRUE(small.ok());
+  ASSERT_THAT(small, IsOk());
   EXPECT_EQ(small->delta[2], 1.0);
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/status_macros.h"
 #include "smoothing/answer_identifiers.h"
 
 namespace bulwark {
@@ -38,12 +39,11 @@ absl::StatusOr<std::unique_ptr<AnswerComparison>> EmbeddingEquivalence::Compare(
     std::string_view question, std::span<const std::string> answers) const {
   std::vector<std::string> texts = {std::string(question)};
   texts.insert(texts.end(), answers.begin(), answers.end());
-  auto vectors = embedder_->EmbedBatch(texts);
-  if (!vectors.ok()) return vectors.status();
-  const std::vector<float>& q = (*vectors)[0];
+  BULWARK_ASSIGN_OR_RETURN(auto vectors, embedder_->EmbedBatch(texts));
+  const std::vector<float>& q = vectors[0];
   std::vector<std::vector<double>> residuals;
-  for (size_t a = 1; a < vectors->size(); ++a) {
-    const std::vector<float>& v = (*vectors)[a];
+  for (size_t a = 1; a < vectors.size(); ++a) {
+    const std::vector<float>& v = vectors[a];
     double along = 0;
     for (size_t d = 0; d < v.size(); ++d) along += double(v[d]) * q[d];
     std::vector<double> r(v.size());

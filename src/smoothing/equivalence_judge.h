@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 
 // The equivalence relation over one query's answers, by index. Not thread-safe.
@@ -39,9 +41,8 @@ class EquivalenceJudge {
   [[nodiscard]] absl::StatusOr<bool> Equivalent(std::string_view question, std::string_view a,
                                                 std::string_view b) const {
     const std::string answers[] = {std::string(a), std::string(b)};
-    auto comparison = Compare(question, answers);
-    if (!comparison.ok()) return comparison.status();
-    return (*comparison)->Equivalent(0, 1);
+    BULWARK_ASSIGN_OR_RETURN(auto comparison, Compare(question, answers));
+    return comparison->Equivalent(0, 1);
   }
 };
 

@@ -6,6 +6,8 @@
 #include <map>
 #include <utility>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 namespace {
 
@@ -29,7 +31,7 @@ class LlmComparison final : public AnswerComparison {
         absl::StrCat("Question: ", std::string(question_), "\n<answer id=\"A\">\n", answers_[key.first],
                      "\n</answer>\n<answer id=\"B\">\n", answers_[key.second], "\n</answer>");
     auto reply = client_->CompleteJson({{"system", kEquivalencePrompt}, {"user", user}});
-    if (!reply.ok()) return reply.status();
+    BULWARK_RETURN_IF_ERROR(reply.status());
     auto equivalent = reply->find("equivalent");
     if (equivalent == reply->end() || !equivalent->is_boolean()) {
       return absl::DataLossError("llm equivalence: the reply has no boolean \"equivalent\"");

@@ -3,6 +3,8 @@
 
 #include <absl/strings/str_cat.h>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 namespace {
 
@@ -23,7 +25,7 @@ absl::StatusOr<std::string> LlmResponder::Respond(std::string_view question,
   }
   absl::StrAppend(&user, "\nQuestion: ", std::string(question));
   auto reply = client_->CompleteJson({{"system", kResponderPrompt}, {"user", user}});
-  if (!reply.ok()) return reply.status();
+  BULWARK_RETURN_IF_ERROR(reply.status());
   auto answer = reply->find("answer");
   if (answer == reply->end() || !answer->is_string()) {
     return absl::DataLossError("llm responder: the reply has no string \"answer\"");

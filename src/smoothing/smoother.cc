@@ -4,6 +4,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "core/parallel_for.h"
+#include "core/status_macros.h"
 #include "smoothing/subset_sampler.h"
 
 namespace bulwark {
@@ -53,45 +54,41 @@ absl::StatusOr<SmoothedAnswer> Smoother::Answer(std::string_view question, std::
   const CertificateParams params = {.m = static_cast<int>(pool.size()),
                                     .k = std::min(options.k, static_cast<int>(pool.size())),
                                     .nruns = options.nruns};
-  auto certificate = MakeCertificate(params);
-  if (!certificate.ok()) return certificate.status();
-  out.certificate = *std::move(certificate);
+  BULWARK_ASSIGN_OR_RETURN(auto certificate, MakeCertificate(params));
+  out.certificate = std::move(certificate);
 
   SubsetSampler sampler(rng);
-  auto subsets = sampler.DrawRuns(params.m, params.k, params.nruns);
-  if (!subsets.ok()) return subsets.status();
+  BULWARK_ASSIGN_OR_RETURN(auto subsets, sampler.DrawRuns(params.m, params.k, params.nruns));
   std::vector<std::string> responses(params.nruns);
   absl::Status answered =
       ParallelFor(params.nruns, static_cast<size_t>(std::max(1, responder_->max_concurrency())),
                   [&](size_t begin, size_t end) {
                     for (size_t r = begin; r < end; ++r) {
                       std::vector<const SearchHit*> context;
-                      for (int i : (*subsets)[r]) context.push_back(&pool[i]);
-                      auto response = responder_->Respond(question, context);
-                      if (!response.ok()) return response.status();
-                      responses[r] = *std::move(response);
+                      for (int i : subsets[r]) context.push_back(&pool[i]);
+                      BULWARK_ASSIGN_OR_RETURN(auto response, responder_->Respond(question, context));
+                      responses[r] = std::move(response);
                     }
                     return absl::OkStatus();
                   });
-  if (!answered.ok()) return answered;
+  BULWARK_RETURN_IF_ERROR(answered);
 
-  auto aggregated = AggregateByEquivalence(question, responses, *judge_);
-  if (!aggregated.ok()) return aggregated.status();
-  out.groups = aggregated->groups;
+  BULWARK_ASSIGN_OR_RETURN(auto aggregated, AggregateByEquivalence(question, responses, *judge_));
+  out.groups = aggregated.groups;
   out.runs.resize(params.nruns);
   for (int r = 0; r < params.nruns; ++r) {
-    for (int i : (*subsets)[r]) out.runs[r].entry_ids.push_back(pool[i].entry.id);
+    for (int i : subsets[r]) out.runs[r].entry_ids.push_back(pool[i].entry.id);
     out.runs[r].response = std::move(responses[r]);
   }
   for (size_t g = 0; g < out.groups.size(); ++g) {
     for (int r : out.groups[g].runs) out.runs[r].group = static_cast<int>(g);
   }
-  if (aggregated->abstained()) {
+  if (aggregated.abstained()) {
     out.reason = "no consistent answer";
   } else {
     out.abstained = false;
-    out.answer = out.groups[aggregated->majority].answer;
-    out.majority_runs = static_cast<int>(out.groups[aggregated->majority].runs.size());
+    out.answer = out.groups[aggregated.majority].answer;
+    out.majority_runs = static_cast<int>(out.groups[aggregated.majority].runs.size());
   }
   return out;
 }

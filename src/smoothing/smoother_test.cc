@@ -14,10 +14,13 @@
 #include "smoothing/llm_responder.h"
 #include "testing/chat_server.h"
 #include "testing/lexical_store.h"
+#include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
 
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::HasSubstr;
 
@@ -36,7 +39,7 @@ class SmootherTest : public ::testing::Test {
   void AddAll(const std::vector<std::string>& texts) {
     std::vector<NewEntry> entries;
     for (const auto& t : texts) entries.push_back({.text = t});
-    ASSERT_TRUE(store_->AddBatch("ns", entries, "tester").ok());
+    ASSERT_THAT(store_->AddBatch("ns", entries, "tester"), IsOk());
   }
   std::vector<SearchHit> Pool(const std::string& query, int m) {
     auto result = store_->Search("ns", query, {.k = m});
@@ -123,7 +126,7 @@ TEST_F(SmootherTest, AbstainsWithoutAConsistentAnswer) {
   Smoother smoother(&scattered, &judge);
   SeededCsprng rng(SeedOf(3));
   auto answer = smoother.Answer("memory", pool, {.m = 6, .k = 2, .nruns = 5}, &rng);
-  ASSERT_TRUE(answer.ok());
+  ASSERT_THAT(answer, IsOk());
   EXPECT_TRUE(answer->abstained);
   EXPECT_EQ(answer->reason, "no consistent answer");
   EXPECT_EQ(answer->groups.size(), 5u);
@@ -135,7 +138,7 @@ TEST_F(SmootherTest, SmallAndEmptyPools) {
   const auto pool = Pool("wifi password", 20);
   ASSERT_EQ(pool.size(), 2u);
   auto answer = Answer("wifi password", pool, {.m = 20, .k = 5, .nruns = 5});
-  ASSERT_TRUE(answer.ok());
+  ASSERT_THAT(answer, IsOk());
   EXPECT_EQ(answer->certificate.params.m, 2);
   EXPECT_EQ(answer->certificate.params.k, 2);
   EXPECT_EQ(answer->certificate.delta[0], 1.0);  // every run sees everything: no guarantee
@@ -143,7 +146,7 @@ TEST_F(SmootherTest, SmallAndEmptyPools) {
   EXPECT_EQ(answer->answer, "the wifi password is on the fridge");
 
   auto empty = Answer("wifi password", {}, {.m = 20, .k = 5, .nruns = 5});
-  ASSERT_TRUE(empty.ok());
+  ASSERT_THAT(empty, IsOk());
   EXPECT_TRUE(empty->abstained);
   EXPECT_EQ(empty->reason, "no memories");
   EXPECT_TRUE(empty->runs.empty());
@@ -177,7 +180,7 @@ TEST_F(SmootherTest, LlmResponderAndJudgeAgainstALoopbackServer) {
   options.endpoint.url = server.url();
   options.model = "test-model";
   auto client = ChatClient::Create(options);
-  ASSERT_TRUE(client.ok());
+  ASSERT_THAT(client, IsOk());
   LlmResponder responder(client->get());
   LlmEquivalence judge(client->get());
   Smoother smoother(&responder, &judge);
@@ -224,11 +227,11 @@ TEST(AnswerAggregatorTest, NormalizationAndStrictMajority) {
   } never;
   const std::vector<std::string> two_of_four = {"a", "A ", "b", "c"};
   auto tie = AggregateByEquivalence("q", two_of_four, never);
-  ASSERT_TRUE(tie.ok());
+  ASSERT_THAT(tie, IsOk());
   EXPECT_TRUE(tie->abstained());  // 2 of 4 is not a strict majority
   const std::vector<std::string> three_of_five = {"a", "b", "a", "c", "a"};
   auto win = AggregateByEquivalence("q", three_of_five, never);
-  ASSERT_TRUE(win.ok());
+  ASSERT_THAT(win, IsOk());
   ASSERT_FALSE(win->abstained());
   EXPECT_EQ(win->groups[win->majority].runs, (std::vector<int>{0, 2, 4}));
   EXPECT_FALSE(AggregateByEquivalence("q", {}, never).ok());
@@ -256,7 +259,7 @@ TEST(AnswerAggregatorTest, CompleteLinkageKeepsALookalikeOutOfTheGroup) {
   } table;
   const std::vector<std::string> responses = {"a", "b", "c", "c", "c"};
   auto result = AggregateByEquivalence("q", responses, table);
-  ASSERT_TRUE(result.ok());
+  ASSERT_THAT(result, IsOk());
   ASSERT_EQ(result->groups.size(), 2u);
   EXPECT_EQ(result->groups[0].runs, (std::vector<int>{0, 1}));
   EXPECT_EQ(result->groups[1].runs, (std::vector<int>{2, 3, 4}));

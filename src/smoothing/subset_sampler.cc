@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/status_macros.h"
+
 namespace bulwark {
 
 absl::StatusOr<std::vector<int>> SubsetSampler::Draw(int m, int k) {
@@ -25,9 +27,8 @@ absl::StatusOr<std::vector<std::vector<int>>> SubsetSampler::DrawRuns(int m, int
   std::vector<std::vector<int>> runs;
   runs.reserve(nruns);
   for (int r = 0; r < nruns; ++r) {
-    auto subset = Draw(m, k);
-    if (!subset.ok()) return subset.status();
-    runs.push_back(*std::move(subset));
+    BULWARK_ASSIGN_OR_RETURN(auto subset, Draw(m, k));
+    runs.push_back(std::move(subset));
   }
   return runs;
 }

@@ -7,8 +7,12 @@
 #include <map>
 #include <set>
 
+#include "testing/status_matchers.h"
+
 namespace bulwark {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 TEST(SubsetSamplerTest, EveryKSubsetIsEquallyLikely) {
   // m = 6, k = 3: C(6,3) = 20 subsets, 40,000 draws, 2,000 expected per subset. The chi-square
@@ -22,7 +26,7 @@ TEST(SubsetSamplerTest, EveryKSubsetIsEquallyLikely) {
   constexpr int kDraws = 40000;
   for (int i = 0; i < kDraws; ++i) {
     auto s = sampler.Draw(6, 3);
-    ASSERT_TRUE(s.ok());
+    ASSERT_THAT(s, IsOk());
     ++counts[*s];
   }
   ASSERT_EQ(counts.size(), 20u);
@@ -43,7 +47,7 @@ TEST(SubsetSamplerTest, SubsetsAreDistinctSortedAndInRange) {
   SeededCsprng rng(SeededCsprng::Seed{});
   SubsetSampler sampler(&rng);
   auto runs = sampler.DrawRuns(20, 5, 100);
-  ASSERT_TRUE(runs.ok());
+  ASSERT_THAT(runs, IsOk());
   ASSERT_EQ(runs->size(), 100u);
   for (const auto& subset : *runs) {
     ASSERT_EQ(subset.size(), 5u);
@@ -53,7 +57,7 @@ TEST(SubsetSamplerTest, SubsetsAreDistinctSortedAndInRange) {
     EXPECT_LT(subset.back(), 20);
   }
   auto all = sampler.Draw(4, 4);
-  ASSERT_TRUE(all.ok());
+  ASSERT_THAT(all, IsOk());
   EXPECT_EQ(*all, (std::vector<int>{0, 1, 2, 3}));
 }
 

@@ -4,6 +4,7 @@
 #include "store/entry_listing.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
 
@@ -42,7 +43,7 @@ absl::StatusOr<ListPage> EntryStore::List(std::string_view name_space, const Lis
   ListPage page;
   ListQuery query{std::string(name_space), request.cursor, request.states, request.key, 0};
   int scanned = 0;
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   while (static_cast<int>(page.entries.size()) < request.limit && scanned < kMaxRowsScanned) {
     query.limit =
         std::min(request.limit - static_cast<int>(page.entries.size()) + 1, kMaxRowsScanned - scanned);

@@ -1,6 +1,7 @@
 #include "store/entry_store.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -60,7 +61,11 @@ absl::StatusOr<std::unique_ptr<EntryStore>> EntryStore::Open(std::unique_ptr<Sto
   BULWARK_RETURN_IF_ERROR(store->CheckChainHead());
   // Read before the entries are: a change committed while they are scanned is caught up with at
   // the first search (re-indexing an entry twice is harmless).
-  BULWARK_ASSIGN_OR_RETURN(store->seen_event_seq_, store->backend_->LastEventSeq());
+  BULWARK_ASSIGN_OR_RETURN(const int64_t last_event_seq, store->backend_->LastEventSeq());
+  {
+    absl::MutexLock lock(&store->mu_);  // uncontended: no other thread has the store yet
+    store->seen_event_seq_ = last_event_seq;
+  }
   BULWARK_RETURN_IF_ERROR(store->LoadIndexes());
   return store;
 }
@@ -77,7 +82,7 @@ EntryStore::EntryStore(std::unique_ptr<StorageBackend> backend, std::unique_ptr<
 EntryStore::~EntryStore() = default;
 
 absl::Status EntryStore::LoadIndexes() {
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   // Each namespace's vector index is sized once, from its row count (every state: an upper bound),
   // so the load never regrows it: a growing array briefly holds two copies of the vectors, and
   // capacity that is never filled is never touched, so it is not resident.
@@ -90,7 +95,7 @@ absl::Status EntryStore::LoadIndexes() {
   }
   row_versions_.reserve(static_cast<size_t>(total_rows));
   // One pass over the rows without their advisory reports, into the indexes' final arrays.
-  BULWARK_RETURN_IF_ERROR(backend_->ScanRowsToIndex([&](const StoredRow& row) {
+  BULWARK_RETURN_IF_ERROR(backend_->ScanRowsToIndex([&](const StoredRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     const Entry& e = row.entry;
     NoteVersion(row.row_id, e.updated_at_us);
     if (!Indexable(row)) return absl::OkStatus();
@@ -105,8 +110,8 @@ absl::Status EntryStore::LoadIndexes() {
   for (auto& [name_space, index] : indexes_) index->lexical.ShrinkToFit();
   // A row older than its own history was rolled back while no process had the store open: it is
   // withheld from the first read on (CheckRow).
-  return backend_->ScanNewestEventTimes(
-      [this](int64_t row_id, int64_t at_us) { NoteVersion(row_id, at_us); });
+  return backend_->ScanNewestEventTimes([this](int64_t row_id, int64_t at_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
+                                            mu_) { NoteVersion(row_id, at_us); });
 }
 
 EntryStore::NamespaceIndex* EntryStore::IndexFor(const std::string& name_space, int64_t expected_rows) {
@@ -163,7 +168,7 @@ void EntryStore::SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const En
 }
 
 void EntryStore::Sign(std::span<Entry> entries, std::span<HistoryEvent> events) const {
-  std::shared_lock lock(mu_);  // the keyring must not rotate while entries are signed
+  absl::ReaderMutexLock lock(&mu_);  // the keyring must not rotate while entries are signed
   for (Entry& e : entries) signer_->Sign(&e);
   for (HistoryEvent& e : events) signer_->Sign(&e);
 }
@@ -172,7 +177,7 @@ absl::StatusOr<std::vector<int64_t>> EntryStore::Commit(std::span<const Entry> e
                                                         std::span<const HistoryEvent> events) {
   BULWARK_RETURN_IF_ERROR(WritesAllowed());
   RefreshKeyring();
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(std::vector<int64_t> row_ids, backend_->InsertEntries(entries, events));
   NoteOwnEvents();
   for (size_t i = 0; i < entries.size(); ++i) IndexRow(row_ids[i], entries[i]);
@@ -183,7 +188,7 @@ absl::StatusOr<InsertOutcome> EntryStore::CommitOnce(std::span<const Entry> entr
                                                      std::span<const HistoryEvent> events,
                                                      const InsertClaim& claim) {
   RefreshKeyring();
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(InsertOutcome outcome, backend_->InsertEntriesOnce(entries, events, claim));
   NoteOwnEvents();
   for (size_t i = 0; i < outcome.row_ids.size() && i < entries.size(); ++i) {
@@ -193,7 +198,7 @@ absl::StatusOr<InsertOutcome> EntryStore::CommitOnce(std::span<const Entry> entr
 }
 
 absl::StatusOr<RowForUpdate> EntryStore::ReadForUpdate(std::string_view name_space, std::string_view id) {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(StoredRow row, LoadVerified(name_space, id));
   return RowForUpdate{row.row_id, std::move(row.entry)};
 }
@@ -202,7 +207,7 @@ absl::Status EntryStore::CommitUpdate(const RowForUpdate& read, const Entry& ent
                                       const HistoryEvent& event) {
   BULWARK_RETURN_IF_ERROR(WritesAllowed());
   RefreshKeyring();
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_RETURN_IF_ERROR(backend_->UpdateEntry(entry, read.entry.updated_at_us, event));
   NoteOwnEvents();
   UnindexRow(entry.name_space, read.row_id);
@@ -216,7 +221,7 @@ absl::Status EntryStore::Transition(std::string_view name_space, std::string_vie
   RefreshKeyring();
   for (int attempt = 1;; ++attempt) {
     BULWARK_ASSIGN_OR_RETURN(RowForUpdate read, ReadForUpdate(name_space, id));
-    std::unique_lock lock(mu_);
+    absl::MutexLock lock(&mu_);
     absl::Status applied = ApplyTransition(read, actor, change);
     if (!absl::IsAborted(applied) || attempt == kMaxChangeAttempts) return applied;
   }
@@ -274,7 +279,7 @@ absl::Status EntryStore::ApplyTransition(const RowForUpdate& read, std::string_v
 absl::Status EntryStore::CheckIntegrityOrFreeze() {
   absl::Status integrity = backend_->CheckIntegrity();
   if (integrity.code() == absl::StatusCode::kDataLoss) {
-    std::lock_guard<std::mutex> lock(freeze_mu_);
+    absl::MutexLock lock(&freeze_mu_);
     freeze_reason_ = std::string(integrity.message());
     writes_frozen_.store(true);
   }
@@ -283,20 +288,20 @@ absl::Status EntryStore::CheckIntegrityOrFreeze() {
 
 void EntryStore::ThawWrites() {
   if (!writes_frozen_.load()) return;
-  std::lock_guard<std::mutex> lock(freeze_mu_);
+  absl::MutexLock lock(&freeze_mu_);
   freeze_reason_.clear();
   writes_frozen_.store(false);
 }
 
 absl::Status EntryStore::WritesAllowed() const {
   if (!writes_frozen_.load()) return absl::OkStatus();
-  std::lock_guard<std::mutex> lock(freeze_mu_);
+  absl::MutexLock lock(&freeze_mu_);
   return absl::UnavailableError(
       absl::StrCat("writes are refused until an admin runs verify and it passes: ", freeze_reason_));
 }
 
 absl::StatusOr<uint32_t> EntryStore::RotateSigningKey() {
-  std::unique_lock lock(mu_);  // no write signs while the keyring changes
+  absl::MutexLock lock(&mu_);  // no write signs while the keyring changes
   return keyring_->Rotate(options_.env);
 }
 
@@ -339,7 +344,7 @@ void EntryStore::RefreshKeyring() {
   std::error_code ec;
   const std::filesystem::file_time_type mtime = std::filesystem::last_write_time(options_.keyring_path, ec);
   if (ec) return;
-  std::unique_lock lock(mu_);  // no write signs while the keyring changes
+  absl::MutexLock lock(&mu_);  // no write signs while the keyring changes
   if (mtime == keyring_mtime_) return;
   absl::StatusOr<Keyring> loaded = Keyring::Load(options_.keyring_path);
   if (!loaded.ok()) {
@@ -365,11 +370,11 @@ absl::Status EntryStore::CatchUpWithOtherWriters() {
   auto last = backend_->LastEventSeq();
   if (!last.ok()) return last.status();
   {
-    std::shared_lock lock(mu_);
+    absl::ReaderMutexLock lock(&mu_);
     if (*last <= seen_event_seq_) return absl::OkStatus();
   }
   RefreshKeyring();  // what the other writers signed may name a key they rotated to
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   return CatchUpLocked();
 }
 
@@ -431,7 +436,7 @@ bool EntryStore::RolledBack(const StoredRow& row) const {
 void EntryStore::ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
                               std::string_view reason) {
   {
-    std::lock_guard<std::mutex> lock(bad_mu_);
+    absl::MutexLock lock(&bad_mu_);
     if (!bad_rows_.insert(row_id).second) return;  // counted and logged once
   }
   signature_failures_.fetch_add(1);
@@ -440,7 +445,7 @@ void EntryStore::ReportBadRow(int64_t row_id, std::string_view id, std::string_v
 
 absl::Status EntryStore::CheckRow(const StoredRow& row, std::string_view name_space) const {
   if (chain_broken_.load()) {
-    std::lock_guard<std::mutex> lock(freeze_mu_);
+    absl::MutexLock lock(&freeze_mu_);
     return absl::DataLossError(absl::StrCat("withheld: the store's history chain is broken (", chain_problem_,
                                             "); run `bulwark verify`"));
   }
@@ -477,7 +482,7 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
   if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
   const int64_t now_us = options_.env->NowMicros();  // expired entries are never returned
   SearchResult result;
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto it = indexes_.find(ToAbsl(name_space));
   if (it == indexes_.end()) return result;
   const VectorIndex& index = *it->second->vectors;
@@ -520,7 +525,7 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
         const IndexHit& hit = (*hits)[next];
         if (!seen.insert(hit.row_id).second) continue;
         {
-          std::lock_guard<std::mutex> bad_lock(bad_mu_);
+          absl::MutexLock bad_lock(&bad_mu_);
           if (bad_rows_.contains(hit.row_id)) continue;
         }
         batch.push_back(hit);
@@ -565,7 +570,7 @@ absl::Status EntryStore::CheckObservation(const SearchObservation* observation) 
 }
 
 bool EntryStore::HasHoneypots(std::string_view name_space) const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto it = indexes_.find(ToAbsl(name_space));
   return it != indexes_.end() && !it->second->honeypots.empty();
 }
@@ -580,7 +585,7 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::st
   if (k_obs < 1 || k_obs > 64) return absl::InvalidArgumentError("k_obs must be between 1 and 64");
   QueryTerms terms;
   if (!query_text.empty()) terms = terms_.Query(query_text);
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto it = indexes_.find(ToAbsl(name_space));
   if (it == indexes_.end()) return std::vector<ObservedRow>();
   return ObserveLocked(*it->second, query, query_text.empty() ? nullptr : &terms, static_cast<size_t>(k_obs));
@@ -637,7 +642,7 @@ absl::StatusOr<StoredRow> EntryStore::LoadVerified(std::string_view name_space, 
 }
 
 absl::StatusOr<Entry> EntryStore::Get(std::string_view name_space, std::string_view id) {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto row = LoadVerified(name_space, id);
   if (!row.ok()) return row.status();
   return std::move(row->entry);
@@ -645,7 +650,7 @@ absl::StatusOr<Entry> EntryStore::Get(std::string_view name_space, std::string_v
 
 absl::StatusOr<std::vector<HistoryEvent>> EntryStore::History(std::string_view name_space,
                                                               std::string_view id) {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto row = LoadVerified(name_space, id);
   if (!row.ok()) return row.status();
   auto events = backend_->History(name_space, id);
@@ -663,7 +668,7 @@ absl::StatusOr<std::vector<HistoryEvent>> EntryStore::History(std::string_view n
 
 void EntryStore::ReportBadEvent(int64_t seq, std::string_view reason) {
   {
-    std::lock_guard<std::mutex> lock(bad_mu_);
+    absl::MutexLock lock(&bad_mu_);
     if (!bad_events_.insert(seq).second) return;  // counted and logged once
   }
   signature_failures_.fetch_add(1);
@@ -674,16 +679,17 @@ absl::StatusOr<int64_t> EntryStore::ScanVerified(std::string_view name_space,
                                                  const std::function<bool(const Entry&)>& wanted,
                                                  const std::function<absl::Status(const Entry&)>& visit) {
   if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   int64_t skipped = 0;
-  absl::Status scanned = backend_->ScanEntries(name_space, [&](const StoredRow& row) {
-    if (auto s = CheckRow(row, name_space); !s.ok()) {
-      ReportBadRow(row.row_id, row.entry.id, name_space, ToStd(s.message()));
-      ++skipped;
-      return absl::OkStatus();
-    }
-    return wanted(row.entry) ? visit(row.entry) : absl::OkStatus();
-  });
+  absl::Status scanned =
+      backend_->ScanEntries(name_space, [&](const StoredRow& row) ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        if (auto s = CheckRow(row, name_space); !s.ok()) {
+          ReportBadRow(row.row_id, row.entry.id, name_space, ToStd(s.message()));
+          ++skipped;
+          return absl::OkStatus();
+        }
+        return wanted(row.entry) ? visit(row.entry) : absl::OkStatus();
+      });
   if (!scanned.ok()) return scanned;
   return skipped;
 }
@@ -706,9 +712,9 @@ absl::StatusOr<int64_t> EntryStore::ExportHoneypots(std::string_view name_space,
 }
 
 absl::StatusOr<VerifyReport> EntryStore::Verify() {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   VerifyReport report;
-  absl::Status scanned = backend_->ScanEntries("", [&](const StoredRow& row) {
+  absl::Status scanned = backend_->ScanEntries("", [&](const StoredRow& row) ABSL_SHARED_LOCKS_REQUIRED(mu_) {
     ++report.rows_checked;
     absl::Status s = ValidateNamespace(row.entry.name_space);
     if (s.ok()) s = CheckRowItself(row, row.entry.name_space);
@@ -730,7 +736,7 @@ absl::StatusOr<VerifyReport> EntryStore::Verify() {
 absl::StatusOr<StoreStats> EntryStore::Stats(const EmbedderFingerprint& embedder) {
   StoreStats stats;
   stats.embedder = embedder;
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   stats.newest_key_id = keyring_->newest_key_id();
   stats.key_count = keyring_->List().size();
   stats.signature_failures = signature_failures_.load();

@@ -19,15 +19,14 @@
 #include <absl/container/flat_hash_set.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <shared_mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -223,53 +222,62 @@ class EntryStore {
   absl::Status LoadIndexes();
   // The namespace's index, made on first use with room for `expected_rows` vectors. Requires mu_
   // held exclusively.
-  NamespaceIndex* IndexFor(const std::string& name_space, int64_t expected_rows = 0);
+  NamespaceIndex* IndexFor(const std::string& name_space, int64_t expected_rows = 0)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Adds a row to its namespace's index, logging instead of failing. Requires mu_ (unique).
-  void IndexRow(int64_t row_id, const Entry& entry);
+  void IndexRow(int64_t row_id, const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The observation from the k_obs best active memory hits of the vector ranking (best first) and
   // the pot index. Requires mu_ (shared).
   std::vector<ObservedRow> ObserveVector(const NamespaceIndex& index, const std::vector<float>& query,
-                                         std::span<const IndexHit> memory_hits, size_t k_obs) const;
+                                         std::span<const IndexHit> memory_hits, size_t k_obs) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The observation over the fused ranking from the active memories' vector and BM25 hits at the
   // same depth (best first) and the pot index (hybrid_search.cc). Requires mu_ (shared).
   std::vector<ObservedRow> ObserveFused(const NamespaceIndex& index, const std::vector<float>& query,
                                         const QueryTerms& terms, std::span<const IndexHit> memory_vector_hits,
                                         std::span<const Bm25Hit> memory_lexical_hits, size_t depth,
-                                        size_t k_obs) const;
+                                        size_t k_obs) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // InvalidArgument for a SearchOptions::observation whose k_obs is outside [1, 64].
   static absl::Status CheckObservation(const SearchObservation* observation);
   // Observe's work under mu_ (shared), with the namespace's index (hybrid when terms is set).
   absl::StatusOr<std::vector<ObservedRow>> ObserveLocked(const NamespaceIndex& index,
                                                          const std::vector<float>& query,
-                                                         const QueryTerms* terms, size_t k_obs) const;
+                                                         const QueryTerms* terms, size_t k_obs) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   std::vector<int64_t> ObservedLexicalRanking(const NamespaceIndex& index, const QueryTerms& terms,
                                               std::span<const Bm25Hit> memory_hits,
-                                              size_t depth) const;  // requires mu_ (shared)
+                                              size_t depth) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);  // requires mu_ (shared)
   // Puts the row in the namespace's lexical index if it is an active memory, and in its pot index
   // (vector and tokens) if it is an active honeypot; else takes it out. Requires mu_ (unique).
-  void SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const Entry& entry);
+  void SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const Entry& entry)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads and verifies the rows of `ordered` (best first) not yet in `seen`, in batches, appending
   // those that pass (verified, in the namespace, accepted by `filter` and the metadata filter) to
   // result->hits until it holds `k`, with their cosine to `query`. Requires mu_ (shared).
   absl::Status TakeVerified(std::string_view name_space, std::span<const int64_t> ordered,
                             const IndexFilter& filter, const SearchOptions& options,
                             const std::vector<float>& query, size_t k, absl::flat_hash_set<int64_t>* seen,
-                            SearchResult* result);
+                            SearchResult* result) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Drops a row from its namespace's index (if indexed). Requires mu_ (unique).
-  void UnindexRow(const std::string& name_space, int64_t row_id);
+  void UnindexRow(const std::string& name_space, int64_t row_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Checks a row read back from storage: decoded, in `name_space`, right embedding size, valid
   // tag, not rolled back. Requires mu_ (shared).
-  absl::Status CheckRow(const StoredRow& row, std::string_view name_space) const;
+  absl::Status CheckRow(const StoredRow& row, std::string_view name_space) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // CheckRow without the history chain's fail-closed gate (Verify reports the chain apart).
-  absl::Status CheckRowItself(const StoredRow& row, std::string_view name_space) const;
-  absl::StatusOr<StoredRow> LoadVerified(std::string_view name_space, std::string_view id);
+  absl::Status CheckRowItself(const StoredRow& row, std::string_view name_space) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<StoredRow> LoadVerified(std::string_view name_space, std::string_view id)
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Calls `visit` with every verified entry of the namespace that `wanted` accepts, oldest first;
   // returns how many rows failed verification.
   absl::StatusOr<int64_t> ScanVerified(std::string_view name_space,
                                        const std::function<bool(const Entry&)>& wanted,
                                        const std::function<absl::Status(const Entry&)>& visit);
   // One attempt of Transition on a row read at its current version. Requires mu_ (unique).
-  absl::Status ApplyTransition(const RowForUpdate& read, std::string_view actor, const StateChange& change);
+  absl::Status ApplyTransition(const RowForUpdate& read, std::string_view actor, const StateChange& change)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
                     std::string_view reason);
   void ReportBadEvent(int64_t seq, std::string_view reason);
@@ -278,15 +286,16 @@ class EntryStore {
   absl::Status CatchUpWithOtherWriters();
   // Reads the events after seen_event_seq_ and re-indexes the entries other writers changed.
   // Requires mu_ (unique).
-  absl::Status CatchUpLocked();
+  absl::Status CatchUpLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Re-reads the entry and re-indexes it as LoadIndexes would (or drops it). Requires mu_ (unique).
-  absl::Status ReindexEntry(const std::string& name_space, const std::string& id);
+  absl::Status ReindexEntry(const std::string& name_space, const std::string& id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Notes the events this process's last write appended, so catching up skips them. Requires mu_.
-  void NoteOwnEvents();
+  void NoteOwnEvents() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Rollback detection: the row has reached at least this version (updated_at_us). Requires mu_
   // (unique). A row later read back older than the newest version noted was rolled back.
-  void NoteVersion(int64_t row_id, int64_t updated_at_us);
-  bool RolledBack(const StoredRow& row) const;  // requires mu_
+  void NoteVersion(int64_t row_id, int64_t updated_at_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  bool RolledBack(const StoredRow& row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);  // requires mu_
   // True if the row belongs in the index: not deleted or purged, decodes, has the embedder's
   // dimension and a valid namespace; a row that does not is reported (ReportBadRow).
   bool Indexable(const StoredRow& row);
@@ -301,13 +310,13 @@ class EntryStore {
   // (it only ever gains keys). Takes mu_ (unique) only when the file changed.
   void RefreshKeyring();
   std::atomic<int64_t> next_keyring_check_us_{0};
-  std::filesystem::file_time_type keyring_mtime_{};  // guarded by mu_
+  std::filesystem::file_time_type keyring_mtime_ ABSL_GUARDED_BY(mu_){};
   // The write freeze of CheckIntegrityOrFreeze.
   absl::Status WritesAllowed() const;
   void ThawWrites();
   std::atomic<bool> writes_frozen_{false};
-  mutable std::mutex freeze_mu_;
-  std::string freeze_reason_;  // guarded by freeze_mu_
+  mutable absl::Mutex freeze_mu_;
+  std::string freeze_reason_ ABSL_GUARDED_BY(freeze_mu_);
   std::unique_ptr<Signer> signer_;
   std::unique_ptr<HistoryChain> chain_;  // the backend links events with it (history_chain.h)
   // The history chain (history_chain.h) checked at open (its head against the newest event) and by
@@ -317,28 +326,29 @@ class EntryStore {
   absl::Status CheckChainHead();
   // Verify's part for the history: every event's tag and link in seq order, then the head against
   // the newest event; sets or clears the chain problem. Requires mu_ (shared).
-  absl::Status VerifyHistory(VerifyReport* report);
+  absl::Status VerifyHistory(VerifyReport* report) ABSL_SHARED_LOCKS_REQUIRED(mu_);
   void SetChainProblem(std::string problem);  // empty: the chain is whole
   std::atomic<bool> chain_broken_{false};
-  std::string chain_problem_;  // guarded by freeze_mu_
-  const LexicalTerms terms_;   // the lexical index's terms (hybrid ranking)
+  std::string chain_problem_ ABSL_GUARDED_BY(freeze_mu_);
+  const LexicalTerms terms_;  // the lexical index's terms (hybrid ranking)
 
   // Guards the indexes, the keyring (a rotation invalidates its keys) and the bookkeeping below,
   // and orders changes.
-  mutable std::shared_mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<NamespaceIndex>> indexes_;  // by namespace
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::unique_ptr<NamespaceIndex>> indexes_
+      ABSL_GUARDED_BY(mu_);  // by namespace
   // Catching up with other writers: every history event up to seen_event_seq_ is reflected in the
   // index, and so are own_event_seqs_ (this process's events after it). Guarded by mu_.
-  int64_t seen_event_seq_ = 0;
+  int64_t seen_event_seq_ ABSL_GUARDED_BY(mu_) = 0;
   // By row id, the newest updated_at_us this process has seen the row reach: from the row at open,
   // the newest event of its history, and every write since (its own and, caught up, others').
   // Guarded by mu_.
-  absl::flat_hash_map<int64_t, int64_t> row_versions_;
-  absl::flat_hash_set<int64_t> own_event_seqs_;
+  absl::flat_hash_map<int64_t, int64_t> row_versions_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<int64_t> own_event_seqs_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> next_catch_up_us_{0};
-  mutable std::mutex bad_mu_;
-  absl::flat_hash_set<int64_t> bad_rows_;    // rows that failed verification (guarded by bad_mu_)
-  absl::flat_hash_set<int64_t> bad_events_;  // history events (by seq) that did (guarded by bad_mu_)
+  mutable absl::Mutex bad_mu_;
+  absl::flat_hash_set<int64_t> bad_rows_ ABSL_GUARDED_BY(bad_mu_);    // rows that failed verification
+  absl::flat_hash_set<int64_t> bad_events_ ABSL_GUARDED_BY(bad_mu_);  // history events (by seq) that did
   std::atomic<int64_t> signature_failures_{0};
 };
 

@@ -1,6 +1,7 @@
 // EntryStore: checking the store-wide history chain (history_chain.h) at open and in Verify
 // (issue #18 point 6 (i)).
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 #include <spdlog/spdlog.h>
 
 #include "core/status_macros.h"
@@ -28,7 +29,7 @@ std::string HeadProblem(const HistoryChain& chain, const std::optional<HistoryHe
 }  // namespace
 
 void EntryStore::SetChainProblem(std::string problem) {
-  std::lock_guard<std::mutex> lock(freeze_mu_);
+  absl::MutexLock lock(&freeze_mu_);
   if (!problem.empty() && !chain_broken_.load()) spdlog::error("history chain broken: {}", problem);
   chain_broken_.store(!problem.empty());
   chain_problem_ = std::move(problem);

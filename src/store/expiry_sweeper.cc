@@ -1,5 +1,6 @@
 #include "store/expiry_sweeper.h"
 
+#include <absl/synchronization/mutex.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -39,7 +40,7 @@ absl::StatusOr<SweepResult> ExpirySweeper::SweepOnce() {
 }
 
 void ExpirySweeper::Start() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (thread_.joinable()) return;
   stopping_ = false;
   thread_ = std::thread([this] { Run(); });
@@ -47,26 +48,26 @@ void ExpirySweeper::Start() {
 
 void ExpirySweeper::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  wake_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  if (thread_.joinable()) thread_.join();  // Run's Await sees stopping_
 }
 
 void ExpirySweeper::Run() {
-  const auto interval = std::chrono::milliseconds(std::max(10, options_.interval_ms));
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!wake_.wait_for(lock, interval, [this] { return stopping_; })) {
-    lock.unlock();
+  const absl::Duration interval = absl::Milliseconds(std::max(10, options_.interval_ms));
+  mu_.Lock();
+  while (!mu_.AwaitWithTimeout(absl::Condition(&stopping_), interval)) {
+    mu_.Unlock();
     auto swept = SweepOnce();
     if (!swept.ok()) {
       spdlog::error("expiry sweep: {}", swept.status().ToString());
     } else if (swept->purged > 0) {
       spdlog::info("expiry sweep purged {} expired entries", swept->purged);
     }
-    lock.lock();
+    mu_.Lock();
   }
+  mu_.Unlock();
 }
 
 }  // namespace bulwark

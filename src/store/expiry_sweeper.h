@@ -10,10 +10,9 @@
 #pragma once
 
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <thread>
 
 #include "bulwark/env.h"
@@ -59,9 +58,8 @@ class ExpirySweeper {
   MemoryStore* store_;
   Env* env_;
   const Options options_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  bool stopping_ = false;  // guarded by mu_
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

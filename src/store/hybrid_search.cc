@@ -3,6 +3,7 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
 #include <chrono>
@@ -41,7 +42,7 @@ bool InAllowed(const void* context, int64_t id) {
 }  // namespace
 
 EntryStore::LexicalStats EntryStore::Lexical(std::string_view name_space) const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   const auto it = indexes_.find(ToAbsl(name_space));
   if (it == indexes_.end()) return {};
   return {it->second->lexical.size(), it->second->lexical.term_count()};
@@ -59,7 +60,7 @@ absl::Status EntryStore::TakeVerified(std::string_view name_space, std::span<con
       const int64_t row_id = ordered[next];
       if (!seen->insert(row_id).second) continue;
       {
-        std::lock_guard<std::mutex> bad_lock(bad_mu_);
+        absl::MutexLock bad_lock(&bad_mu_);
         if (bad_rows_.contains(row_id)) continue;
       }
       batch.push_back(row_id);
@@ -108,7 +109,7 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
   IndexFilter filter;
   if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
   SearchResult result;
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto it = indexes_.find(ToAbsl(name_space));
   if (it == indexes_.end()) return result;
   const NamespaceIndex& index = *it->second;

@@ -4,12 +4,12 @@
 // Requests are counted and their bodies kept, so tests can check what a client sent.
 #pragma once
 
+#include <absl/synchronization/mutex.h>
 #include <httplib.h>
 
 #include <atomic>
 #include <chrono>
 #include <functional>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -28,7 +28,7 @@ class LoopbackChatServer {
       const nlohmann::json request = nlohmann::json::parse(req.body, nullptr, false);
       Handler handler;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         bodies_.push_back(request);
         authorization_ = req.get_header_value("Authorization");
         handler = handler_;
@@ -56,7 +56,7 @@ class LoopbackChatServer {
   }
 
   void SetHandler(Handler handler) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     handler_ = std::move(handler);
   }
   // Every request is answered 200 with a completion whose content is fn(request).
@@ -75,11 +75,11 @@ class LoopbackChatServer {
 
   int requests() const { return requests_.load(); }
   std::vector<nlohmann::json> bodies() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return bodies_;
   }
   std::string last_authorization() const {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return authorization_;
   }
 
@@ -105,10 +105,10 @@ class LoopbackChatServer {
   std::thread thread_;
   int port_ = 0;
   std::atomic<int> requests_{0};
-  mutable std::mutex mu_;
-  Handler handler_;                     // guarded by mu_
-  std::vector<nlohmann::json> bodies_;  // guarded by mu_
-  std::string authorization_;           // guarded by mu_
+  mutable absl::Mutex mu_;
+  Handler handler_ ABSL_GUARDED_BY(mu_);
+  std::vector<nlohmann::json> bodies_ ABSL_GUARDED_BY(mu_);
+  std::string authorization_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark::testing

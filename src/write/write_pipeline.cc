@@ -1,12 +1,12 @@
 #include "write/write_pipeline.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cmath>
-#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -91,7 +91,7 @@ bool WritePipeline::IsActive(std::string_view name_space, std::string_view id) c
 
 void WritePipeline::LoadMemories(std::string_view name_space) {
   {
-    std::lock_guard<std::mutex> lock(loaded_mu_);
+    absl::MutexLock lock(&loaded_mu_);
     if (!loaded_.insert(std::string(name_space)).second) return;
   }
   // Outside the lock: a write racing the load sees a partial table, as if the memories were new.
@@ -246,7 +246,7 @@ absl::StatusOr<std::vector<Entry>> WritePipeline::EmbedScreenAndSign(std::string
   const size_t threads = entries.size() >= 1024 ? std::max(1u, std::thread::hardware_concurrency()) : 1;
   const size_t dim = static_cast<size_t>(embedder_.dimension());
   std::atomic<size_t> embedded{0};
-  std::mutex progress_mu;
+  absl::Mutex progress_mu;
   BULWARK_RETURN_IF_ERROR(ParallelFor(built.size(), threads, [&](size_t begin, size_t end) -> absl::Status {
     constexpr size_t kChunk = 256;  // progress granularity
     std::vector<std::string> texts;
@@ -267,7 +267,7 @@ absl::StatusOr<std::vector<Entry>> WritePipeline::EmbedScreenAndSign(std::string
       entries_.Sign(std::span<Entry>(built).subspan(chunk, count), {});
       const size_t done = embedded.fetch_add(count) + count;
       if (progress) {
-        std::lock_guard<std::mutex> progress_lock(progress_mu);
+        absl::MutexLock progress_lock(&progress_mu);
         progress(done, built.size());
       }
     }

@@ -12,9 +12,9 @@
 
 #include <absl/container/flat_hash_set.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 
 #include <functional>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string>
@@ -127,8 +127,9 @@ class WritePipeline final : public StoreContext {
   EntryStore& entries_;
   IdGenerator& ids_;
   Env& env_;
-  std::mutex loaded_mu_;
-  absl::flat_hash_set<std::string> loaded_;  // namespaces whose memories the gate's table holds
+  absl::Mutex loaded_mu_;
+  absl::flat_hash_set<std::string> loaded_
+      ABSL_GUARDED_BY(loaded_mu_);  // namespaces whose memories the gate's table holds
 };
 
 // The ids of the earlier writes of the flood burst a quarantined `entry` completed (its flood

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "attack/extraction/jsonl_reader.h"
+#include "core/status_macros.h"
 
 namespace bulwark::extraction {
 namespace {
@@ -44,7 +45,7 @@ absl::Status DecodeLine(const nlohmann::json& line, std::string* attack, std::st
                            {"query", T::string},
                            {"hits", T::array},
                            {"refused", T::boolean}}) {
-    if (absl::Status s = Field(line, key, type); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(Field(line, key, type));
   }
   *attack = line["attack"].get<std::string>();
   *session = line["session"].get<std::string>();
@@ -91,7 +92,7 @@ absl::StatusOr<std::vector<AttackSession>> ReadAttackLog(std::istream& in, std::
     std::string attack, session;
     int64_t number = 0;
     AttackStep step;
-    if (absl::Status s = DecodeLine(line, &attack, &session, &number, &step); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(DecodeLine(line, &attack, &session, &number, &step));
     auto [it, inserted] = index.try_emplace(session, sessions.size());
     if (inserted) sessions.push_back({attack, session, {}});
     AttackSession& target = sessions[it->second];
@@ -103,14 +104,13 @@ absl::StatusOr<std::vector<AttackSession>> ReadAttackLog(std::istream& in, std::
     target.steps.push_back(std::move(step));
     return absl::OkStatus();
   });
-  if (!status.ok()) return status;
+  BULWARK_RETURN_IF_ERROR(status);
   return sessions;
 }
 
 absl::StatusOr<std::vector<AttackSession>> ReadAttackLogFile(const std::string& path) {
-  absl::StatusOr<std::ifstream> in = OpenJsonFile(path);
-  if (!in.ok()) return in.status();
-  return ReadAttackLog(*in, path);
+  BULWARK_ASSIGN_OR_RETURN(std::ifstream in, OpenJsonFile(path));
+  return ReadAttackLog(in, path);
 }
 
 }  // namespace bulwark::extraction

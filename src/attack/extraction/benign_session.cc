@@ -7,6 +7,7 @@
 #include "attack/extraction/extraction_rng.h"
 #include "attack/extraction/jsonl_reader.h"
 #include "attack/extraction/text_terms.h"
+#include "core/status_macros.h"
 
 namespace bulwark::extraction {
 namespace {
@@ -48,11 +49,11 @@ absl::StatusOr<BenignCorpus> LoadBenignCorpus(const std::vector<std::string>& qu
                                               const std::string& memories_file) {
   BenignCorpus corpus;
   for (const std::string& path : query_files) {
-    if (absl::Status s = ReadQueries(path, &corpus); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(ReadQueries(path, &corpus));
   }
   if (corpus.queries.empty()) return absl::InvalidArgumentError("benign corpus: no query");
   if (!memories_file.empty()) {
-    if (absl::Status s = ReadMemories(memories_file, &corpus); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(ReadMemories(memories_file, &corpus));
   }
   return corpus;
 }
@@ -143,7 +144,7 @@ std::string BenignSessionSimulator::FollowUp(const AttackStep* last, const std::
 
 absl::StatusOr<AttackSession> BenignSessionSimulator::Run(ExtractionTarget& target, std::string_view session,
                                                           const AttackBudget& budget, SeededCsprng& rng) {
-  if (absl::Status s = ValidateBudget(budget); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ValidateBudget(budget));
   SessionRecorder recorder(&target, std::string(Name()), std::string(session), budget.k);
   State state;
   const bool briefing = Bernoulli(rng, options_.briefing_probability);
@@ -167,9 +168,8 @@ absl::StatusOr<AttackSession> BenignSessionSimulator::Run(ExtractionTarget& targ
       if (!briefing && focus.size() > 1 && Bernoulli(rng, options_.pivot_probability)) current = 1 - current;
       query = CategoryQuestion(state, focus[current], rng);
     }
-    absl::StatusOr<const AttackStep*> step = recorder.Send(std::move(query), std::move(source));
-    if (!step.ok()) return step.status();
-    last = *step;
+    BULWARK_ASSIGN_OR_RETURN(const AttackStep* step, recorder.Send(std::move(query), std::move(source)));
+    last = step;
   }
   return std::move(recorder).Finish();
 }

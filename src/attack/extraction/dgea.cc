@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "attack/extraction/extraction_rng.h"
+#include "core/status_macros.h"
 
 namespace bulwark::extraction {
 namespace {
@@ -51,7 +52,7 @@ absl::StatusOr<std::unique_ptr<DgeaAttack>> DgeaAttack::Create(DgeaOptions optio
         "dgea: suffix_tokens, iterations, candidates or a list size out of range");
   }
   std::unique_ptr<DgeaAttack> attack(new DgeaAttack(std::move(options)));
-  if (absl::Status s = attack->Prepare(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(attack->Prepare());
   return attack;
 }
 
@@ -83,9 +84,8 @@ absl::Status DgeaAttack::Prepare() {
   const size_t d = static_cast<size_t>(options_.embedder->dimension());
   std::vector<double> sum(d, 0), sum_sq(d, 0);
   for (const std::string& text : options_.public_corpus) {
-    absl::StatusOr<std::vector<float>> e = options_.embedder->Embed(text);
-    if (!e.ok()) return e.status();
-    for (size_t i = 0; i < d && i < e->size(); ++i) sum[i] += (*e)[i], sum_sq[i] += (*e)[i] * (*e)[i];
+    BULWARK_ASSIGN_OR_RETURN(std::vector<float> e, options_.embedder->Embed(text));
+    for (size_t i = 0; i < d && i < e.size(); ++i) sum[i] += e[i], sum_sq[i] += e[i] * e[i];
   }
   const double n = static_cast<double>(options_.public_corpus.size());
   mean_.assign(d, 0);
@@ -112,9 +112,8 @@ std::vector<float> DgeaAttack::Target(const std::vector<float>& extracted_sum, b
 
 absl::StatusOr<double> DgeaAttack::Loss(const std::vector<std::string>& suffix,
                                         const std::vector<float>& target) const {
-  absl::StatusOr<std::vector<float>> e = options_.embedder->Embed(DgeaQuery(suffix));
-  if (!e.ok()) return e.status();
-  return 1.0 - Dot(*e, target);
+  BULWARK_ASSIGN_OR_RETURN(std::vector<float> e, options_.embedder->Embed(DgeaQuery(suffix)));
+  return 1.0 - Dot(e, target);
 }
 
 absl::StatusOr<std::vector<std::string>> DgeaAttack::Suffix(const std::vector<float>& target,
@@ -125,8 +124,7 @@ absl::StatusOr<std::vector<std::string>> DgeaAttack::Suffix(const std::vector<fl
     for (std::string& word : suffix) word = vocab[UniformIndex(rng, vocab.size())];
     return suffix;
   }
-  absl::StatusOr<double> best = Loss(suffix, target);
-  if (!best.ok()) return best.status();
+  BULWARK_ASSIGN_OR_RETURN(double best, Loss(suffix, target));
   std::vector<int> positions(suffix.size());
   std::iota(positions.begin(), positions.end(), 0);
   for (int pass = 0; pass < options_.iterations; ++pass) {
@@ -134,10 +132,9 @@ absl::StatusOr<std::vector<std::string>> DgeaAttack::Suffix(const std::vector<fl
     for (int pos : positions) {
       for (int c = 0; c < options_.candidates; ++c) {
         std::string previous = std::exchange(suffix[pos], vocab[UniformIndex(rng, vocab.size())]);
-        absl::StatusOr<double> loss = Loss(suffix, target);
-        if (!loss.ok()) return loss.status();
-        if (*loss < *best) {
-          *best = *loss;
+        BULWARK_ASSIGN_OR_RETURN(double loss, Loss(suffix, target));
+        if (loss < best) {
+          best = loss;
         } else {
           suffix[pos] = std::move(previous);
         }
@@ -149,26 +146,23 @@ absl::StatusOr<std::vector<std::string>> DgeaAttack::Suffix(const std::vector<fl
 
 absl::StatusOr<AttackSession> DgeaAttack::Run(ExtractionTarget& target, std::string_view session,
                                               const AttackBudget& budget, SeededCsprng& rng) {
-  if (absl::Status s = ValidateBudget(budget); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ValidateBudget(budget));
   SessionRecorder recorder(&target, std::string(Name()), std::string(session), budget.k);
   std::vector<float> extracted_sum(mean_.size(), 0.0f);  // the embedding space's centroid, unscaled
   bool empty_space = true;
   auto add = [&](std::string_view text) -> absl::Status {
-    absl::StatusOr<std::vector<float>> e = options_.embedder->Embed(text);
-    if (!e.ok()) return e.status();
-    for (size_t i = 0; i < extracted_sum.size() && i < e->size(); ++i) extracted_sum[i] += (*e)[i];
+    BULWARK_ASSIGN_OR_RETURN(std::vector<float> e, options_.embedder->Embed(text));
+    for (size_t i = 0; i < extracted_sum.size() && i < e.size(); ++i) extracted_sum[i] += e[i];
     empty_space = false;
     return absl::OkStatus();
   };
   for (int t = 0; t < budget.queries; ++t) {
     const std::vector<float> goal = Target(extracted_sum, empty_space, rng);
-    absl::StatusOr<std::vector<std::string>> suffix = Suffix(goal, rng);
-    if (!suffix.ok()) return suffix.status();
-    absl::StatusOr<const AttackStep*> step = recorder.Send(DgeaQuery(*suffix));
-    if (!step.ok()) return step.status();
-    if (absl::Status s = add((*step)->query); !s.ok()) return s;
+    BULWARK_ASSIGN_OR_RETURN(std::vector<std::string> suffix, Suffix(goal, rng));
+    BULWARK_ASSIGN_OR_RETURN(const AttackStep* step, recorder.Send(DgeaQuery(suffix)));
+    BULWARK_RETURN_IF_ERROR(add(step->query));
     for (const RetrievedText* hit : recorder.new_hits()) {
-      if (absl::Status s = add(hit->text); !s.ok()) return s;
+      BULWARK_RETURN_IF_ERROR(add(hit->text));
     }
   }
   return std::move(recorder).Finish();

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "net/json_http_client.h"
 
@@ -55,8 +56,7 @@ HttpExtractionTarget::~HttpExtractionTarget() = default;
 
 absl::StatusOr<std::unique_ptr<HttpExtractionTarget>> HttpExtractionTarget::Create(
     HttpTargetOptions options) {
-  absl::StatusOr<BaseUrl> url = ParseBaseUrl(options.url);
-  if (!url.ok()) return url.status();
+  BULWARK_ASSIGN_OR_RETURN(BaseUrl url, ParseBaseUrl(options.url));
   if (options.api_key.empty() || options.name_space.empty()) {
     return absl::InvalidArgumentError("http target: api_key and name_space are required");
   }
@@ -65,7 +65,7 @@ absl::StatusOr<std::unique_ptr<HttpExtractionTarget>> HttpExtractionTarget::Crea
     return absl::InvalidArgumentError(
         "http target: timeout_ms, max_retries or max_retry_wait_ms out of range");
   }
-  return std::unique_ptr<HttpExtractionTarget>(new HttpExtractionTarget(std::move(options), *std::move(url)));
+  return std::unique_ptr<HttpExtractionTarget>(new HttpExtractionTarget(std::move(options), std::move(url)));
 }
 
 absl::StatusOr<std::vector<RetrievedText>> HttpExtractionTarget::Query(std::string_view session,

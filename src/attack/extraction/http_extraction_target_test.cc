@@ -16,9 +16,12 @@
 #include "attack/extraction/run_extraction.h"
 #include "auth/principal_registry.h"
 #include "server/http_server.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark::extraction {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 TEST(HttpExtractionTargetTest, AttacksOverHttpSeeWhatTheyWouldSeeInProcess) {
   testing::FixtureStore fixture(120);
@@ -63,7 +66,7 @@ TEST(HttpExtractionTargetTest, AttacksOverHttpSeeWhatTheyWouldSeeInProcess) {
                                                  .api_key = "bwk_x",
                                                  .name_space = testing::kNamespace,
                                                  .timeout_ms = 200});
-  ASSERT_TRUE(wrong_key.ok());
+  ASSERT_THAT(wrong_key, IsOk());
   EXPECT_EQ((*wrong_key)->Query("s", "q", 3).status().code(), absl::StatusCode::kUnavailable);
 }
 

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <vector>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace bulwark::extraction {
@@ -52,9 +53,8 @@ absl::StatusOr<std::ifstream> OpenJsonFile(const std::string& path) {
 
 absl::Status ForEachJsonLineInFile(const std::string& path,
                                    const std::function<absl::Status(int, const nlohmann::json&)>& visit) {
-  absl::StatusOr<std::ifstream> in = OpenJsonFile(path);
-  if (!in.ok()) return in.status();
-  return ForEachJsonLine(*in, path, visit);
+  BULWARK_ASSIGN_OR_RETURN(std::ifstream in, OpenJsonFile(path));
+  return ForEachJsonLine(in, path, visit);
 }
 
 }  // namespace bulwark::extraction

@@ -4,6 +4,7 @@
 #include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace bulwark::extraction {
@@ -13,7 +14,7 @@ absl::StatusOr<std::vector<std::string>> AskForStrings(const ChatClient& llm, st
                                                        size_t max_items) {
   absl::StatusOr<nlohmann::json> reply =
       llm.CompleteJson({{"system", std::move(system)}, {"user", std::move(user)}});
-  if (!reply.ok()) return reply.status();
+  BULWARK_RETURN_IF_ERROR(reply.status());
   const std::string key(field);
   if (!reply->contains(key) || !(*reply)[key].is_array()) {
     return absl::DataLossError(absl::StrCat("LLM reply has no array \"", key, "\""));

@@ -11,6 +11,7 @@
 #include "attack/extraction/extraction_rng.h"
 #include "attack/extraction/llm_strings.h"
 #include "attack/extraction/text_terms.h"
+#include "core/status_macros.h"
 
 namespace bulwark::extraction {
 namespace {
@@ -244,11 +245,11 @@ absl::StatusOr<std::vector<std::string>> MextraAttack::LlmPrompts(int n) const {
   while (static_cast<int>(prompts.size()) < n) {
     const std::string user =
         prompts.empty() ? task : absl::StrCat(task, " Already written: ", absl::StrJoin(prompts, " | "));
-    absl::StatusOr<std::vector<std::string>> batch =
-        AskForStrings(*options_.llm, system, user, cosine ? "phrases" : "queries", kLlmBatch);
-    if (!batch.ok()) return batch.status();
+    BULWARK_ASSIGN_OR_RETURN(
+        std::vector<std::string> batch,
+        AskForStrings(*options_.llm, system, user, cosine ? "phrases" : "queries", kLlmBatch));
     size_t added = 0;
-    for (std::string& item : *batch) {
+    for (std::string& item : batch) {
       std::string prompt = cosine ? absl::StrCat(item, kMextraCosineCommand) : std::move(item);
       if (static_cast<int>(prompts.size()) < n && seen.insert(prompt).second)
         prompts.push_back(std::move(prompt)), ++added;
@@ -266,11 +267,10 @@ absl::StatusOr<std::vector<std::string>> MextraAttack::GeneratePrompts(int n, Se
 
 absl::StatusOr<AttackSession> MextraAttack::Run(ExtractionTarget& target, std::string_view session,
                                                 const AttackBudget& budget, SeededCsprng& rng) {
-  if (absl::Status s = ValidateBudget(budget); !s.ok()) return s;
-  absl::StatusOr<std::vector<std::string>> prompts = GeneratePrompts(budget.queries, rng);
-  if (!prompts.ok()) return prompts.status();
+  BULWARK_RETURN_IF_ERROR(ValidateBudget(budget));
+  BULWARK_ASSIGN_OR_RETURN(std::vector<std::string> prompts, GeneratePrompts(budget.queries, rng));
   SessionRecorder recorder(&target, std::string(Name()), std::string(session), budget.k);
-  for (std::string& prompt : *prompts) {
+  for (std::string& prompt : prompts) {
     if (auto step = recorder.Send(std::move(prompt)); !step.ok()) return step.status();
   }
   return std::move(recorder).Finish();

@@ -10,6 +10,7 @@
 #include "attack/extraction/llm_strings.h"
 #include "attack/extraction/mextra.h"
 #include "attack/extraction/text_terms.h"
+#include "core/status_macros.h"
 
 namespace bulwark::extraction {
 namespace {
@@ -60,7 +61,7 @@ absl::StatusOr<std::vector<std::string>> RagThiefAttack::Reflect(std::string_vie
 
 absl::StatusOr<AttackSession> RagThiefAttack::Run(ExtractionTarget& target, std::string_view session,
                                                   const AttackBudget& budget, SeededCsprng& rng) {
-  if (absl::Status s = ValidateBudget(budget); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ValidateBudget(budget));
   SessionRecorder recorder(&target, std::string(Name()), std::string(session), budget.k);
   std::deque<RetrievedText> short_term;  // S; the long-term memory L is the recorder's seen set
   bool started = false;
@@ -76,9 +77,8 @@ absl::StatusOr<AttackSession> RagThiefAttack::Run(ExtractionTarget& target, std:
     } else {
       RetrievedText chunk = std::move(short_term.front());
       short_term.pop_front();
-      absl::StatusOr<std::vector<std::string>> candidates = Reflect(chunk.text, rng);
-      if (!candidates.ok()) return candidates.status();
-      query = absl::StrCat(kRagThiefCommand, (*candidates)[UniformIndex(rng, candidates->size())]);
+      BULWARK_ASSIGN_OR_RETURN(std::vector<std::string> candidates, Reflect(chunk.text, rng));
+      query = absl::StrCat(kRagThiefCommand, candidates[UniformIndex(rng, candidates.size())]);
       source = std::move(chunk.id);
     }
     if (auto step = recorder.Send(std::move(query), std::move(source)); !step.ok()) return step.status();

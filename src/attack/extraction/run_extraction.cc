@@ -14,6 +14,7 @@
 #include "attack/extraction/mextra.h"
 #include "attack/extraction/rag_thief.h"
 #include "attack/extraction/wordnet_graph.h"
+#include "core/status_macros.h"
 #include "embed/embedder_factory.h"
 #include "llm/chat_client.h"
 
@@ -42,12 +43,12 @@ absl::Status ValidateOptions(const ExtractionAttackOptions& options) {
   if (options.sessions < 1 || options.sessions > 100000) {
     return absl::InvalidArgumentError("sessions must be in 1..100000");
   }
-  if (absl::Status s = ValidateBudget(options.budget); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ValidateBudget(options.budget));
   if (seen.contains("benign")) {
     if (options.benign_query_files.empty()) return absl::InvalidArgumentError("\"benign\" needs query files");
     if (options.benign_lengths.empty()) return absl::InvalidArgumentError("\"benign\" needs session lengths");
     for (int length : options.benign_lengths) {
-      if (absl::Status s = ValidateBudget({.queries = length, .k = options.budget.k}); !s.ok()) return s;
+      BULWARK_RETURN_IF_ERROR(ValidateBudget({.queries = length, .k = options.budget.k}));
     }
   }
   return absl::OkStatus();
@@ -57,18 +58,16 @@ absl::StatusOr<Resources> MakeResources(const ExtractionAttackOptions& options) 
   Resources r;
   r.embedder = options.embedder;
   if (r.embedder == nullptr) {
-    absl::StatusOr<std::unique_ptr<Embedder>> embedder = CreateEmbedder(options.embedder_config);
-    if (!embedder.ok()) return embedder.status();
-    r.owned_embedder = *std::move(embedder);
+    BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<Embedder> embedder, CreateEmbedder(options.embedder_config));
+    r.owned_embedder = std::move(embedder);
     r.embedder = r.owned_embedder.get();
   }
-  absl::StatusOr<std::shared_ptr<const WordNetGraph>> wordnet = WordNetGraph::Shared(options.wordnet_dir);
-  if (!wordnet.ok()) return wordnet.status();
-  r.wordnet = *std::move(wordnet);
+  BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const WordNetGraph> wordnet,
+                           WordNetGraph::Shared(options.wordnet_dir));
+  r.wordnet = std::move(wordnet);
   if (!options.llm.is_null()) {
-    absl::StatusOr<std::unique_ptr<ChatClient>> llm = ChatClient::FromConfig(options.llm);
-    if (!llm.ok()) return llm.status();
-    r.llm = *std::move(llm);
+    BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<ChatClient> llm, ChatClient::FromConfig(options.llm));
+    r.llm = std::move(llm);
   }
   return r;
 }
@@ -92,10 +91,9 @@ absl::StatusOr<std::unique_ptr<ExtractionAttack>> MakeAttack(const std::string& 
     return IkeaAttack::Create(
         {.embedder = r.embedder, .wordnet = r.wordnet, .topics = options.topics, .llm = r.llm.get()});
   }
-  absl::StatusOr<BenignCorpus> corpus =
-      LoadBenignCorpus(options.benign_query_files, options.benign_memories_file);
-  if (!corpus.ok()) return corpus.status();
-  return BenignSessionSimulator::Create(*std::move(corpus), {});
+  BULWARK_ASSIGN_OR_RETURN(BenignCorpus corpus,
+                           LoadBenignCorpus(options.benign_query_files, options.benign_memories_file));
+  return BenignSessionSimulator::Create(std::move(corpus), {});
 }
 
 }  // namespace
@@ -108,14 +106,12 @@ const std::vector<std::string>& ExtractionAttackNames() {
 
 absl::StatusOr<std::vector<ExtractionSessionSummary>> RunExtractionAttacks(
     const ExtractionAttackOptions& options, ExtractionTarget& target, std::ostream& log) {
-  if (absl::Status s = ValidateOptions(options); !s.ok()) return s;
-  absl::StatusOr<Resources> resources = MakeResources(options);
-  if (!resources.ok()) return resources.status();
+  BULWARK_RETURN_IF_ERROR(ValidateOptions(options));
+  BULWARK_ASSIGN_OR_RETURN(Resources resources, MakeResources(options));
   std::vector<std::unique_ptr<ExtractionAttack>> attacks;  // all built before the first query
   for (const std::string& name : options.attacks) {
-    absl::StatusOr<std::unique_ptr<ExtractionAttack>> attack = MakeAttack(name, options, *resources);
-    if (!attack.ok()) return attack.status();
-    attacks.push_back(*std::move(attack));
+    BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<ExtractionAttack> attack, MakeAttack(name, options, resources));
+    attacks.push_back(std::move(attack));
   }
   std::vector<ExtractionSessionSummary> summaries;
   for (const auto& attack : attacks) {
@@ -127,11 +123,10 @@ absl::StatusOr<std::vector<ExtractionSessionSummary>> RunExtractionAttacks(
       for (int i = 0; i < options.sessions; ++i) {
         const std::string session = absl::StrCat(generator, "-", options.seed, "-", i);
         SeededCsprng rng = SessionRng(options.seed, generator, static_cast<uint64_t>(i));
-        absl::StatusOr<AttackSession> run =
-            attack->Run(target, session, {.queries = length, .k = options.budget.k}, rng);
-        if (!run.ok()) return run.status();
-        if (absl::Status s = WriteAttackLog(*run, log); !s.ok()) return s;
-        summaries.push_back({run->attack, run->session, length, run->UniqueHits(), run->RefusedSteps()});
+        BULWARK_ASSIGN_OR_RETURN(
+            AttackSession run, attack->Run(target, session, {.queries = length, .k = options.budget.k}, rng));
+        BULWARK_RETURN_IF_ERROR(WriteAttackLog(run, log));
+        summaries.push_back({run.attack, run.session, length, run.UniqueHits(), run.RefusedSteps()});
       }
     }
   }

@@ -11,9 +11,12 @@
 
 #include "attack/extraction/attack_log.h"
 #include "attack/extraction/extraction_fixture.h"
+#include "testing/status_matchers.h"
 
 namespace bulwark::extraction {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 // Counts the queries it forwards.
 class CountingTarget final : public ExtractionTarget {
@@ -70,7 +73,7 @@ TEST_F(RunExtractionTest, EveryGeneratorRunsAndTheLogReadsBack) {
   EXPECT_EQ(summaries->back().attack, "benign");
 
   std::stringstream again;
-  ASSERT_TRUE(RunExtractionAttacks(AllAttacks(2, 12), target, again).ok());
+  ASSERT_THAT(RunExtractionAttacks(AllAttacks(2, 12), target, again), IsOk());
   EXPECT_EQ(again.str(), log.str()) << "a run replays from its seed";
 }
 

@@ -10,6 +10,7 @@
 #include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_split.h>
+#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
 #include <charconv>
@@ -17,8 +18,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <mutex>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace bulwark::extraction {
@@ -93,13 +94,12 @@ std::string_view WordNetGraph::LexFileName(int lexfile) {
 }
 
 absl::Status WordNetGraph::LoadData(const std::string& path) {
-  absl::StatusOr<std::string> data = ReadWordNetFile(path);
-  if (!data.ok()) return data.status();
+  BULWARK_ASSIGN_OR_RETURN(std::string data, ReadWordNetFile(path));
   // Pass 1: synsets and their lemmas; pointers are kept as offsets until every synset is known.
   absl::flat_hash_map<uint64_t, int32_t> by_offset;
   std::vector<std::vector<std::pair<bool, uint64_t>>> pending;  // (is_hypernym, offset)
   int line_no = 0;
-  for (absl::string_view raw : absl::StrSplit(ToAbsl(*data), '\n', absl::SkipEmpty())) {
+  for (absl::string_view raw : absl::StrSplit(ToAbsl(data), '\n', absl::SkipEmpty())) {
     ++line_no;
     if (raw.front() == ' ') continue;
     std::string_view gloss;
@@ -154,10 +154,9 @@ absl::Status WordNetGraph::LoadData(const std::string& path) {
 }
 
 absl::Status WordNetGraph::LoadIndex(const std::string& path) {
-  absl::StatusOr<std::string> data = ReadWordNetFile(path);
-  if (!data.ok()) return data.status();
+  BULWARK_ASSIGN_OR_RETURN(std::string data, ReadWordNetFile(path));
   int line_no = 0;
-  for (absl::string_view raw : absl::StrSplit(ToAbsl(*data), '\n', absl::SkipEmpty())) {
+  for (absl::string_view raw : absl::StrSplit(ToAbsl(data), '\n', absl::SkipEmpty())) {
     ++line_no;
     if (raw.front() == ' ') continue;
     std::vector<std::string_view> f = Fields(ToStd(raw), nullptr);
@@ -183,13 +182,13 @@ absl::Status WordNetGraph::LoadIndex(const std::string& path) {
 }
 
 absl::StatusOr<std::shared_ptr<const WordNetGraph>> WordNetGraph::Shared(const std::string& dir) {
-  static std::mutex mu;
+  ABSL_CONST_INIT static absl::Mutex mu(absl::kConstInit);
   static std::map<std::string, std::shared_ptr<const WordNetGraph>> cache;
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(&mu);
   if (auto it = cache.find(dir); it != cache.end()) return it->second;
   std::shared_ptr<WordNetGraph> graph(new WordNetGraph());
-  if (absl::Status s = graph->LoadData(dir + "/data.noun"); !s.ok()) return s;
-  if (absl::Status s = graph->LoadIndex(dir + "/index.noun"); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(graph->LoadData(dir + "/data.noun"));
+  BULWARK_RETURN_IF_ERROR(graph->LoadIndex(dir + "/index.noun"));
   cache[dir] = graph;
   return std::shared_ptr<const WordNetGraph>(graph);
 }

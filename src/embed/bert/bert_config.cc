@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/status_macros.h"
+
 namespace bulwark::bert {
 namespace {
 
@@ -54,29 +56,28 @@ int64_t BertConfig::ParameterCount() const {
 }
 
 absl::StatusOr<BertConfig> ParseBertConfig(std::string_view json_text) {
-  absl::StatusOr<json> object = ParseObject("config.json", json_text);
-  if (!object.ok()) return object.status();
+  BULWARK_ASSIGN_OR_RETURN(json object, ParseObject("config.json", json_text));
   BertConfig c;
-  for (absl::Status s : {ReadInt(*object, "hidden_size", 1, 4096, &c.hidden_size),
-                         ReadInt(*object, "num_hidden_layers", 1, 64, &c.num_hidden_layers),
-                         ReadInt(*object, "num_attention_heads", 1, 4096, &c.num_attention_heads),
-                         ReadInt(*object, "intermediate_size", 1, 16384, &c.intermediate_size),
-                         ReadInt(*object, "max_position_embeddings", 2, 8192, &c.max_position_embeddings),
-                         ReadInt(*object, "vocab_size", 1, 1000000, &c.vocab_size),
-                         ReadInt(*object, "type_vocab_size", 1, 16, &c.type_vocab_size),
-                         ExpectString(*object, "position_embedding_type", "absolute"),
-                         ExpectString(*object, "model_type", "bert")}) {
-    if (!s.ok()) return s;
+  for (absl::Status s : {ReadInt(object, "hidden_size", 1, 4096, &c.hidden_size),
+                         ReadInt(object, "num_hidden_layers", 1, 64, &c.num_hidden_layers),
+                         ReadInt(object, "num_attention_heads", 1, 4096, &c.num_attention_heads),
+                         ReadInt(object, "intermediate_size", 1, 16384, &c.intermediate_size),
+                         ReadInt(object, "max_position_embeddings", 2, 8192, &c.max_position_embeddings),
+                         ReadInt(object, "vocab_size", 1, 1000000, &c.vocab_size),
+                         ReadInt(object, "type_vocab_size", 1, 16, &c.type_vocab_size),
+                         ExpectString(object, "position_embedding_type", "absolute"),
+                         ExpectString(object, "model_type", "bert")}) {
+    BULWARK_RETURN_IF_ERROR(s);
   }
   if (c.hidden_size % c.num_attention_heads != 0) {
     return Bad("config.json", "\"hidden_size\" must be a multiple of \"num_attention_heads\"");
   }
-  auto act = object->find("hidden_act");
-  if (act == object->end() || !act->is_string() || act->get_ref<const std::string&>() != "gelu") {
+  auto act = object.find("hidden_act");
+  if (act == object.end() || !act->is_string() || act->get_ref<const std::string&>() != "gelu") {
     return Bad("config.json", "\"hidden_act\" must be \"gelu\" (exact GELU, the only activation supported)");
   }
-  auto eps = object->find("layer_norm_eps");
-  if (eps != object->end()) {
+  auto eps = object.find("layer_norm_eps");
+  if (eps != object.end()) {
     if (!eps->is_number() || !(eps->get<double>() > 0) || eps->get<double>() > 0.1) {
       return Bad("config.json", "\"layer_norm_eps\" must be a number in (0, 0.1]");
     }
@@ -92,9 +93,8 @@ absl::StatusOr<SentenceSettings> ParseSentenceSettings(std::string_view sentence
   SentenceSettings settings;
   settings.max_seq_length = std::min(settings.max_seq_length, config.max_position_embeddings);
   if (!sentence_bert_config.empty()) {
-    absl::StatusOr<json> object = ParseObject("sentence_bert_config.json", sentence_bert_config);
-    if (!object.ok()) return object.status();
-    if (auto it = object->find("max_seq_length"); it != object->end() && !it->is_null()) {
+    BULWARK_ASSIGN_OR_RETURN(json object, ParseObject("sentence_bert_config.json", sentence_bert_config));
+    if (auto it = object.find("max_seq_length"); it != object.end() && !it->is_null()) {
       if (!it->is_number_integer() || it->get<int64_t>() < 2 ||
           it->get<int64_t>() > config.max_position_embeddings) {
         return Bad("sentence_bert_config.json",
@@ -105,18 +105,17 @@ absl::StatusOr<SentenceSettings> ParseSentenceSettings(std::string_view sentence
     }
   }
   if (!tokenizer_config.empty()) {
-    absl::StatusOr<json> object = ParseObject("tokenizer_config.json", tokenizer_config);
-    if (!object.ok()) return object.status();
-    if (auto it = object->find("do_lower_case"); it != object->end()) {
+    BULWARK_ASSIGN_OR_RETURN(json object, ParseObject("tokenizer_config.json", tokenizer_config));
+    if (auto it = object.find("do_lower_case"); it != object.end()) {
       if (!it->is_boolean()) return Bad("tokenizer_config.json", "\"do_lower_case\" must be true or false");
       settings.do_lower_case = it->get<bool>();
     }
-    if (auto it = object->find("tokenize_chinese_chars");
-        it != object->end() && it->is_boolean() && !it->get<bool>()) {
+    if (auto it = object.find("tokenize_chinese_chars");
+        it != object.end() && it->is_boolean() && !it->get<bool>()) {
       return absl::FailedPreconditionError(
           "bert: tokenizer_config.json: \"tokenize_chinese_chars\": false is not supported");
     }
-    if (auto it = object->find("strip_accents"); it != object->end() && !it->is_null()) {
+    if (auto it = object.find("strip_accents"); it != object.end() && !it->is_null()) {
       if (!it->is_boolean() || it->get<bool>() != settings.do_lower_case) {
         return absl::FailedPreconditionError(
             "bert: tokenizer_config.json: \"strip_accents\" different from \"do_lower_case\" is not "
@@ -125,10 +124,9 @@ absl::StatusOr<SentenceSettings> ParseSentenceSettings(std::string_view sentence
     }
   }
   if (!pooling_config.empty()) {
-    absl::StatusOr<json> object = ParseObject("1_Pooling/config.json", pooling_config);
-    if (!object.ok()) return object.status();
+    BULWARK_ASSIGN_OR_RETURN(json object, ParseObject("1_Pooling/config.json", pooling_config));
     bool mean = false, other = false;
-    for (const auto& [key, value] : object->items()) {
+    for (const auto& [key, value] : object.items()) {
       if (key.rfind("pooling_mode_", 0) != 0 || !value.is_boolean()) continue;
       (key == "pooling_mode_mean_tokens" ? mean : other) |= value.get<bool>();
     }

@@ -11,6 +11,7 @@
 
 #include "core/hex.h"
 #include "core/parallel_for.h"
+#include "core/status_macros.h"
 #include "embed/bert/bert_config.h"
 #include "embed/bert/bert_weights.h"
 #include "embed/bert/bounded_file.h"
@@ -40,10 +41,10 @@ absl::StatusOr<std::unique_ptr<BertEmbedder>> BertEmbedder::Load(BertEmbedderOpt
         absl::StrCat("bert embedder: \"threads\" must be in [0, ", kMaxThreads, "]"));
   }
   const std::string dir = options.path + "/";
-  absl::StatusOr<std::string> config_text = bert::ReadBoundedFile(dir + "config.json", kMaxSettingsBytes);
-  if (!config_text.ok()) return config_text.status();
-  absl::StatusOr<bert::BertConfig> config = bert::ParseBertConfig(*config_text);
-  if (!config.ok()) return config.status();
+  BULWARK_ASSIGN_OR_RETURN(std::string config_text,
+                           bert::ReadBoundedFile(dir + "config.json", kMaxSettingsBytes));
+  absl::StatusOr<bert::BertConfig> config = bert::ParseBertConfig(config_text);
+  BULWARK_RETURN_IF_ERROR(config.status());
 
   absl::StatusOr<std::string> sentence = ReadOptional(dir + "sentence_bert_config.json");
   absl::StatusOr<std::string> tokenizer_config = ReadOptional(dir + "tokenizer_config.json");
@@ -51,44 +52,39 @@ absl::StatusOr<std::unique_ptr<BertEmbedder>> BertEmbedder::Load(BertEmbedderOpt
   for (const auto* file : {&sentence, &tokenizer_config, &pooling}) {
     if (!file->ok()) return file->status();
   }
-  absl::StatusOr<bert::SentenceSettings> settings =
-      bert::ParseSentenceSettings(*sentence, *tokenizer_config, *pooling, *config);
-  if (!settings.ok()) return settings.status();
+  BULWARK_ASSIGN_OR_RETURN(bert::SentenceSettings settings,
+                           bert::ParseSentenceSettings(*sentence, *tokenizer_config, *pooling, *config));
   if (options.max_seq_length != 0) {
     if (options.max_seq_length < 2 || options.max_seq_length > config->max_position_embeddings) {
       return absl::InvalidArgumentError(absl::StrCat("bert embedder: \"max_seq_length\" must be in [2, ",
                                                      config->max_position_embeddings, "]"));
     }
-    settings->max_seq_length = options.max_seq_length;
+    settings.max_seq_length = options.max_seq_length;
   }
 
-  absl::StatusOr<std::string> vocab_text =
-      bert::ReadBoundedFile(dir + "vocab.txt", bert::BertTokenizer::kMaxVocabBytes);
-  if (!vocab_text.ok()) return vocab_text.status();
-  absl::StatusOr<bert::BertTokenizer> tokenizer =
-      bert::BertTokenizer::FromVocab(*vocab_text, settings->do_lower_case, config->vocab_size);
-  if (!tokenizer.ok()) return tokenizer.status();
+  BULWARK_ASSIGN_OR_RETURN(std::string vocab_text,
+                           bert::ReadBoundedFile(dir + "vocab.txt", bert::BertTokenizer::kMaxVocabBytes));
+  BULWARK_ASSIGN_OR_RETURN(
+      bert::BertTokenizer tokenizer,
+      bert::BertTokenizer::FromVocab(vocab_text, settings.do_lower_case, config->vocab_size));
 
-  absl::StatusOr<std::string> model_bytes =
-      bert::ReadBoundedFile(dir + "model.safetensors", options.max_model_bytes);
-  if (!model_bytes.ok()) return model_bytes.status();
-  absl::StatusOr<bert::SafetensorsFile> file = bert::SafetensorsFile::Parse(*model_bytes);
-  if (!file.ok()) return file.status();
-  absl::StatusOr<bert::BertWeights> weights = bert::LoadBertWeights(*file, *config);
-  if (!weights.ok()) return weights.status();
+  BULWARK_ASSIGN_OR_RETURN(std::string model_bytes,
+                           bert::ReadBoundedFile(dir + "model.safetensors", options.max_model_bytes));
+  BULWARK_ASSIGN_OR_RETURN(bert::SafetensorsFile file, bert::SafetensorsFile::Parse(model_bytes));
+  BULWARK_ASSIGN_OR_RETURN(bert::BertWeights weights, bert::LoadBertWeights(file, *config));
 
   const nlohmann::json identity = {
-      {"algorithm", kAlgorithmVersion},           {"config_sha256", Sha256Hex(*config_text)},
-      {"do_lower_case", settings->do_lower_case}, {"max_seq_length", settings->max_seq_length},
-      {"model_sha256", Sha256Hex(*model_bytes)},  {"vocab_sha256", Sha256Hex(*vocab_text)}};
+      {"algorithm", kAlgorithmVersion},          {"config_sha256", Sha256Hex(config_text)},
+      {"do_lower_case", settings.do_lower_case}, {"max_seq_length", settings.max_seq_length},
+      {"model_sha256", Sha256Hex(model_bytes)},  {"vocab_sha256", Sha256Hex(vocab_text)}};
   EmbedderFingerprint fingerprint{
       .name = "bert", .dimension = config->hidden_size, .config_hash = Sha256Hex(identity.dump())};
   const int threads = options.threads > 0
                           ? options.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
   return std::unique_ptr<BertEmbedder>(
-      new BertEmbedder(*std::move(tokenizer), bert::BertModel(*config, *std::move(weights)),
-                       settings->max_seq_length, threads, std::move(fingerprint)));
+      new BertEmbedder(std::move(tokenizer), bert::BertModel(*config, std::move(weights)),
+                       settings.max_seq_length, threads, std::move(fingerprint)));
 }
 
 absl::StatusOr<std::unique_ptr<BertEmbedder>> BertEmbedder::FromConfig(const nlohmann::json& config) {
@@ -103,7 +99,7 @@ absl::StatusOr<std::unique_ptr<BertEmbedder>> BertEmbedder::FromConfig(const nlo
                          ReadConfigInt(config, "max_seq_length", 2, 8192, kWho, &options.max_seq_length),
                          ReadConfigInt(config, "threads", 1, kMaxThreads, kWho, &options.threads),
                          ReadConfigInt(config, "max_model_mb", 1, 1 << 16, kWho, &max_model_mb)}) {
-    if (!s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(s);
   }
   if (options.path.empty()) return absl::InvalidArgumentError("bert embedder: \"path\" is required");
   options.max_model_bytes = static_cast<uint64_t>(max_model_mb) << 20;
@@ -134,13 +130,12 @@ absl::StatusOr<std::vector<std::vector<float>>> BertEmbedder::EmbedBatch(
   const size_t workers = std::min(texts.size(), static_cast<size_t>(threads_));
   absl::Status status = ParallelFor(workers, workers, [&](size_t, size_t) {
     for (size_t i = next++; i < texts.size(); i = next++) {
-      absl::StatusOr<std::vector<float>> vec = Embed(texts[i]);
-      if (!vec.ok()) return vec.status();
-      out[i] = *std::move(vec);
+      BULWARK_ASSIGN_OR_RETURN(std::vector<float> vec, Embed(texts[i]));
+      out[i] = std::move(vec);
     }
     return absl::OkStatus();
   });
-  if (!status.ok()) return status;
+  BULWARK_RETURN_IF_ERROR(status);
   return out;
 }
 

@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "core/status_macros.h"
+
 namespace bulwark::bert {
 namespace {
 
@@ -51,7 +53,7 @@ class TensorReader {
   absl::Status ReadNorm(const std::string& base, int64_t size, RowVector* gamma, RowVector* beta) const {
     const bool old =
         file_.Find(prefix_ + base + ".weight") == nullptr && file_.Find(prefix_ + base + ".gamma");
-    if (absl::Status s = ReadVector(base + (old ? ".gamma" : ".weight"), size, gamma); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(ReadVector(base + (old ? ".gamma" : ".weight"), size, gamma));
     return ReadVector(base + (old ? ".beta" : ".bias"), size, beta);
   }
 
@@ -74,8 +76,8 @@ absl::Status LoadLayer(const TensorReader& reader, const BertConfig& config, int
   const char* parts[] = {"query", "key", "value"};
   for (int p = 0; p < 3; ++p) {
     const std::string name = absl::StrCat(base, "attention.self.", parts[p]);
-    if (absl::Status s = reader.ReadMatrix(name + ".weight", h, h, &qkv[p]); !s.ok()) return s;
-    if (absl::Status s = reader.ReadVector(name + ".bias", h, &qkv_bias[p]); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(reader.ReadMatrix(name + ".weight", h, h, &qkv[p]));
+    BULWARK_RETURN_IF_ERROR(reader.ReadVector(name + ".bias", h, &qkv_bias[p]));
   }
   layer->qkv_weight.resize(3 * h, h);
   layer->qkv_weight << qkv[0], qkv[1], qkv[2];
@@ -92,7 +94,7 @@ absl::Status LoadLayer(const TensorReader& reader, const BertConfig& config, int
            reader.ReadVector(base + "output.dense.bias", h, &layer->output_bias),
            reader.ReadNorm(base + "output.LayerNorm", h, &layer->output_norm_gamma, &layer->output_norm_beta),
        }) {
-    if (!s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(s);
   }
   return absl::OkStatus();
 }
@@ -115,11 +117,11 @@ absl::StatusOr<BertWeights> LoadBertWeights(const SafetensorsFile& file, const B
            reader.ReadNorm("embeddings.LayerNorm", h, &weights.embedding_norm_gamma,
                            &weights.embedding_norm_beta),
        }) {
-    if (!s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(s);
   }
   weights.layers.resize(config.num_hidden_layers);
   for (int i = 0; i < config.num_hidden_layers; ++i) {
-    if (absl::Status s = LoadLayer(reader, config, i, &weights.layers[i]); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(LoadLayer(reader, config, i, &weights.layers[i]));
   }
   return weights;
 }

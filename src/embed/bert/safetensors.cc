@@ -13,6 +13,8 @@
 #include <tuple>
 #include <utility>
 
+#include "core/status_macros.h"
+
 namespace bulwark::bert {
 namespace {
 
@@ -194,7 +196,7 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Parse(std::string_view buffer,
       continue;
     }
     Placed p;
-    if (absl::Status s = ParseEntry(name, entry, data.size(), &p); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(ParseEntry(name, entry, data.size(), &p));
     placed.push_back(std::move(p));
   }
   if (placed.size() > limits.max_tensors) return Corrupt("too many tensors");

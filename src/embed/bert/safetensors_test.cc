@@ -11,8 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "testing/status_matchers.h"
+
 namespace bulwark::bert {
 namespace {
+
+using ::bulwark::testing::IsOk;
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
@@ -64,10 +68,10 @@ TEST(SafetensorsTest, ParsesAValidFile) {
   EXPECT_THAT(m->shape, ElementsAre(2, 3));
   EXPECT_EQ(m->elements(), 6);
   std::vector<float> values(6);
-  ASSERT_TRUE(TensorToFloat(*m, values).ok());
+  ASSERT_THAT(TensorToFloat(*m, values), IsOk());
   EXPECT_THAT(values, ElementsAre(1, 2, 3, 4, 5, 6));
   std::vector<float> v(2);
-  ASSERT_TRUE(TensorToFloat(*file->Find("v"), v).ok());
+  ASSERT_THAT(TensorToFloat(*file->Find("v"), v), IsOk());
   EXPECT_THAT(v, ElementsAre(-1.5f, 0.25f));
   EXPECT_EQ(file->Find("missing"), nullptr);
   EXPECT_EQ(file->Find("__metadata__"), nullptr);
@@ -82,8 +86,8 @@ TEST(SafetensorsTest, ConvertsHalfAndBfloat16Exactly) {
   absl::StatusOr<SafetensorsFile> file = SafetensorsFile::Parse(buffer);
   ASSERT_TRUE(file.ok()) << file.status();
   std::vector<float> h(7), b(3);
-  ASSERT_TRUE(TensorToFloat(*file->Find("h"), h).ok());
-  ASSERT_TRUE(TensorToFloat(*file->Find("b"), b).ok());
+  ASSERT_THAT(TensorToFloat(*file->Find("h"), h), IsOk());
+  ASSERT_THAT(TensorToFloat(*file->Find("b"), b), IsOk());
   EXPECT_THAT(h, ElementsAre(1.0f, -2.0f, 65504.0f, std::ldexp(1.0f, -24), std::ldexp(1.0f, -14),
                              std::numeric_limits<float>::infinity(), -0.0f));
   EXPECT_TRUE(std::signbit(h[6]));
@@ -104,7 +108,7 @@ TEST(SafetensorsTest, TensorToFloatRefusesOtherDtypesAndWrongSizes) {
 }
 
 TEST(SafetensorsTest, AcceptsZeroSizedTensorsAndAnEmptyTable) {
-  EXPECT_TRUE(ParseStatus(FileOf(json::object(), "")).ok());
+  EXPECT_THAT(ParseStatus(FileOf(json::object(), "")), IsOk());
   const json header = {{"empty", Entry("F32", {0, 4}, 0, 0)}, {"v", Entry("F32", {1}, 0, 4)}};
   const std::string buffer = FileOf(header, Floats({7}));
   absl::StatusOr<SafetensorsFile> file = SafetensorsFile::Parse(buffer);
@@ -112,7 +116,7 @@ TEST(SafetensorsTest, AcceptsZeroSizedTensorsAndAnEmptyTable) {
   // Regression (found by safetensors_fuzz): converting a zero-element tensor into an empty span,
   // whose data() is null, must not pass null to memcpy.
   std::vector<float> none;
-  EXPECT_TRUE(TensorToFloat(*file->Find("empty"), none).ok());
+  EXPECT_THAT(TensorToFloat(*file->Find("empty"), none), IsOk());
 }
 
 TEST(SafetensorsTest, RefusesBadLengths) {
@@ -167,7 +171,7 @@ TEST(SafetensorsTest, RefusesBadHeaders) {
 TEST(SafetensorsTest, RefusesTooManyTensors) {
   json header = json::object();
   for (int i = 0; i < 3; ++i) header["t" + std::to_string(i)] = Entry("F32", {0}, 0, 0);
-  EXPECT_TRUE(SafetensorsFile::Parse(FileOf(header, ""), {.max_tensors = 3}).ok());
+  EXPECT_THAT(SafetensorsFile::Parse(FileOf(header, ""), {.max_tensors = 3}), IsOk());
   EXPECT_EQ(SafetensorsFile::Parse(FileOf(header, ""), {.max_tensors = 2}).status().code(),
             absl::StatusCode::kDataLoss);
 }

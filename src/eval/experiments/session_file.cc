@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/status_macros.h"
 #include "core/text_validation.h"
 
 namespace bulwark::eval {
@@ -92,9 +93,8 @@ absl::StatusOr<LabelledSession> ParseSessionObject(const Json& j, const SessionL
     if (auto st = CheckName(j["style"], "style", limits.max_name_bytes); !st.ok()) return st;
     s.style = j["style"].get<std::string>();
   }
-  auto queries = ParseQueries(j, limits);
-  if (!queries.ok()) return queries.status();
-  s.queries = *std::move(queries);
+  BULWARK_ASSIGN_OR_RETURN(auto queries, ParseQueries(j, limits));
+  s.queries = std::move(queries);
   return s;
 }
 

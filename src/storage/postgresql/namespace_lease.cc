@@ -2,6 +2,7 @@
 #include "storage/postgresql/namespace_lease.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
 #include <utility>
 #include <vector>
@@ -126,7 +127,7 @@ absl::StatusOr<Lease> NamespaceLeases::TryAcquire(std::string_view name_space, s
                                                   absl::Duration ttl) {
   BULWARK_RETURN_IF_ERROR(CheckNames(name_space, holder));
   BULWARK_ASSIGN_OR_RETURN(const int64_t ttl_us, TtlMicros(ttl));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Text(name_space), PgParam::Text(holder),
                                        PgParam::Int(ttl_us)};
   BULWARK_ASSIGN_OR_RETURN(auto got, conn_->Prepared("lease_acquire", kAcquire, params));
@@ -144,7 +145,7 @@ absl::StatusOr<Lease> NamespaceLeases::Renew(std::string_view name_space, std::s
   BULWARK_RETURN_IF_ERROR(CheckNames(name_space, holder));
   BULWARK_ASSIGN_OR_RETURN(const int64_t ttl_us, TtlMicros(ttl));
   if (epoch < 1) return absl::InvalidArgumentError("a lease epoch is at least 1");
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Text(name_space), PgParam::Text(holder), PgParam::Int(epoch),
                                        PgParam::Int(ttl_us)};
   BULWARK_ASSIGN_OR_RETURN(auto got, conn_->Prepared("lease_renew", kRenew, params));
@@ -155,7 +156,7 @@ absl::StatusOr<Lease> NamespaceLeases::Renew(std::string_view name_space, std::s
 absl::Status NamespaceLeases::Release(std::string_view name_space, std::string_view holder, int64_t epoch) {
   BULWARK_RETURN_IF_ERROR(CheckNames(name_space, holder));
   if (epoch < 1) return absl::InvalidArgumentError("a lease epoch is at least 1");
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Text(name_space), PgParam::Text(holder), PgParam::Int(epoch)};
   BULWARK_ASSIGN_OR_RETURN(auto done, conn_->Prepared("lease_release", kRelease, params));
   if (done.AffectedRows() == 1) return absl::OkStatus();
@@ -164,7 +165,7 @@ absl::Status NamespaceLeases::Release(std::string_view name_space, std::string_v
 
 absl::StatusOr<std::optional<Lease>> NamespaceLeases::Current(std::string_view name_space) {
   BULWARK_RETURN_IF_ERROR(CheckName("namespace", name_space));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> key = {PgParam::Text(name_space)};
   BULWARK_ASSIGN_OR_RETURN(auto now, conn_->Prepared("lease_current", kCurrent, key));
   if (now.rows() == 0) return std::optional<Lease>();

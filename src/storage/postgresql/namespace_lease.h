@@ -42,11 +42,11 @@
 
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 #include <absl/time/time.h>
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -105,8 +105,8 @@ class NamespaceLeases {
  private:
   explicit NamespaceLeases(std::unique_ptr<pg::PgConnection> conn) : conn_(std::move(conn)) {}
 
-  std::mutex mu_;                           // serializes all use of conn_
-  std::unique_ptr<pg::PgConnection> conn_;  // guarded by mu_
+  absl::Mutex mu_;  // serializes all use of conn_
+  std::unique_ptr<pg::PgConnection> conn_ ABSL_GUARDED_BY(mu_);
 };
 
 // Creates the lease table on `conn` if missing (NamespaceLeases::Open calls it; so may a backend

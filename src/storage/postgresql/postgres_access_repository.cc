@@ -3,8 +3,8 @@
 #include "storage/postgresql/postgres_access_repository.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
-#include <mutex>
 #include <vector>
 
 #include "core/status_macros.h"
@@ -77,10 +77,13 @@ class PostgresAccessRepository : public AccessRepository {
 
   // The tables are always made signed, so only the marker of a store copied from an upgraded
   // SQLite one sets this; FinishSigningUpgrade deletes it, as SQLite's does.
-  bool upgraded_from_unsigned() const override { return upgraded_; }
+  bool upgraded_from_unsigned() const override {
+    absl::MutexLock lock(&mu_);
+    return upgraded_;
+  }
 
   absl::Status FinishSigningUpgrade() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const std::vector<PgParam> key = {PgParam::Text(kUnsignedAccessMarker)};
     BULWARK_RETURN_IF_ERROR(conn_->Prepared("delete_meta", "DELETE FROM meta WHERE key = $1", key).status());
     upgraded_ = false;
@@ -88,14 +91,14 @@ class PostgresAccessRepository : public AccessRepository {
   }
 
   absl::Status InsertPrincipal(const PrincipalRow& row) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     static const std::string sql =
         absl::StrCat("INSERT INTO principals(", kPrincipalColumns, ") VALUES($1, $2, $3, $4, $5, $6, $7)");
     return conn_->Prepared("insert_principal", sql, PrincipalParams(row)).status();  // AlreadyExists if taken
   }
 
   absl::StatusOr<std::optional<PrincipalRow>> FindPrincipal(std::string_view name) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     static const std::string sql =
         absl::StrCat("SELECT ", kPrincipalColumns, " FROM principals WHERE name = $1");
     const std::vector<PgParam> params = {PgParam::Text(name)};
@@ -105,7 +108,7 @@ class PostgresAccessRepository : public AccessRepository {
   }
 
   absl::StatusOr<std::vector<PrincipalRow>> ListPrincipals() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     BULWARK_ASSIGN_OR_RETURN(
         auto r, conn_->Query(absl::StrCat("SELECT ", kPrincipalColumns, " FROM principals ORDER BY name")));
     std::vector<PrincipalRow> out;
@@ -114,14 +117,14 @@ class PostgresAccessRepository : public AccessRepository {
   }
 
   absl::Status InsertKey(const ApiKeyRow& row) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     static const std::string sql =
         absl::StrCat("INSERT INTO api_keys(", kKeyColumns, ") VALUES($1, $2, $3, $4, $5, $6, $7)");
     return conn_->Prepared("insert_key", sql, KeyParams(row)).status();  // AlreadyExists if taken
   }
 
   absl::StatusOr<std::optional<ApiKeyRow>> FindKey(std::string_view key_id) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     static const std::string sql = absl::StrCat("SELECT ", kKeyColumns, " FROM api_keys WHERE key_id = $1");
     const std::vector<PgParam> params = {PgParam::Text(key_id)};
     BULWARK_ASSIGN_OR_RETURN(auto r, conn_->Prepared("find_key", sql, params));
@@ -130,7 +133,7 @@ class PostgresAccessRepository : public AccessRepository {
   }
 
   absl::StatusOr<std::vector<ApiKeyRow>> ListKeys(std::string_view principal) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     std::vector<PgParam> params;
     if (!principal.empty()) params.push_back(PgParam::Text(principal));
     BULWARK_ASSIGN_OR_RETURN(auto r,
@@ -145,7 +148,7 @@ class PostgresAccessRepository : public AccessRepository {
 
   absl::Status Update(const std::vector<PrincipalRow>& principals,
                       const std::vector<ApiKeyRow>& keys) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     pg::PgTransaction txn(*conn_);
     BULWARK_RETURN_IF_ERROR(txn.status());
     for (const PrincipalRow& row : principals) {
@@ -169,9 +172,9 @@ class PostgresAccessRepository : public AccessRepository {
   }
 
  private:
-  std::mutex mu_;  // serializes all use of conn_
-  std::unique_ptr<pg::PgConnection> conn_;
-  bool upgraded_;  // guarded by mu_ after construction
+  mutable absl::Mutex mu_;  // serializes all use of conn_
+  std::unique_ptr<pg::PgConnection> conn_ ABSL_GUARDED_BY(mu_);
+  bool upgraded_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

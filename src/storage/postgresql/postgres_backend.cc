@@ -3,6 +3,7 @@
 #include "storage/postgresql/postgres_backend.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
 #include <utility>
@@ -161,7 +162,7 @@ absl::Status PostgresBackend::CheckFormatLocked(bool* found) {
 }
 
 absl::Status PostgresBackend::InitSchema(bool create) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(auto exists, conn_->Query("SELECT to_regclass('meta') IS NOT NULL"));
   const bool had_meta = exists.View(0, 0) == std::string_view("\x01", 1);
   if (!had_meta && !create) return absl::NotFoundError("the PostgreSQL database holds no Bulwark store");
@@ -192,7 +193,7 @@ absl::Status PostgresBackend::InitSchema(bool create) {
 }
 
 absl::StatusOr<std::optional<std::string>> PostgresBackend::GetMeta(std::string_view key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Text(key)};
   BULWARK_ASSIGN_OR_RETURN(auto result,
                            conn_->Prepared("get_meta", "SELECT value FROM meta WHERE key = $1", params));
@@ -201,7 +202,7 @@ absl::StatusOr<std::optional<std::string>> PostgresBackend::GetMeta(std::string_
 }
 
 absl::Status PostgresBackend::PutMeta(std::string_view key, std::string_view value) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Text(key), PgParam::Text(value)};
   return conn_
       ->Prepared(
@@ -212,12 +213,12 @@ absl::Status PostgresBackend::PutMeta(std::string_view key, std::string_view val
 }
 
 void PostgresBackend::SetFence(std::string_view name_space, int64_t epoch) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   fences_[std::string(name_space)] = epoch;
 }
 
 void PostgresBackend::ClearFence(std::string_view name_space) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   fences_.erase(ToAbsl(name_space));
 }
 
@@ -283,7 +284,7 @@ absl::Status PostgresBackend::AppendEventsLocked(std::span<const HistoryEvent> e
 
 absl::StatusOr<std::vector<int64_t>> PostgresBackend::InsertEntries(std::span<const Entry> entries,
                                                                     std::span<const HistoryEvent> events) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   inserted_event_seqs_.clear();
   PgTransaction txn(*conn_);
   BULWARK_RETURN_IF_ERROR(txn.status());
@@ -378,13 +379,13 @@ absl::Status PostgresBackend::UpdateLocked(const Entry& entry, int64_t expected_
 
 absl::Status PostgresBackend::UpdateEntry(const Entry& entry, int64_t expected_updated_at_us,
                                           const HistoryEvent& event) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return UpdateLocked(entry, expected_updated_at_us, {}, event);
 }
 
 absl::Status PostgresBackend::PurgeEntry(const Entry& purged, int64_t expected_updated_at_us,
                                          std::span<const HistoryEvent> scrubbed, const HistoryEvent& event) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return UpdateLocked(purged, expected_updated_at_us, scrubbed, event);
 }
 
@@ -433,7 +434,7 @@ absl::StatusOr<InsertOutcome> PostgresBackend::InsertEntriesOnce(std::span<const
                                                                  const InsertClaim& claim) {
   if (entries.empty()) return absl::InvalidArgumentError("nothing to insert");
   const Entry& first = entries.front();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   inserted_event_seqs_.clear();
   PgTransaction txn(*conn_);
   BULWARK_RETURN_IF_ERROR(txn.status());
@@ -471,7 +472,7 @@ absl::StatusOr<InsertOutcome> PostgresBackend::InsertEntriesOnce(std::span<const
 }
 
 absl::StatusOr<int64_t> PostgresBackend::DeleteIdempotencyRecords(int64_t before_us) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Int(before_us)};
   BULWARK_ASSIGN_OR_RETURN(auto deleted,
                            conn_->Query("DELETE FROM idempotency WHERE created_at_us <= $1", params));

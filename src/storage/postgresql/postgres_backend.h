@@ -49,9 +49,9 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/synchronization/mutex.h>
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
@@ -132,42 +132,46 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
   absl::Status InitSchema(bool create);
   // Sets *found if the meta table names a store; then DataLoss if it is not a Bulwark store and
   // FailedPrecondition for another schema version. Requires mu_.
-  absl::Status CheckFormatLocked(bool* found);
+  absl::Status CheckFormatLocked(bool* found) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // In a write transaction: CheckFence for `name_space` if it has a fence, for each namespace of
   // `entries` (each once). Requires mu_.
-  absl::Status CheckFenceLocked(std::string_view name_space);
-  absl::Status CheckFencesLocked(std::span<const Entry> entries);
+  absl::Status CheckFenceLocked(std::string_view name_space) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status CheckFencesLocked(std::span<const Entry> entries) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // In a write transaction: locks the history counter (see the file comment). Requires mu_.
-  absl::Status LockWritersLocked();
+  absl::Status LockWritersLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Appends `events` with the next seqs and advances the counter; with a chain signer, links them
   // after the newest event and replaces the head. Requires mu_ and the lock.
-  absl::Status AppendEventsLocked(std::span<const HistoryEvent> events);
+  absl::Status AppendEventsLocked(std::span<const HistoryEvent> events) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // With the writers' lock held: the newest event's link, after checking that the stored head names
   // that event and its tag checks (postgres_backend_chain.cc). DataLoss (the caller writes nothing)
   // if not: events were deleted or the head was replaced. Requires mu_, chain_ and the lock.
-  absl::StatusOr<std::string> ChainTailLocked();
+  absl::StatusOr<std::string> ChainTailLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The stored head, read in the caller's transaction (or its own statement). Requires mu_.
-  absl::StatusOr<std::optional<HistoryHead>> HeadLocked();
+  absl::StatusOr<std::optional<HistoryHead>> HeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Upserts the head in meta, in the caller's transaction. Requires mu_.
-  absl::Status PutHeadLocked(const HistoryHead& head);
+  absl::Status PutHeadLocked(const HistoryHead& head) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::StatusOr<std::vector<int64_t>> InsertLocked(std::span<const Entry> entries,
-                                                    std::span<const HistoryEvent> events);
+                                                    std::span<const HistoryEvent> events)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status CheckClaimLocked(std::string_view name_space, std::string_view principal,
-                                const InsertClaim& claim, InsertOutcome* outcome);
+                                const InsertClaim& claim, InsertOutcome* outcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status UpdateLocked(const Entry& entry, int64_t expected_updated_at_us,
-                            std::span<const HistoryEvent> scrubbed, const HistoryEvent& event);
+                            std::span<const HistoryEvent> scrubbed, const HistoryEvent& event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static constexpr int kScanPage = 500;  // rows per page of a scan (ScanPagesLocked's LIMIT)
   // Runs `sql` (which must take the last key as its final parameter `$n` and ORDER BY the key
   // column, the first column) page by page in one read-only snapshot, calling `visit` per row.
   absl::Status ScanPagesLocked(const std::string& sql, std::vector<pg::PgParam> params,
-                               const std::function<absl::Status(const pg::PgResult&, int)>& visit);
+                               const std::function<absl::Status(const pg::PgResult&, int)>& visit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  std::mutex mu_;                              // serializes all use of conn_
-  std::unique_ptr<pg::PgConnection> conn_;     // guarded by mu_
-  const HistoryChainSigner* chain_ = nullptr;  // guarded by mu_
+  absl::Mutex mu_;  // serializes all use of conn_
+  std::unique_ptr<pg::PgConnection> conn_ ABSL_GUARDED_BY(mu_);
+  const HistoryChainSigner* chain_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Seqs of the events the current (or last) write appended; guarded by mu_.
-  std::vector<int64_t> inserted_event_seqs_;
-  absl::flat_hash_map<std::string, int64_t> fences_;  // namespace -> epoch; guarded by mu_
+  std::vector<int64_t> inserted_event_seqs_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, int64_t> fences_ ABSL_GUARDED_BY(mu_);  // namespace -> epoch
 };
 
 }  // namespace bulwark

@@ -6,6 +6,7 @@
 // in `meta` as the same JSON as SQLite's, so a store copied between the two verifies in both.
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -49,7 +50,7 @@ absl::StatusOr<std::pair<int64_t, HistoryLink>> ReadNewestLink(pg::PgConnection&
 
 absl::Status PostgresBackend::ScanMeta(
     std::string_view prefix, const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // substr, not LIKE: a prefix may hold % or _. One statement: one snapshot.
   const std::vector<PgParam> params = {PgParam::Text(prefix)};
   BULWARK_ASSIGN_OR_RETURN(
@@ -61,13 +62,13 @@ absl::Status PostgresBackend::ScanMeta(
 }
 
 absl::Status PostgresBackend::DeleteMeta(std::string_view key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Text(key)};
   return conn_->Prepared("delete_meta", "DELETE FROM meta WHERE key = $1", params).status();
 }
 
 void PostgresBackend::SetHistoryChain(const HistoryChainSigner* signer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   chain_ = signer;
 }
 
@@ -107,7 +108,7 @@ absl::StatusOr<std::string> PostgresBackend::ChainTailLocked() {
 
 absl::Status PostgresBackend::ScanHistoryChain(
     const std::function<absl::Status(const HistoryEvent&, const HistoryLink&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::string sql =
       absl::StrCat("SELECT ", ChainColumns(), " FROM history WHERE seq > $1 ORDER BY seq LIMIT ", kScanPage);
   return ScanPagesLocked(sql, {}, [&](const PgResult& page, int r) {
@@ -116,17 +117,17 @@ absl::Status PostgresBackend::ScanHistoryChain(
 }
 
 absl::StatusOr<std::optional<HistoryHead>> PostgresBackend::HistoryChainHead() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return HeadLocked();
 }
 
 absl::StatusOr<std::pair<int64_t, HistoryLink>> PostgresBackend::NewestLink() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return ReadNewestLink(*conn_);
 }
 
 absl::StatusOr<int64_t> PostgresBackend::LinkEventsFromBeforeTheChain() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (chain_ == nullptr) return absl::FailedPreconditionError("no history chain signer");
   // A PostgreSQL store is made with the chain, so only a marker put by hand (or a store copied
   // from an upgraded SQLite one) gets here; the steps are SQLite's.

@@ -3,6 +3,7 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
 #include <cstring>
 #include <optional>
@@ -44,7 +45,7 @@ absl::Status PostgresBackend::ScanPagesLocked(
 
 absl::StatusOr<std::optional<StoredRow>> PostgresBackend::GetEntry(std::string_view name_space,
                                                                    std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   static const std::string sql = absl::StrCat(EntrySelect(), " WHERE id = $1 AND namespace = $2");
   const std::vector<PgParam> params = {PgParam::Text(id), PgParam::Text(name_space)};
   BULWARK_ASSIGN_OR_RETURN(auto result, conn_->Prepared("get_entry", sql, params));
@@ -61,7 +62,7 @@ absl::StatusOr<std::vector<std::optional<StoredRow>>> PostgresBackend::GetRows(
   std::string ids = "{";
   for (size_t i = 0; i < row_ids.size(); ++i) absl::StrAppend(&ids, i ? "," : "", row_ids[i]);
   ids += "}";
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Text(ids)};
   BULWARK_ASSIGN_OR_RETURN(auto result, conn_->Prepared("get_rows", sql, params));
   absl::flat_hash_map<int64_t, int> found;
@@ -75,7 +76,7 @@ absl::StatusOr<std::vector<std::optional<StoredRow>>> PostgresBackend::GetRows(
 
 absl::Status PostgresBackend::ScanEntries(std::string_view name_space,
                                           const std::function<absl::Status(const StoredRow&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<PgParam> params;
   std::string sql = EntrySelect();
   if (name_space.empty()) {
@@ -91,7 +92,7 @@ absl::Status PostgresBackend::ScanEntries(std::string_view name_space,
 
 absl::StatusOr<std::vector<HistoryEvent>> PostgresBackend::History(std::string_view name_space,
                                                                    std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   static const std::string sql = absl::StrCat(
       "SELECT ", pg::kEventColumns, " FROM history WHERE entry_id = $1 AND namespace = $2 ORDER BY seq");
   const std::vector<PgParam> params = {PgParam::Text(id), PgParam::Text(name_space)};
@@ -103,7 +104,7 @@ absl::StatusOr<std::vector<HistoryEvent>> PostgresBackend::History(std::string_v
 }
 
 absl::Status PostgresBackend::ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::string sql = absl::StrCat("SELECT ", pg::kEventColumns,
                                        " FROM history WHERE seq > $1 ORDER BY seq LIMIT ", kScanPage);
   return ScanPagesLocked(sql, {},
@@ -111,7 +112,7 @@ absl::Status PostgresBackend::ScanHistory(const std::function<absl::Status(const
 }
 
 absl::Status PostgresBackend::ScanNewestEventTimes(const std::function<void(int64_t, int64_t)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(auto result,
                            conn_->Query("SELECT e.row_id, MAX(h.at_us) FROM entries e JOIN history h "
                                         "ON h.entry_id = e.id AND h.namespace = e.namespace "
@@ -121,14 +122,14 @@ absl::Status PostgresBackend::ScanNewestEventTimes(const std::function<void(int6
 }
 
 absl::StatusOr<int64_t> PostgresBackend::LastEventSeq() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(
       auto result, conn_->Prepared("last_event_seq", "SELECT COALESCE(MAX(seq), 0) FROM history", {}));
   return result.Int(0, 0);
 }
 
 absl::StatusOr<std::vector<StorageBackend::EventRef>> PostgresBackend::EventsAfter(int64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Int(seq)};
   BULWARK_ASSIGN_OR_RETURN(
       auto result,
@@ -142,13 +143,13 @@ absl::StatusOr<std::vector<StorageBackend::EventRef>> PostgresBackend::EventsAft
 }
 
 std::vector<int64_t> PostgresBackend::TakeInsertedEventSeqs() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return std::exchange(inserted_event_seqs_, {});
 }
 
 absl::StatusOr<int64_t> PostgresBackend::SignEventsFromBeforeSigning(
     const std::function<void(HistoryEvent*)>& sign) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   constexpr char kMarker[] = "SELECT value FROM meta WHERE key = 'unsigned_history_through'";
   // Almost every open finds no marker, and takes no write lock for it.
   BULWARK_ASSIGN_OR_RETURN(auto seen, conn_->Query(kMarker));
@@ -183,7 +184,7 @@ absl::StatusOr<int64_t> PostgresBackend::SignEventsFromBeforeSigning(
 }
 
 absl::Status PostgresBackend::CheckIntegrity() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(
       auto result,
       conn_->Query("SELECT (SELECT last_seq FROM history_counter WHERE id = 1), "
@@ -197,7 +198,7 @@ absl::Status PostgresBackend::CheckIntegrity() {
 }
 
 absl::StatusOr<std::vector<StateCount>> PostgresBackend::CountByState() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(auto result, conn_->Query("SELECT namespace, state, kind, count(*) FROM entries "
                                                      "GROUP BY namespace, state, kind ORDER BY 1, 2, 3"));
   std::vector<StateCount> counts;
@@ -222,7 +223,7 @@ absl::StatusOr<std::vector<StoredRow>> PostgresBackend::ListEntries(const ListQu
   std::vector<PgParam> params = {PgParam::Text(query.name_space), PgParam::Text(query.after_id),
                                  PgParam::Int(query.limit)};
   if (query.key) params.push_back(PgParam::Text(*query.key));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(auto result, conn_->Query(sql, params));
   std::vector<StoredRow> rows;
   rows.reserve(result.rows());
@@ -232,7 +233,7 @@ absl::StatusOr<std::vector<StoredRow>> PostgresBackend::ListEntries(const ListQu
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PostgresBackend::ExpiredEntries(
     int64_t now_us, int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Int(now_us), PgParam::Int(limit)};
   BULWARK_ASSIGN_OR_RETURN(auto result,
                            conn_->Prepared("expired_entries",
@@ -248,7 +249,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PostgresBackend
 absl::Status PostgresBackend::SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
                                                std::span<const std::vector<float>> rows,
                                                uint64_t keep_from_sequence, bool replace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   PgTransaction txn(*conn_);
   BULWARK_RETURN_IF_ERROR(txn.status());
   BULWARK_RETURN_IF_ERROR(CheckFenceLocked(name_space));
@@ -277,7 +278,7 @@ absl::Status PostgresBackend::SaveQueryHistory(std::string_view name_space, uint
 
 absl::Status PostgresBackend::ScanQueryHistory(
     const std::function<absl::Status(std::string_view, uint64_t, std::vector<float>)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(
       auto result,
       conn_->Query("SELECT namespace, seq, embedding FROM query_history ORDER BY namespace, seq"));
@@ -291,7 +292,7 @@ absl::Status PostgresBackend::ScanQueryHistory(
 }
 
 absl::Status PostgresBackend::PutCalibration(std::string_view name_space, std::string_view calibration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // A transaction only for the fence: unfenced, the upsert alone is atomic.
   std::optional<PgTransaction> txn;
   if (fences_.contains(ToAbsl(name_space))) {
@@ -311,7 +312,7 @@ absl::Status PostgresBackend::PutCalibration(std::string_view name_space, std::s
 
 absl::Status PostgresBackend::ScanCalibrations(
     const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(
       auto result, conn_->Query("SELECT namespace, calibration FROM calibrations ORDER BY namespace"));
   for (int r = 0; r < result.rows(); ++r)

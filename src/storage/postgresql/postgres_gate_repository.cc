@@ -2,8 +2,8 @@
 #include "storage/postgresql/postgres_gate_repository.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
@@ -56,7 +56,7 @@ class PostgresGateRepository : public GateRepository {
       : conn_(std::move(conn)), upgraded_(upgraded), manifest_pending_(manifest_pending) {}
 
   absl::Status Save(const GateRow& row) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     static const std::string sql = absl::StrCat(
         "INSERT INTO query_gates(", kGateColumns,
         ") VALUES($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT(namespace) DO UPDATE SET mode = excluded.mode, "
@@ -75,7 +75,7 @@ class PostgresGateRepository : public GateRepository {
   }
 
   absl::StatusOr<std::optional<GateRow>> Find(std::string_view name_space) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     static const std::string sql =
         absl::StrCat("SELECT ", kGateColumns, " FROM query_gates WHERE namespace = $1");
     const std::vector<PgParam> params = {PgParam::Text(name_space)};
@@ -85,7 +85,7 @@ class PostgresGateRepository : public GateRepository {
   }
 
   absl::StatusOr<std::vector<GateRow>> List() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     BULWARK_ASSIGN_OR_RETURN(
         auto r, conn_->Query(absl::StrCat("SELECT ", kGateColumns, " FROM query_gates ORDER BY namespace")));
     std::vector<GateRow> out;
@@ -94,7 +94,7 @@ class PostgresGateRepository : public GateRepository {
   }
 
   absl::Status Remove(std::string_view name_space) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const std::vector<PgParam> params = {PgParam::Text(name_space)};
     pg::PgTransaction txn(*conn_);
     BULWARK_RETURN_IF_ERROR(txn.status());
@@ -108,22 +108,25 @@ class PostgresGateRepository : public GateRepository {
   }
 
   void SetManifestSigner(ManifestSigner signer) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     manifest_signer_ = std::move(signer);
   }
 
   absl::StatusOr<std::optional<GateManifest>> Manifest() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const std::vector<PgParam> key = {PgParam::Text(kGateManifestKey)};
     BULWARK_ASSIGN_OR_RETURN(auto r, conn_->Prepared("meta_value", kMetaValue, key));
     if (r.rows() == 0) return std::optional<GateManifest>();
     return DecodeGateManifest(r.View(0, 0));
   }
 
-  bool manifest_pending() const override { return manifest_pending_; }
+  bool manifest_pending() const override {
+    absl::MutexLock lock(&mu_);
+    return manifest_pending_;
+  }
 
   absl::Status WriteManifest() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!manifest_signer_) return absl::FailedPreconditionError("no manifest signer");
     pg::PgTransaction txn(*conn_);
     BULWARK_RETURN_IF_ERROR(txn.status());
@@ -138,10 +141,13 @@ class PostgresGateRepository : public GateRepository {
 
   // The table is always made with the signature columns: only a marker copied from an upgraded
   // SQLite store sets this. Deleting the marker is what SQLite's does.
-  bool upgraded_from_unsigned() const override { return upgraded_; }
+  bool upgraded_from_unsigned() const override {
+    absl::MutexLock lock(&mu_);
+    return upgraded_;
+  }
 
   absl::Status FinishSigningUpgrade() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const std::vector<PgParam> key = {PgParam::Text(kUnsignedGateMarker)};
     BULWARK_RETURN_IF_ERROR(conn_->Prepared("delete_meta", kDeleteMeta, key).status());
     upgraded_ = false;
@@ -149,22 +155,22 @@ class PostgresGateRepository : public GateRepository {
   }
 
  private:
-  std::mutex mu_;  // serializes all use of conn_
-  std::unique_ptr<pg::PgConnection> conn_;
-  bool upgraded_;                   // guarded by mu_ after construction
-  bool manifest_pending_;           // guarded by mu_ after construction
-  ManifestSigner manifest_signer_;  // guarded by mu_
+  mutable absl::Mutex mu_;  // serializes all use of conn_
+  std::unique_ptr<pg::PgConnection> conn_ ABSL_GUARDED_BY(mu_);
+  bool upgraded_ ABSL_GUARDED_BY(mu_);
+  bool manifest_pending_ ABSL_GUARDED_BY(mu_);
+  ManifestSigner manifest_signer_ ABSL_GUARDED_BY(mu_);
 
   // In a write transaction: serializes the writers of query gates across connections, so that a
   // manifest is always computed from the rows every earlier writer committed (SQLite: BEGIN
   // IMMEDIATE). SHARE ROW EXCLUSIVE conflicts with itself and with writes, not with reads; each
   // later statement of a READ COMMITTED transaction sees every commit before the lock was granted.
-  absl::Status LockWritersLocked() {
+  absl::Status LockWritersLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return conn_->Exec("LOCK TABLE query_gates IN SHARE ROW EXCLUSIVE MODE");
   }
 
   // With a signer: the manifest of the rows as they are in the caller's transaction. Requires mu_.
-  absl::Status ReplaceManifestLocked() {
+  absl::Status ReplaceManifestLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!manifest_signer_) return absl::OkStatus();
     GateManifest manifest;
     BULWARK_ASSIGN_OR_RETURN(

@@ -3,8 +3,8 @@
 #include "storage/postgresql/postgres_honeypot_repository.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
-#include <mutex>
 #include <vector>
 
 #include "core/status_macros.h"
@@ -72,7 +72,7 @@ class PostgresHoneypotRepository : public HoneypotRepository {
 
   absl::StatusOr<int64_t> AddRun(const HoneypotRun& run) override {
     BULWARK_RETURN_IF_ERROR(CheckRunSizes(run));
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const std::vector<PgParam> params = {PgParam::Text(run.name_space),  PgParam::Int(run.at_us),
                                          PgParam::Int(run.batch),        PgParam::Text(run.metrics),
                                          PgParam::Text(run.covered_ids), PgParam::Text(run.pot_ids)};
@@ -85,7 +85,7 @@ class PostgresHoneypotRepository : public HoneypotRepository {
 
   absl::Status ScanRuns(std::string_view name_space,
                         const std::function<absl::Status(const HoneypotRun&)>& visit) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const std::vector<PgParam> params = {PgParam::Text(name_space)};
     BULWARK_ASSIGN_OR_RETURN(
         auto r, conn_->Query("SELECT run_id, namespace, at_us, batch, metrics, covered_ids, pot_ids, "
@@ -107,7 +107,7 @@ class PostgresHoneypotRepository : public HoneypotRepository {
   }
 
   absl::StatusOr<int64_t> RemoveRuns(std::string_view name_space, int64_t at_us) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const std::vector<PgParam> params = {PgParam::Int(at_us), PgParam::Text(name_space)};
     BULWARK_ASSIGN_OR_RETURN(
         auto r,
@@ -118,7 +118,7 @@ class PostgresHoneypotRepository : public HoneypotRepository {
 
   absl::Status PutSetting(const HoneypotSetting& setting) override {
     BULWARK_RETURN_IF_ERROR(CheckSetting(setting));
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const std::vector<PgParam> params = {PgParam::Text(setting.name_space), PgParam::Text(setting.mode),
                                          PgParam::Int(setting.k_obs)};
     return conn_
@@ -130,7 +130,7 @@ class PostgresHoneypotRepository : public HoneypotRepository {
   }
 
   absl::Status ScanSettings(const std::function<absl::Status(const HoneypotSetting&)>& visit) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     BULWARK_ASSIGN_OR_RETURN(
         auto r, conn_->Query("SELECT namespace, mode, k_obs FROM honeypot_settings ORDER BY namespace"));
     for (int i = 0; i < r.rows(); ++i) {
@@ -146,7 +146,7 @@ class PostgresHoneypotRepository : public HoneypotRepository {
 
   absl::Status PutBlock(const HoneypotBlock& block) override {
     BULWARK_RETURN_IF_ERROR(CheckBlockSizes(block));
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const std::vector<PgParam> params = {PgParam::Bytes(block.key), PgParam::Text(block.name_space),
                                          PgParam::Bytes(block.state)};
     return conn_
@@ -158,7 +158,7 @@ class PostgresHoneypotRepository : public HoneypotRepository {
   }
 
   absl::Status DeleteBlock(std::string_view key) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const std::vector<PgParam> params = {PgParam::Bytes(key)};
     BULWARK_ASSIGN_OR_RETURN(auto r, conn_->Query("DELETE FROM honeypot_blocks WHERE key = $1", params));
     if (r.AffectedRows() == 0) return absl::NotFoundError("no such block");
@@ -166,7 +166,7 @@ class PostgresHoneypotRepository : public HoneypotRepository {
   }
 
   absl::Status ScanBlocks(const std::function<absl::Status(const HoneypotBlock&)>& visit) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     BULWARK_ASSIGN_OR_RETURN(auto r,
                              conn_->Query("SELECT namespace, key, state FROM honeypot_blocks ORDER BY key"));
     for (int i = 0; i < r.rows(); ++i) {
@@ -178,8 +178,8 @@ class PostgresHoneypotRepository : public HoneypotRepository {
   }
 
  private:
-  std::mutex mu_;  // serializes all use of conn_
-  std::unique_ptr<pg::PgConnection> conn_;
+  absl::Mutex mu_;  // serializes all use of conn_
+  std::unique_ptr<pg::PgConnection> conn_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace

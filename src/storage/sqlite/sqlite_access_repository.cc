@@ -2,9 +2,8 @@
 #include "storage/sqlite/sqlite_access_repository.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 #include <sqlite3.h>
-
-#include <mutex>
 
 #include "storage/sqlite/sqlite_schema.h"
 #include "storage/sqlite/sqlite_util.h"
@@ -32,18 +31,24 @@ class SqliteAccessRepository : public AccessRepository {
   explicit SqliteAccessRepository(sqlite3* db) : db_(db) {}
   ~SqliteAccessRepository() override { sqlite3_close(db_); }
 
-  bool upgraded_from_unsigned() const override { return upgraded_; }
-  void set_upgraded() { upgraded_ = true; }
+  bool upgraded_from_unsigned() const override {
+    absl::MutexLock lock(&mu_);
+    return upgraded_;
+  }
+  void set_upgraded() {
+    absl::MutexLock lock(&mu_);
+    upgraded_ = true;
+  }
 
   absl::Status FinishSigningUpgrade() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (auto s = DeleteMeta(db_, kUnsignedAccessMarker); !s.ok()) return s;
     upgraded_ = false;
     return absl::OkStatus();
   }
 
   absl::Status InsertPrincipal(const PrincipalRow& row) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Statement st(db_,
                  absl::StrCat("INSERT INTO principals(", kPrincipalColumns, ") VALUES(?, ?, ?, ?, ?, ?, ?)"));
     if (auto s = st.status(); !s.ok()) return s;
@@ -53,7 +58,7 @@ class SqliteAccessRepository : public AccessRepository {
   }
 
   absl::StatusOr<std::optional<PrincipalRow>> FindPrincipal(std::string_view name) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Statement st(db_, absl::StrCat("SELECT ", kPrincipalColumns, " FROM principals WHERE name = ?"));
     if (auto s = st.status(); !s.ok()) return s;
     st.Bind(1, name);
@@ -64,7 +69,7 @@ class SqliteAccessRepository : public AccessRepository {
   }
 
   absl::StatusOr<std::vector<PrincipalRow>> ListPrincipals() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Statement st(db_, absl::StrCat("SELECT ", kPrincipalColumns, " FROM principals ORDER BY name"));
     if (auto s = st.status(); !s.ok()) return s;
     std::vector<PrincipalRow> out;
@@ -75,7 +80,7 @@ class SqliteAccessRepository : public AccessRepository {
   }
 
   absl::Status InsertKey(const ApiKeyRow& row) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Statement st(db_, absl::StrCat("INSERT INTO api_keys(", kKeyColumns, ") VALUES(?, ?, ?, ?, ?, ?, ?)"));
     if (auto s = st.status(); !s.ok()) return s;
     BindKey(st, row);
@@ -84,7 +89,7 @@ class SqliteAccessRepository : public AccessRepository {
   }
 
   absl::StatusOr<std::optional<ApiKeyRow>> FindKey(std::string_view key_id) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Statement st(db_, absl::StrCat("SELECT ", kKeyColumns, " FROM api_keys WHERE key_id = ?"));
     if (auto s = st.status(); !s.ok()) return s;
     st.Bind(1, key_id);
@@ -95,7 +100,7 @@ class SqliteAccessRepository : public AccessRepository {
   }
 
   absl::StatusOr<std::vector<ApiKeyRow>> ListKeys(std::string_view principal) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Statement st(db_, absl::StrCat("SELECT ", kKeyColumns, " FROM api_keys",
                                    principal.empty() ? "" : " WHERE principal = ?",
                                    " ORDER BY created_at_us, key_id"));
@@ -110,7 +115,7 @@ class SqliteAccessRepository : public AccessRepository {
 
   absl::Status Update(const std::vector<PrincipalRow>& principals,
                       const std::vector<ApiKeyRow>& keys) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Transaction txn(db_);
     if (!txn.status().ok()) return txn.status();
     for (const PrincipalRow& row : principals) {
@@ -155,9 +160,9 @@ class SqliteAccessRepository : public AccessRepository {
     st.BindBlob(7, row.tag.data(), row.tag.size());
   }
 
-  std::mutex mu_;  // serializes all use of db_
-  sqlite3* db_;
-  bool upgraded_ = false;
+  mutable absl::Mutex mu_;  // serializes all use of db_
+  sqlite3* db_ ABSL_GUARDED_BY(mu_);
+  bool upgraded_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace

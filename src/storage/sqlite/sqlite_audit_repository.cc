@@ -2,9 +2,9 @@
 #include "storage/sqlite/sqlite_audit_repository.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 #include <sqlite3.h>
 
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -91,7 +91,7 @@ class SqliteAuditRepository : public AuditRepository {
   ~SqliteAuditRepository() override { sqlite3_close(db_); }
 
   absl::Status Append(const BuildBatch& build) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Transaction txn(db_);
     if (!txn.status().ok()) return txn.status();
     absl::StatusOr<AuditHead> head = HeadLocked();
@@ -125,7 +125,7 @@ class SqliteAuditRepository : public AuditRepository {
   }
 
   absl::StatusOr<AuditHead> Head() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return HeadLocked();
   }
 
@@ -156,7 +156,7 @@ class SqliteAuditRepository : public AuditRepository {
     }
     if (filter.since_us != 0) sql += " AND at_us >= ?";
     sql += " ORDER BY seq DESC LIMIT ?";
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Statement st(db_, sql);
     if (auto s = st.status(); !s.ok()) return s;
     int i = 1;
@@ -193,7 +193,7 @@ class SqliteAuditRepository : public AuditRepository {
   }
 
   absl::Status Upgrade() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     absl::StatusOr<int64_t> version = AuditUserVersion(db_);
     if (!version.ok()) return version.status();
     if (*version > kAuditSchemaVersion) {
@@ -222,7 +222,7 @@ class SqliteAuditRepository : public AuditRepository {
   }
 
  private:
-  absl::StatusOr<AuditHead> HeadLocked() {
+  absl::StatusOr<AuditHead> HeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Statement last(db_, "SELECT seq, tag FROM audit ORDER BY seq DESC LIMIT 1");
     if (auto s = last.status(); !s.ok()) return s;
     AuditHead head;
@@ -240,14 +240,14 @@ class SqliteAuditRepository : public AuditRepository {
   // into this file under their own seq numbers, then drops that table. Idempotent: a record already
   // here is skipped, so a crash between the two steps only repeats the copy on the next open.
   // Requires mu_.
-  absl::Status MoveLegacyRecords() {
+  absl::Status MoveLegacyRecords() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     {
       Statement attach(db_, "ATTACH DATABASE ? AS legacy");
       if (auto s = attach.status(); !s.ok()) return s;
       attach.Bind(1, legacy_.string());
       if (auto s = attach.Run("attach the store database"); !s.ok()) return s;
     }
-    absl::Status status = [&]() -> absl::Status {
+    absl::Status status = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
       Statement probe(db_, "SELECT 1 FROM legacy.sqlite_master WHERE type = 'table' AND name = 'audit'");
       if (auto s = probe.status(); !s.ok()) return s;
       const int rc = probe.Step();
@@ -268,8 +268,8 @@ class SqliteAuditRepository : public AuditRepository {
     return status.ok() ? detached : status;
   }
 
-  std::mutex mu_;  // serializes all use of db_
-  sqlite3* db_;
+  absl::Mutex mu_;  // serializes all use of db_
+  sqlite3* db_ ABSL_GUARDED_BY(mu_);
   const std::filesystem::path path_;
   const std::filesystem::path legacy_;
 };

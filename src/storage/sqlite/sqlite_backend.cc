@@ -5,6 +5,7 @@
 
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
+#include <absl/synchronization/mutex.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -200,7 +201,7 @@ SqliteBackend::~SqliteBackend() {
 }
 
 absl::StatusOr<std::optional<std::string>> SqliteBackend::GetMeta(std::string_view key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT value FROM meta WHERE key = ?");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, key);
@@ -211,7 +212,7 @@ absl::StatusOr<std::optional<std::string>> SqliteBackend::GetMeta(std::string_vi
 }
 
 absl::Status SqliteBackend::PutMeta(std::string_view key, std::string_view value) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(
       db_, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
   if (auto s = st.status(); !s.ok()) return s;
@@ -222,7 +223,7 @@ absl::Status SqliteBackend::PutMeta(std::string_view key, std::string_view value
 
 absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<const Entry> entries,
                                                                   std::span<const HistoryEvent> events) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   inserted_event_seqs_.clear();
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
@@ -332,13 +333,13 @@ absl::Status SqliteBackend::DetachEventsLocked(const Entry& entry) {
 
 absl::Status SqliteBackend::UpdateEntry(const Entry& entry, int64_t expected_updated_at_us,
                                         const HistoryEvent& event) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return UpdateLocked(entry, expected_updated_at_us, {}, event);
 }
 
 absl::Status SqliteBackend::PurgeEntry(const Entry& purged, int64_t expected_updated_at_us,
                                        std::span<const HistoryEvent> scrubbed, const HistoryEvent& event) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (auto s = UpdateLocked(purged, expected_updated_at_us, scrubbed, event); !s.ok()) return s;
   // Make sure the erased text does not linger in free pages or the WAL.
   if (auto s = Exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)"); !s.ok()) return s;
@@ -373,7 +374,7 @@ absl::StatusOr<std::optional<StoredRow>> SqliteBackend::ReadOneRow(
 
 absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetEntry(std::string_view name_space,
                                                                  std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   static const std::string sql = absl::StrCat("SELECT ", kSignedEntryColumns, kReportColumn,
                                               " FROM entries WHERE id = ? AND namespace = ?");
   return ReadOneRow(
@@ -387,7 +388,7 @@ absl::StatusOr<std::optional<StoredRow>> SqliteBackend::GetEntry(std::string_vie
 
 absl::StatusOr<std::vector<std::optional<StoredRow>>> SqliteBackend::GetRows(
     std::span<const int64_t> row_ids) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // The read path's rows: every signed column, but not the advisory report (it is not signed, and
   // parsing it was a seventh of a search's CPU); '{}' keeps DecodeRow's column layout. One read
   // transaction for the whole batch (one snapshot, one WAL read lock), then one cached point
@@ -432,7 +433,7 @@ absl::StatusOr<std::vector<std::optional<StoredRow>>> SqliteBackend::GetRows(
 
 absl::Status SqliteBackend::ScanEntries(std::string_view name_space,
                                         const std::function<absl::Status(const StoredRow&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   NoMmapWhileScanning no_mmap(db_);
   std::string sql = absl::StrCat("SELECT ", kSignedEntryColumns, kReportColumn, " FROM entries",
                                  name_space.empty() ? "" : " WHERE namespace = ?", " ORDER BY row_id");
@@ -448,7 +449,7 @@ absl::Status SqliteBackend::ScanEntries(std::string_view name_space,
 }
 
 absl::Status SqliteBackend::ScanRowsToIndex(const std::function<absl::Status(const StoredRow&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   NoMmapWhileScanning no_mmap(db_);
   Statement st(db_, absl::StrCat("SELECT ", kSignedEntryColumns, ", '{}' FROM entries ORDER BY row_id"));
   if (auto s = st.status(); !s.ok()) return s;
@@ -463,7 +464,7 @@ absl::Status SqliteBackend::ScanRowsToIndex(const std::function<absl::Status(con
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> SqliteBackend::CountRowsByNamespace() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // Answered from the entries_by_namespace index alone, without reading the rows.
   Statement st(db_, "SELECT namespace, count(*) FROM entries GROUP BY namespace");
   if (auto s = st.status(); !s.ok()) return s;
@@ -476,7 +477,7 @@ absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> SqliteBackend::Coun
 
 absl::StatusOr<std::vector<HistoryEvent>> SqliteBackend::History(std::string_view name_space,
                                                                  std::string_view id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("SELECT ", kEventColumns,
                                  " FROM history WHERE entry_id = ? AND namespace = ? ORDER BY seq"));
   if (auto s = st.status(); !s.ok()) return s;
@@ -492,7 +493,7 @@ absl::StatusOr<std::vector<HistoryEvent>> SqliteBackend::History(std::string_vie
 }
 
 absl::Status SqliteBackend::ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("SELECT ", kEventColumns, " FROM history ORDER BY seq"));
   if (auto s = st.status(); !s.ok()) return s;
   while (true) {
@@ -504,7 +505,7 @@ absl::Status SqliteBackend::ScanHistory(const std::function<absl::Status(const H
 }
 
 absl::Status SqliteBackend::ScanNewestEventTimes(const std::function<void(int64_t, int64_t)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   NoMmapWhileScanning no_mmap(db_);
   // From the history and the (namespace, id) index alone: the entries table (the vectors) is not
   // read. The index is created at every open (sqlite_schema.cc).
@@ -519,7 +520,7 @@ absl::Status SqliteBackend::ScanNewestEventTimes(const std::function<void(int64_
 }
 
 absl::StatusOr<int64_t> SqliteBackend::LastEventSeq() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto cached = Cached(last_event_seq_, "SELECT COALESCE(MAX(seq), 0) FROM history");
   if (!cached.ok()) return cached.status();
   Statement& st = **cached;
@@ -531,7 +532,7 @@ absl::StatusOr<int64_t> SqliteBackend::LastEventSeq() {
 }
 
 absl::StatusOr<std::vector<StorageBackend::EventRef>> SqliteBackend::EventsAfter(int64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT seq, namespace, entry_id FROM history WHERE seq > ? ORDER BY seq");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, seq);
@@ -543,15 +544,15 @@ absl::StatusOr<std::vector<StorageBackend::EventRef>> SqliteBackend::EventsAfter
 }
 
 std::vector<int64_t> SqliteBackend::TakeInsertedEventSeqs() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return std::exchange(inserted_event_seqs_, {});
 }
 
 absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
     const std::function<void(HistoryEvent*)>& sign) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // The last event written before the upgrade, or nullopt once its events are signed.
-  auto marker = [this]() -> absl::StatusOr<std::optional<int64_t>> {
+  auto marker = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<std::optional<int64_t>> {
     Statement st(db_, absl::StrCat("SELECT CAST(value AS INTEGER) FROM meta WHERE key = '",
                                    kUnsignedHistoryMarker, "'"));
     if (auto s = st.status(); !s.ok()) return s;
@@ -597,7 +598,7 @@ absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
 
 absl::Status SqliteBackend::CheckIntegrity() {
   constexpr int kMaxProblems = 5;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("PRAGMA quick_check(", kMaxProblems, ")"));
   if (auto s = st.status(); !s.ok()) return s;
   std::vector<std::string> problems;
@@ -612,7 +613,7 @@ absl::Status SqliteBackend::CheckIntegrity() {
 }
 
 absl::StatusOr<std::vector<StateCount>> SqliteBackend::CountByState() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(
       db_,
       "SELECT namespace, state, kind, count(*) FROM entries GROUP BY namespace, state, kind ORDER BY 1,2,3");
@@ -632,7 +633,7 @@ absl::StatusOr<std::vector<StateCount>> SqliteBackend::CountByState() {
 absl::Status SqliteBackend::SaveQueryHistory(std::string_view name_space, uint64_t first_sequence,
                                              std::span<const std::vector<float>> rows,
                                              uint64_t keep_from_sequence, bool replace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
   if (replace) {
@@ -661,7 +662,7 @@ absl::Status SqliteBackend::SaveQueryHistory(std::string_view name_space, uint64
 
 absl::Status SqliteBackend::ScanQueryHistory(
     const std::function<absl::Status(std::string_view, uint64_t, std::vector<float>)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT namespace, seq, embedding FROM query_history ORDER BY namespace, seq");
   if (auto s = st.status(); !s.ok()) return s;
   int rc;
@@ -675,7 +676,7 @@ absl::Status SqliteBackend::ScanQueryHistory(
 }
 
 absl::Status SqliteBackend::PutCalibration(std::string_view name_space, std::string_view calibration) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "INSERT OR REPLACE INTO calibrations(namespace, calibration) VALUES(?,?)");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, name_space);
@@ -685,7 +686,7 @@ absl::Status SqliteBackend::PutCalibration(std::string_view name_space, std::str
 
 absl::Status SqliteBackend::ScanCalibrations(
     const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT namespace, calibration FROM calibrations ORDER BY namespace");
   if (auto s = st.status(); !s.ok()) return s;
   int rc;
@@ -746,7 +747,7 @@ absl::StatusOr<InsertOutcome> SqliteBackend::InsertEntriesOnce(std::span<const E
                                                                const InsertClaim& claim) {
   if (entries.empty()) return absl::InvalidArgumentError("nothing to insert");
   const Entry& first = entries.front();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   inserted_event_seqs_.clear();
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
@@ -785,7 +786,7 @@ absl::StatusOr<std::vector<StoredRow>> SqliteBackend::ListEntries(const ListQuer
       "SELECT ", kSignedEntryColumns, kReportColumn,
       " FROM entries WHERE namespace = ?1 AND id > ?2 AND kind = 'memory' AND state IN (", states, ")",
       query.key ? absl::StrCat(" AND ", kKeyExpr, " = ?4") : "", " ORDER BY id LIMIT ?3");
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, sql);
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, query.name_space);
@@ -801,7 +802,7 @@ absl::StatusOr<std::vector<StoredRow>> SqliteBackend::ListEntries(const ListQuer
 
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SqliteBackend::ExpiredEntries(int64_t now_us,
                                                                                                int limit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("SELECT namespace, id FROM entries WHERE ", kExpiryExpr,
                                  " <= ?1 AND typeof(", kExpiryExpr,
                                  ") = 'integer' AND state != 'purged' ORDER BY ", kExpiryExpr, " LIMIT ?2"));
@@ -816,7 +817,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SqliteBackend::
 }
 
 absl::StatusOr<int64_t> SqliteBackend::DeleteIdempotencyRecords(int64_t before_us) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "DELETE FROM idempotency WHERE created_at_us <= ?");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, before_us);

@@ -3,9 +3,10 @@
 // the file system honours fsync, power loss). Schema in doc/store_format.md.
 #pragma once
 
+#include <absl/synchronization/mutex.h>
+
 #include <filesystem>
 #include <memory>
-#include <mutex>
 
 #include "storage/defense_state_repository.h"
 #include "storage/storage_backend.h"
@@ -81,48 +82,54 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   explicit SqliteBackend(sqlite3* db);
   // InsertEntries' rows and events inside the caller's transaction. Requires mu_.
   absl::StatusOr<std::vector<int64_t>> InsertLocked(std::span<const Entry> entries,
-                                                    std::span<const HistoryEvent> events);
+                                                    std::span<const HistoryEvent> events)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // InsertEntriesOnce's claim checks inside the caller's transaction: fills `outcome` when the
   // insert must not happen. Requires mu_.
   absl::Status CheckClaimLocked(std::string_view name_space, std::string_view principal,
-                                const InsertClaim& claim, InsertOutcome* outcome);
+                                const InsertClaim& claim, InsertOutcome* outcome)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Appends `events` inside the caller's write transaction: with a chain signer, under explicit
   // seqs after the newest event, linked, and replaces the head (sqlite_backend_chain.cc); records
   // their seqs in inserted_event_seqs_. DataLoss (nothing written) if the stored head does not
   // name the newest event: events were deleted or the head replaced. An event whose detail holds
   // the text and metadata of the entry of `written` it follows is stored by reference
   // (sqlite_event_rows.h). Requires mu_.
-  absl::Status AppendEventsLocked(std::span<const HistoryEvent> events, std::span<const Entry> written);
+  absl::Status AppendEventsLocked(std::span<const HistoryEvent> events, std::span<const Entry> written)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Before the row of `entry` changes: if its text or metadata will differ from the stored row's,
   // the events that reference the row get the stored text and metadata back. Requires mu_ and the
   // caller's write transaction.
-  absl::Status DetachEventsLocked(const Entry& entry);
+  absl::Status DetachEventsLocked(const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The stored head, read inside the caller's transaction. Requires mu_.
-  absl::StatusOr<std::optional<HistoryHead>> HeadLocked();
-  absl::Status PutHeadLocked(const HistoryHead& head);
+  absl::StatusOr<std::optional<HistoryHead>> HeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status PutHeadLocked(const HistoryHead& head) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status UpdateLocked(const Entry& entry, int64_t expected_updated_at_us,
-                            std::span<const HistoryEvent> scrubbed, const HistoryEvent& event);
+                            std::span<const HistoryEvent> scrubbed, const HistoryEvent& event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The statement cached in `slot`, prepared from `sql` on first use. Requires mu_.
-  absl::StatusOr<Statement*> Cached(std::unique_ptr<Statement>& slot, std::string_view sql);
+  absl::StatusOr<Statement*> Cached(std::unique_ptr<Statement>& slot, std::string_view sql)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Runs the cached single-row SELECT in `slot` (prepared from `sql` on first use) with `bind`
   // applied, decodes the row if there is one, and resets the statement so that it holds no read
   // transaction (and no stale snapshot) between calls. Requires mu_.
   absl::StatusOr<std::optional<StoredRow>> ReadOneRow(std::unique_ptr<Statement>& slot, std::string_view sql,
                                                       const std::function<void(Statement&)>& bind,
-                                                      std::string_view what);
+                                                      std::string_view what)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  std::mutex mu_;  // serializes all use of db_ (statements are not shareable across threads)
-  sqlite3* db_;    // guarded by mu_
+  absl::Mutex mu_;  // serializes all use of db_ (statements are not shareable across threads)
+  sqlite3* db_ ABSL_GUARDED_BY(mu_);
   // The hot reads (search verifies every candidate), prepared once; guarded by mu_ and finalized
   // before db_ is closed.
-  std::unique_ptr<Statement> get_row_;
-  std::unique_ptr<Statement> get_entry_;
-  std::unique_ptr<Statement> begin_read_;  // BEGIN and COMMIT around GetRows' lookups
-  std::unique_ptr<Statement> end_read_;
-  std::unique_ptr<Statement> last_event_seq_;
-  const HistoryChainSigner* chain_ = nullptr;  // guarded by mu_
+  std::unique_ptr<Statement> get_row_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> get_entry_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> begin_read_ ABSL_GUARDED_BY(mu_);  // BEGIN and COMMIT around GetRows' lookups
+  std::unique_ptr<Statement> end_read_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> last_event_seq_ ABSL_GUARDED_BY(mu_);
+  const HistoryChainSigner* chain_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Seqs of the events the current (or last) write appended; guarded by mu_.
-  std::vector<int64_t> inserted_event_seqs_;
+  std::vector<int64_t> inserted_event_seqs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark

@@ -3,6 +3,7 @@
 // Every append runs inside the caller's BEGIN IMMEDIATE transaction, so the newest event and the
 // head it reads cannot change before it commits: SQLite's single writer orders the chain.
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 #include <sqlite3.h>
 
 #include <string>
@@ -37,7 +38,7 @@ absl::StatusOr<std::pair<int64_t, HistoryLink>> ReadNewestLink(sqlite3* db) {
 
 absl::Status SqliteBackend::ScanMeta(
     std::string_view prefix, const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   // substr, not LIKE: a prefix may hold % or _.
   Statement st(db_, "SELECT key, value FROM meta WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key");
   if (auto s = st.status(); !s.ok()) return s;
@@ -50,7 +51,7 @@ absl::Status SqliteBackend::ScanMeta(
 }
 
 absl::Status SqliteBackend::DeleteMeta(std::string_view key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "DELETE FROM meta WHERE key = ?");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, key);
@@ -58,7 +59,7 @@ absl::Status SqliteBackend::DeleteMeta(std::string_view key) {
 }
 
 void SqliteBackend::SetHistoryChain(const HistoryChainSigner* signer) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   chain_ = signer;
 }
 
@@ -146,7 +147,7 @@ absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> eve
 
 absl::Status SqliteBackend::ScanHistoryChain(
     const std::function<absl::Status(const HistoryEvent&, const HistoryLink&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("SELECT ", kEventColumns, ", link_key_id, link FROM history ORDER BY seq"));
   if (auto s = st.status(); !s.ok()) return s;
   int rc;
@@ -160,19 +161,19 @@ absl::Status SqliteBackend::ScanHistoryChain(
 }
 
 absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HistoryChainHead() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return HeadLocked();
 }
 
 absl::StatusOr<std::pair<int64_t, HistoryLink>> SqliteBackend::NewestLink() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return ReadNewestLink(db_);
 }
 
 absl::StatusOr<int64_t> SqliteBackend::LinkEventsFromBeforeTheChain() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (chain_ == nullptr) return absl::FailedPreconditionError("no history chain signer");
-  auto marker = [this]() -> absl::StatusOr<std::optional<int64_t>> {
+  auto marker = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<std::optional<int64_t>> {
     Statement st(db_, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?");
     if (auto s = st.status(); !s.ok()) return s;
     st.Bind(1, kUnlinkedHistoryMarker);

@@ -2,9 +2,9 @@
 #include "storage/sqlite/sqlite_gate_repository.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 #include <sqlite3.h>
 
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -31,7 +31,7 @@ class SqliteGateRepository : public GateRepository {
   ~SqliteGateRepository() override { sqlite3_close(db_); }
 
   absl::Status Save(const GateRow& row) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Transaction txn(db_);
     if (!txn.status().ok()) return txn.status();
     Statement st(db_, absl::StrCat("INSERT OR REPLACE INTO query_gates(", kGateColumns,
@@ -51,7 +51,7 @@ class SqliteGateRepository : public GateRepository {
   }
 
   absl::StatusOr<std::optional<GateRow>> Find(std::string_view name_space) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Statement st(db_, absl::StrCat("SELECT ", kGateColumns, " FROM query_gates WHERE namespace = ?"));
     if (auto s = st.status(); !s.ok()) return s;
     st.Bind(1, name_space);
@@ -62,7 +62,7 @@ class SqliteGateRepository : public GateRepository {
   }
 
   absl::StatusOr<std::vector<GateRow>> List() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Statement st(db_, absl::StrCat("SELECT ", kGateColumns, " FROM query_gates ORDER BY namespace"));
     if (auto s = st.status(); !s.ok()) return s;
     std::vector<GateRow> out;
@@ -73,7 +73,7 @@ class SqliteGateRepository : public GateRepository {
   }
 
   absl::Status Remove(std::string_view name_space) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Transaction txn(db_);
     if (!txn.status().ok()) return txn.status();
     Statement st(db_, "DELETE FROM query_gates WHERE namespace = ?");
@@ -88,12 +88,12 @@ class SqliteGateRepository : public GateRepository {
   }
 
   void SetManifestSigner(ManifestSigner signer) override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     manifest_signer_ = std::move(signer);
   }
 
   absl::StatusOr<std::optional<GateManifest>> Manifest() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     Statement st(db_, "SELECT value FROM meta WHERE key = ?");
     if (auto s = st.status(); !s.ok()) return s;
     st.Bind(1, kGateManifestKey);
@@ -106,7 +106,7 @@ class SqliteGateRepository : public GateRepository {
   bool manifest_pending() const override { return manifest_pending_; }
 
   absl::Status WriteManifest() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!manifest_signer_) return absl::FailedPreconditionError("no manifest signer");
     Transaction txn(db_);
     if (!txn.status().ok()) return txn.status();
@@ -117,24 +117,27 @@ class SqliteGateRepository : public GateRepository {
     return absl::OkStatus();
   }
 
-  bool upgraded_from_unsigned() const override { return upgraded_; }
+  bool upgraded_from_unsigned() const override {
+    absl::MutexLock lock(&mu_);
+    return upgraded_;
+  }
 
   absl::Status FinishSigningUpgrade() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (auto s = DeleteMeta(db_, kUnsignedGateMarker); !s.ok()) return s;
     upgraded_ = false;
     return absl::OkStatus();
   }
 
  private:
-  std::mutex mu_;  // serializes all use of db_
-  sqlite3* db_;
-  bool upgraded_;  // guarded by mu_ after construction
+  mutable absl::Mutex mu_;  // serializes all use of db_
+  sqlite3* db_ ABSL_GUARDED_BY(mu_);
+  bool upgraded_ ABSL_GUARDED_BY(mu_);
   bool manifest_pending_;
-  ManifestSigner manifest_signer_;  // guarded by mu_
+  ManifestSigner manifest_signer_ ABSL_GUARDED_BY(mu_);
 
   // With a signer: the manifest of the rows as they are in the caller's transaction. Requires mu_.
-  absl::Status ReplaceManifestLocked() {
+  absl::Status ReplaceManifestLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!manifest_signer_) return absl::OkStatus();
     GateManifest manifest;
     {

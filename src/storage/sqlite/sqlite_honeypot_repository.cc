@@ -1,6 +1,7 @@
 #include "storage/sqlite/sqlite_honeypot_repository.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 #include <sqlite3.h>
 
 #include "storage/sqlite/sqlite_schema.h"
@@ -49,7 +50,7 @@ SqliteHoneypotRepository::~SqliteHoneypotRepository() { sqlite3_close(db_); }
 
 absl::StatusOr<int64_t> SqliteHoneypotRepository::AddRun(const HoneypotRun& run) {
   if (auto s = CheckRunSizes(run); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_,
                "INSERT INTO honeypot_runs(namespace, at_us, batch, metrics, covered_ids, pot_ids) "
                "VALUES(?,?,?,?,?,?)");
@@ -66,7 +67,7 @@ absl::StatusOr<int64_t> SqliteHoneypotRepository::AddRun(const HoneypotRun& run)
 
 absl::Status SqliteHoneypotRepository::ScanRuns(
     std::string_view name_space, const std::function<absl::Status(const HoneypotRun&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_,
                "SELECT run_id, namespace, at_us, batch, metrics, covered_ids, pot_ids, removed_at_us "
                "FROM honeypot_runs WHERE namespace = ? ORDER BY run_id");
@@ -85,7 +86,7 @@ absl::Status SqliteHoneypotRepository::ScanRuns(
 }
 
 absl::StatusOr<int64_t> SqliteHoneypotRepository::RemoveRuns(std::string_view name_space, int64_t at_us) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "UPDATE honeypot_runs SET removed_at_us = ? WHERE namespace = ? AND removed_at_us = 0");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, at_us);
@@ -96,7 +97,7 @@ absl::StatusOr<int64_t> SqliteHoneypotRepository::RemoveRuns(std::string_view na
 
 absl::Status SqliteHoneypotRepository::PutSetting(const HoneypotSetting& setting) {
   if (auto s = CheckSetting(setting); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "INSERT OR REPLACE INTO honeypot_settings(namespace, mode, k_obs) VALUES(?,?,?)");
   if (auto s = st.status(); !s.ok()) return s;
   st.Bind(1, setting.name_space);
@@ -107,7 +108,7 @@ absl::Status SqliteHoneypotRepository::PutSetting(const HoneypotSetting& setting
 
 absl::Status SqliteHoneypotRepository::ScanSettings(
     const std::function<absl::Status(const HoneypotSetting&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT namespace, mode, k_obs FROM honeypot_settings ORDER BY namespace");
   if (auto s = st.status(); !s.ok()) return s;
   int rc;
@@ -123,7 +124,7 @@ absl::Status SqliteHoneypotRepository::ScanSettings(
 
 absl::Status SqliteHoneypotRepository::PutBlock(const HoneypotBlock& block) {
   if (auto s = CheckBlockSizes(block); !s.ok()) return s;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "INSERT OR REPLACE INTO honeypot_blocks(key, namespace, state) VALUES(?,?,?)");
   if (auto s = st.status(); !s.ok()) return s;
   st.BindBlob(1, block.key.data(), block.key.size());
@@ -133,7 +134,7 @@ absl::Status SqliteHoneypotRepository::PutBlock(const HoneypotBlock& block) {
 }
 
 absl::Status SqliteHoneypotRepository::DeleteBlock(std::string_view key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "DELETE FROM honeypot_blocks WHERE key = ?");
   if (auto s = st.status(); !s.ok()) return s;
   st.BindBlob(1, key.data(), key.size());
@@ -144,7 +145,7 @@ absl::Status SqliteHoneypotRepository::DeleteBlock(std::string_view key) {
 
 absl::Status SqliteHoneypotRepository::ScanBlocks(
     const std::function<absl::Status(const HoneypotBlock&)>& visit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT namespace, key, state FROM honeypot_blocks ORDER BY key");
   if (auto s = st.status(); !s.ok()) return s;
   int rc;

@@ -4,9 +4,10 @@
 // unchanged and the schema version is not bumped.
 #pragma once
 
+#include <absl/synchronization/mutex.h>
+
 #include <filesystem>
 #include <memory>
-#include <mutex>
 
 #include "storage/honeypot_repository.h"
 
@@ -34,8 +35,8 @@ class SqliteHoneypotRepository final : public HoneypotRepository {
 
  private:
   explicit SqliteHoneypotRepository(sqlite3* db) : db_(db) {}
-  std::mutex mu_;  // serializes all use of db_
-  sqlite3* db_;
+  absl::Mutex mu_;  // serializes all use of db_
+  sqlite3* db_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark

@@ -2,25 +2,25 @@
 #include "storage/postgresql/testing/pg_test_environment.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 
 namespace bulwark::testing {
 namespace {
 
-std::mutex cluster_mu;
-std::unique_ptr<PgTestCluster> cluster;  // guarded by cluster_mu
-absl::Status start_status;               // guarded by cluster_mu
-bool tried = false;                      // guarded by cluster_mu
+ABSL_CONST_INIT absl::Mutex cluster_mu(absl::kConstInit);
+std::unique_ptr<PgTestCluster> cluster ABSL_GUARDED_BY(cluster_mu);
+absl::Status start_status ABSL_GUARDED_BY(cluster_mu);
+bool tried ABSL_GUARDED_BY(cluster_mu) = false;
 
 // Stops the cluster after the last test of the binary.
 class PgClusterEnvironment : public ::testing::Environment {
  public:
   void TearDown() override {
-    std::lock_guard<std::mutex> lock(cluster_mu);
+    absl::MutexLock lock(&cluster_mu);
     cluster.reset();
   }
 };
@@ -31,7 +31,7 @@ class PgClusterEnvironment : public ::testing::Environment {
 }  // namespace
 
 absl::StatusOr<PgTestCluster*> SharedPgCluster() {
-  std::lock_guard<std::mutex> lock(cluster_mu);
+  absl::MutexLock lock(&cluster_mu);
   if (!tried) {
     tried = true;
     auto started = PgTestCluster::Start();
