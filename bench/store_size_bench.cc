@@ -39,8 +39,8 @@
 #include <string_view>
 #include <vector>
 
-#include "store/memory_store.h"
 #include "storage/sqlite/raw_sql.h"
+#include "store/memory_store.h"
 
 namespace bulwark {
 namespace {

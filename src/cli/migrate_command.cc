@@ -13,12 +13,12 @@
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "bulwark/env.h"
-#include "store/memory_store.h"
 #include "core/status_macros.h"
 #include "gate/gate_store.h"
 #include "storage/storage_opener.h"
 #include "storage/store_copy.h"
 #include "storage/store_layout.h"
+#include "store/memory_store.h"
 
 namespace bulwark::cli {
 

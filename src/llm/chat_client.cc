@@ -120,8 +120,8 @@ absl::StatusOr<ChatReply> ChatClient::Request(const std::vector<ChatMessage>& me
                                               bool json_mode) const {
   if (messages.empty()) return absl::InvalidArgumentError(absl::StrCat(kWho, ": no messages"));
   BULWARK_ASSIGN_OR_RETURN(auto client, JsonHttpClient::Create(options_.endpoint, kWho));
-  BULWARK_ASSIGN_OR_RETURN(auto answer,
-                           client->Post("/v1/chat/completions", ChatRequestBody(options_, messages, json_mode)));
+  BULWARK_ASSIGN_OR_RETURN(
+      auto answer, client->Post("/v1/chat/completions", ChatRequestBody(options_, messages, json_mode)));
   return ParseChatReply(answer);
 }
 

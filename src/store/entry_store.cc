@@ -95,18 +95,20 @@ absl::Status EntryStore::LoadIndexes() {
   }
   row_versions_.reserve(static_cast<size_t>(total_rows));
   // One pass over the rows without their advisory reports, into the indexes' final arrays.
-  BULWARK_RETURN_IF_ERROR(backend_->ScanRowsToIndex([&](const StoredRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    const Entry& e = row.entry;
-    NoteVersion(row.row_id, e.updated_at_us);
-    if (!Indexable(row)) return absl::OkStatus();
-    const auto expected = expected_rows.find(e.name_space);
-    NamespaceIndex* index = IndexFor(e.name_space, expected == expected_rows.end() ? 0 : expected->second);
-    BULWARK_RETURN_IF_ERROR(index->vectors->Add(row.row_id, e.embedding, e.state, e.kind));
-    index->metadata.Add(row.row_id, e.metadata);
-    if (e.kind == Kind::kHoneypot) index->honeypots.insert(row.row_id);
-    SyncSideIndexes(index, row.row_id, e);
-    return absl::OkStatus();
-  }));
+  BULWARK_RETURN_IF_ERROR(
+      backend_->ScanRowsToIndex([&](const StoredRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        const Entry& e = row.entry;
+        NoteVersion(row.row_id, e.updated_at_us);
+        if (!Indexable(row)) return absl::OkStatus();
+        const auto expected = expected_rows.find(e.name_space);
+        NamespaceIndex* index =
+            IndexFor(e.name_space, expected == expected_rows.end() ? 0 : expected->second);
+        BULWARK_RETURN_IF_ERROR(index->vectors->Add(row.row_id, e.embedding, e.state, e.kind));
+        index->metadata.Add(row.row_id, e.metadata);
+        if (e.kind == Kind::kHoneypot) index->honeypots.insert(row.row_id);
+        SyncSideIndexes(index, row.row_id, e);
+        return absl::OkStatus();
+      }));
   for (auto& [name_space, index] : indexes_) index->lexical.ShrinkToFit();
   // A row older than its own history was rolled back while no process had the store open: it is
   // withheld from the first read on (CheckRow).

@@ -7,7 +7,6 @@
 #include <fstream>
 
 #include "storage/sqlite/raw_sql.h"
-#include "store/memory_store.h"
 #include "store/entry_store.h"
 #include "store/memory_store.h"
 #include "store/memory_store_impl.h"
