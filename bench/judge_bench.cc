@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bulwark/embedder.h"
+#include "embed/embedder_factory.h"
 #include "detect/memory_table.h"
 #include "detect/write_gate.h"
 #include "testing/chat_server.h"
