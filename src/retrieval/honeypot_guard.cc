@@ -133,14 +133,15 @@ absl::Status HoneypotGuard::LoadBlocks() {
   absl::MutexLock lock(&mu_);
   std::string records;
   uint64_t count = 0;
-  BULWARK_RETURN_IF_ERROR(repository_->ScanBlocks([&](const HoneypotBlock& b) {
-    AppendU32(&records, static_cast<uint32_t>(b.key.size()));
-    records += b.key;
-    records += b.state;
-    stored_blocks_.insert(b.key);
-    ++count;
-    return absl::OkStatus();
-  }));
+  BULWARK_RETURN_IF_ERROR(
+      repository_->ScanBlocks([&](const HoneypotBlock& b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        AppendU32(&records, static_cast<uint32_t>(b.key.size()));
+        records += b.key;
+        records += b.state;
+        stored_blocks_.insert(b.key);
+        ++count;
+        return absl::OkStatus();
+      }));
   std::string snapshot(kSnapshotMagic);
   for (int i = 0; i < 8; ++i) snapshot.push_back(static_cast<char>((count >> (8 * i)) & 0xff));
   snapshot += records;
