@@ -12,9 +12,11 @@
 
 #include "core/status_macros.h"
 #include "storage/postgresql/pg_connection.h"
+#include "storage/sqlite/sqlite_event_rows.h"
 #include "storage/sqlite/sqlite_util.h"
 #include "storage/storage_opener.h"
 #include "storage/store_layout.h"
+#include "storage/stored_report.h"
 
 namespace bulwark {
 namespace {
@@ -119,6 +121,49 @@ Row ReadSqliteRow(const Statement& st, const TableSpec& t) {
   return row;
 }
 
+// SQLite stores two things by reference (schema version 6, sqlite_event_rows.h, stored_report.h):
+// a passed write's report as an empty column, and the members of an add's or update's detail
+// that its entry row still holds. The copy carries every row whole, as the other engine (and a
+// reader of the rows) expects them: the history is read through the events' decoder and the
+// report is spelled out.
+constexpr char kHistoryTable[] = "history";
+constexpr int kEntriesReportColumn = 14;
+
+Row ReadSqliteHistoryRow(const Statement& st) {
+  const HistoryEvent ev = sqlite_rows::DecodeEvent(st);
+  Row row;
+  row.push_back(PgParam::Int(ev.seq));
+  row.push_back(PgParam::Text(ev.entry_id));
+  row.push_back(PgParam::Text(ev.name_space));
+  row.push_back(PgParam::Text(ev.event));
+  row.push_back(PgParam::Text(ev.actor));
+  row.push_back(PgParam::Int(ev.at_us));
+  row.push_back(PgParam::Text(ev.detail.dump()));
+  row.push_back(PgParam::Int(st.Int(7)));
+  row.push_back(PgParam::Bytes(st.BlobView(8)));
+  constexpr int kLinkKeyId = sqlite_rows::kEventColumnCount, kLink = sqlite_rows::kEventColumnCount + 1;
+  row.push_back(PgParam::Int(st.Int(kLinkKeyId)));  // as ReadSqliteRow reads the table's "i" and "b"
+  row.push_back(PgParam::Bytes(st.BlobView(kLink)));
+  return row;
+}
+
+std::string SqliteSelect(const TableSpec& t) {
+  if (std::string_view(t.name) == kHistoryTable) {
+    return absl::StrCat("SELECT ", sqlite_rows::kEventColumns,
+                        ", link_key_id, link FROM history ORDER BY seq");
+  }
+  return absl::StrCat("SELECT ", t.columns, " FROM ", t.name, " ORDER BY ", t.order);
+}
+
+Row ReadSqliteTableRow(const Statement& st, const TableSpec& t) {
+  if (std::string_view(t.name) == kHistoryTable) return ReadSqliteHistoryRow(st);
+  Row row = ReadSqliteRow(st, t);
+  if (std::string_view(t.name) == "entries" && row[kEntriesReportColumn].value.empty()) {
+    row[kEntriesReportColumn] = PgParam::Text(PassedReport().dump());
+  }
+  return row;
+}
+
 struct SqliteCloser {
   void operator()(sqlite3* db) const { sqlite3_close(db); }
 };
@@ -137,12 +182,12 @@ class SqliteReader : public Reader {
     SqlitePtr db(raw);
     if (rc != SQLITE_OK) return absl::UnavailableError(absl::StrCat("cannot open ", path.string()));
     sqlite3_busy_timeout(db.get(), 5000);
-    Statement st(db.get(), absl::StrCat("SELECT ", t.columns, " FROM ", t.name, " ORDER BY ", t.order));
+    Statement st(db.get(), SqliteSelect(t));
     BULWARK_RETURN_IF_ERROR(st.status());
     std::vector<Row> rows;
     int step;
     while ((step = st.Step()) == SQLITE_ROW) {
-      rows.push_back(ReadSqliteRow(st, t));
+      rows.push_back(ReadSqliteTableRow(st, t));
       if (rows.size() == kBatchRows) {
         BULWARK_RETURN_IF_ERROR(batch(rows));
         rows.clear();
