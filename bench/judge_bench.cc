@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "bulwark/embedder.h"
-#include "embed/embedder_factory.h"
 #include "detect/memory_table.h"
 #include "detect/write_gate.h"
+#include "embed/embedder_factory.h"
 #include "testing/chat_server.h"
 
 namespace bulwark {

@@ -12,10 +12,10 @@
 #include <thread>
 
 #include "bulwark/embedder.h"
-#include "embed/embedder_factory.h"
 #include "detect/memory_table.h"
 #include "detect/store_context.h"
 #include "detect/write_gate.h"
+#include "embed/embedder_factory.h"
 #include "testing/chat_server.h"
 
 namespace bulwark {
