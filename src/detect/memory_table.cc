@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <random>
 
 #include "core/strings.h"
@@ -149,29 +150,31 @@ void MemoryTable::Candidates(const Namespace& ns, const Signature& query, std::v
   }
 }
 
+void MemoryTable::RankCandidates(const Namespace& ns, std::span<const float> embedding, double min_similarity,
+                                 RankedCandidates* out) const {
+  thread_local std::vector<uint32_t> candidates;
+  Candidates(ns, Sign(embedding), &candidates);
+  out->clear();
+  for (uint32_t pos : candidates) {
+    const double s = Cosine(embedding, ns.rows[pos].embedding);
+    if (s >= min_similarity) out->push_back({s, pos});
+  }
+  std::sort(out->begin(), out->end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+}
+
 std::vector<MemoryMatch> MemoryTable::Contradicted(std::string_view name_space,
                                                    std::span<const float> embedding, std::string_view text,
                                                    const TextSlots& slots, double min_similarity,
                                                    size_t limit) const {
   std::vector<MemoryMatch> out;
   if (embedding.size() != dim_ || limit == 0) return out;
-  const Signature query = Sign(embedding);
   absl::ReaderMutexLock lock(&mu_);
   auto ns_it = namespaces_.find(ToAbsl(name_space));
   if (ns_it == namespaces_.end()) return out;
-  const Namespace& ns = ns_it->second;
-  thread_local std::vector<uint32_t> candidates;
-  Candidates(ns, query, &candidates);
-  std::array<std::pair<double, uint32_t>, kCandidates> near{};
-  size_t count = 0;
-  for (uint32_t pos : candidates) {
-    const double s = Cosine(embedding, ns.rows[pos].embedding);
-    if (s >= min_similarity) near[count++] = {s, pos};
-  }
-  std::sort(near.begin(), near.begin() + count,
-            [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t i = 0; i < count && out.size() < limit; ++i) {
-    const Row& row = ns.rows[near[i].second];
+  thread_local RankedCandidates near;
+  RankCandidates(ns_it->second, embedding, min_similarity, &near);
+  for (size_t i = 0; i < near.size() && out.size() < limit; ++i) {
+    const Row& row = ns_it->second.rows[near[i].second];
     if (row.text == text) continue;
     SlotDiff diff = DiffSlots(row.slots, slots);
     if (!diff.contradicts()) continue;
@@ -184,20 +187,13 @@ std::vector<NearMemory> MemoryTable::Nearest(std::string_view name_space, std::s
                                              std::string_view text, size_t limit) const {
   std::vector<NearMemory> out;
   if (embedding.size() != dim_ || limit == 0) return out;
-  const Signature query = Sign(embedding);
   absl::ReaderMutexLock lock(&mu_);
   auto ns_it = namespaces_.find(ToAbsl(name_space));
   if (ns_it == namespaces_.end()) return out;
-  const Namespace& ns = ns_it->second;
-  thread_local std::vector<uint32_t> candidates;
-  Candidates(ns, query, &candidates);
-  std::array<std::pair<double, uint32_t>, kCandidates> near{};
-  size_t count = 0;
-  for (uint32_t pos : candidates) near[count++] = {Cosine(embedding, ns.rows[pos].embedding), pos};
-  std::sort(near.begin(), near.begin() + count,
-            [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (size_t i = 0; i < count && out.size() < limit; ++i) {
-    const Row& row = ns.rows[near[i].second];
+  thread_local RankedCandidates near;
+  RankCandidates(ns_it->second, embedding, -std::numeric_limits<double>::infinity(), &near);
+  for (size_t i = 0; i < near.size() && out.size() < limit; ++i) {
+    const Row& row = ns_it->second.rows[near[i].second];
     if (row.text == text) continue;
     out.push_back({row.id, row.text, near[i].first});
   }

@@ -26,6 +26,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bulwark/entry.h"
@@ -109,6 +110,11 @@ class MemoryTable {
   };
   // Positions of the (at most kCandidates) rows nearest in signature, into `out`.
   void Candidates(const Namespace& ns, const Signature& query, std::vector<uint32_t>* out) const;
+  // Those candidates of `embedding` with exact cosine >= min_similarity, as (cosine, position),
+  // best first. Requires mu_ (shared).
+  using RankedCandidates = std::vector<std::pair<double, uint32_t>>;
+  void RankCandidates(const Namespace& ns, std::span<const float> embedding, double min_similarity,
+                      RankedCandidates* out) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   double Cosine(std::span<const float> a, std::span<const float> b) const;
 
   const size_t dim_;
