@@ -25,6 +25,7 @@
 #include "detect/slot_extractor.h"
 #include "detect/write_gate.h"
 #include "embed/embedder_factory.h"
+#include "gate_write_loop.h"
 
 namespace bulwark {
 namespace {
@@ -91,24 +92,7 @@ struct Fixture {
     }
   }
 
-  void Run(benchmark::State& state) {
-    size_t i = 0;
-    int64_t now = 0;
-    int flagged = 0;
-    for (auto _ : state) {
-      const size_t k = i++ % texts.size();
-      now += 1'000'000;
-      const GateReport r = gate->Evaluate({.name_space = "ns",
-                                           .text = texts[k],
-                                           .embedding = embeddings[k],
-                                           .id = "w",
-                                           .principal = "writer",
-                                           .written_at_us = now});
-      flagged += r.flagged;
-      benchmark::DoNotOptimize(r);
-    }
-    state.counters["flagged"] = benchmark::Counter(flagged, benchmark::Counter::kAvgIterations);
-  }
+  void Run(benchmark::State& state) { RunGateWrites(state, *gate, texts, embeddings); }
 };
 
 void BM_ConflictOnly(benchmark::State& state) {

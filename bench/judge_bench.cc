@@ -20,6 +20,7 @@
 #include "detect/memory_table.h"
 #include "detect/write_gate.h"
 #include "embed/embedder_factory.h"
+#include "gate_write_loop.h"
 #include "testing/chat_server.h"
 
 namespace bulwark {
@@ -75,22 +76,7 @@ struct Fixture {
   }
 
   void Run(benchmark::State& state) {
-    size_t i = 0;
-    int64_t now = 0;
-    int flagged = 0;
-    for (auto _ : state) {
-      const size_t k = i++ % texts.size();
-      now += 1'000'000;
-      const GateReport r = gate->Evaluate({.name_space = "ns",
-                                           .text = texts[k],
-                                           .embedding = embeddings[k],
-                                           .id = "w",
-                                           .principal = "writer",
-                                           .written_at_us = now});
-      flagged += r.flagged;
-      benchmark::DoNotOptimize(r);
-    }
-    state.counters["flagged"] = benchmark::Counter(flagged, benchmark::Counter::kAvgIterations);
+    RunGateWrites(state, *gate, texts, embeddings);
     state.counters["requests"] = server.requests();
   }
 };
