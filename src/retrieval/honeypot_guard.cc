@@ -267,7 +267,7 @@ void HoneypotGuard::MaybeRefresh() const {
 
 std::shared_ptr<const HoneypotGuard::Params> HoneypotGuard::ParamsOf(std::string_view name_space) const {
   MaybeRefresh();
-  absl::MutexLock lock(&mu_);
+  absl::ReaderMutexLock lock(&mu_);  // every search reads; only a refresh or a setting writes
   auto it = params_.find(ToAbsl(name_space));
   return it == params_.end() ? defaults_ : it->second;
 }
@@ -293,7 +293,7 @@ void HoneypotGuard::SetMode(std::string_view name_space, HoneypotMode mode) {
 
 HoneypotMode HoneypotGuard::Mode(std::string_view name_space) const {
   std::shared_ptr<const Params> params = ParamsOf(name_space);
-  absl::MutexLock lock(&mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto it = mode_overrides_.find(ToAbsl(name_space));
   return it == mode_overrides_.end() ? params->setting.mode : it->second;
 }
