@@ -56,7 +56,27 @@ function(bulwark_test)
   bulwark_test_code_options(${ARG_NAME})
   # Tests that run other binaries of the build find them under BULWARK_BUILD_DIR.
   target_compile_definitions(${ARG_NAME} PRIVATE BULWARK_BUILD_DIR="${PROJECT_BINARY_DIR}")
-  gtest_discover_tests(${ARG_NAME} DISCOVERY_TIMEOUT 60 TEST_PREFIX "${ARG_NAME}." PROPERTIES LABELS "${ARG_LABELS}")
+  bulwark_add_suites(${ARG_NAME} "${ARG_LABELS}")
+endfunction()
+
+# Registers the GoogleTest executable `target` as one CTest test per suite, named
+# <target>.<Suite> (cmake/BulwarkAddSuites.cmake lists the suites once the executable is built).
+# The tests of a suite share one process; see that file for why.
+function(bulwark_add_suites target labels)
+  set(ctest_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_suites.cmake")
+  string(REPLACE ";" "," labels "${labels}")  # one command-line word; the script splits it again
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -DTEST_EXECUTABLE=$<TARGET_FILE:${target}>
+            -DTEST_WORKING_DIR=${CMAKE_CURRENT_BINARY_DIR} -DTEST_PREFIX=${target}. "-DTEST_LABELS=${labels}"
+            -DCTEST_FILE=${ctest_file} -P ${PROJECT_SOURCE_DIR}/cmake/BulwarkAddSuites.cmake
+    BYPRODUCTS ${ctest_file}
+    VERBATIM)
+  # CTest reads the suites when they have been listed; before that the target shows as not built.
+  set(include_file "${CMAKE_CURRENT_BINARY_DIR}/${target}_suites_include.cmake")
+  file(WRITE ${include_file}
+    "if(EXISTS \"${ctest_file}\")\n  include(\"${ctest_file}\")\nelse()\n"
+    "  add_test(${target}_NOT_BUILT ${target}_NOT_BUILT)\nendif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${include_file})
 endfunction()
 
 function(bulwark_benchmark)
