@@ -245,76 +245,63 @@ absl::StatusOr<std::unique_ptr<WordNetCanonicalizer>> WordNetCanonicalizer::Load
   return result;
 }
 
-absl::Status WordNetCanonicalizer::LoadFrom(const std::string& dir) {
-  BULWARK_RETURN_IF_ERROR(CheckDataPresent(dir));
-  std::string digest_input = "bulwark.wordnet.v1\n";
-  absl::flat_hash_map<uint64_t, int32_t> synset_ids;  // (pos << 40 | offset) -> canonical id
-
-  for (int p = 0; p < 4; ++p) {
-    const std::string_view pos_name = kPosNames[p];
-    const std::filesystem::path base(dir);
-    const std::string index_name = "index." + std::string(pos_name);
-    const std::string data_name = "data." + std::string(pos_name);
-    const std::string exc_name = std::string(pos_name) + ".exc";
-    BULWARK_ASSIGN_OR_RETURN(std::string index_file, ReadFile(base / index_name));
-    BULWARK_ASSIGN_OR_RETURN(std::string data_file, ReadFile(base / data_name));
-    BULWARK_ASSIGN_OR_RETURN(std::string exc_file, ReadFile(base / exc_name));
-    for (const auto& [name, content] :
-         {std::pair{&index_name, &index_file}, {&data_name, &data_file}, {&exc_name, &exc_file}}) {
-      absl::StrAppend(&digest_input, *name, " ", content->size(), " ", Sha256Hex(*content), "\n");
+absl::Status WordNetCanonicalizer::LoadIndex(int p, const std::string& index_name,
+                                             std::string_view index_file, const std::string& data_name,
+                                             std::string_view data_file,
+                                             absl::flat_hash_map<uint64_t, int32_t>* synset_ids) {
+  // index.<pos>: lemma pos synset_cnt p_cnt [ptr_symbol]{p_cnt} sense_cnt tagsense_cnt
+  //              synset_offset{synset_cnt}
+  int line_number = 0;
+  LineReader lines(index_file);
+  for (std::string_view line; lines.Next(&line);) {
+    ++line_number;
+    if (line.empty() || line[0] == ' ') continue;  // license header
+    auto bad = [&](absl::string_view why) {
+      return absl::DataLossError(absl::StrCat(index_name, ":", line_number, ": ", why));
+    };
+    FieldReader f(line);
+    const std::string_view lemma = f.Next();
+    f.Next();  // pos
+    unsigned synset_count = 0, pointer_count = 0, sense_count = 0, tagsense_count = 0;
+    if (!ParseInt(f.Next(), &synset_count) || synset_count == 0) return bad("bad synset_cnt");
+    if (!ParseInt(f.Next(), &pointer_count)) return bad("bad p_cnt");
+    for (unsigned i = 0; i < pointer_count; ++i) f.Next();
+    if (!ParseInt(f.Next(), &sense_count)) return bad("bad sense_cnt");
+    if (!ParseInt(f.Next(), &tagsense_count)) return bad("bad tagsense_cnt");
+    uint64_t first_offset = 0;
+    if (!ParseInt(f.Next(), &first_offset) || first_offset >= (uint64_t{1} << 40)) {
+      return bad("bad synset_offset");
     }
+    if (!IsLowerAlpha(lemma)) continue;  // collocations and lemmas a token can never equal
 
-    // index.<pos>: lemma pos synset_cnt p_cnt [ptr_symbol]{p_cnt} sense_cnt tagsense_cnt
-    //              synset_offset{synset_cnt}
-    int line_number = 0;
-    LineReader lines(index_file);
-    for (std::string_view line; lines.Next(&line);) {
-      ++line_number;
-      if (line.empty() || line[0] == ' ') continue;  // license header
-      auto bad = [&](absl::string_view why) {
-        return absl::DataLossError(absl::StrCat(index_name, ":", line_number, ": ", why));
-      };
-      FieldReader f(line);
-      const std::string_view lemma = f.Next();
-      f.Next();  // pos
-      unsigned synset_count = 0, pointer_count = 0, sense_count = 0, tagsense_count = 0;
-      if (!ParseInt(f.Next(), &synset_count) || synset_count == 0) return bad("bad synset_cnt");
-      if (!ParseInt(f.Next(), &pointer_count)) return bad("bad p_cnt");
-      for (unsigned i = 0; i < pointer_count; ++i) f.Next();
-      if (!ParseInt(f.Next(), &sense_count)) return bad("bad sense_cnt");
-      if (!ParseInt(f.Next(), &tagsense_count)) return bad("bad tagsense_cnt");
-      uint64_t first_offset = 0;
-      if (!ParseInt(f.Next(), &first_offset) || first_offset >= (uint64_t{1} << 40)) {
-        return bad("bad synset_offset");
-      }
-      if (!IsLowerAlpha(lemma)) continue;  // collocations and lemmas a token can never equal
-
-      const uint64_t synset_key = (static_cast<uint64_t>(p) << 40) | first_offset;
-      auto [it, inserted] = synset_ids.try_emplace(synset_key, 0);
-      if (inserted) {
-        BULWARK_ASSIGN_OR_RETURN(std::string rep, SynsetRepresentative(data_file, first_offset, data_name));
-        it->second = static_cast<int32_t>(canonical_names_.size());
-        canonical_names_.push_back(std::move(rep));
-      }
-      lemmas_[lemma][p].canonical = it->second;
+    const uint64_t synset_key = (static_cast<uint64_t>(p) << 40) | first_offset;
+    auto [it, inserted] = synset_ids->try_emplace(synset_key, 0);
+    if (inserted) {
+      BULWARK_ASSIGN_OR_RETURN(std::string rep, SynsetRepresentative(data_file, first_offset, data_name));
+      it->second = static_cast<int32_t>(canonical_names_.size());
+      canonical_names_.push_back(std::move(rep));
     }
-
-    // <pos>.exc: inflected_form base_form [base_form ...]
-    LineReader exc_lines(exc_file);
-    for (std::string_view line; exc_lines.Next(&line);) {
-      FieldReader f(line);
-      const std::string_view form = f.Next();
-      if (!IsLowerAlpha(form)) continue;
-      std::vector<std::string>& bases = exceptions_[p][form];
-      for (std::string_view base = f.Next(); !base.empty(); base = f.Next()) bases.emplace_back(base);
-      if (bases.empty()) exceptions_[p].erase(form);
-    }
+    lemmas_[lemma][p].canonical = it->second;
   }
+  return absl::OkStatus();
+}
 
+void WordNetCanonicalizer::LoadExceptions(int p, std::string_view exc_file) {
+  // <pos>.exc: inflected_form base_form [base_form ...]
+  LineReader exc_lines(exc_file);
+  for (std::string_view line; exc_lines.Next(&line);) {
+    FieldReader f(line);
+    const std::string_view form = f.Next();
+    if (!IsLowerAlpha(form)) continue;
+    std::vector<std::string>& bases = exceptions_[p][form];
+    for (std::string_view base = f.Next(); !base.empty(); base = f.Next()) bases.emplace_back(base);
+    if (bases.empty()) exceptions_[p].erase(form);
+  }
+}
+
+absl::Status WordNetCanonicalizer::LoadTagCounts(std::string_view counts_file) {
   // cntlist.rev: sense_key sense_number tag_cnt, sense_key = lemma%ss_type:lex_filenum:...
   // ss_type 1 noun, 2 verb, 3 adjective, 4 adverb, 5 adjective satellite.
-  BULWARK_ASSIGN_OR_RETURN(std::string counts_file, ReadFile(std::filesystem::path(dir) / "cntlist.rev"));
-  absl::StrAppend(&digest_input, "cntlist.rev ", counts_file.size(), " ", Sha256Hex(counts_file), "\n");
   int line_number = 0;
   LineReader count_lines(counts_file);
   for (std::string_view line; count_lines.Next(&line);) {
@@ -340,6 +327,34 @@ absl::Status WordNetCanonicalizer::LoadFrom(const std::string& dir) {
     sense.tag_count = static_cast<int32_t>(
         std::min<int64_t>(int64_t{sense.tag_count} + tag_count, std::numeric_limits<int32_t>::max()));
   }
+  return absl::OkStatus();
+}
+
+absl::Status WordNetCanonicalizer::LoadFrom(const std::string& dir) {
+  BULWARK_RETURN_IF_ERROR(CheckDataPresent(dir));
+  std::string digest_input = "bulwark.wordnet.v1\n";
+  absl::flat_hash_map<uint64_t, int32_t> synset_ids;  // (pos << 40 | offset) -> canonical id
+
+  for (int p = 0; p < 4; ++p) {
+    const std::string_view pos_name = kPosNames[p];
+    const std::filesystem::path base(dir);
+    const std::string index_name = "index." + std::string(pos_name);
+    const std::string data_name = "data." + std::string(pos_name);
+    const std::string exc_name = std::string(pos_name) + ".exc";
+    BULWARK_ASSIGN_OR_RETURN(std::string index_file, ReadFile(base / index_name));
+    BULWARK_ASSIGN_OR_RETURN(std::string data_file, ReadFile(base / data_name));
+    BULWARK_ASSIGN_OR_RETURN(std::string exc_file, ReadFile(base / exc_name));
+    for (const auto& [name, content] :
+         {std::pair{&index_name, &index_file}, {&data_name, &data_file}, {&exc_name, &exc_file}}) {
+      absl::StrAppend(&digest_input, *name, " ", content->size(), " ", Sha256Hex(*content), "\n");
+    }
+    BULWARK_RETURN_IF_ERROR(LoadIndex(p, index_name, index_file, data_name, data_file, &synset_ids));
+    LoadExceptions(p, exc_file);
+  }
+
+  BULWARK_ASSIGN_OR_RETURN(std::string counts_file, ReadFile(std::filesystem::path(dir) / "cntlist.rev"));
+  absl::StrAppend(&digest_input, "cntlist.rev ", counts_file.size(), " ", Sha256Hex(counts_file), "\n");
+  BULWARK_RETURN_IF_ERROR(LoadTagCounts(counts_file));
   data_digest_ = Sha256Hex(digest_input);
 
   // Precompute the answer for every word the files list verbatim.

@@ -101,6 +101,14 @@ class WordNetCanonicalizer {
   WordNetCanonicalizer() = default;
 
   absl::Status LoadFrom(const std::string& dir);
+  // LoadFrom's steps: the lemmas of index.<pos> (part of speech p) with their first sense's
+  // representative from data.<pos> (a new one per synset in `synset_ids`); the inflections of
+  // <pos>.exc; the tag counts of cntlist.rev. DataLoss naming the file and line of a bad line.
+  absl::Status LoadIndex(int p, const std::string& index_name, std::string_view index_file,
+                         const std::string& data_name, std::string_view data_file,
+                         absl::flat_hash_map<uint64_t, int32_t>* synset_ids);
+  void LoadExceptions(int p, std::string_view exc_file);
+  absl::Status LoadTagCounts(std::string_view counts_file);
   // Calls fn(form) for every morphy base form of `word` in `pos` that is a lemma of `pos`
   // (possibly with repeats), without allocating.
   template <typename Fn>

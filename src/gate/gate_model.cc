@@ -137,30 +137,10 @@ T Read(std::string_view bytes, size_t offset) {
   return value;
 }
 
-}  // namespace
-
-std::string_view ToString(GateScore score) {
-  switch (score) {
-    case GateScore::kCentroid:
-      return "centroid";
-    case GateScore::kMahalanobis:
-      return "mahalanobis";
-    case GateScore::kLda:
-      return "lda";
-  }
-  return "?";
-}
-
-std::optional<GateScore> ParseGateScore(std::string_view name) {
-  for (GateScore s : {GateScore::kCentroid, GateScore::kMahalanobis, GateScore::kLda}) {
-    if (name == ToString(s)) return s;
-  }
-  return std::nullopt;
-}
-
-absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> benign,
-                                         std::span<const std::vector<float>> triggered,
-                                         const GateFitOptions& options, GateFitDiagnostics* diagnostics) {
+// GateModel::Fit's checks of its inputs (see gate_model.h); returns the dimension.
+absl::StatusOr<size_t> CheckFitInputs(std::span<const std::vector<float>> benign,
+                                      std::span<const std::vector<float>> triggered,
+                                      const GateFitOptions& options) {
   if (!(options.target_fpr > 0 && options.target_fpr <= 0.5)) {
     return absl::InvalidArgumentError("target FPR must be in (0, 0.5]");
   }
@@ -169,7 +149,7 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
   }
   if (options.folds < 2 || options.folds > 20)
     return absl::InvalidArgumentError("folds must be between 2 and 20");
-  const size_t min_benign = std::max<size_t>(kMinBenign, options.folds);
+  const size_t min_benign = std::max<size_t>(GateModel::kMinBenign, options.folds);
   if (benign.size() < min_benign) {
     return absl::InvalidArgumentError(
         absl::StrCat("need at least ", min_benign, " benign queries, got ", benign.size()));
@@ -179,28 +159,23 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
         "need at least ", options.folds, " triggered queries (one per fold), got ", triggered.size()));
   }
   const size_t d = benign.front().size();
-  if (d < 1 || d > static_cast<size_t>(kMaxDimension)) {
-    return absl::InvalidArgumentError(absl::StrCat("dimension must be between 1 and ", kMaxDimension));
+  if (d < 1 || d > static_cast<size_t>(GateModel::kMaxDimension)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dimension must be between 1 and ", GateModel::kMaxDimension));
   }
-  if (auto s = CheckVectors(benign, d, "benign"); !s.ok()) return s;
-  if (auto s = CheckVectors(triggered, d, "triggered"); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckVectors(benign, d, "benign"));
+  BULWARK_RETURN_IF_ERROR(CheckVectors(triggered, d, "triggered"));
+  return d;
+}
+
+// Out-of-fold scores: sample i belongs to fold i mod K. The folds use the final fit's shrinkage:
+// alpha shrinks as n grows, and a threshold calibrated under more shrinkage (smaller distances)
+// would flag fresh benign queries more often than the target.
+absl::StatusOr<GateFitDiagnostics> OutOfFoldScores(std::span<const std::vector<float>> benign,
+                                                   std::span<const std::vector<float>> triggered,
+                                                   const GateFitOptions& options, const Stats& stats,
+                                                   size_t d) {
   const bool lda = !triggered.empty();
-  const GateScore decision = options.decision_score.value_or(lda ? GateScore::kLda : GateScore::kMahalanobis);
-  if (decision == GateScore::kLda && !lda) {
-    return absl::InvalidArgumentError("the lda score needs triggered queries");
-  }
-
-  std::vector<int> all_b(benign.size()), all_t(triggered.size());
-  for (size_t i = 0; i < all_b.size(); ++i) all_b[i] = static_cast<int>(i);
-  for (size_t i = 0; i < all_t.size(); ++i) all_t[i] = static_cast<int>(i);
-  const Eigen::MatrixXd b = ToMatrix(benign, all_b);
-  Eigen::MatrixXd t;
-  if (lda) t = ToMatrix(triggered, all_t);
-  BULWARK_ASSIGN_OR_RETURN(auto stats, FitStats(b, lda ? &t : nullptr, options.shrinkage, options.shrinkage));
-
-  // Out-of-fold scores: sample i belongs to fold i mod K. The folds use the final fit's shrinkage:
-  // alpha shrinks as n grows, and a threshold calibrated under more shrinkage (smaller distances)
-  // would flag fresh benign queries more often than the target.
   GateFitDiagnostics oof;
   auto split = [&](size_t n, int fold, bool held_out) {
     std::vector<int> pick;
@@ -226,6 +201,50 @@ absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> ben
     score_into(benign, split(benign.size(), fold, true), &oof.benign);
     if (lda) score_into(triggered, split(triggered.size(), fold, true), &oof.triggered);
   }
+  return oof;
+}
+
+}  // namespace
+
+std::string_view ToString(GateScore score) {
+  switch (score) {
+    case GateScore::kCentroid:
+      return "centroid";
+    case GateScore::kMahalanobis:
+      return "mahalanobis";
+    case GateScore::kLda:
+      return "lda";
+  }
+  return "?";
+}
+
+std::optional<GateScore> ParseGateScore(std::string_view name) {
+  for (GateScore s : {GateScore::kCentroid, GateScore::kMahalanobis, GateScore::kLda}) {
+    if (name == ToString(s)) return s;
+  }
+  return std::nullopt;
+}
+
+absl::StatusOr<GateModel> GateModel::Fit(std::span<const std::vector<float>> benign,
+                                         std::span<const std::vector<float>> triggered,
+                                         const GateFitOptions& options, GateFitDiagnostics* diagnostics) {
+  BULWARK_ASSIGN_OR_RETURN(const size_t d, CheckFitInputs(benign, triggered, options));
+  const bool lda = !triggered.empty();
+  const GateScore decision = options.decision_score.value_or(lda ? GateScore::kLda : GateScore::kMahalanobis);
+  if (decision == GateScore::kLda && !lda) {
+    return absl::InvalidArgumentError("the lda score needs triggered queries");
+  }
+
+  std::vector<int> all_b(benign.size()), all_t(triggered.size());
+  for (size_t i = 0; i < all_b.size(); ++i) all_b[i] = static_cast<int>(i);
+  for (size_t i = 0; i < all_t.size(); ++i) all_t[i] = static_cast<int>(i);
+  const Eigen::MatrixXd b = ToMatrix(benign, all_b);
+  Eigen::MatrixXd t;
+  if (lda) t = ToMatrix(triggered, all_t);
+  BULWARK_ASSIGN_OR_RETURN(auto stats, FitStats(b, lda ? &t : nullptr, options.shrinkage, options.shrinkage));
+
+  // Out-of-fold scores (their benign scores set the thresholds).
+  BULWARK_ASSIGN_OR_RETURN(GateFitDiagnostics oof, OutOfFoldScores(benign, triggered, options, stats, d));
 
   GateModel model;
   model.dimension_ = static_cast<int>(d);

@@ -124,6 +124,36 @@ std::string Serialize(const std::vector<KeyView>& keys) {
   return text;
 }
 
+// The keyring document's top level: a JSON object with exactly "format" (kFormat), "version"
+// (kVersion) and "keys" (an array of 1 to kMaxKeyringKeys items). DataLoss saying what is wrong.
+absl::Status CheckKeyringHeader(const nlohmann::json& doc, const std::filesystem::path& path) {
+  auto malformed = [&path](absl::string_view why) {
+    return absl::DataLossError(absl::StrCat(Describe(path), " is malformed: ", why));
+  };
+  if (doc.is_discarded()) return malformed("not valid JSON");
+  if (!doc.is_object()) return malformed("the top level is not a JSON object");
+  for (const auto& [name, value] : doc.items()) {
+    if (name != "format" && name != "version" && name != "keys") {
+      return malformed(absl::StrCat("unknown member \"", name, "\""));
+    }
+  }
+  const auto format = doc.find("format");
+  if (format == doc.end() || !format->is_string() || format->get_ref<const std::string&>() != kFormat) {
+    return malformed(absl::StrCat("\"format\" must be \"", kFormat, "\""));
+  }
+  const auto version = doc.find("version");
+  if (version == doc.end() || !version->is_number_unsigned() || version->get<uint64_t>() != kVersion) {
+    return malformed(absl::StrCat("\"version\" must be ", kVersion));
+  }
+  const auto keys = doc.find("keys");
+  if (keys == doc.end() || !keys->is_array()) return malformed("\"keys\" must be an array");
+  if (keys->empty()) return malformed("\"keys\" is empty");
+  if (keys->size() > kMaxKeyringKeys) {
+    return malformed(absl::StrCat("more than ", kMaxKeyringKeys, " keys"));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 Keyring::StoredKey::~StoredKey() { OPENSSL_cleanse(key.data(), key.size()); }
@@ -261,27 +291,8 @@ absl::StatusOr<Keyring::KeyList> Keyring::ParseKeys(std::string_view text,
     }
   } wiper{doc};
 
-  if (doc.is_discarded()) return malformed("not valid JSON");
-  if (!doc.is_object()) return malformed("the top level is not a JSON object");
-  for (const auto& [name, value] : doc.items()) {
-    if (name != "format" && name != "version" && name != "keys") {
-      return malformed(absl::StrCat("unknown member \"", name, "\""));
-    }
-  }
-  const auto format = doc.find("format");
-  if (format == doc.end() || !format->is_string() || format->get_ref<const std::string&>() != kFormat) {
-    return malformed(absl::StrCat("\"format\" must be \"", kFormat, "\""));
-  }
-  const auto version = doc.find("version");
-  if (version == doc.end() || !version->is_number_unsigned() || version->get<uint64_t>() != kVersion) {
-    return malformed(absl::StrCat("\"version\" must be ", kVersion));
-  }
+  BULWARK_RETURN_IF_ERROR(CheckKeyringHeader(doc, path));
   const auto keys = doc.find("keys");
-  if (keys == doc.end() || !keys->is_array()) return malformed("\"keys\" must be an array");
-  if (keys->empty()) return malformed("\"keys\" is empty");
-  if (keys->size() > kMaxKeyringKeys) {
-    return malformed(absl::StrCat("more than ", kMaxKeyringKeys, " keys"));
-  }
 
   KeyList out;
   out.reserve(keys->size());
