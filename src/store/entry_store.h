@@ -253,12 +253,14 @@ class EntryStore {
   void SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const Entry& entry)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads and verifies the rows of `ordered` (best first) not yet in `seen`, in batches, appending
-  // those that pass (verified, in the namespace, accepted by `filter` and the metadata filter) to
-  // result->hits until it holds `k`, with their cosine to `query`. Requires mu_ (shared).
+  // those that pass (verified, in the namespace, accepted by `filter` and the metadata filter, not
+  // expired) to result->hits until it holds `k`, with their score: scores[i] for ordered[i] if
+  // `scores` has it (the index's), else their cosine to `query`. Requires mu_ (shared).
   absl::Status TakeVerified(std::string_view name_space, std::span<const int64_t> ordered,
-                            const IndexFilter& filter, const SearchOptions& options,
-                            const std::vector<float>& query, size_t k, absl::flat_hash_set<int64_t>* seen,
-                            SearchResult* result) ABSL_SHARED_LOCKS_REQUIRED(mu_);
+                            std::span<const float> scores, const IndexFilter& filter,
+                            const SearchOptions& options, const std::vector<float>& query, size_t k,
+                            absl::flat_hash_set<int64_t>* seen, SearchResult* result)
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Drops a row from its namespace's index (if indexed). Requires mu_ (unique).
   void UnindexRow(const std::string& name_space, int64_t row_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Checks a row read back from storage: decoded, in `name_space`, right embedding size, valid
