@@ -90,32 +90,53 @@ absl::Status EntryStore::LoadIndexes() {
     total_rows += std::max<int64_t>(rows, 0);
   }
   row_versions_.reserve(static_cast<size_t>(total_rows));
-  // One pass over the rows without their advisory reports, into the indexes' final arrays.
-  BULWARK_RETURN_IF_ERROR(
-      backend_->ScanRowsToIndex([&](const StoredRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // One pass over the rows' vectors and states (not their text, metadata or report) into the vector
+  // indexes' final arrays. The lexical and metadata indexes are built on first use
+  // (EnsureSideIndexes); the honeypots' pot indexes next, from their full rows.
+  std::vector<int64_t> pot_rows;
+  BULWARK_RETURN_IF_ERROR(backend_->ScanIndexColumns(
+      "", {.embedding = true}, [&](const StoredRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
         const Entry& e = row.entry;
         NoteVersion(row.row_id, e.updated_at_us);
         if (!Indexable(row)) return absl::OkStatus();
         const auto expected = expected_rows.find(e.name_space);
-        NamespaceIndex* index =
-            IndexFor(e.name_space, expected == expected_rows.end() ? 0 : expected->second);
+        NamespaceIndex* index = IndexFor(e.name_space, expected == expected_rows.end() ? 0 : expected->second,
+                                         /*from_open=*/true);
         BULWARK_RETURN_IF_ERROR(index->vectors->Add(row.row_id, e.embedding, e.state, e.kind));
-        index->metadata.Add(row.row_id, e.metadata);
-        if (e.kind == Kind::kHoneypot) index->honeypots.insert(row.row_id);
-        SyncSideIndexes(index, row.row_id, e);
+        if (e.kind == Kind::kHoneypot) {
+          index->honeypots.insert(row.row_id);
+          pot_rows.push_back(row.row_id);
+        }
         return absl::OkStatus();
       }));
-  for (auto& [name_space, index] : indexes_) index->lexical.ShrinkToFit();
+  BULWARK_RETURN_IF_ERROR(LoadPots(pot_rows));
   // A row older than its own history was rolled back while no process had the store open: it is
   // withheld from the first read on (CheckRow).
   return backend_->ScanNewestEventTimes([this](int64_t row_id, int64_t at_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
                                             mu_) { NoteVersion(row_id, at_us); });
 }
 
-EntryStore::NamespaceIndex* EntryStore::IndexFor(const std::string& name_space, int64_t expected_rows) {
+absl::Status EntryStore::LoadPots(std::span<const int64_t> pot_rows) {
+  constexpr size_t kBatch = 256;  // rows per storage read
+  for (size_t i = 0; i < pot_rows.size(); i += kBatch) {
+    BULWARK_ASSIGN_OR_RETURN(std::vector<std::optional<StoredRow>> rows,
+                             backend_->GetRows(pot_rows.subspan(i, std::min(kBatch, pot_rows.size() - i))));
+    for (const std::optional<StoredRow>& row : rows) {
+      if (!row.has_value()) continue;  // gone since the scan: the next catch-up unindexes it
+      const auto it = indexes_.find(row->entry.name_space);
+      if (it == indexes_.end() || !it->second->honeypots.contains(row->row_id)) continue;
+      SyncSideIndexes(it->second.get(), row->row_id, row->entry);
+    }
+  }
+  return absl::OkStatus();
+}
+
+EntryStore::NamespaceIndex* EntryStore::IndexFor(const std::string& name_space, int64_t expected_rows,
+                                                 bool from_open) {
   auto& slot = indexes_[name_space];
   if (!slot) {
     slot = std::make_unique<NamespaceIndex>(options_.hybrid.bm25);
+    slot->lexical_built = slot->metadata_built = !from_open;
     std::unique_ptr<FlatIndex> vectors = *FlatIndex::Create(options_.dimension);  // dimension checked in Open
     // Out of memory here is not an error yet: the index then grows as rows arrive.
     if (expected_rows > 0) vectors->Reserve(static_cast<size_t>(expected_rows)).IgnoreError();
@@ -156,6 +177,7 @@ void EntryStore::SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const En
     }
     return;
   }
+  if (!index->lexical_built) return;  // built from storage on first use
   const bool wanted = entry.kind == Kind::kMemory && entry.state == State::kActive;
   if (!wanted) {
     index->lexical.Remove(row_id).IgnoreError();
@@ -315,9 +337,57 @@ void EntryStore::IndexRow(int64_t row_id, const Entry& entry) {
     spdlog::error("entry {} is stored but could not be indexed: {}", entry.id, s.ToString());
     return;
   }
-  index->metadata.Add(row_id, entry.metadata);
+  if (index->metadata_built) index->metadata.Add(row_id, entry.metadata);
   if (entry.kind == Kind::kHoneypot) index->honeypots.insert(row_id);
   SyncSideIndexes(index, row_id, entry);
+}
+
+absl::Status EntryStore::EnsureSideIndexes(std::string_view name_space, bool lexical, bool metadata) {
+  const auto wanted = [&](const NamespaceIndex& index) {
+    return std::pair{lexical && !index.lexical_built, metadata && !index.metadata_built};
+  };
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    const auto it = indexes_.find(ToAbsl(name_space));
+    if (it == indexes_.end() || wanted(*it->second) == std::pair{false, false}) return absl::OkStatus();
+  }
+  absl::MutexLock lock(&mu_);
+  const auto it = indexes_.find(ToAbsl(name_space));
+  if (it == indexes_.end()) return absl::OkStatus();
+  NamespaceIndex& index = *it->second;
+  const std::pair<bool, bool> needed = wanted(index);  // another search may have built them meanwhile
+  const bool text = needed.first;
+  const bool fields = needed.second;
+  if (!text && !fields) return absl::OkStatus();
+  const absl::Status scanned = backend_->ScanIndexColumns(
+      name_space, {.text = text, .metadata = fields},
+      [&](const StoredRow& row) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+        const std::optional<std::pair<State, Kind>> indexed = index.vectors->StateOf(row.row_id);
+        if (!indexed.has_value()) return absl::OkStatus();
+        if (fields) index.metadata.Add(row.row_id, row.entry.metadata);
+        if (text && *indexed == std::pair{State::kActive, Kind::kMemory}) {
+          index.lexical.Add(row.row_id, terms_.Document(row.entry.text)).IgnoreError();  // ids are unique
+        }
+        return absl::OkStatus();
+      });
+  if (!scanned.ok()) {  // a partial index is dropped: the next use starts over
+    if (text) index.lexical = Bm25Index(options_.hybrid.bm25);
+    if (fields) index.metadata = MetadataIndex();
+    return scanned;
+  }
+  if (text) {
+    index.lexical.ShrinkToFit();
+    index.lexical_built = true;
+  }
+  if (fields) index.metadata_built = true;
+  return absl::OkStatus();
+}
+
+EntryStore::SideIndexState EntryStore::SideIndexes(std::string_view name_space) const {
+  absl::ReaderMutexLock lock(&mu_);
+  const auto it = indexes_.find(ToAbsl(name_space));
+  if (it == indexes_.end()) return {};
+  return {it->second->lexical_built, it->second->metadata_built};
 }
 
 }  // namespace bulwark

@@ -28,6 +28,8 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
   SearchObservation* const observation = options.observation;
   BULWARK_RETURN_IF_ERROR(CheckObservation(observation));
   BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
+  BULWARK_RETURN_IF_ERROR(
+      EnsureSideIndexes(name_space, /*lexical=*/false, /*metadata=*/!options.metadata_filter.empty()));
 
   IndexFilter filter;
   if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
@@ -102,7 +104,10 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::st
   }
   if (k_obs < 1 || k_obs > 64) return absl::InvalidArgumentError("k_obs must be between 1 and 64");
   QueryTerms terms;
-  if (!query_text.empty()) terms = terms_.Query(query_text);
+  if (!query_text.empty()) {
+    terms = terms_.Query(query_text);
+    BULWARK_RETURN_IF_ERROR(EnsureSideIndexes(name_space, /*lexical=*/true, /*metadata=*/false));
+  }
   absl::ReaderMutexLock lock(&mu_);
   auto it = indexes_.find(ToAbsl(name_space));
   if (it == indexes_.end()) return std::vector<ObservedRow>();

@@ -4,6 +4,7 @@
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
 #include <absl/synchronization/mutex.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -41,7 +42,11 @@ bool InAllowed(const void* context, int64_t id) {
 
 }  // namespace
 
-EntryStore::LexicalStats EntryStore::Lexical(std::string_view name_space) const {
+EntryStore::LexicalStats EntryStore::Lexical(std::string_view name_space) {
+  if (absl::Status s = EnsureSideIndexes(name_space, /*lexical=*/true, /*metadata=*/false); !s.ok()) {
+    spdlog::warn("the lexical index of namespace {} could not be built: {}", name_space, s.ToString());
+    return {};
+  }
   absl::ReaderMutexLock lock(&mu_);
   const auto it = indexes_.find(ToAbsl(name_space));
   if (it == indexes_.end()) return {};
@@ -108,6 +113,8 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
   SearchObservation* const observation = options.observation;
   BULWARK_RETURN_IF_ERROR(CheckObservation(observation));
   BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
+  BULWARK_RETURN_IF_ERROR(
+      EnsureSideIndexes(name_space, /*lexical=*/true, /*metadata=*/!options.metadata_filter.empty()));
   const QueryTerms terms = terms_.Query(query_text);
 
   IndexFilter filter;

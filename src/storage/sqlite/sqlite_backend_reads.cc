@@ -7,6 +7,7 @@
 
 #include <utility>
 
+#include "core/status_macros.h"
 #include "storage/sqlite/sqlite_backend.h"
 #include "storage/sqlite/sqlite_entry_rows.h"
 #include "storage/sqlite/sqlite_event_rows.h"
@@ -136,6 +137,30 @@ absl::Status SqliteBackend::ScanRowsToIndex(const std::function<absl::Status(con
     if (rc != SQLITE_ROW) return SqliteError(db_, "scan entries");
     DecodeRowInto(st, &row);
     if (auto s = visit(row); !s.ok()) return s;
+  }
+}
+
+absl::Status SqliteBackend::ScanIndexColumns(std::string_view name_space, const IndexColumns& columns,
+                                             const std::function<absl::Status(const StoredRow&)>& visit) {
+  absl::MutexLock lock(&mu_);
+  NoMmapWhileScanning no_mmap(db_);
+  // DecodeRowInto's column layout, with constants for the columns not asked for: SQLite then does
+  // not copy them (a row's text and metadata, or its 1.5 KB vector, stay in the page).
+  const std::string sql = absl::StrCat(
+      "SELECT row_id, id, namespace, ", columns.text ? "text" : "''", ", ",
+      columns.metadata ? "metadata" : "'{}'", ", '', source, kind, state, created_at_us, updated_at_us, ",
+      columns.embedding ? "embedding" : "X''", ", key_id, X'', '' FROM entries",
+      name_space.empty() ? "" : " WHERE namespace = ?", " ORDER BY row_id");
+  Statement st(db_, sql);
+  BULWARK_RETURN_IF_ERROR(st.status());
+  if (!name_space.empty()) st.Bind(1, name_space);
+  StoredRow row;
+  while (true) {
+    const int rc = st.Step();
+    if (rc == SQLITE_DONE) return absl::OkStatus();
+    if (rc != SQLITE_ROW) return SqliteError(db_, "scan entries");
+    DecodeRowInto(st, &row);
+    BULWARK_RETURN_IF_ERROR(visit(row));
   }
 }
 
