@@ -174,6 +174,12 @@ absl::Status FlatIndex::SetState(int64_t row_id, State state) {
   return absl::OkStatus();
 }
 
+std::optional<std::pair<State, Kind>> FlatIndex::StateOf(int64_t row_id) const {
+  const auto it = positions_.find(row_id);
+  if (it == positions_.end()) return std::nullopt;
+  return std::pair{static_cast<State>(states_[it->second]), static_cast<Kind>(kinds_[it->second])};
+}
+
 absl::Status FlatIndex::Remove(int64_t row_id) {
   const auto it = positions_.find(row_id);
   if (it == positions_.end()) return absl::NotFoundError(absl::StrCat("row ", row_id, " is not indexed"));

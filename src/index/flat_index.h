@@ -95,6 +95,7 @@ class FlatIndex final : public VectorIndex {
                                  Kind kind) override;
   [[nodiscard]] absl::Status SetState(int64_t row_id, State state) override;
   [[nodiscard]] absl::Status Remove(int64_t row_id) override;
+  std::optional<std::pair<State, Kind>> StateOf(int64_t row_id) const override;
   [[nodiscard]] absl::StatusOr<std::vector<IndexHit>> Search(std::span<const float> query, int k,
                                                              const IndexFilter& filter) const override;
   // A small set of rows (under 1/16 of the index) is scored directly in float32; a larger one is

@@ -170,6 +170,19 @@ TEST(FlatIndexTest, MissingIdsAreNotFound) {
   EXPECT_EQ(index->SetState(7, State::kActive).code(), absl::StatusCode::kNotFound);
 }
 
+TEST(FlatIndexTest, StateOfFollowsAddSetStateAndRemove) {
+  auto index = MakeIndex(2);
+  EXPECT_EQ(index->StateOf(3), std::nullopt);
+  ASSERT_THAT(index->Add(3, std::vector<float>{1, 0}, State::kActive, Kind::kHoneypot), IsOk());
+  ASSERT_THAT(index->Add(4, std::vector<float>{0, 1}, State::kActive, Kind::kMemory), IsOk());
+  EXPECT_EQ(index->StateOf(3), std::pair(State::kActive, Kind::kHoneypot));
+  ASSERT_THAT(index->SetState(4, State::kQuarantined), IsOk());
+  EXPECT_EQ(index->StateOf(4), std::pair(State::kQuarantined, Kind::kMemory));
+  ASSERT_THAT(index->Remove(3), IsOk());  // row 4 moves into row 3's position
+  EXPECT_EQ(index->StateOf(3), std::nullopt);
+  EXPECT_EQ(index->StateOf(4), std::pair(State::kQuarantined, Kind::kMemory));
+}
+
 TEST(FlatIndexTest, SearchRejectsWrongDimensionAndNegativeK) {
   auto index = MakeIndex(3);
   ASSERT_THAT(index->Add(1, std::vector<float>{1, 0, 0}, State::kActive, Kind::kMemory), IsOk());

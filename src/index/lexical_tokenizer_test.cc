@@ -35,5 +35,22 @@ TEST(LexicalTokenizer, KeepsUtf8WordsWholeAndBoundsWords) {
   EXPECT_EQ(tokenizer.Tokens(many).size(), LexicalTokenizer::kMaxTokens);
 }
 
+// The stem memo changes nothing: a word stems the same the first time, when memoized, and after
+// the memo was emptied (more distinct words than it holds).
+TEST(LexicalTokenizer, StemMemoKeepsTheStems) {
+  const LexicalTokenizer tokenizer;
+  EXPECT_THAT(tokenizer.Tokens("appointments running"), ElementsAre("appoint", "run"));
+  EXPECT_THAT(tokenizer.Tokens("appointments running"), ElementsAre("appoint", "run"));
+  std::string words;
+  for (int i = 0; i < 20000; ++i) words += "w" + std::to_string(i) + "ing ";
+  EXPECT_EQ(tokenizer.Tokens(words).size(), LexicalTokenizer::kMaxTokens);
+  for (int round = 0; round < 5; ++round) {
+    std::string batch;
+    for (int i = round * 4000; i < (round + 1) * 4000; ++i) batch += "w" + std::to_string(i) + "ing ";
+    EXPECT_EQ(tokenizer.Tokens(batch).size(), 4000u);
+  }
+  EXPECT_THAT(tokenizer.Tokens("Appointments RUNNING"), ElementsAre("appoint", "run"));
+}
+
 }  // namespace
 }  // namespace bulwark

@@ -8,7 +8,9 @@
 #include <absl/status/statusor.h>
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "bulwark/entry.h"
@@ -45,6 +47,8 @@ class VectorIndex {
   [[nodiscard]] virtual absl::Status SetState(int64_t row_id, State state) = 0;
   // Removes a row. NotFound if absent.
   [[nodiscard]] virtual absl::Status Remove(int64_t row_id) = 0;
+  // The row's state and kind as indexed; nullopt if the row is not indexed.
+  virtual std::optional<std::pair<State, Kind>> StateOf(int64_t row_id) const = 0;
 
   // The k rows with the highest inner product with `query` among rows the filter accepts, best
   // first; ties broken by lower row id. Fewer than k when fewer rows pass. InvalidArgument if the

@@ -18,4 +18,9 @@ absl::Status StorageBackend::ScanRowsToIndex(const std::function<absl::Status(co
   return ScanEntries("", visit);
 }
 
+absl::Status StorageBackend::ScanIndexColumns(std::string_view name_space, const IndexColumns& /*columns*/,
+                                              const std::function<absl::Status(const StoredRow&)>& visit) {
+  return name_space.empty() ? ScanRowsToIndex(visit) : ScanEntries(name_space, visit);
+}
+
 }  // namespace bulwark

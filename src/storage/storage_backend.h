@@ -220,6 +220,21 @@ class StorageBackend {
   // keeps). The default calls ScanEntries.
   [[nodiscard]] virtual absl::Status ScanRowsToIndex(
       const std::function<absl::Status(const StoredRow&)>& visit);
+  // The columns of a row an in-memory index is built from, beyond row_id, id, namespace, source,
+  // kind, state, created_at_us, updated_at_us and key_id, which are always read.
+  struct IndexColumns {
+    bool embedding = false;  // the open: the vector index
+    bool text = false;       // a namespace's lexical index, built on its first hybrid search
+    bool metadata = false;   // a namespace's metadata index, built on its first filtered search
+  };
+  // Every row of `name_space` (of the store if empty), in row_id order, as ScanRowsToIndex but with
+  // only the columns above and those `columns` asks for: a column not asked for may be left empty
+  // (text, principal, tag and embedding empty, metadata an empty object). A problem decoding a read
+  // column lands in decode_error as always. The same StoredRow object may be reused between calls.
+  // The default reads every column (ScanRowsToIndex, or ScanEntries for one namespace).
+  [[nodiscard]] virtual absl::Status ScanIndexColumns(
+      std::string_view name_space, const IndexColumns& columns,
+      const std::function<absl::Status(const StoredRow&)>& visit);
 
   // The storage engine's own consistency check of the store's pages and indexes (SQLite:
   // PRAGMA quick_check), not of signatures. OK, or DataLoss with the first problems found.

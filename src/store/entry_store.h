@@ -85,7 +85,9 @@ class EntryStore {
     // The keyring's file: re-read when another process rotated it (RefreshKeyring). Empty: never.
     std::filesystem::path keyring_path;
   };
-  // Takes the backend and the keyring; loads every indexable row into the in-memory indexes.
+  // Takes the backend and the keyring; loads every indexable row into the in-memory vector index
+  // (reading its vector and state, not its text or metadata) and every honeypot into the pot
+  // indexes. A namespace's lexical and metadata indexes are built when a search first needs them.
   // InvalidArgument for a dimension the index cannot hold; the backend's error otherwise.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<EntryStore>> Open(
       std::unique_ptr<StorageBackend> backend, std::unique_ptr<Keyring> keyring, const Options& options);
@@ -154,12 +156,19 @@ class EntryStore {
                                                           const std::vector<float>& query,
                                                           std::string_view query_text,
                                                           const SearchOptions& options);
-  // Documents and distinct terms in the namespace's lexical index (tests, stats).
+  // Documents and distinct terms in the namespace's lexical index (tests, stats); builds it if it
+  // is not built yet (zeros, logged, if that fails).
   struct LexicalStats {
     size_t documents = 0;
     size_t terms = 0;
   };
-  LexicalStats Lexical(std::string_view name_space) const;
+  LexicalStats Lexical(std::string_view name_space);
+  // Whether the namespace's lexical and metadata indexes are built yet (tests).
+  struct SideIndexState {
+    bool lexical = false;
+    bool metadata = false;
+  };
+  SideIndexState SideIndexes(std::string_view name_space) const;
   // One row of a honeypot observation: its cosine to the query and whether it is a honeypot.
   struct ObservedRow {
     float score = 0;
@@ -220,10 +229,21 @@ class EntryStore {
              const Options& options);
 
   absl::Status LoadIndexes();
-  // The namespace's index, made on first use with room for `expected_rows` vectors. Requires mu_
-  // held exclusively.
-  NamespaceIndex* IndexFor(const std::string& name_space, int64_t expected_rows = 0)
+  // After the open's scan: reads the honeypot rows (2-4 % of a namespace) in full and puts them in
+  // their pot indexes (SyncSideIndexes verifies each). Requires mu_ (unique).
+  absl::Status LoadPots(std::span<const int64_t> pot_rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The namespace's index, made on first use with room for `expected_rows` vectors; `from_open`:
+  // made by the open's scan, its side indexes not built (NamespaceIndex). Requires mu_ (unique).
+  NamespaceIndex* IndexFor(const std::string& name_space, int64_t expected_rows = 0, bool from_open = false)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Builds the namespace's lexical index (if `lexical`) and metadata index (if `metadata`) when not
+  // built yet: one scan of the namespace's text and/or metadata columns under mu_ (unique). Each row
+  // is taken as the vector index holds it (its state and kind decide whether it is lexical; a row
+  // the vector index does not hold is skipped, and one another process changed is re-indexed by
+  // the next catch-up). OK if the namespace has no index; the backend's error otherwise (nothing is
+  // marked built then).
+  absl::Status EnsureSideIndexes(std::string_view name_space, bool lexical, bool metadata)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Adds a row to its namespace's index, logging instead of failing. Requires mu_ (unique).
   void IndexRow(int64_t row_id, const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The observation from the k_obs best active memory hits of the vector ranking (best first) and
@@ -253,12 +273,14 @@ class EntryStore {
   void SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const Entry& entry)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads and verifies the rows of `ordered` (best first) not yet in `seen`, in batches, appending
-  // those that pass (verified, in the namespace, accepted by `filter` and the metadata filter) to
-  // result->hits until it holds `k`, with their cosine to `query`. Requires mu_ (shared).
+  // those that pass (verified, in the namespace, accepted by `filter` and the metadata filter, not
+  // expired) to result->hits until it holds `k`, with their score: scores[i] for ordered[i] if
+  // `scores` has it (the index's), else their cosine to `query`. Requires mu_ (shared).
   absl::Status TakeVerified(std::string_view name_space, std::span<const int64_t> ordered,
-                            const IndexFilter& filter, const SearchOptions& options,
-                            const std::vector<float>& query, size_t k, absl::flat_hash_set<int64_t>* seen,
-                            SearchResult* result) ABSL_SHARED_LOCKS_REQUIRED(mu_);
+                            std::span<const float> scores, const IndexFilter& filter,
+                            const SearchOptions& options, const std::vector<float>& query, size_t k,
+                            absl::flat_hash_set<int64_t>* seen, SearchResult* result)
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Drops a row from its namespace's index (if indexed). Requires mu_ (unique).
   void UnindexRow(const std::string& name_space, int64_t row_id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Checks a row read back from storage: decoded, in `name_space`, right embedding size, valid

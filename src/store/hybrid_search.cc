@@ -4,6 +4,7 @@
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
 #include <absl/synchronization/mutex.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
@@ -41,7 +42,11 @@ bool InAllowed(const void* context, int64_t id) {
 
 }  // namespace
 
-EntryStore::LexicalStats EntryStore::Lexical(std::string_view name_space) const {
+EntryStore::LexicalStats EntryStore::Lexical(std::string_view name_space) {
+  if (absl::Status s = EnsureSideIndexes(name_space, /*lexical=*/true, /*metadata=*/false); !s.ok()) {
+    spdlog::warn("the lexical index of namespace {} could not be built: {}", name_space, s.ToString());
+    return {};
+  }
   absl::ReaderMutexLock lock(&mu_);
   const auto it = indexes_.find(ToAbsl(name_space));
   if (it == indexes_.end()) return {};
@@ -49,13 +54,15 @@ EntryStore::LexicalStats EntryStore::Lexical(std::string_view name_space) const 
 }
 
 absl::Status EntryStore::TakeVerified(std::string_view name_space, std::span<const int64_t> ordered,
-                                      const IndexFilter& filter, const SearchOptions& options,
-                                      const std::vector<float>& query, size_t k,
+                                      std::span<const float> scores, const IndexFilter& filter,
+                                      const SearchOptions& options, const std::vector<float>& query, size_t k,
                                       absl::flat_hash_set<int64_t>* seen, SearchResult* result) {
   size_t next = 0;
   std::vector<int64_t> batch;
+  std::vector<size_t> positions;  // of the batch's rows in `ordered`
   while (result->hits.size() < k) {
     batch.clear();
+    positions.clear();
     for (; next < ordered.size() && batch.size() < k - result->hits.size(); ++next) {
       const int64_t row_id = ordered[next];
       if (!seen->insert(row_id).second) continue;
@@ -64,6 +71,7 @@ absl::Status EntryStore::TakeVerified(std::string_view name_space, std::span<con
         if (bad_rows_.contains(row_id)) continue;
       }
       batch.push_back(row_id);
+      positions.push_back(next);
     }
     if (batch.empty()) return absl::OkStatus();
     const auto verify_start = std::chrono::steady_clock::now();
@@ -85,7 +93,8 @@ absl::Status EntryStore::TakeVerified(std::string_view name_space, std::span<con
       if (!filter.Accepts(row->entry.state, row->entry.kind)) continue;
       if (!MatchesFilter(row->entry.metadata, options.metadata_filter)) continue;
       if (IsExpired(row->entry, now_us)) continue;  // never returned after its expiry
-      const float score = Cosine(query, row->entry.embedding);
+      const float score =
+          positions[i] < scores.size() ? scores[positions[i]] : Cosine(query, row->entry.embedding);
       result->hits.push_back({std::move(row->entry), score});
     }
     result->verify_seconds +=
@@ -104,6 +113,8 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
   SearchObservation* const observation = options.observation;
   BULWARK_RETURN_IF_ERROR(CheckObservation(observation));
   BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
+  BULWARK_RETURN_IF_ERROR(
+      EnsureSideIndexes(name_space, /*lexical=*/true, /*metadata=*/!options.metadata_filter.empty()));
   const QueryTerms terms = terms_.Query(query_text);
 
   IndexFilter filter;
@@ -150,7 +161,7 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
     lexical_ids.reserve(lexical_hits.size());
     for (const Bm25Hit& h : lexical_hits) lexical_ids.push_back(h.id);
     const std::vector<int64_t> fused = FuseRankings(vector_ids, lexical_ids, options_.hybrid);
-    BULWARK_RETURN_IF_ERROR(TakeVerified(name_space, fused, filter, options, query, k, &seen, &result));
+    BULWARK_RETURN_IF_ERROR(TakeVerified(name_space, fused, {}, filter, options, query, k, &seen, &result));
     const bool exhausted = vector_hits->size() < depth && lexical_hits.size() < depth;
     if (result.hits.size() >= k || exhausted || depth >= searchable) break;
     depth = std::min(searchable, depth * 2);

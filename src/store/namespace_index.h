@@ -1,9 +1,9 @@
 // EntryStore's in-memory index of one namespace (private to EntryStore's .cc files): vectors with
 // state and kind, top-level metadata, the honeypot rows, and the lexical (BM25) index of hybrid
-// ranking. The vector and metadata indexes hold the same rows; the lexical index holds only the
-// active memories among them (never a honeypot, never a quarantined entry, so neither changes the
-// lexical statistics of what callers can retrieve); active honeypots' tokens and vectors are kept apart
-// for the observation.
+// ranking (the last two built on first use, see below). The vector and metadata indexes hold the same rows;
+// the lexical index holds only the active memories among them (never a honeypot, never a quarantined entry,
+// so neither changes the lexical statistics of what callers can retrieve); active honeypots' tokens and
+// vectors are kept apart for the observation.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -40,6 +40,12 @@ struct EntryStore::NamespaceIndex {
   // observation scores these few rows instead of scanning the namespace a second time. Null until
   // the namespace has an active pot.
   std::unique_ptr<VectorIndex> pot_vectors;
+  // The side indexes `lexical` and `metadata` of a namespace that had rows at open are built on
+  // first use (EntryStore::EnsureSideIndexes: the first hybrid search, the first filtered search),
+  // not by the open; until then they are empty and writes leave them alone. A namespace first
+  // indexed after the open has both (empty, then kept up to date) from the start.
+  bool lexical_built = false;
+  bool metadata_built = false;
 };
 
 }  // namespace bulwark

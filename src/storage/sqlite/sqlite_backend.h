@@ -61,6 +61,8 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   absl::StatusOr<std::vector<StateCount>> CountByState() override;
   absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> CountRowsByNamespace() override;
   absl::Status ScanRowsToIndex(const std::function<absl::Status(const StoredRow&)>& visit) override;
+  absl::Status ScanIndexColumns(std::string_view name_space, const IndexColumns& columns,
+                                const std::function<absl::Status(const StoredRow&)>& visit) override;
   absl::Status CheckIntegrity() override;
   absl::StatusOr<InsertOutcome> InsertEntriesOnce(std::span<const Entry> entries,
                                                   std::span<const HistoryEvent> events,

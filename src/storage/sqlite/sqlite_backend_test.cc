@@ -76,6 +76,48 @@ TEST_F(SqliteBackendTest, PurgeScrubsHistory) {
   EXPECT_EQ(bytes.find("secret text"), std::string::npos);
 }
 
+// The open's scan reads a row's vector and state but not its text or metadata; a side index's scan
+// reads one namespace's text or metadata but not the vector.
+TEST_F(SqliteBackendTest, ScanIndexColumnsReadsOnlyWhatIsAsked) {
+  auto db = OpenDb();
+  std::vector<Entry> entries = {MakeEntry("A1", "a", "first"), MakeEntry("B1", "b", "second"),
+                                MakeEntry("A2", "a", "third")};
+  entries[2].state = State::kQuarantined;
+  entries[2].kind = Kind::kHoneypot;
+  std::vector<HistoryEvent> events;
+  for (const Entry& e : entries) events.push_back(AddEvent(e));
+  ASSERT_TRUE(db->InsertEntries(entries, events).ok());
+  std::vector<StoredRow> rows;
+  const auto keep = [&](const StoredRow& row) {
+    rows.push_back(row);
+    return absl::OkStatus();
+  };
+  ASSERT_TRUE(db->ScanIndexColumns("", {.embedding = true}, keep).ok());
+  ASSERT_EQ(rows.size(), 3u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_TRUE(rows[i].ok()) << rows[i].decode_error;
+    EXPECT_EQ(rows[i].entry.id, entries[i].id);
+    EXPECT_EQ(rows[i].entry.name_space, entries[i].name_space);
+    EXPECT_EQ(rows[i].entry.embedding, entries[i].embedding);
+    EXPECT_EQ(rows[i].entry.updated_at_us, entries[i].updated_at_us);
+    EXPECT_EQ(rows[i].entry.state, entries[i].state);
+    EXPECT_EQ(rows[i].entry.kind, entries[i].kind);
+    EXPECT_EQ(rows[i].entry.text, "");
+    EXPECT_EQ(rows[i].entry.metadata, nlohmann::json::object());
+  }
+  EXPECT_LT(rows[0].row_id, rows[2].row_id);
+  rows.clear();
+  ASSERT_TRUE(db->ScanIndexColumns("a", {.text = true, .metadata = true}, keep).ok());
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].entry.text, "first");
+  EXPECT_EQ(rows[1].entry.text, "third");
+  EXPECT_EQ(rows[1].entry.metadata, entries[2].metadata);
+  EXPECT_TRUE(rows[0].entry.embedding.empty());
+  EXPECT_EQ(
+      db->ScanIndexColumns("b", {}, [](const StoredRow&) { return absl::DataLossError("stop"); }).code(),
+      absl::StatusCode::kDataLoss);  // the visitor's error ends the scan
+}
+
 TEST_F(SqliteBackendTest, RefusesForeignDatabasesAndUnknownVersions) {
   testing::ExecSql(dir_ / "other.db",
                    "CREATE TABLE t(x); INSERT INTO t VALUES(1);"

@@ -1,0 +1,152 @@
+// EntryStore (see entry_store.h): the verified vector search of a namespace and the honeypot
+// observation computed from the in-memory indexes (hybrid search is in hybrid_search.cc).
+#include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <utility>
+
+#include "core/ids.h"
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "core/text_validation.h"
+#include "provenance/keyring.h"
+#include "provenance/signer.h"
+#include "store/entry_keys.h"
+#include "store/entry_store.h"
+#include "store/namespace_index.h"
+
+namespace bulwark {
+
+absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, const std::vector<float>& query,
+                                                const SearchOptions& options) {
+  if (query.size() != static_cast<size_t>(options_.dimension)) {
+    return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
+  }
+  SearchObservation* const observation = options.observation;
+  BULWARK_RETURN_IF_ERROR(CheckObservation(observation));
+  BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
+  BULWARK_RETURN_IF_ERROR(
+      EnsureSideIndexes(name_space, /*lexical=*/false, /*metadata=*/!options.metadata_filter.empty()));
+
+  IndexFilter filter;
+  if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
+  SearchResult result;
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = indexes_.find(ToAbsl(name_space));
+  if (it == indexes_.end()) return result;
+  const VectorIndex& index = *it->second->vectors;
+
+  // A metadata filter narrows the rows by the in-memory metadata: one that matches no row costs no
+  // scan and no read. (nullopt: every row may match.)
+  std::optional<std::vector<int64_t>> allowed;
+  if (!options.metadata_filter.empty()) allowed = it->second->metadata.Candidates(options.metadata_filter);
+  // The observation comes from this search's scan when that is the unfiltered ranking of the active
+  // memories; otherwise from one more scan of k_obs memories (no row reads either way).
+  const bool own_scan = !allowed && !options.include_quarantined;
+  const size_t k_obs = observation ? static_cast<size_t>(observation->k_obs) : 0;
+  if (observation != nullptr && !own_scan) {
+    BULWARK_ASSIGN_OR_RETURN(observation->rows, ObserveLocked(*it->second, query, nullptr, k_obs));
+    observation->observed = true;
+  }
+  if (allowed && allowed->empty()) return result;
+  const size_t searchable = allowed ? allowed->size() : index.size();
+  const size_t k = static_cast<size_t>(options.k);
+
+  // Take candidates best first, reading and verifying only as many as are still needed, in one
+  // storage read per batch. Over-fetch from the index until k pass or it is exhausted.
+  absl::flat_hash_set<int64_t> seen;
+  std::vector<int64_t> ids;
+  std::vector<float> scores;
+  size_t fetch = std::max(k, k_obs);  // observing: the scan keeps the k_obs best memory scores too
+  while (true) {
+    BULWARK_ASSIGN_OR_RETURN(const std::vector<IndexHit> hits,
+                             allowed ? index.SearchRows(query, static_cast<int>(fetch), filter, *allowed)
+                                     : index.Search(query, static_cast<int>(fetch), filter));
+    if (observation != nullptr && own_scan && !observation->observed) {
+      const std::span<const IndexHit> best(hits.data(), std::min(hits.size(), k_obs));
+      *observation = {observation->k_obs, true, true, ObserveVector(*it->second, query, best, k_obs)};
+    }
+    ids.clear();
+    scores.clear();
+    for (const IndexHit& hit : hits) {
+      ids.push_back(hit.row_id);
+      scores.push_back(hit.score);
+    }
+    BULWARK_RETURN_IF_ERROR(TakeVerified(name_space, ids, scores, filter, options, query, k, &seen, &result));
+    if (result.hits.size() >= k || hits.size() < fetch || fetch >= searchable) break;
+    fetch = std::min(searchable, fetch * 2);
+  }
+  return result;
+}
+
+absl::Status EntryStore::CheckObservation(const SearchObservation* observation) {
+  if (observation != nullptr && (observation->k_obs < 1 || observation->k_obs > 64)) {
+    return absl::InvalidArgumentError("k_obs must be between 1 and 64");
+  }
+  return absl::OkStatus();
+}
+
+bool EntryStore::HasHoneypots(std::string_view name_space) const {
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = indexes_.find(ToAbsl(name_space));
+  return it != indexes_.end() && !it->second->honeypots.empty();
+}
+
+absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::string_view name_space,
+                                                                         const std::vector<float>& query,
+                                                                         int k_obs,
+                                                                         std::string_view query_text) {
+  if (query.size() != static_cast<size_t>(options_.dimension)) {
+    return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
+  }
+  if (k_obs < 1 || k_obs > 64) return absl::InvalidArgumentError("k_obs must be between 1 and 64");
+  QueryTerms terms;
+  if (!query_text.empty()) {
+    terms = terms_.Query(query_text);
+    BULWARK_RETURN_IF_ERROR(EnsureSideIndexes(name_space, /*lexical=*/true, /*metadata=*/false));
+  }
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = indexes_.find(ToAbsl(name_space));
+  if (it == indexes_.end()) return std::vector<ObservedRow>();
+  return ObserveLocked(*it->second, query, query_text.empty() ? nullptr : &terms, static_cast<size_t>(k_obs));
+}
+
+std::vector<EntryStore::ObservedRow> EntryStore::ObserveVector(const NamespaceIndex& index,
+                                                               const std::vector<float>& query,
+                                                               std::span<const IndexHit> memory_hits,
+                                                               size_t k_obs) const {
+  std::vector<IndexHit> pots;
+  if (index.pot_vectors) {
+    const IndexFilter pot_filter{StateBit(State::kActive), 1u << static_cast<int>(Kind::kHoneypot)};
+    auto found = index.pot_vectors->Search(query, static_cast<int>(k_obs), pot_filter);
+    if (found.ok()) pots = *std::move(found);  // the query's dimension was checked by the caller
+  }
+  // Merge two best-first lists; on equal scores the memory ranks first.
+  std::vector<ObservedRow> observed;
+  size_t m = 0, p = 0;
+  while (observed.size() < k_obs && (m < memory_hits.size() || p < pots.size())) {
+    const bool take_pot =
+        p < pots.size() && (m == memory_hits.size() || pots[p].score > memory_hits[m].score);
+    observed.push_back(take_pot ? ObservedRow{pots[p++].score, true}
+                                : ObservedRow{memory_hits[m++].score, false});
+  }
+  return observed;
+}
+
+absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::ObserveLocked(
+    const NamespaceIndex& index, const std::vector<float>& query, const QueryTerms* terms,
+    size_t k_obs) const {
+  const IndexFilter memories;  // active memories
+  const size_t depth = terms ? std::max(k_obs, static_cast<size_t>(options_.hybrid.depth)) : k_obs;
+  BULWARK_ASSIGN_OR_RETURN(std::vector<IndexHit> hits,
+                           index.vectors->Search(query, static_cast<int>(depth), memories));
+  if (terms == nullptr) return ObserveVector(index, query, hits, k_obs);
+  const std::vector<Bm25Hit> lexical =
+      index.lexical.Search(terms->tokens, static_cast<int>(depth), nullptr, nullptr, terms->weights);
+  return ObserveFused(index, query, *terms, hits, lexical, depth, k_obs);
+}
+
+}  // namespace bulwark
