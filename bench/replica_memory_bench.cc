@@ -4,10 +4,11 @@
 // program prints each replica's rows, vector and text bytes, its share of the corpus, the
 // process's resident-memory growth while it loaded, and its cold-load rate.
 //
-//   replica_memory_bench [namespaces=120] [rows=24000] [dimension=384]
+//   replica_memory_bench [namespaces=120] [rows=24000] [dimension=384] [copies=0]
 //
-// Namespace sizes are skewed (size_i proportional to 1 / (i + 10)), as tenants are. Bounded: at
-// most 1000 namespaces, 200000 rows and dimension 1024.
+// Namespace sizes are skewed (size_i proportional to 1 / (i + 10)), as tenants are. `copies` R
+// measures only that R (0: R = 1, 2 and 3 in turn; a million rows at R = 3 would hold three full
+// copies in this one process). Bounded: at most 1000 namespaces, 1000000 rows, dimension 1024.
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 #include <absl/time/clock.h>
@@ -35,6 +36,7 @@ struct Config {
   int namespaces = 120;
   int rows = 24000;
   int dimension = 384;
+  int copies = 0;  // 0: 1, 2 and 3
 };
 
 // Resident set size of this process in bytes (/proc/self/statm), 0 if unreadable.
@@ -150,6 +152,7 @@ int Run(const Config& config) {
   // Every follower stays alive to the end, so each one's RSS growth is memory it newly took.
   std::vector<std::unique_ptr<Follower>> loaded;
   for (size_t copies : {1, 2, 3}) {
+    if (config.copies != 0 && copies != static_cast<size_t>(config.copies)) continue;
     for (const char* id : {"r1", "r2", "r3"}) {
       auto follower = LoadReplica(*conninfo, &*keyring, config, id, copies, corpus_vector_bytes);
       if (!follower.ok()) return std::fprintf(stderr, "%s\n", follower.status().ToString().c_str()), 1;
@@ -164,12 +167,15 @@ int Run(const Config& config) {
 
 int main(int argc, char** argv) {
   bulwark::Config config;
-  int* fields[] = {&config.namespaces, &config.rows, &config.dimension};
-  const int limits[] = {1000, 200000, 1024};
-  for (int i = 1; i < argc && i <= 3; ++i) {
-    if (!absl::SimpleAtoi(argv[i], fields[i - 1]) || *fields[i - 1] < 1 || *fields[i - 1] > limits[i - 1]) {
+  int* fields[] = {&config.namespaces, &config.rows, &config.dimension, &config.copies};
+  const int lows[] = {1, 1, 1, 0};
+  const int limits[] = {1000, 1000000, 1024, 3};
+  for (int i = 1; i < argc && i <= 4; ++i) {
+    if (!absl::SimpleAtoi(argv[i], fields[i - 1]) || *fields[i - 1] < lows[i - 1] ||
+        *fields[i - 1] > limits[i - 1]) {
       std::fprintf(stderr,
-                   "usage: replica_memory_bench [namespaces<=1000] [rows<=200000] [dimension<=1024]\n");
+                   "usage: replica_memory_bench [namespaces<=1000] [rows<=1000000] [dimension<=1024] "
+                   "[copies=0..3]\n");
       return 2;
     }
   }

@@ -4,11 +4,11 @@
 
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
+#include <absl/time/time.h>
 #include <httplib.h>
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <string>
 #include <thread>
 
@@ -26,13 +26,7 @@ constexpr size_t kMaxAnswerLimit = size_t{16} << 20;
 class Watchdog {
  public:
   Watchdog(httplib::Client* client, std::chrono::milliseconds deadline)
-      : thread_([this, client, deadline] {
-          std::unique_lock lock(mu_);
-          if (!cv_.wait_for(lock, deadline, [this] { return disarmed_; })) {
-            fired_ = true;
-            client->stop();  // shuts the socket down: a blocked read in send() returns
-          }
-        }) {}
+      : thread_([this, client, deadline] { Run(client, absl::FromChrono(deadline)); }) {}
   ~Watchdog() { Disarm(); }
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
@@ -40,23 +34,29 @@ class Watchdog {
   // Idempotent; after it returns the watchdog will not fire.
   void Disarm() {
     {
-      std::lock_guard lock(mu_);
-      disarmed_ = true;
+      absl::MutexLock lock(&mu_);
+      disarmed_ = true;  // wakes Run's Await
     }
-    cv_.notify_one();
     if (thread_.joinable()) thread_.join();
   }
   bool fired() {
-    std::lock_guard lock(mu_);
+    absl::MutexLock lock(&mu_);
     return fired_;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool disarmed_ = false;  // guarded by mu_
-  bool fired_ = false;     // guarded by mu_
-  std::thread thread_;     // last: started once the members it reads exist
+  void Run(httplib::Client* client, absl::Duration deadline) {
+    absl::MutexLock lock(&mu_);
+    if (!mu_.AwaitWithTimeout(absl::Condition(&disarmed_), deadline)) {
+      fired_ = true;
+      client->stop();  // shuts the socket down: a blocked read in send() returns
+    }
+  }
+
+  absl::Mutex mu_;
+  bool disarmed_ ABSL_GUARDED_BY(mu_) = false;
+  bool fired_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;  // last: started once the members it reads exist
 };
 
 absl::Status StatusOfHttp(int status, const std::string& where, const std::string& body) {

@@ -46,21 +46,21 @@ absl::StatusOr<std::unique_ptr<ChangeFeed>> ChangeFeed::Open(std::string_view co
 absl::StatusOr<FeedBatch> ChangeFeed::ReadAfter(int64_t after, int limit,
                                                 const std::function<bool(std::string_view)>& want_rows) {
   BULWARK_RETURN_IF_ERROR(CheckBounds(after, limit));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return ReadLocked(kAllAfter, after, limit, {}, want_rows);
 }
 
 absl::StatusOr<FeedBatch> ChangeFeed::ReadNamespaceAfter(std::string_view name_space, int64_t after,
                                                          int limit, bool with_rows) {
   BULWARK_RETURN_IF_ERROR(CheckBounds(after, limit));
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::function<bool(std::string_view)> all;
   if (with_rows) all = [](std::string_view) { return true; };
   return ReadLocked(kNamespaceAfter, after, limit, {PgParam::Text(name_space)}, all);
 }
 
 absl::StatusOr<int64_t> ChangeFeed::LastSeq() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   BULWARK_ASSIGN_OR_RETURN(auto result, conn_->Query("SELECT COALESCE(MAX(seq), 0) FROM history"));
   return result.Int(0, 0);
 }

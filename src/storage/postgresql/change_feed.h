@@ -20,11 +20,11 @@
 
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -79,13 +79,15 @@ class ChangeFeed {
   // reads the rows of the events `want_rows` accepts in the same snapshot. Requires mu_.
   absl::StatusOr<FeedBatch> ReadLocked(const std::string& sql, int64_t after, int limit,
                                        std::vector<pg::PgParam> extra,
-                                       const std::function<bool(std::string_view)>& want_rows);
+                                       const std::function<bool(std::string_view)>& want_rows)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Reads the row of every event of `batch` that `want` accepts (each entry once), in one
   // pipeline. Requires mu_ and the snapshot's transaction.
-  absl::Status ReadRowsLocked(const std::function<bool(std::string_view)>& want, FeedBatch* batch);
+  absl::Status ReadRowsLocked(const std::function<bool(std::string_view)>& want, FeedBatch* batch)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  std::mutex mu_;                           // serializes all use of conn_
-  std::unique_ptr<pg::PgConnection> conn_;  // guarded by mu_
+  absl::Mutex mu_;  // serializes all use of conn_
+  std::unique_ptr<pg::PgConnection> conn_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark

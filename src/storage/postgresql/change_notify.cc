@@ -33,7 +33,7 @@ absl::Status ChangeNotifier::Notify(std::string_view name_space) {
   if (name_space.empty() || name_space.size() > kMaxNamespaceBytes) {
     return absl::InvalidArgumentError("notify: the namespace must be 1..256 bytes");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Text(kChangeChannel), PgParam::Text(name_space)};
   return conn_->Prepared("notify_change", "SELECT pg_notify($1, $2)", params).status();
 }
@@ -52,17 +52,17 @@ absl::StatusOr<std::unique_ptr<CoalescingNotifier>> CoalescingNotifier::Start(st
 
 CoalescingNotifier::~CoalescingNotifier() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stop_ = true;
   }
-  wake_.notify_all();
+  wake_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 
 void CoalescingNotifier::Hint(std::string_view name_space) {
   if (name_space.empty() || name_space.size() > kMaxNamespaceBytes) return;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     ++stats_.hints;
     if (pending_.size() >= kMaxPendingHints && !pending_.contains(ToAbsl(name_space))) {
       ++stats_.dropped;
@@ -70,11 +70,11 @@ void CoalescingNotifier::Hint(std::string_view name_space) {
     }
     pending_.insert(std::string(name_space));
   }
-  wake_.notify_one();
+  wake_.Signal();
 }
 
 CoalescingNotifier::Stats CoalescingNotifier::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return stats_;
 }
 
@@ -93,23 +93,23 @@ void CoalescingNotifier::Send(const absl::flat_hash_set<std::string>& names) {
       notifier_.reset();
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   stats_.sent += sent;
   stats_.dropped += static_cast<int64_t>(names.size()) - sent;
 }
 
 void CoalescingNotifier::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   while (true) {
-    wake_.wait(lock, [this] { return stop_ || !pending_.empty(); });
+    while (!stop_ && pending_.empty()) wake_.Wait(&mu_);
     if (pending_.empty()) return;  // stopping, nothing left to send
     absl::flat_hash_set<std::string> names;
     names.swap(pending_);
     const bool stopping = stop_;
-    lock.unlock();
+    mu_.Unlock();
     Send(names);
     if (!stopping) absl::SleepFor(interval_);  // the coalescing window: hints meanwhile wait
-    lock.lock();
+    mu_.Lock();
   }
 }
 

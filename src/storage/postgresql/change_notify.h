@@ -15,12 +15,11 @@
 #include <absl/container/flat_hash_set.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 #include <absl/time/time.h>
 
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -46,8 +45,8 @@ class ChangeNotifier {
 
  private:
   explicit ChangeNotifier(std::unique_ptr<pg::PgConnection> conn) : conn_(std::move(conn)) {}
-  std::mutex mu_;
-  std::unique_ptr<pg::PgConnection> conn_;  // guarded by mu_
+  absl::Mutex mu_;
+  std::unique_ptr<pg::PgConnection> conn_ ABSL_GUARDED_BY(mu_);
 };
 
 // The writers' side, off the write path: Hint only records the namespace (it never waits on the
@@ -88,11 +87,11 @@ class CoalescingNotifier {
   const std::string conninfo_;
   std::unique_ptr<ChangeNotifier> notifier_;  // only the thread uses it; null: reopen at next send
   const absl::Duration interval_;
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  absl::flat_hash_set<std::string> pending_;  // guarded by mu_
-  Stats stats_;                               // guarded by mu_
-  bool stop_ = false;                         // guarded by mu_
+  mutable absl::Mutex mu_;
+  absl::CondVar wake_;
+  absl::flat_hash_set<std::string> pending_ ABSL_GUARDED_BY(mu_);
+  Stats stats_ ABSL_GUARDED_BY(mu_);
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

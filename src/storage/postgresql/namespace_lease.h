@@ -37,7 +37,9 @@
 // Holder ids must be unique per process incarnation (e.g. replica id + boot id): two processes
 // sharing a holder id would share a lease.
 //
-// Thread-safe: one connection, serialized by a mutex.
+// Thread-safe: one connection, serialized by a mutex. A lost connection (the server restarted or
+// failed over) fails the call that meets it with Unavailable and is reopened by the next call
+// (pg_connection.h); a holder that cannot renew steps down on its own clock meanwhile.
 #pragma once
 
 #include <absl/status/status.h>

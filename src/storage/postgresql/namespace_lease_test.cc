@@ -116,6 +116,28 @@ TEST_F(NamespaceLeaseTest, AcquireRenewReleaseAndCurrent) {
   EXPECT_TRUE((*now)->live());
 }
 
+TEST_F(NamespaceLeaseTest, ALostConnectionIsReopenedByTheNextCall) {
+  auto held = a_->TryAcquire("ns", "replica-a", kLong);
+  ASSERT_THAT(held, IsOk());
+  // Every other session of this database ends, as when the server restarts or fails over.
+  auto admin = pg::PgConnection::Open(conninfo_);
+  ASSERT_THAT(admin, IsOk());
+  ASSERT_THAT((*admin)->Exec("SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity "
+                             "WHERE datname = current_database() AND pid <> pg_backend_pid() "
+                             "AND backend_type = 'client backend'"),
+              IsOk());
+  // The call that meets the loss fails (nothing is known of its outcome); the next one reopens.
+  EXPECT_THAT(a_->Renew("ns", "replica-a", held->epoch, kLong), StatusIs(absl::StatusCode::kUnavailable));
+  auto renewed = a_->Renew("ns", "replica-a", held->epoch, kLong);
+  ASSERT_THAT(renewed, IsOk());
+  EXPECT_EQ(renewed->epoch, held->epoch);
+  EXPECT_THAT(b_->Current("ns"), StatusIs(absl::StatusCode::kUnavailable));
+  auto seen = b_->Current("ns");
+  ASSERT_THAT(seen, IsOk());
+  ASSERT_TRUE(seen->has_value());
+  EXPECT_EQ((*seen)->holder, "replica-a");
+}
+
 TEST_F(NamespaceLeaseTest, TwoHoldersRaceAndExactlyOneWins) {
   constexpr int kRounds = 30;
   for (int round = 0; round < kRounds; ++round) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace bulwark::pg {
@@ -118,38 +119,73 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Open(std::string_vie
     return absl::InvalidArgumentError(absl::StrCat("bad PostgreSQL connection string: ", message));
   }
   PQconninfoFree(options);
-  PgConnPtr conn(PQconnectdb(std::string(conninfo).c_str()));
+  // connect_timeout comes before the expanded connection string, which overrides it when it names
+  // its own (PQconnectdbParams with expand_dbname).
+  const std::string dbname(conninfo);
+  const char* const keywords[] = {"connect_timeout", "dbname", nullptr};
+  const char* const values[] = {"10", dbname.c_str(), nullptr};
+  PgConnPtr conn(PQconnectdbParams(keywords, values, /*expand_dbname=*/1));
   if (conn == nullptr || PQstatus(conn.get()) != CONNECTION_OK) {
     return absl::UnavailableError(
         absl::StrCat("cannot connect to PostgreSQL: ", ConnectionMessage(conn.get())));
   }
   auto connection = std::unique_ptr<PgConnection>(new PgConnection(std::move(conn)));
-  // Every stored timestamp is an integer; UTC and UTF-8 make text comparisons and messages stable.
-  if (auto s = connection->Exec(
-          "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'; SET client_min_messages = warning");
-      !s.ok())
-    return s;
+  BULWARK_RETURN_IF_ERROR(connection->SetSession());
   return connection;
 }
 
+absl::Status PgConnection::SetSession() {
+  // Every stored timestamp is an integer; UTC and UTF-8 make text comparisons and messages stable.
+  PgResultPtr result(PQexec(
+      conn_.get(), "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'; SET client_min_messages = warning"));
+  return PgStatusFromResult(conn_.get(), result.get(), "set session");
+}
+
+absl::Status PgConnection::ReopenIfLost() {
+  if (healthy()) return absl::OkStatus();
+  if (open_transactions_ > 0) {
+    return absl::UnavailableError(
+        absl::StrCat("connection to PostgreSQL lost inside a transaction: ", ConnectionMessage(conn_.get())));
+  }
+  const absl::Time now = absl::Now();
+  if (now - last_failed_reopen_ < kReopenInterval) {
+    return absl::UnavailableError(
+        absl::StrCat("connection to PostgreSQL lost; reconnecting: ", ConnectionMessage(conn_.get())));
+  }
+  PQreset(conn_.get());  // every host of the connection string again, bounded by connect_timeout
+  prepared_.clear();     // a new session has none
+  absl::Status s = healthy() ? SetSession()
+                             : absl::UnavailableError(absl::StrCat("cannot reconnect to PostgreSQL: ",
+                                                                   ConnectionMessage(conn_.get())));
+  if (!s.ok()) {
+    last_failed_reopen_ = now;
+    return s;
+  }
+  ++reopened_;
+  return absl::OkStatus();
+}
+
 absl::Status PgConnection::Exec(std::string_view sql) {
+  BULWARK_RETURN_IF_ERROR(ReopenIfLost());
   PgResultPtr result(PQexec(conn_.get(), std::string(sql).c_str()));
   return PgStatusFromResult(conn_.get(), result.get(), "exec");
 }
 
 absl::StatusOr<PgResult> PgConnection::Query(std::string_view sql, std::span<const PgParam> params) {
-  if (auto s = CheckParams(params); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ReopenIfLost());
+  BULWARK_RETURN_IF_ERROR(CheckParams(params));
   ParamArrays a(params);
   PgResultPtr result(PQexecParams(conn_.get(), std::string(sql).c_str(), a.size(), nullptr, a.values.data(),
                                   a.lengths.data(), a.formats.data(), /*resultFormat=*/1));
-  if (auto s = PgStatusFromResult(conn_.get(), result.get(), "query"); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(PgStatusFromResult(conn_.get(), result.get(), "query"));
   return PgResult(std::move(result));
 }
 
 absl::Status PgConnection::Prepare(std::string_view name, std::string_view sql) {
+  BULWARK_RETURN_IF_ERROR(ReopenIfLost());
   PgResultPtr result(PQprepare(conn_.get(), std::string(name).c_str(), std::string(sql).c_str(), 0, nullptr));
-  if (auto s = PgStatusFromResult(conn_.get(), result.get(), absl::StrCat("prepare ", ToAbsl(name))); !s.ok())
-    return s;
+  BULWARK_RETURN_IF_ERROR(
+      PgStatusFromResult(conn_.get(), result.get(), absl::StrCat("prepare ", ToAbsl(name))));
   prepared_.insert(std::string(name));
   return absl::OkStatus();
 }
@@ -160,17 +196,19 @@ absl::Status PgConnection::EnsurePrepared(std::string_view name, std::string_vie
 }
 
 absl::StatusOr<PgResult> PgConnection::ExecPrepared(std::string_view name, std::span<const PgParam> params) {
-  if (auto s = CheckParams(params); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ReopenIfLost());
+  BULWARK_RETURN_IF_ERROR(CheckParams(params));
   ParamArrays a(params);
   PgResultPtr result(PQexecPrepared(conn_.get(), std::string(name).c_str(), a.size(), a.values.data(),
                                     a.lengths.data(), a.formats.data(), /*resultFormat=*/1));
-  if (auto s = PgStatusFromResult(conn_.get(), result.get(), name); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(PgStatusFromResult(conn_.get(), result.get(), name));
   return PgResult(std::move(result));
 }
 
 absl::StatusOr<PgResult> PgConnection::Prepared(std::string_view name, std::string_view sql,
                                                 std::span<const PgParam> params) {
-  if (auto s = EnsurePrepared(name, sql); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ReopenIfLost());  // before EnsurePrepared: a new session has none
+  BULWARK_RETURN_IF_ERROR(EnsurePrepared(name, sql));
   return ExecPrepared(name, params);
 }
 
@@ -199,7 +237,8 @@ absl::StatusOr<std::vector<PgResult>> PgConnection::DrainPipeline(size_t expecte
 
 absl::StatusOr<std::vector<PgResult>> PgConnection::ExecBatch(std::string_view name, std::string_view sql,
                                                               std::span<const std::vector<PgParam>> rows) {
-  if (auto s = EnsurePrepared(name, sql); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ReopenIfLost());  // before EnsurePrepared: a new session has none
+  BULWARK_RETURN_IF_ERROR(EnsurePrepared(name, sql));
   const std::string stmt(name);
   std::vector<PgResult> all;
   all.reserve(rows.size());
@@ -265,8 +304,9 @@ void AppendCopyRow(std::string* out, std::span<const PgParam> row) {
 
 absl::Status PgConnection::CopyIn(std::string_view target, std::span<const std::vector<PgParam>> rows) {
   constexpr size_t kFlushBytes = 1 << 20;
+  BULWARK_RETURN_IF_ERROR(ReopenIfLost());
   for (const auto& row : rows) {
-    if (auto s = CheckParams(row); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(CheckParams(row));
   }
   PgResultPtr start(
       PQexec(conn_.get(), absl::StrCat("COPY ", ToAbsl(target), " FROM STDIN (FORMAT binary)").c_str()));
@@ -304,17 +344,22 @@ PgTransaction::PgTransaction(PgConnection& conn, Mode mode) : conn_(conn) {
   if (mode == Mode::kRepeatableReadOnly) begin = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
   if (mode == Mode::kSerializable) begin = "BEGIN ISOLATION LEVEL SERIALIZABLE";
   status_ = conn_.Exec(begin);
+  if (status_.ok()) ++conn_.open_transactions_;
 }
 
 PgTransaction::~PgTransaction() {
-  if (status_.ok() && !done_) conn_.Exec("ROLLBACK").IgnoreError();
+  if (status_.ok() && !done_) {
+    conn_.Exec("ROLLBACK").IgnoreError();  // on a lost connection: Unavailable, nothing to undo
+    --conn_.open_transactions_;
+  }
 }
 
 absl::Status PgTransaction::Commit() {
   if (!status_.ok()) return status_;
   done_ = true;
+  --conn_.open_transactions_;
   PgResultPtr result(PQexec(conn_.raw(), "COMMIT"));
-  if (auto s = PgStatusFromResult(conn_.raw(), result.get(), "commit"); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(PgStatusFromResult(conn_.raw(), result.get(), "commit"));
   // COMMIT of a transaction that failed earlier succeeds as a ROLLBACK.
   if (std::strcmp(PQcmdStatus(result.get()), "ROLLBACK") == 0) {
     return absl::AbortedError("commit: the transaction was rolled back after an earlier error");
@@ -324,22 +369,20 @@ absl::Status PgTransaction::Commit() {
 
 absl::Status ExecSchema(PgConnection& conn, std::string_view sql, std::string_view last_relation) {
   const std::vector<PgParam> name = {PgParam::Text(last_relation)};
-  auto exists = conn.Query("SELECT to_regclass($1) IS NOT NULL", name);
-  if (!exists.ok()) return exists.status();
-  if (exists->View(0, 0) == std::string_view("\x01", 1)) return absl::OkStatus();
+  BULWARK_ASSIGN_OR_RETURN(const PgResult exists, conn.Query("SELECT to_regclass($1) IS NOT NULL", name));
+  if (exists.View(0, 0) == std::string_view("\x01", 1)) return absl::OkStatus();
   constexpr char kLock[] =
       "SELECT pg_advisory_xact_lock(7099337446126694913)";  // an arbitrary key, the same in every opener
   PgTransaction txn(conn);
-  if (!txn.status().ok()) return txn.status();
-  if (auto s = conn.Exec(kLock); !s.ok()) return s;
-  if (auto s = conn.Exec(sql); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(txn.status());
+  BULWARK_RETURN_IF_ERROR(conn.Exec(kLock));
+  BULWARK_RETURN_IF_ERROR(conn.Exec(sql));
   return txn.Commit();
 }
 
 absl::Status RequireStore(PgConnection& conn) {
-  auto found = conn.Query("SELECT to_regclass('meta') IS NOT NULL");
-  if (!found.ok()) return found.status();
-  if (found->View(0, 0) != std::string_view("\x01", 1)) {
+  BULWARK_ASSIGN_OR_RETURN(const PgResult found, conn.Query("SELECT to_regclass('meta') IS NOT NULL"));
+  if (found.View(0, 0) != std::string_view("\x01", 1)) {
     return absl::NotFoundError("the PostgreSQL database holds no Bulwark store");
   }
   return absl::OkStatus();

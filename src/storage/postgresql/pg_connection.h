@@ -15,12 +15,22 @@
 // errors; XX001 / XX002 (data or index corrupted) -> DataLoss; everything else -> Internal with
 // the server's message.
 //
+// A lost connection (the server died, restarted or failed over) is reopened by the next statement
+// run outside a transaction (ReopenIfLost: libpq's PQreset, which tries every host of a multi-host
+// connection string again, so `target_session_attrs=read-write` finds a promoted standby), at most
+// once per kReopenInterval. Inside a transaction (PgTransaction) it is never reopened: the
+// transaction's statements fail with Unavailable, and its COMMIT's outcome is then unknown to this
+// process (PgTransaction::Commit). Session state set by Open is set again; prepared statements are
+// prepared again on first use. Connections are made with connect_timeout=10 unless the connection
+// string names its own, so that every attempt is bounded.
+//
 // A PgConnection is not thread-safe (neither is a PGconn): its owner serializes all use.
 #pragma once
 
 #include <absl/container/flat_hash_set.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/time/time.h>
 #include <libpq-fe.h>
 
 #include <cstdint>
@@ -140,18 +150,34 @@ class PgConnection {
   // aborted).
   [[nodiscard]] absl::Status CopyIn(std::string_view target, std::span<const std::vector<PgParam>> rows);
 
-  // False once the connection is lost (a later call reconnects nothing: reopen).
+  // False once the connection is lost (the next statement outside a transaction reopens it).
   bool healthy() const { return PQstatus(conn_.get()) == CONNECTION_OK; }
   PGconn* raw() const { return conn_.get(); }
 
+  // The least time between two attempts to reopen a lost connection.
+  static constexpr absl::Duration kReopenInterval = absl::Milliseconds(50);
+  // OK if the connection is up, or was lost and is now reopened (its session state set again).
+  // Unavailable, changing nothing, inside a transaction (its statements must not run on a new
+  // session), within kReopenInterval of a failed attempt, or when no host accepts (with libpq's
+  // message). Every statement of this class calls it first.
+  [[nodiscard]] absl::Status ReopenIfLost();
+  // How many times the connection was reopened (tests and metrics).
+  int64_t reopened() const { return reopened_; }
+
  private:
+  friend class PgTransaction;
   explicit PgConnection(PgConnPtr conn) : conn_(std::move(conn)) {}
+  // Sets the session state every statement of this folder relies on (encoding, time zone).
+  absl::Status SetSession();
   absl::Status EnsurePrepared(std::string_view name, std::string_view sql);
   // Reads the pipeline's results up to its sync point.
   absl::StatusOr<std::vector<PgResult>> DrainPipeline(size_t expected, std::string_view what);
 
   PgConnPtr conn_;
   absl::flat_hash_set<std::string> prepared_;
+  int open_transactions_ = 0;  // PgTransactions begun and not ended: no reopen meanwhile
+  absl::Time last_failed_reopen_ = absl::InfinitePast();
+  int64_t reopened_ = 0;
 };
 
 // BEGIN ... COMMIT on a connection; rolls back on destruction unless committed. Check status()
@@ -166,7 +192,9 @@ class PgTransaction {
 
   const absl::Status& status() const { return status_; }
   // COMMIT. Aborted if the server had to roll back (serialization failure); Unavailable if the
-  // connection was lost (the outcome is then unknown to this process).
+  // connection was lost before or during COMMIT (the outcome is then unknown to this process: a
+  // caller must not report the write as done). The connection is reopened only after the
+  // transaction ends.
   [[nodiscard]] absl::Status Commit();
 
  private:

@@ -187,5 +187,50 @@ TEST_F(PgConnectionTest, TerminatedConnectionIsUnavailable) {
   EXPECT_FALSE(conn_->healthy());
 }
 
+// Kills this connection's server process from another connection; the next statement fails.
+void TerminateBackendOf(PgConnection& conn, const std::string& conninfo) {
+  auto pid = conn.Query("SELECT pg_backend_pid()");
+  ASSERT_THAT(pid, IsOk());
+  auto other = PgConnection::Open(conninfo);
+  ASSERT_THAT(other, IsOk());
+  const std::vector<PgParam> target = {PgParam::Int(pid->Int(0, 0))};
+  ASSERT_THAT((*other)->Query("SELECT pg_terminate_backend($1::int, 5000)", target), IsOk());
+}
+
+TEST_F(PgConnectionTest, LostConnectionIsReopenedByTheNextStatement) {
+  ASSERT_THAT(conn_->Prepared("count_t", "SELECT count(*) FROM t", {}), IsOk());
+  TerminateBackendOf(*conn_, conninfo_);
+  // The statement that meets the loss fails; the connection then knows it is lost.
+  EXPECT_THAT(conn_->Exec("INSERT INTO t VALUES('a', 1, '')"), StatusIs(absl::StatusCode::kUnavailable));
+  EXPECT_FALSE(conn_->healthy());
+  // The next one reopens: a new session, its prepared statements made again on first use, the
+  // session settings set again.
+  auto count = conn_->Prepared("count_t", "SELECT count(*) FROM t", {});
+  ASSERT_THAT(count, IsOk());
+  EXPECT_EQ(count->Int(0, 0), 0) << "the failed INSERT never ran";
+  EXPECT_TRUE(conn_->healthy());
+  EXPECT_EQ(conn_->reopened(), 1);
+  auto zone = conn_->Query("SELECT current_setting('TimeZone')");
+  ASSERT_THAT(zone, IsOk());
+  EXPECT_EQ(zone->View(0, 0), "UTC");
+}
+
+TEST_F(PgConnectionTest, LostConnectionIsNeverReopenedInsideATransaction) {
+  {
+    PgTransaction txn(*conn_);
+    ASSERT_THAT(txn.status(), IsOk());
+    ASSERT_THAT(conn_->Exec("INSERT INTO t VALUES('a', 1, '')"), IsOk());
+    TerminateBackendOf(*conn_, conninfo_);
+    EXPECT_THAT(conn_->Exec("INSERT INTO t VALUES('b', 2, '')"), StatusIs(absl::StatusCode::kUnavailable));
+    // Still inside the transaction: the statement must not run on a new session (in autocommit).
+    EXPECT_THAT(conn_->Exec("INSERT INTO t VALUES('c', 3, '')"),
+                StatusIs(absl::StatusCode::kUnavailable, HasSubstr("inside a transaction")));
+    EXPECT_THAT(txn.Commit(), StatusIs(absl::StatusCode::kUnavailable));
+  }
+  auto count = conn_->Query("SELECT count(*) FROM t");
+  ASSERT_THAT(count, IsOk());
+  EXPECT_EQ(count->Int(0, 0), 0) << "nothing of the cut-off transaction is stored";
+}
+
 }  // namespace
 }  // namespace bulwark::pg

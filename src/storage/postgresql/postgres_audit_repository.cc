@@ -2,9 +2,9 @@
 #include "storage/postgresql/postgres_audit_repository.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
@@ -96,7 +96,7 @@ class PostgresAuditRepository : public AuditRepository {
   absl::Status Append(const BuildBatch& build) override {
     static const std::string insert = absl::StrCat("INSERT INTO audit(", kAuditColumns,
                                                    ") VALUES($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)");
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     pg::PgTransaction txn(*conn_);
     BULWARK_RETURN_IF_ERROR(txn.status());
     BULWARK_RETURN_IF_ERROR(conn_->Exec("LOCK TABLE audit IN SHARE ROW EXCLUSIVE MODE"));
@@ -119,7 +119,7 @@ class PostgresAuditRepository : public AuditRepository {
   }
 
   absl::StatusOr<AuditHead> Head() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return HeadLocked();
   }
 
@@ -149,7 +149,7 @@ class PostgresAuditRepository : public AuditRepository {
       absl::StrAppend(&sql, " AND at_us >= $", params.size());
     }
     absl::StrAppend(&sql, " ORDER BY seq DESC LIMIT ", filter.limit);
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     std::vector<AuditRow> out;
     // Without an entry filter every row of the first page is kept; with one, pages follow until
     // `limit` rows held the id or the log ends (bounded by the log's size).
@@ -188,12 +188,12 @@ class PostgresAuditRepository : public AuditRepository {
   }
 
   absl::Status Upgrade() override {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return pg::ExecSchema(*conn_, kAuditSchema, "audit_by_time");
   }
 
  private:
-  absl::StatusOr<AuditHead> HeadLocked() {
+  absl::StatusOr<AuditHead> HeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     BULWARK_ASSIGN_OR_RETURN(
         const pg::PgResult r,
         conn_->Prepared("audit_head", "SELECT seq, tag FROM audit ORDER BY seq DESC LIMIT 1", {}));
@@ -205,8 +205,8 @@ class PostgresAuditRepository : public AuditRepository {
     return head;
   }
 
-  std::mutex mu_;  // serializes all use of conn_
-  std::unique_ptr<pg::PgConnection> conn_;
+  absl::Mutex mu_;  // serializes all use of conn_
+  std::unique_ptr<pg::PgConnection> conn_ ABSL_GUARDED_BY(mu_);
   const std::string conninfo_;
 };
 

@@ -196,9 +196,16 @@ absl::StatusOr<std::optional<std::string>> PostgresBackend::GetMeta(std::string_
   absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Text(key)};
   BULWARK_ASSIGN_OR_RETURN(auto result,
-                           conn_->Prepared("get_meta", "SELECT value FROM meta WHERE key = $1", params));
+                           ReadLocked("get_meta", "SELECT value FROM meta WHERE key = $1", params));
   if (result.rows() == 0) return std::optional<std::string>();
   return std::optional<std::string>(result.Bytes(0, 0));
+}
+
+absl::StatusOr<pg::PgResult> PostgresBackend::ReadLocked(std::string_view name, std::string_view sql,
+                                                         std::span<const PgParam> params) {
+  absl::StatusOr<pg::PgResult> result = conn_->Prepared(name, sql, params);
+  if (!result.ok() && !conn_->healthy()) result = conn_->Prepared(name, sql, params);  // reopens first
+  return result;
 }
 
 absl::Status PostgresBackend::PutMeta(std::string_view key, std::string_view value) {

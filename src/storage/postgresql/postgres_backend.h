@@ -43,9 +43,13 @@
 // the lease row, so the two never wait on each other in a cycle.
 //
 // One connection per backend, serialized by a mutex (as SqliteBackend). Open several backends
-// for several connections. A lost connection is not re-established: every call then returns
-// Unavailable until the backend is reopened (a write whose COMMIT was cut off may or may not have
-// committed; EventsAfter tells a reopened process what happened).
+// for several connections. A lost connection (the server restarted, or its primary failed over to a
+// standby: give every host in the connection string with target_session_attrs=read-write) fails
+// the call that meets it with Unavailable and is reopened by the next call (pg_connection.h). A
+// write is never retried: one whose COMMIT was cut off may or may not have committed, so it
+// returns Unavailable and the caller must not acknowledge it (EventsAfter tells what happened).
+// The single-statement reads (GetMeta, GetEntry, GetRows, History, LastEventSeq, EventsAfter)
+// run once more on a reopened connection when the first try met a lost one.
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -158,6 +162,11 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status UpdateLocked(const Entry& entry, int64_t expected_updated_at_us,
                             std::span<const HistoryEvent> scrubbed, const HistoryEvent& event)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Runs the prepared read `name` (one statement, no transaction); when it failed because the
+  // connection was lost, once more on the reopened connection. Requires mu_.
+  absl::StatusOr<pg::PgResult> ReadLocked(std::string_view name, std::string_view sql,
+                                          std::span<const pg::PgParam> params)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static constexpr int kScanPage = 500;  // rows per page of a scan (ScanPagesLocked's LIMIT)
   // Runs `sql` (which must take the last key as its final parameter `$n` and ORDER BY the key

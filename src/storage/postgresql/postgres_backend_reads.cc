@@ -48,7 +48,7 @@ absl::StatusOr<std::optional<StoredRow>> PostgresBackend::GetEntry(std::string_v
   absl::MutexLock lock(&mu_);
   static const std::string sql = absl::StrCat(EntrySelect(), " WHERE id = $1 AND namespace = $2");
   const std::vector<PgParam> params = {PgParam::Text(id), PgParam::Text(name_space)};
-  BULWARK_ASSIGN_OR_RETURN(auto result, conn_->Prepared("get_entry", sql, params));
+  BULWARK_ASSIGN_OR_RETURN(auto result, ReadLocked("get_entry", sql, params));
   if (result.rows() == 0) return std::optional<StoredRow>();
   return std::optional<StoredRow>(pg::DecodeEntryRow(result, 0));
 }
@@ -64,7 +64,7 @@ absl::StatusOr<std::vector<std::optional<StoredRow>>> PostgresBackend::GetRows(
   ids += "}";
   absl::MutexLock lock(&mu_);
   const std::vector<PgParam> params = {PgParam::Text(ids)};
-  BULWARK_ASSIGN_OR_RETURN(auto result, conn_->Prepared("get_rows", sql, params));
+  BULWARK_ASSIGN_OR_RETURN(auto result, ReadLocked("get_rows", sql, params));
   absl::flat_hash_map<int64_t, int> found;
   for (int r = 0; r < result.rows(); ++r) found[result.Int(r, 0)] = r;
   std::vector<std::optional<StoredRow>> rows(row_ids.size());
@@ -96,7 +96,7 @@ absl::StatusOr<std::vector<HistoryEvent>> PostgresBackend::History(std::string_v
   static const std::string sql = absl::StrCat(
       "SELECT ", pg::kEventColumns, " FROM history WHERE entry_id = $1 AND namespace = $2 ORDER BY seq");
   const std::vector<PgParam> params = {PgParam::Text(id), PgParam::Text(name_space)};
-  BULWARK_ASSIGN_OR_RETURN(auto result, conn_->Prepared("history", sql, params));
+  BULWARK_ASSIGN_OR_RETURN(auto result, ReadLocked("history", sql, params));
   std::vector<HistoryEvent> events;
   events.reserve(result.rows());
   for (int r = 0; r < result.rows(); ++r) events.push_back(pg::DecodeEventRow(result, r));
@@ -123,8 +123,8 @@ absl::Status PostgresBackend::ScanNewestEventTimes(const std::function<void(int6
 
 absl::StatusOr<int64_t> PostgresBackend::LastEventSeq() {
   absl::MutexLock lock(&mu_);
-  BULWARK_ASSIGN_OR_RETURN(
-      auto result, conn_->Prepared("last_event_seq", "SELECT COALESCE(MAX(seq), 0) FROM history", {}));
+  BULWARK_ASSIGN_OR_RETURN(auto result,
+                           ReadLocked("last_event_seq", "SELECT COALESCE(MAX(seq), 0) FROM history", {}));
   return result.Int(0, 0);
 }
 
@@ -133,8 +133,8 @@ absl::StatusOr<std::vector<StorageBackend::EventRef>> PostgresBackend::EventsAft
   const std::vector<PgParam> params = {PgParam::Int(seq)};
   BULWARK_ASSIGN_OR_RETURN(
       auto result,
-      conn_->Prepared("events_after",
-                      "SELECT seq, namespace, entry_id FROM history WHERE seq > $1 ORDER BY seq", params));
+      ReadLocked("events_after", "SELECT seq, namespace, entry_id FROM history WHERE seq > $1 ORDER BY seq",
+                 params));
   std::vector<EventRef> events;
   events.reserve(result.rows());
   for (int r = 0; r < result.rows(); ++r)

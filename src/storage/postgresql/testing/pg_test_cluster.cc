@@ -2,19 +2,23 @@
 #include "storage/postgresql/testing/pg_test_cluster.h"
 
 #include <absl/strings/str_cat.h>
+#include <absl/time/clock.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <vector>
 
+#include "core/status_macros.h"
 #include "storage/postgresql/pg_connection.h"
 
 namespace bulwark::testing {
@@ -99,7 +103,7 @@ absl::Status PgTestCluster::RunTool(const std::string& program, const std::vecto
   return absl::UnavailableError(absl::StrCat(program, " failed (status ", status, "): ", Tail(log_)));
 }
 
-absl::StatusOr<std::unique_ptr<PgTestCluster>> PgTestCluster::Start() {
+absl::StatusOr<std::unique_ptr<PgTestCluster>> PgTestCluster::MakeDirectory() {
   if (access((std::string(kBinDir) + "initdb").c_str(), X_OK) != 0) {
     return absl::UnavailableError("PostgreSQL 15 is not installed (scripts/setup installs postgresql-15)");
   }
@@ -111,33 +115,43 @@ absl::StatusOr<std::unique_ptr<PgTestCluster>> PgTestCluster::Start() {
   cluster->log_ = cluster->dir_ / "tools.log";
   if (geteuid() == 0) {
     std::ofstream(cluster->log_).flush();
-    if (auto s = ChownTree(cluster->dir_, kRunAs); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(ChownTree(cluster->dir_, kRunAs));
   }
-  const std::string data = (cluster->dir_ / "data").string();
-  if (auto s = cluster->RunTool("initdb", {"-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8",
-                                           "--locale=C.UTF-8", "--no-sync"});
-      !s.ok()) {
-    return s;
-  }
+  return cluster;
+}
+
+absl::Status PgTestCluster::StartServer() {
+  const std::string data = (dir_ / "data").string();
+  // Without replication nothing needs to survive: no fsync, no waiting for WAL. With it, a COMMIT
+  // waits for the synchronous standby (once one is named), and full pages go to the WAL.
+  const std::string durability = replication_
+                                     ? " -c fsync=off -c synchronous_commit=on -c full_page_writes=on"
+                                     : " -c fsync=off -c synchronous_commit=off -c full_page_writes=off";
   absl::Status started;
   for (int attempt = 0; attempt < 3; ++attempt) {  // the port may be taken between pick and bind
-    auto port = FreeLoopbackPort();
-    if (!port.ok()) return port.status();
-    const std::string options =
-        absl::StrCat("-c listen_addresses=127.0.0.1 -p ", *port, " -k ", cluster->dir_.string(),
-                     " -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=60",
-                     " -c shared_buffers=32MB");
-    started = cluster->RunTool("pg_ctl", {"-D", data, "-l", (cluster->dir_ / "server.log").string(), "-w",
-                                          "-t", "30", "-o", options, "start"});
+    BULWARK_ASSIGN_OR_RETURN(const int port, FreeLoopbackPort());
+    const std::string options = absl::StrCat("-c listen_addresses=127.0.0.1 -p ", port, " -k ", dir_.string(),
+                                             durability, " -c max_connections=60 -c shared_buffers=32MB");
+    started = RunTool("pg_ctl", {"-D", data, "-l", (dir_ / "server.log").string(), "-w", "-t", "30", "-o",
+                                 options, "start"});
     if (started.ok()) {
-      cluster->port_ = *port;
-      cluster->started_ = true;
-      cluster->StartWatchdog();
-      return cluster;
+      port_ = port;
+      started_ = true;
+      StartWatchdog();
+      return absl::OkStatus();
     }
   }
-  return absl::UnavailableError(
-      absl::StrCat(started.message(), "; server log: ", Tail(cluster->dir_ / "server.log")));
+  return absl::UnavailableError(absl::StrCat(started.message(), "; server log: ", Tail(dir_ / "server.log")));
+}
+
+absl::StatusOr<std::unique_ptr<PgTestCluster>> PgTestCluster::Start(Options options) {
+  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<PgTestCluster> cluster, MakeDirectory());
+  cluster->replication_ = options.replication;
+  const std::string data = (cluster->dir_ / "data").string();
+  BULWARK_RETURN_IF_ERROR(cluster->RunTool("initdb", {"-D", data, "-U", "postgres", "-A", "trust", "-E",
+                                                      "UTF8", "--locale=C.UTF-8", "--no-sync"}));
+  BULWARK_RETURN_IF_ERROR(cluster->StartServer());
+  return cluster;
 }
 
 void PgTestCluster::StartWatchdog() {
@@ -193,18 +207,99 @@ std::string PgTestCluster::ConnInfo(std::string_view dbname) const {
 }
 
 absl::StatusOr<std::string> PgTestCluster::CreateDatabase(std::string_view dbname) {
-  if (auto s =
-          ExecSql("postgres", absl::StrCat("CREATE DATABASE \"", std::string(dbname), "\" ENCODING 'UTF8'"));
-      !s.ok()) {
-    return s;
-  }
+  BULWARK_RETURN_IF_ERROR(
+      ExecSql("postgres", absl::StrCat("CREATE DATABASE \"", std::string(dbname), "\" ENCODING 'UTF8'")));
   return ConnInfo(dbname);
 }
 
 absl::Status PgTestCluster::ExecSql(std::string_view dbname, std::string_view sql) {
-  auto conn = pg::PgConnection::Open(ConnInfo(dbname));
-  if (!conn.ok()) return conn.status();
-  return (*conn)->Exec(sql);
+  BULWARK_ASSIGN_OR_RETURN(auto conn, pg::PgConnection::Open(ConnInfo(dbname)));
+  return conn->Exec(sql);
+}
+
+absl::StatusOr<std::unique_ptr<PgTestCluster>> PgTestCluster::StartSynchronousStandby() {
+  if (!replication_ || !started_) {
+    return absl::FailedPreconditionError("a standby needs a running cluster started with replication");
+  }
+  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<PgTestCluster> standby, MakeDirectory());
+  standby->replication_ = true;
+  // -R writes standby.signal and primary_conninfo (this cluster) into the copy's configuration.
+  BULWARK_RETURN_IF_ERROR(standby->RunTool(
+      "pg_basebackup",
+      {"-D", (standby->dir_ / "data").string(), "-h", "127.0.0.1", "-p", std::to_string(port_), "-U",
+       "postgres", "-R", "-X", "stream", "--checkpoint=fast", "--no-sync"}));
+  BULWARK_RETURN_IF_ERROR(standby->StartServer());
+  // Only now: naming a standby that is not streaming yet would make every COMMIT wait for it.
+  BULWARK_RETURN_IF_ERROR(ExecSql("postgres", "ALTER SYSTEM SET synchronous_standby_names = '*'"));
+  BULWARK_RETURN_IF_ERROR(ExecSql("postgres", "SELECT pg_reload_conf()"));
+  BULWARK_ASSIGN_OR_RETURN(auto conn, pg::PgConnection::Open(ConnInfo("postgres")));
+  const absl::Time deadline = absl::Now() + absl::Seconds(30);
+  while (absl::Now() < deadline) {
+    BULWARK_ASSIGN_OR_RETURN(
+        const pg::PgResult synced,
+        conn->Query(
+            "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming' AND sync_state = 'sync'"));
+    if (synced.Int(0, 0) >= 1) return standby;
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  return absl::UnavailableError(
+      absl::StrCat("the standby is not in sync within 30 s; its log: ", Tail(standby->dir_ / "server.log")));
+}
+
+namespace {
+
+// The processes whose parent is `parent` (from /proc/PID/stat: "pid (comm) state ppid ...").
+std::vector<pid_t> ChildrenOf(pid_t parent) {
+  std::vector<pid_t> children;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream in(e.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t close = stat.rfind(')');  // comm may hold spaces and parentheses
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 1));
+    char state = 0;
+    long ppid = 0;
+    if (rest >> state >> ppid && ppid == parent) children.push_back(static_cast<pid_t>(std::stol(name)));
+  }
+  return children;
+}
+
+// True once `pid` is gone or a zombie (a reparented process may wait for a reaper).
+bool Gone(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const size_t close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] == 'Z';
+}
+
+}  // namespace
+
+absl::Status PgTestCluster::Kill() {
+  std::ifstream pid_file(dir_ / "data" / "postmaster.pid");
+  long postmaster = 0;
+  if (!(pid_file >> postmaster) || postmaster <= 1) {
+    return absl::FailedPreconditionError("no postmaster.pid: the cluster is not running");
+  }
+  const pid_t pid = static_cast<pid_t>(postmaster);
+  if (kill(pid, SIGSTOP) != 0) return absl::UnavailableError(absl::StrCat("cannot stop postmaster ", pid));
+  const std::vector<pid_t> children = ChildrenOf(pid);
+  for (pid_t child : children) kill(child, SIGKILL);
+  kill(pid, SIGKILL);
+  started_ = false;  // nothing for pg_ctl stop to do
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  for (pid_t p : children) {
+    while (!Gone(p) && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  }
+  while (!Gone(pid) && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(5));
+  if (!Gone(pid)) return absl::UnavailableError(absl::StrCat("postmaster ", pid, " survived SIGKILL"));
+  return absl::OkStatus();
+}
+
+absl::Status PgTestCluster::Promote() {
+  return RunTool("pg_ctl", {"-D", (dir_ / "data").string(), "-w", "-t", "30", "promote"});
 }
 
 }  // namespace bulwark::testing
