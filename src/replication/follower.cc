@@ -57,7 +57,7 @@ Follower::~Follower() {
 }
 
 bool Follower::Holds(std::string_view name_space) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = holds_.find(ToAbsl(name_space));
   if (it != holds_.end()) return it->second;
   const std::vector<std::string> owners = placement_.Place(name_space, options_.copies);
@@ -71,21 +71,18 @@ absl::StatusOr<int64_t> Follower::AppliedVersion(std::string_view name_space) co
     return absl::FailedPreconditionError(
         absl::StrCat("namespace ", ToAbsl(name_space), " is not placed on replica ", options_.replica_id));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return applied_;
 }
 
 absl::Status Follower::WaitForVersion(std::string_view name_space, int64_t version, absl::Time deadline) {
   BULWARK_RETURN_IF_ERROR(AppliedVersion(name_space).status());
-  std::unique_lock<std::mutex> lock(mu_);
-  while (applied_ < version) {
-    const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) {
-      return absl::UnavailableError(absl::StrCat("replica ", options_.replica_id, " has applied namespace ",
-                                                 ToAbsl(name_space), " up to version ", applied_,
-                                                 ", the read needs ", version, "; retry"));
-    }
-    applied_cv_.wait_for(lock, absl::ToChronoMicroseconds(std::min(left, kStopCheck)));
+  absl::MutexLock lock(&mu_);
+  auto reached = [this, version]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return applied_ >= version; };
+  if (!mu_.AwaitWithDeadline(absl::Condition(&reached), deadline)) {
+    return absl::UnavailableError(absl::StrCat("replica ", options_.replica_id, " has applied namespace ",
+                                               ToAbsl(name_space), " up to version ", applied_,
+                                               ", the read needs ", version, "; retry"));
   }
   return absl::OkStatus();
 }
@@ -105,7 +102,7 @@ absl::Status Follower::CheckRow(const FeedEvent& event, const StoredRow& row) co
 
 void Follower::Reject(const FeedEvent& event, const absl::Status& why) {
   index_->Remove(event.name_space, event.entry_id);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++stats_.rows_rejected;
   auto& recent = stats_.recent_rejections;
   if (recent.size() == kRecentRejections) recent.erase(recent.begin());
@@ -122,7 +119,7 @@ void Follower::ApplyLocked(const FeedEvent& event) {
     Reject(event, put);
   }
   if (options_.on_apply) options_.on_apply(event.seq, event.name_space);
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++stats_.events_applied;
 }
 
@@ -134,22 +131,22 @@ absl::Status Follower::ReopenFeedIfLost() {
 }
 
 absl::StatusOr<int> Follower::PollOnce() {
-  std::lock_guard<std::mutex> apply(apply_mu_);
+  absl::MutexLock apply(&apply_mu_);
   if (absl::Status reopened = ReopenFeedIfLost(); !reopened.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stats_.last_error = reopened.ToString();
     return reopened;
   }
   int64_t after = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     after = applied_;
     ++stats_.polls;
   }
   auto read = feed_->ReadAfter(after, options_.batch, [this](std::string_view ns) { return Holds(ns); });
   if (!read.ok()) {
     if (read.status().code() == absl::StatusCode::kUnavailable) feed_lost_ = true;
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stats_.last_error = read.status().ToString();
     return read.status();
   }
@@ -157,11 +154,10 @@ absl::StatusOr<int> Follower::PollOnce() {
     if (Holds(e.name_space)) ApplyLocked(e);
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     applied_ = std::max(applied_, read->through);
-    stats_.applied_version = applied_;
+    stats_.applied_version = applied_;  // wakes WaitForVersion's Await
   }
-  applied_cv_.notify_all();
   return static_cast<int>(read->events.size());
 }
 
@@ -190,12 +186,12 @@ void Follower::Sleep() {
     auto hints = listener_->Wait(slice);
     if (!hints.ok()) {
       listener_.reset();  // polling alone still bounds the delay
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       stats_.last_error = hints.status().ToString();
       continue;
     }
     if (!hints->empty()) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       ++stats_.wakeups;
       return;
     }
@@ -205,7 +201,7 @@ void Follower::Sleep() {
 void Follower::Run() {
   while (!stopping_) {
     if (absl::Status s = CatchUp(); !s.ok()) {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       stats_.last_error = s.ToString();
     }
     Sleep();
@@ -213,7 +209,7 @@ void Follower::Run() {
 }
 
 FollowerStats Follower::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return stats_;
 }
 

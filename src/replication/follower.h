@@ -33,14 +33,13 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 #include <absl/time/time.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -122,32 +121,32 @@ class Follower {
   // Waits for a hint or the poll interval (or stopping).
   void Sleep();
   // Verifies and indexes (or drops) the row of one event. Requires apply_mu_.
-  void ApplyLocked(const FeedEvent& event);
-  void Reject(const FeedEvent& event, const absl::Status& why);  // requires apply_mu_
+  void ApplyLocked(const FeedEvent& event) ABSL_EXCLUSIVE_LOCKS_REQUIRED(apply_mu_);
+  void Reject(const FeedEvent& event, const absl::Status& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(apply_mu_);
   // OK if the row may be indexed for this event (see the file comment).
   absl::Status CheckRow(const FeedEvent& event, const StoredRow& row) const;
 
   // Reopens the feed after its connection was lost. Requires apply_mu_.
-  absl::Status ReopenFeedIfLost();
+  absl::Status ReopenFeedIfLost() ABSL_EXCLUSIVE_LOCKS_REQUIRED(apply_mu_);
 
   const std::string conninfo_;
   const FollowerOptions options_;
   const RendezvousPlacement placement_;
   const Signer signer_;
   std::unique_ptr<ReplicaIndex> index_;
-  std::unique_ptr<ChangeFeed> feed_;  // guarded by apply_mu_
-  bool feed_lost_ = false;            // guarded by apply_mu_: reopen before the next read
+  // One applier at a time (the thread, or a test's PollOnce).
+  absl::Mutex apply_mu_;
+  std::unique_ptr<ChangeFeed> feed_ ABSL_GUARDED_BY(apply_mu_);
+  bool feed_lost_ ABSL_GUARDED_BY(apply_mu_) = false;  // reopen before the next read
   // Only the thread uses it; null: polling only (options.listen false, or the connection was
   // lost: reopened at most once per poll interval).
   std::unique_ptr<ChangeListener> listener_;
 
-  std::mutex apply_mu_;    // one applier at a time (the thread, or a test's PollOnce)
-  mutable std::mutex mu_;  // guards what follows
-  std::condition_variable applied_cv_;
-  int64_t applied_ = 0;
-  FollowerStats stats_;
+  mutable absl::Mutex mu_;  // guards what follows; waiters Await applied_
+  int64_t applied_ ABSL_GUARDED_BY(mu_) = 0;
+  FollowerStats stats_ ABSL_GUARDED_BY(mu_);
   // Placement cache, bounded (a read may name any namespace): kMaxCachedPlacements entries.
-  mutable absl::flat_hash_map<std::string, bool> holds_;
+  mutable absl::flat_hash_map<std::string, bool> holds_ ABSL_GUARDED_BY(mu_);
 
   std::atomic<bool> stopping_{false};
   std::thread thread_;

@@ -33,7 +33,10 @@ absl::StatusOr<std::unique_ptr<NamespaceLeadership>> NamespaceLeadership::Acquir
   backend->SetFence(name_space, lease.epoch);
   std::unique_ptr<NamespaceLeadership> l(new NamespaceLeadership(
       leases, std::string(name_space), std::string(holder), lease, std::move(options)));
-  l->valid_until_ = ValidUntil(lease, sent, l->options_.clock_margin);
+  {
+    absl::MutexLock lock(&l->mu_);
+    l->valid_until_ = ValidUntil(lease, sent, l->options_.clock_margin);
+  }
   l->thread_ = std::thread([p = l.get()] { p->Run(); });
   return l;
 }
@@ -52,13 +55,13 @@ NamespaceLeadership::~NamespaceLeadership() {
 }
 
 absl::Status NamespaceLeadership::status() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return status_;
 }
 
 void NamespaceLeadership::StepDownFor(absl::Status why) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (!leading_) return;
     status_ = std::move(why);
     leading_ = false;
@@ -75,10 +78,9 @@ absl::Status NamespaceLeadership::StepDown() {
 
 void NamespaceLeadership::StopRenewing() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_thread_ = true;
+    absl::MutexLock lock(&mu_);
+    stop_thread_ = true;  // wakes Run's Await
   }
-  wake_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -86,7 +88,7 @@ void NamespaceLeadership::RenewOnce() {
   const absl::Time sent = absl::Now();
   auto renewed = leases_->Renew(name_space_, holder_, epoch_, options_.ttl);
   if (renewed.ok()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     valid_until_ = ValidUntil(*renewed, sent, options_.clock_margin);
     return;
   }
@@ -96,7 +98,7 @@ void NamespaceLeadership::RenewOnce() {
   }
   absl::Time valid_until;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     valid_until = valid_until_;
   }
   if (absl::Now() >= valid_until) {
@@ -107,13 +109,13 @@ void NamespaceLeadership::RenewOnce() {
 }
 
 void NamespaceLeadership::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_thread_ && leading_) {
-    wake_.wait_for(lock, absl::ToChronoMicroseconds(options_.renew_every), [this] { return stop_thread_; });
-    if (stop_thread_) break;
-    lock.unlock();
+  while (leading_) {
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithTimeout(absl::Condition(&stop_thread_), options_.renew_every);
+      if (stop_thread_) return;
+    }
     RenewOnce();
-    lock.lock();
   }
 }
 

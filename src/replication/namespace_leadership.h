@@ -22,14 +22,13 @@
 
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 #include <absl/time/time.h>
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -89,11 +88,10 @@ class NamespaceLeadership {
   const int64_t epoch_;
   const LeadershipOptions options_;
 
-  mutable std::mutex mu_;
-  std::condition_variable wake_;
-  absl::Status status_;       // guarded by mu_
-  absl::Time valid_until_;    // by this replica's clock, conservatively; guarded by mu_
-  bool stop_thread_ = false;  // guarded by mu_
+  mutable absl::Mutex mu_;
+  absl::Status status_ ABSL_GUARDED_BY(mu_);
+  absl::Time valid_until_ ABSL_GUARDED_BY(mu_);  // by this replica's clock, conservatively
+  bool stop_thread_ ABSL_GUARDED_BY(mu_) = false;
   std::atomic<bool> leading_{true};
   std::thread thread_;
 };

@@ -3,7 +3,6 @@
 
 #include <absl/strings/str_cat.h>
 
-#include <mutex>
 #include <utility>
 
 #include "core/status_macros.h"
@@ -32,7 +31,7 @@ absl::Status ReplicaIndex::Put(const StoredRow& row) {
     return absl::InvalidArgumentError(absl::StrCat("replica index: entry ", e.id, " has a vector of ",
                                                    e.embedding.size(), " floats, not ", dimension_));
   }
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto [slot, created] = namespaces_.try_emplace(e.name_space);
   Namespace& ns = slot->second;
   if (created) {
@@ -57,13 +56,13 @@ absl::Status ReplicaIndex::Put(const StoredRow& row) {
 }
 
 void ReplicaIndex::Remove(std::string_view name_space, std::string_view id) {
-  std::unique_lock lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = namespaces_.find(ToAbsl(name_space));
   if (it != namespaces_.end()) RemoveLocked(it->second, id);
 }
 
 std::optional<Entry> ReplicaIndex::Get(std::string_view name_space, std::string_view id) const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto ns = namespaces_.find(ToAbsl(name_space));
   if (ns == namespaces_.end()) return std::nullopt;
   auto it = ns->second.by_id.find(ToAbsl(id));
@@ -76,7 +75,7 @@ absl::StatusOr<std::vector<ReplicaHit>> ReplicaIndex::Search(std::string_view na
   if (static_cast<int>(query.size()) != dimension_ || k < 0) {
     return absl::InvalidArgumentError("replica index: bad query dimension or k");
   }
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   std::vector<ReplicaHit> hits;
   auto ns = namespaces_.find(ToAbsl(name_space));
   if (ns == namespaces_.end()) return hits;
@@ -89,13 +88,13 @@ absl::StatusOr<std::vector<ReplicaHit>> ReplicaIndex::Search(std::string_view na
 }
 
 size_t ReplicaIndex::size(std::string_view name_space) const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   auto ns = namespaces_.find(ToAbsl(name_space));
   return ns == namespaces_.end() ? 0 : ns->second.by_id.size();
 }
 
 ReplicaMemory ReplicaIndex::Memory() const {
-  std::shared_lock lock(mu_);
+  absl::ReaderMutexLock lock(&mu_);
   ReplicaMemory m;
   m.namespaces = namespaces_.size();
   for (const auto& [name, ns] : namespaces_) {

@@ -15,11 +15,11 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
+#include <absl/synchronization/mutex.h>
 
 #include <cstdint>
 #include <memory>
 #include <optional>
-#include <shared_mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,11 +74,11 @@ class ReplicaIndex {
     absl::flat_hash_map<int64_t, std::string> id_by_row;
   };
   explicit ReplicaIndex(int dimension) : dimension_(dimension) {}
-  void RemoveLocked(Namespace& ns, std::string_view id);  // requires mu_ (unique)
+  void RemoveLocked(Namespace& ns, std::string_view id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const int dimension_;
-  mutable std::shared_mutex mu_;
-  absl::flat_hash_map<std::string, Namespace> namespaces_;  // guarded by mu_
+  mutable absl::Mutex mu_;
+  absl::flat_hash_map<std::string, Namespace> namespaces_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace bulwark

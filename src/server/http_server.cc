@@ -396,6 +396,16 @@ void HttpServer::RecordRefusal(const httplib::Request& request, std::string_view
   context_.backends.audit->Append(std::move(record));
 }
 
+namespace {
+
+// The route's handler, through the interceptor for authenticated calls (replicas, service.h).
+absl::StatusOr<Reply> RunHandler(const ServiceContext& context, const RouteSpec& route, const Call& call) {
+  if (call.caller == nullptr || context.backends.interceptor == nullptr) return route.handler(call);
+  return context.backends.interceptor->Handle(route, call);
+}
+
+}  // namespace
+
 bool HttpServer::RefusedByHeaders(const httplib::Request& request, httplib::Response& response) const {
   if (options_.insecure_dev) {
     if (absl::Status origin = CheckLocalOrigin(request); !origin.ok()) {
@@ -474,7 +484,7 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
   }
   const Call call{request, match.params, query, caller ? &*caller : nullptr};
   const int64_t handler_start_us = ThreadCpuMicros();
-  absl::StatusOr<Reply> reply = route.handler(call);
+  absl::StatusOr<Reply> reply = RunHandler(context_, route, call);
   // Work beyond one request's share is charged to the key afterwards (issue #18 point 9): CPU time
   // of the handler's thread (time spent waiting for the disk or for a core is not the caller's
   // work) and the answer's size.

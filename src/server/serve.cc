@@ -10,15 +10,21 @@
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
+#include <memory>
+#include <optional>
 #include <ostream>
 #include <thread>
 
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
+#include "core/strings.h"
 #include "gate/gate_registry.h"
 #include "llm/chat_client.h"
+#include "replication/replica_coordinator.h"
 #include "retrieval/defended_retriever.h"
 #include "server/log_format.h"
+#include "server/replica_routing.h"
+#include "storage/postgresql/postgres_backend.h"
 #include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 #include "store/expiry_sweeper.h"
@@ -30,6 +36,11 @@ namespace {
 
 int Fail(std::ostream& err, const absl::Status& status, std::string_view context) {
   err << "error: " << context << ": " << status.message() << "\n";
+  return 1;
+}
+
+int Fail(std::ostream& err, const absl::Status& status) {  // the message names its context
+  err << "error: " << status.message() << "\n";
   return 1;
 }
 
@@ -73,6 +84,183 @@ class StopSignalMask {
   sigset_t previous_;
 };
 
+// Everything the service runs on, in the order it is made (and destroyed in reverse: the replica
+// coordinator first, the store last).
+struct ServiceParts {
+  std::unique_ptr<MemoryStore> store;
+  bool fresh = false;  // the store was created by this start
+  std::unique_ptr<PrincipalRegistry> registry;
+  std::unique_ptr<AuditLog> audit;
+  std::unique_ptr<GateStore> gates;
+  std::unique_ptr<GateRegistry> gate_registry;
+  std::unique_ptr<ChatClient> llm;
+  std::unique_ptr<DefendedRetriever> retriever;
+  std::unique_ptr<HoneypotRepository> honeypot_repository;
+  std::unique_ptr<HoneypotGuard> guard;
+  std::unique_ptr<ReplicaRouting> routing;
+  std::unique_ptr<ReplicaCoordinator> coordinator;
+};
+
+absl::Status WithContext(const absl::Status& status, std::string_view context) {
+  return absl::Status(status.code(), absl::StrCat(ToAbsl(context), ": ", status.message()));
+}
+
+// Opens the store, or creates it on first start, and runs its integrity check.
+absl::Status OpenStore(const ServeOptions& options, ServiceParts* parts, std::ostream& out) {
+  const std::string where = DisplayLocation(options.store_dir.string());
+  auto store = MemoryStore::Open(options.store_dir, options.store);
+  if (!store.ok() && store.status().code() == absl::StatusCode::kNotFound) {
+    store = MemoryStore::Create(options.store_dir, options.store);
+    parts->fresh = store.ok();
+  }
+  if (!store.ok()) return WithContext(store.status(), absl::StrCat("store ", where));
+  parts->store = *std::move(store);
+  if (parts->fresh) {
+    auto stats = parts->store->Stats();
+    if (!stats.ok()) return WithContext(stats.status(), "store");
+    Emit(out, options.json,
+         {{"event", "store_created"},
+          {"store", where},
+          {"embedder", stats->embedder.ToString()},
+          {"signing_key_id", stats->newest_key_id}},
+         absl::StrCat("created store ", where, " (embedder ", stats->embedder.ToString(), ", signing key ",
+                      stats->newest_key_id, ")"));
+  }
+  // Issue #18 point 9: a database that fails the engine's integrity check serves reads but no
+  // writes until an admin's verify passes (POST /v1/admin/verify or `bulwark verify`).
+  if (absl::Status integrity = parts->store->impl().entries->CheckIntegrityOrFreeze(); !integrity.ok()) {
+    if (integrity.code() != absl::StatusCode::kDataLoss) return WithContext(integrity, "integrity check");
+    spdlog::error("{}; writes are refused until an admin runs verify", std::string(integrity.message()));
+    Emit(out, options.json, {{"event", "writes_frozen"}, {"reason", std::string(integrity.message())}},
+         absl::StrCat("WRITES FROZEN: ", integrity.message(), "; run verify once the store is repaired"));
+  }
+  return absl::OkStatus();
+}
+
+// Opens the principal registry and creates the first admin of a fresh store. An exit code when
+// the service must not start, nullopt to go on.
+std::optional<int> OpenPrincipals(const ServeOptions& options, ServiceParts* parts, std::ostream& out,
+                                  std::ostream& err) {
+  Env* env = options.store.env ? options.store.env : Env::Default();
+  const std::filesystem::path db_path = StoreLayout(options.store_dir).database();
+  auto registry = PrincipalRegistry::Open(db_path, env, options.store.keyring_path);
+  if (!registry.ok()) return Fail(err, registry.status(), "principal registry");
+  parts->registry = *std::move(registry);
+  auto has_admin = parts->registry->HasActiveAdmin();
+  if (!has_admin.ok()) return Fail(err, has_admin.status(), "principal registry");
+  if (!*has_admin && parts->fresh) {
+    Principal admin;
+    admin.name = options.admin_name;
+    admin.role = Role::kAdmin;
+    admin.namespaces = {"*"};
+    if (auto s = parts->registry->AddPrincipal(admin); !s.ok())
+      return Fail(err, s, "creating the admin principal");
+    auto key = parts->registry->CreateKey(admin.name);
+    if (!key.ok()) return Fail(err, key.status(), "creating the admin key");
+    Emit(out, options.json, {{"event", "admin_created"}, {"principal", admin.name}, {"api_key", *key}},
+         absl::StrCat("created admin principal \"", admin.name,
+                      "\"; its API key is shown once, store it now:\n    ", *key));
+    *has_admin = true;
+  }
+  if (!*has_admin && !options.server.insecure_dev) {
+    err << "error: refusing to start: the store has no active admin principal with a key.\n"
+        << "  create one:  bulwark --store " << DisplayLocation(options.store_dir.string())
+        << " principals add admin --role admin --namespaces '*'\n"
+        << "  or, for local development only, start with --insecure-dev\n";
+    return 1;
+  }
+  return std::nullopt;
+}
+
+// The audit log and the read path: fitted gates, the LLM, the retriever and the honeypot monitor.
+absl::Status OpenReadPath(const ServeOptions& options, ServiceParts* parts) {
+  Env* env = options.store.env ? options.store.env : Env::Default();
+  const std::filesystem::path db_path = StoreLayout(options.store_dir).database();
+  // Signed with the store's keyring (the newest key at start; a rotation takes effect at restart).
+  auto audit =
+      AuditLog::OpenForStore(db_path, 50, AuditLog::kDefaultQueueCapacity, options.store.keyring_path);
+  if (!audit.ok()) return WithContext(audit.status(), "audit log");
+  parts->audit = *std::move(audit);
+  // The query history the gates can be fitted on is the store's own, fed by every search the gate
+  // does not flag.
+  auto gates = GateStore::Open(db_path, options.store.keyring_path);
+  if (!gates.ok()) return WithContext(gates.status(), "query gates");
+  parts->gates = *std::move(gates);
+  parts->gate_registry = std::make_unique<GateRegistry>(parts->gates.get(), env);
+  const char* llm_url = std::getenv("BULWARK_LLM_URL");
+  if (!options.llm.is_null() || (llm_url != nullptr && *llm_url != '\0')) {
+    auto client = ChatClient::FromConfig(options.llm.is_null() ? nlohmann::json::object() : options.llm);
+    if (!client.ok()) return WithContext(client.status(), "llm");
+    parts->llm = *std::move(client);
+    spdlog::info("llm responder and judge: {} at {}", parts->llm->options().model,
+                 parts->llm->options().endpoint.url);
+  }
+  parts->retriever = std::make_unique<DefendedRetriever>(parts->store.get(), parts->gate_registry.get(),
+                                                         parts->llm.get(), env);
+  // The honeypot monitor (MemPot): its blocks live in the store's database and survive restarts.
+  auto honeypot_mode = ParseHoneypotMode(options.honeypot_mode);
+  if (!honeypot_mode.ok()) return WithContext(honeypot_mode.status(), "honeypots");
+  auto honeypot_repository = OpenHoneypotRepository(options.store_dir.string());
+  if (!honeypot_repository.ok()) return WithContext(honeypot_repository.status(), "honeypots");
+  parts->honeypot_repository = *std::move(honeypot_repository);
+  HoneypotGuardOptions guard_options;
+  guard_options.default_mode = *honeypot_mode;
+  auto guard = HoneypotGuard::Create(guard_options, parts->store->impl().entries.get(),
+                                     parts->honeypot_repository.get(), env);
+  if (!guard.ok()) return WithContext(guard.status(), "honeypots");
+  parts->guard = *std::move(guard);
+  parts->retriever->SetHoneypotGuard(parts->guard.get());
+  return absl::OkStatus();
+}
+
+// With --replica-id: joins the replica group of the PostgreSQL store (replica_coordinator.h) and
+// points the routing (made before the server) at it. `url` is the listening URL.
+absl::Status StartReplica(const ServeOptions& options, ServiceParts* parts, const std::string& url,
+                          std::ostream& out) {
+  const ReplicationFlags& flags = options.replication;
+  auto* backend = dynamic_cast<PostgresBackend*>(&parts->store->impl().entries->backend());
+  if (backend == nullptr)
+    return absl::InvalidArgumentError("--replica-id needs a PostgreSQL store (--backend)");
+  ReplicaOptions ro;
+  ro.replica_id = flags.replica_id;
+  ro.advertise_url = flags.advertise.empty() ? url : flags.advertise;
+  ro.copies = static_cast<size_t>(std::max(flags.copies, 1));
+  ro.lease_ttl = absl::Milliseconds(flags.lease_ttl_ms);
+  EntryStore* entries = parts->store->impl().entries.get();
+  auto coordinator = ReplicaCoordinator::Start(options.store_dir.string(), ro, backend,
+                                               [entries] { return entries->CatchUpNow(); });
+  if (!coordinator.ok()) return WithContext(coordinator.status(), "replication");
+  parts->coordinator = *std::move(coordinator);
+  parts->routing->Attach(parts->coordinator.get());
+  Emit(out, options.json,
+       {{"event", "replica"},
+        {"replica_id", ro.replica_id},
+        {"incarnation", parts->coordinator->incarnation()},
+        {"advertise", ro.advertise_url},
+        {"copies", ro.copies}},
+       absl::StrCat("replica ", ro.replica_id, " at ", ro.advertise_url, " (", ro.copies, " copies)"));
+  return absl::OkStatus();
+}
+
+// Serves until SIGINT or SIGTERM (waited for on a dedicated thread, so no work happens inside a
+// signal handler), then stops the server.
+absl::Status ServeUntilStopped(HttpServer& server, const StopSignalMask& mask) {
+  std::atomic<bool> serving{true};
+  std::thread signal_thread([&] {
+    int sig = 0;
+    sigwait(&mask.signals(), &sig);
+    if (serving.load()) {
+      spdlog::info("signal {}: stopping", sig);
+      server.Stop();
+    }
+  });
+  absl::Status served = server.Serve();
+  serving = false;
+  pthread_kill(signal_thread.native_handle(), SIGTERM);  // wakes sigwait if no signal came
+  signal_thread.join();
+  return served;
+}
+
 }  // namespace
 
 bool IsLoopbackHost(std::string_view host) {
@@ -88,6 +276,11 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
         << "); it would give every network peer admin rights\n";
     return 2;
   }
+  const bool replicated = !options.replication.replica_id.empty();
+  if (replicated && !IsPostgresLocation(options.store_dir.string())) {
+    err << "error: --replica-id needs a PostgreSQL store (--backend postgresql://...)\n";
+    return 2;
+  }
 
   const StopSignalMask mask;
   std::signal(SIGPIPE, SIG_IGN);
@@ -95,132 +288,46 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   // companions, audit.db -- is for this user alone: 0700 directories, 0600 files (issue #18 9).
   ::umask(077);
 
-  // The store: open it, or create it on first start.
-  bool fresh = false;
-  auto store = MemoryStore::Open(options.store_dir, options.store);
-  if (!store.ok() && store.status().code() == absl::StatusCode::kNotFound) {
-    store = MemoryStore::Create(options.store_dir, options.store);
-    fresh = store.ok();
-  }
-  if (!store.ok())
-    return Fail(err, store.status(), absl::StrCat("store ", DisplayLocation(options.store_dir.string())));
-  if (fresh) {
-    auto stats = (*store)->Stats();
-    if (!stats.ok()) return Fail(err, stats.status(), "store");
-    Emit(out, options.json,
-         {{"event", "store_created"},
-          {"store", DisplayLocation(options.store_dir.string())},
-          {"embedder", stats->embedder.ToString()},
-          {"signing_key_id", stats->newest_key_id}},
-         absl::StrCat("created store ", DisplayLocation(options.store_dir.string()), " (embedder ",
-                      stats->embedder.ToString(), ", signing key ", stats->newest_key_id, ")"));
-  }
-
-  // Issue #18 point 9: a database that fails the engine's integrity check serves reads but no
-  // writes until an admin's verify passes (POST /v1/admin/verify or `bulwark verify`).
-  if (absl::Status integrity = (*store)->impl().entries->CheckIntegrityOrFreeze(); !integrity.ok()) {
-    if (integrity.code() != absl::StatusCode::kDataLoss) return Fail(err, integrity, "integrity check");
-    spdlog::error("{}; writes are refused until an admin runs verify", std::string(integrity.message()));
-    Emit(out, options.json, {{"event", "writes_frozen"}, {"reason", std::string(integrity.message())}},
-         absl::StrCat("WRITES FROZEN: ", integrity.message(), "; run verify once the store is repaired"));
-  }
+  ServiceParts parts;
+  if (absl::Status s = OpenStore(options, &parts, out); !s.ok()) return Fail(err, s);
+  if (std::optional<int> code = OpenPrincipals(options, &parts, out, err)) return *code;
+  if (so.insecure_dev) WarnInsecure(err, so);
+  if (absl::Status s = OpenReadPath(options, &parts); !s.ok()) return Fail(err, s);
 
   Env* env = options.store.env ? options.store.env : Env::Default();
-  const std::filesystem::path db_path = StoreLayout(options.store_dir).database();
-  auto registry = PrincipalRegistry::Open(db_path, env, options.store.keyring_path);
-  if (!registry.ok()) return Fail(err, registry.status(), "principal registry");
-  auto has_admin = (*registry)->HasActiveAdmin();
-  if (!has_admin.ok()) return Fail(err, has_admin.status(), "principal registry");
-  if (!*has_admin && fresh) {
-    Principal admin;
-    admin.name = options.admin_name;
-    admin.role = Role::kAdmin;
-    admin.namespaces = {"*"};
-    if (auto s = (*registry)->AddPrincipal(admin); !s.ok())
-      return Fail(err, s, "creating the admin principal");
-    auto key = (*registry)->CreateKey(admin.name);
-    if (!key.ok()) return Fail(err, key.status(), "creating the admin key");
-    Emit(out, options.json, {{"event", "admin_created"}, {"principal", admin.name}, {"api_key", *key}},
-         absl::StrCat("created admin principal \"", admin.name,
-                      "\"; its API key is shown once, store it now:\n    ", *key));
-    *has_admin = true;
+  ServiceBackends backends{parts.store.get(),     parts.registry.get(), parts.audit.get(), env,
+                           parts.retriever.get(), parts.gates.get()};
+  if (replicated) {
+    parts.routing = std::make_unique<ReplicaRouting>(
+        parts.store.get(),
+        ReplicaRoutingOptions{
+            .forward_timeout = absl::Milliseconds(options.replication.forward_timeout_ms),
+            .min_version_wait = absl::Milliseconds(options.replication.min_version_wait_ms)});
+    backends.interceptor = parts.routing.get();
   }
-  if (!*has_admin && !so.insecure_dev) {
-    err << "error: refusing to start: the store has no active admin principal with a key.\n"
-        << "  create one:  bulwark --store " << DisplayLocation(options.store_dir.string())
-        << " principals add admin --role admin --namespaces '*'\n"
-        << "  or, for local development only, start with --insecure-dev\n";
-    return 1;
-  }
-  if (so.insecure_dev) WarnInsecure(err, so);
-
-  // Signed with the store's keyring (the newest key at start; a rotation takes effect at restart).
-  auto audit =
-      AuditLog::OpenForStore(db_path, 50, AuditLog::kDefaultQueueCapacity, options.store.keyring_path);
-  if (!audit.ok()) return Fail(err, audit.status(), "audit log");
-
-  // The read-time defenses: fitted gates and the LLM. (The query history the gates can be fitted
-  // on is the store's own, fed by every search the gate does not flag.)
-  auto gates = GateStore::Open(db_path, options.store.keyring_path);
-  if (!gates.ok()) return Fail(err, gates.status(), "query gates");
-  GateRegistry gate_registry(gates->get(), env);
-  std::unique_ptr<ChatClient> llm;
-  const char* llm_url = std::getenv("BULWARK_LLM_URL");
-  if (!options.llm.is_null() || (llm_url != nullptr && *llm_url != '\0')) {
-    auto client = ChatClient::FromConfig(options.llm.is_null() ? nlohmann::json::object() : options.llm);
-    if (!client.ok()) return Fail(err, client.status(), "llm");
-    llm = *std::move(client);
-    spdlog::info("llm responder and judge: {} at {}", llm->options().model, llm->options().endpoint.url);
-  }
-  DefendedRetriever retriever(store->get(), &gate_registry, llm.get(), env);
-
-  // The honeypot monitor (MemPot): its blocks live in the store's database and survive restarts.
-  auto honeypot_mode = ParseHoneypotMode(options.honeypot_mode);
-  if (!honeypot_mode.ok()) return Fail(err, honeypot_mode.status(), "honeypots");
-  auto honeypot_repository = OpenHoneypotRepository(options.store_dir.string());
-  if (!honeypot_repository.ok()) return Fail(err, honeypot_repository.status(), "honeypots");
-  HoneypotGuardOptions guard_options;
-  guard_options.default_mode = *honeypot_mode;
-  auto guard =
-      HoneypotGuard::Create(guard_options, (*store)->impl().entries.get(), honeypot_repository->get(), env);
-  if (!guard.ok()) return Fail(err, guard.status(), "honeypots");
-  retriever.SetHoneypotGuard(guard->get());
-
-  ServiceBackends backends{store->get(), registry->get(), audit->get(), env, &retriever, gates->get()};
   auto server = HttpServer::Create(so, backends);
   if (!server.ok()) return Fail(err, server.status(), "server");
 
   // Expired entries are never returned; the sweeper erases them (and old idempotency records).
-  ExpirySweeper sweeper(store->get(), env, {.interval_ms = options.expiry_sweep_ms});
+  ExpirySweeper sweeper(parts.store.get(), env, {.interval_ms = options.expiry_sweep_ms});
   sweeper.Start();
 
   auto port = (*server)->Bind();
   if (!port.ok()) return Fail(err, port.status(), "listen");
   const std::string url = absl::StrCat(
       "http://", so.host.find(':') != std::string::npos ? "[" + so.host + "]" : so.host, ":", *port);
+  if (replicated) {
+    if (absl::Status s = StartReplica(options, &parts, url, out); !s.ok()) return Fail(err, s);
+  }
   Emit(out, options.json, {{"event", "listening"}, {"host", so.host}, {"port", *port}, {"url", url}},
        absl::StrCat("listening on ", url));
   if (so.insecure_dev) spdlog::warn("--insecure-dev is active on {}", url);
 
-  // SIGINT/SIGTERM stop the server; they are waited for on a dedicated thread, so no work happens
-  // inside a signal handler.
-  std::atomic<bool> serving{true};
-  std::thread signal_thread([&] {
-    int sig = 0;
-    sigwait(&mask.signals(), &sig);
-    if (serving.load()) {
-      spdlog::info("signal {}: stopping", sig);
-      (*server)->Stop();
-    }
-  });
-  absl::Status served = (*server)->Serve();
-  serving = false;
-  pthread_kill(signal_thread.native_handle(), SIGTERM);  // wakes sigwait if no signal came
-  signal_thread.join();
-
+  absl::Status served = ServeUntilStopped(**server, mask);
   sweeper.Stop();
   server->reset();
-  if (auto s = (*audit)->Flush(); !s.ok()) spdlog::error("audit flush: {}", s.ToString());
+  parts.coordinator.reset();  // releases this replica's leases at once
+  if (auto s = parts.audit->Flush(); !s.ok()) spdlog::error("audit flush: {}", s.ToString());
   if (!served.ok()) return Fail(err, served, "serve");
   Emit(out, options.json, {{"event", "stopped"}}, "stopped");
   return 0;

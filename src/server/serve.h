@@ -14,6 +14,16 @@
 
 namespace bulwark::server {
 
+// Several replicas over one PostgreSQL store (doc/scale-out.md, "Replicas in bulwark serve").
+struct ReplicationFlags {
+  std::string replica_id;          // empty: a single server, no replication
+  std::string advertise;           // the URL the other replicas reach this one at; empty: the listening URL
+  int copies = 2;                  // R, the replicas a namespace is placed on (>= 1)
+  int lease_ttl_ms = 10'000;       // a dead leader's namespaces are taken over after at most this long
+  int min_version_wait_ms = 2000;  // the longest a read waits for its Bulwark-Min-Version
+  int forward_timeout_ms = 5000;   // connect + answer of a write forwarded to the leader
+};
+
 struct ServeOptions {
   std::filesystem::path store_dir;
   StoreOptions store;  // keyring path, text limits; embedder config for a new store
@@ -30,6 +40,7 @@ struct ServeOptions {
   std::string log_format = "text";
   // How often the expiry sweeper purges expired entries (store/expiry_sweeper.h).
   int expiry_sweep_ms = 60'000;
+  ReplicationFlags replication;
 };
 
 // Runs the service; returns the process exit code: 0 after a clean stop, 1 if the store, the
@@ -42,6 +53,8 @@ struct ServeOptions {
 //   created admin principal "admin"; its API key is shown once, store it now:
 //     bwk_<key_id>_<secret>
 //   listening on http://HOST:PORT
+//   replica ID at URL (R copies)     (with --replica-id; JSON event "replica")
+// With --replica-id the store must be a PostgreSQL store (exit code 2 otherwise).
 int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err);
 
 // True for 127.0.0.0/8, ::1 and "localhost".

@@ -32,6 +32,19 @@
 
 namespace bulwark::server {
 
+struct Call;
+struct Reply;
+struct RouteSpec;
+
+// Wraps the handlers of authenticated routes (ServiceBackends::interceptor). Handle either answers
+// itself (e.g. with a forwarded request's answer) or runs route.handler(call) and may add
+// response headers. Thread-safe: called from every worker.
+class RouteInterceptor {
+ public:
+  virtual ~RouteInterceptor() = default;
+  virtual absl::StatusOr<Reply> Handle(const RouteSpec& route, const Call& call) = 0;
+};
+
 // The backends of the service. Not owned: they must outlive the server.
 struct ServiceBackends {
   MemoryStore* store = nullptr;
@@ -43,6 +56,10 @@ struct ServiceBackends {
   DefendedRetriever* retriever = nullptr;
   // The fitted query gates (their signed policies are checked by verify); may be null.
   GateStore* gates = nullptr;
+  // Runs every authenticated route's handler when set (several replicas over one PostgreSQL
+  // store: forwards writes to the namespace's leader, waits for a read's minimum version; see
+  // server/replica_routing.h). Null: handlers run directly.
+  RouteInterceptor* interceptor = nullptr;
 };
 
 struct ServiceContext {

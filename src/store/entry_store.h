@@ -214,6 +214,11 @@ class EntryStore {
   // the whole store passes; reads go on (rows that fail their tags are withheld as always).
   // Returns the check's status.
   [[nodiscard]] absl::Status CheckIntegrityOrFreeze();
+  // Replication (doc/scale-out.md, "Replicas in bulwark serve"): reflects every history event
+  // committed so far in the indexes now, whatever other_writers_check_ms says, and returns the
+  // newest seq reflected (every event up to it is applied, in seq order). The backend's error
+  // otherwise (nothing is marked applied then).
+  [[nodiscard]] absl::StatusOr<int64_t> CatchUpNow();
   bool writes_frozen() const { return writes_frozen_.load(); }
   // Entry counts per namespace and the keyring's state.
   [[nodiscard]] absl::StatusOr<StoreStats> Stats(const EmbedderFingerprint& embedder);

@@ -77,6 +77,18 @@ absl::Status EntryStore::CatchUpWithOtherWriters() {
   return CatchUpLocked();
 }
 
+absl::StatusOr<int64_t> EntryStore::CatchUpNow() {
+  BULWARK_ASSIGN_OR_RETURN(const int64_t last, backend_->LastEventSeq());
+  {
+    absl::ReaderMutexLock lock(&mu_);
+    if (last <= seen_event_seq_) return seen_event_seq_;
+  }
+  RefreshKeyring();
+  absl::MutexLock lock(&mu_);
+  BULWARK_RETURN_IF_ERROR(CatchUpLocked());
+  return seen_event_seq_;
+}
+
 absl::Status EntryStore::CatchUpLocked() {
   auto events = backend_->EventsAfter(seen_event_seq_);
   if (!events.ok()) return events.status();

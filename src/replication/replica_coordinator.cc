@@ -1,0 +1,204 @@
+// One replica's leadership, forwarding decisions and follower loop (see replica_coordinator.h).
+#include "replication/replica_coordinator.h"
+
+#include <absl/strings/str_cat.h>
+#include <spdlog/spdlog.h>
+
+#include <utility>
+#include <vector>
+
+#include "core/status_macros.h"
+#include "core/strings.h"
+#include "storage/postgresql/rendezvous.h"
+
+namespace bulwark {
+namespace {
+
+using WriteRoute = ReplicaCoordinator::WriteRoute;
+
+WriteRoute Local() { return {WriteRoute::Kind::kLocal, "", ""}; }
+WriteRoute Forward(std::string url) { return {WriteRoute::Kind::kForward, std::move(url), ""}; }
+WriteRoute Unavailable(std::string why) { return {WriteRoute::Kind::kUnavailable, "", std::move(why)}; }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ReplicaCoordinator>> ReplicaCoordinator::Start(
+    std::string_view conninfo, ReplicaOptions options, PostgresBackend* backend,
+    std::function<absl::StatusOr<int64_t>()> catch_up) {
+  if (options.replica_id.empty() || options.replica_id.size() > kMaxReplicaIdBytes ||
+      options.replica_id.find('/') != std::string::npos) {
+    return absl::InvalidArgumentError("a replica id is 1..256 bytes without '/'");
+  }
+  if (options.copies == 0) return absl::InvalidArgumentError("the replication factor must be at least 1");
+  if (options.lease_ttl < absl::Seconds(1) || options.lease_ttl > absl::Minutes(10)) {
+    return absl::InvalidArgumentError("the lease ttl must be between 1 s and 10 min");
+  }
+  if (backend == nullptr || !catch_up)
+    return absl::InvalidArgumentError("replication needs a PostgreSQL store");
+  std::unique_ptr<ReplicaCoordinator> c(
+      new ReplicaCoordinator(std::move(options), backend, std::move(catch_up)));
+  c->conninfo_ = std::string(conninfo);
+  c->self_ = {NewIncarnation(c->options_.replica_id), c->options_.replica_id, c->options_.advertise_url};
+  BULWARK_ASSIGN_OR_RETURN(c->leases_, NamespaceLeases::Open(conninfo));
+  BULWARK_ASSIGN_OR_RETURN(c->directory_, ReplicaDirectory::Open(conninfo));
+  BULWARK_RETURN_IF_ERROR(c->directory_->Heartbeat(c->self_));
+  BULWARK_ASSIGN_OR_RETURN(c->notifier_, CoalescingNotifier::Start(conninfo));
+  BULWARK_ASSIGN_OR_RETURN(c->listener_, ChangeListener::Open(conninfo));
+  c->heartbeat_thread_ = std::thread([p = c.get()] { p->HeartbeatLoop(); });
+  c->follow_thread_ = std::thread([p = c.get()] { p->FollowLoop(); });
+  spdlog::info("replica {} ({}) at {}: R = {}, lease {}", c->options_.replica_id, c->self_.incarnation,
+               c->self_.url, c->options_.copies, absl::FormatDuration(c->options_.lease_ttl));
+  return c;
+}
+
+ReplicaCoordinator::ReplicaCoordinator(ReplicaOptions options, PostgresBackend* backend,
+                                       std::function<absl::StatusOr<int64_t>()> catch_up)
+    : options_(std::move(options)), backend_(backend), catch_up_(std::move(catch_up)) {}
+
+ReplicaCoordinator::~ReplicaCoordinator() {
+  {
+    absl::MutexLock lock(&stop_mu_);
+    stopping_ = true;
+  }
+  if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
+  if (follow_thread_.joinable()) follow_thread_.join();
+  {
+    absl::MutexLock lock(&lead_mu_);
+    leaders_.clear();  // each releases its lease if still leading
+  }
+  if (directory_ != nullptr) {
+    if (absl::Status s = directory_->Remove(self_.incarnation); !s.ok())
+      spdlog::warn("replica directory: {}", s.ToString());
+  }
+}
+
+bool ReplicaCoordinator::SleepUnlessStopping(absl::Duration d) {
+  absl::MutexLock lock(&stop_mu_);
+  stop_mu_.AwaitWithTimeout(absl::Condition(&stopping_), d);
+  return !stopping_;
+}
+
+void ReplicaCoordinator::HeartbeatLoop() {
+  while (SleepUnlessStopping(options_.lease_ttl / 4)) {
+    if (absl::Status s = directory_->Heartbeat(self_); !s.ok())
+      spdlog::warn("replica heartbeat: {}", s.ToString());
+  }
+}
+
+void ReplicaCoordinator::FollowLoop() {
+  while (SleepUnlessStopping(absl::ZeroDuration())) {
+    // A hint or the poll interval, whichever comes first; then the feed, whatever the hint said.
+    if (listener_ != nullptr) {
+      if (auto heard = listener_->Wait(options_.poll_every); !heard.ok()) {
+        spdlog::warn("change listener: {}; polling until it is reopened", heard.status().ToString());
+        listener_.reset();
+      }
+    } else {
+      if (!SleepUnlessStopping(options_.poll_every)) break;
+      if (auto reopened = ChangeListener::Open(conninfo_); reopened.ok()) listener_ = *std::move(reopened);
+    }
+    if (absl::StatusOr<int64_t> applied = catch_up_(); !applied.ok())
+      spdlog::warn("applying the change feed: {}", applied.status().ToString());
+  }
+}
+
+absl::StatusOr<ReplicaInfo> ReplicaCoordinator::PreferredLeader(std::string_view name_space) {
+  BULWARK_ASSIGN_OR_RETURN(std::vector<ReplicaInfo> live, directory_->Live(options_.lease_ttl));
+  std::vector<std::string> ids;
+  bool self_listed = false;
+  for (const ReplicaInfo& r : live) {
+    ids.push_back(r.replica_id);
+    self_listed = self_listed || r.replica_id == self_.replica_id;
+  }
+  if (!self_listed) {  // this replica is live by definition, even if its heartbeat is late
+    ids.push_back(self_.replica_id);
+    live.push_back(self_);
+  }
+  BULWARK_ASSIGN_OR_RETURN(RendezvousPlacement placement, RendezvousPlacement::Create(ids));
+  const std::vector<std::string> holders = placement.Place(name_space, options_.copies);
+  for (const ReplicaInfo& r : live) {
+    if (r.replica_id == holders.front()) return r.replica_id == self_.replica_id ? self_ : r;
+  }
+  return self_;
+}
+
+WriteRoute ReplicaCoordinator::RouteWrite(std::string_view name_space, bool forwarded) {
+  {
+    absl::MutexLock lock(&lead_mu_);
+    auto it = leaders_.find(ToAbsl(name_space));
+    if (it != leaders_.end()) {
+      if (it->second->leading()) return Local();
+      leaders_.erase(it);  // stepped down (lost or expired lease): decide again below
+    }
+  }
+  absl::StatusOr<std::optional<Lease>> lease = leases_->Current(name_space);
+  if (!lease.ok()) return Unavailable(absl::StrCat("the lease table: ", lease.status().message()));
+  if (lease->has_value() && (*lease)->live() && (*lease)->holder != self_.incarnation)
+    return ToHolder(**lease);
+  if (!forwarded) {
+    absl::StatusOr<ReplicaInfo> preferred = PreferredLeader(name_space);
+    if (!preferred.ok())
+      return Unavailable(absl::StrCat("the replica directory: ", preferred.status().message()));
+    if (preferred->incarnation != self_.incarnation) return Forward(preferred->url);
+  }
+  absl::MutexLock lock(&lead_mu_);
+  return Lead(name_space);
+}
+
+WriteRoute ReplicaCoordinator::Lead(std::string_view name_space) {
+  auto it = leaders_.find(ToAbsl(name_space));
+  if (it != leaders_.end() && it->second->leading()) return Local();  // another worker took it
+  LeadershipOptions lo;
+  lo.ttl = options_.lease_ttl;
+  lo.renew_every = options_.lease_ttl / 3;
+  lo.on_step_down = [ns = std::string(name_space)](const absl::Status& why) {
+    spdlog::warn("stepped down as the leader of namespace '{}': {}", ns, why.ToString());
+  };
+  auto led = NamespaceLeadership::Acquire(leases_.get(), backend_, name_space, self_.incarnation, lo);
+  if (led.ok()) {
+    spdlog::info("leading namespace '{}' at epoch {}", name_space, (*led)->epoch());
+    // The previous leader's last writes are in the indexes before this replica's first one.
+    if (absl::StatusOr<int64_t> applied = catch_up_(); !applied.ok()) {
+      return Unavailable(absl::StrCat("applying the change feed: ", applied.status().message()));
+    }
+    leaders_[std::string(name_space)] = *std::move(led);
+    return Local();
+  }
+  if (led.status().code() != absl::StatusCode::kFailedPrecondition) {
+    return Unavailable(absl::StrCat("taking the lease: ", led.status().message()));
+  }
+  absl::StatusOr<std::optional<Lease>> lease = leases_->Current(name_space);  // lost a race: the winner
+  if (!lease.ok() || !lease->has_value()) return Unavailable("the namespace's lease changed hands; retry");
+  return ToHolder(**lease);
+}
+
+WriteRoute ReplicaCoordinator::ToHolder(const Lease& lease) {
+  absl::StatusOr<std::optional<ReplicaInfo>> holder = directory_->Find(lease.holder);
+  if (!holder.ok()) return Unavailable(absl::StrCat("the replica directory: ", holder.status().message()));
+  if (!holder->has_value()) {
+    return Unavailable(absl::StrCat("the leader ", lease.holder, " is not in the replica directory"));
+  }
+  return Forward((*holder)->url);
+}
+
+void ReplicaCoordinator::Committed(std::string_view name_space) { notifier_->Hint(name_space); }
+
+void ReplicaCoordinator::Fenced(std::string_view name_space) {
+  absl::MutexLock lock(&lead_mu_);
+  leaders_.erase(ToAbsl(name_space));
+}
+
+absl::StatusOr<int64_t> ReplicaCoordinator::WaitApplied(int64_t version, absl::Duration max_wait) {
+  const absl::Time deadline = absl::Now() + max_wait;
+  int64_t applied = 0;
+  while (true) {
+    BULWARK_ASSIGN_OR_RETURN(applied, catch_up_());
+    if (applied >= version) return applied;
+    if (absl::Now() >= deadline) break;
+    absl::SleepFor(std::min(absl::Milliseconds(10), deadline - absl::Now()));
+  }
+  return absl::UnavailableError(
+      absl::StrCat("this replica has applied version ", applied, ", the request needs ", version, "; retry"));
+}
+
+}  // namespace bulwark

@@ -1,0 +1,151 @@
+// Forwarding writes to the leader, version tokens and minimum-version reads (see replica_routing.h).
+#include "server/replica_routing.h"
+
+#include <absl/strings/match.h>
+#include <absl/strings/str_cat.h>
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include <array>
+
+#include "replication/version_token.h"
+#include "server/api_status.h"
+#include "server/request_parsing.h"
+#include "store/memory_store.h"
+#include "store/memory_store_impl.h"
+
+namespace bulwark::server {
+namespace {
+
+// The request headers a forwarded request carries (credentials, body type, the write's own
+// parameters, tracing). Never the hop-by-hop ones or httplib's REMOTE_ADDR pseudo-headers.
+constexpr std::array<const char*, 8> kForwardedRequestHeaders = {
+    "Authorization",     "X-API-Key",   "Content-Type", "Idempotency-Key",
+    "X-Bulwark-Session", "traceparent", "tracestate",   kMinVersionHeader};
+// The answer headers returned from the leader.
+constexpr std::array<const char*, 4> kReturnedHeaders = {kVersionHeader, "Retry-After", "Location",
+                                                         "WWW-Authenticate"};
+
+bool IsNamespaceWrite(const RouteSpec& route) {
+  if (route.method == "GET" || route.method == "HEAD") return false;
+  if (route.pattern == "/v1/memories/search") return false;
+  return absl::StartsWith(route.pattern, "/v1/memories") ||
+         absl::StartsWith(route.pattern, "/v1/quarantine/") ||
+         absl::StartsWith(route.pattern, "/v1/namespaces/{namespace}/");
+}
+
+Reply RetryLater(int status, std::string_view code, std::string_view message) {
+  Reply reply;
+  reply.status = status;
+  reply.body = ErrorBody(code, message);
+  reply.headers.emplace_back("Retry-After", "1");
+  return reply;
+}
+
+}  // namespace
+
+std::optional<std::string> WriteNamespaceOf(const RouteSpec& route, const Call& call) {
+  if (!IsNamespaceWrite(route)) return std::nullopt;
+  if (std::string_view in_path = call.Param("namespace"); !in_path.empty()) return std::string(in_path);
+  std::optional<std::string> in_body;
+  if (!call.http.body.empty()) {
+    absl::StatusOr<nlohmann::json> body = ParseJsonObject(call.http.body, RequestLimits{}.max_depth);
+    if (!body.ok()) return std::nullopt;  // the handler answers 400
+    if (auto it = body->find("namespace"); it != body->end()) {
+      if (!it->is_string()) return std::nullopt;
+      in_body = it->get<std::string>();
+    }
+  }
+  absl::StatusOr<std::string> ns = ResolveNamespace(in_body, call.query);
+  if (!ns.ok()) return std::nullopt;
+  return *std::move(ns);
+}
+
+absl::StatusOr<Reply> ReplicaRouting::Handle(const RouteSpec& route, const Call& call) {
+  ReplicaCoordinator* const coordinator = coordinator_.load();
+  if (coordinator == nullptr) return route.handler(call);
+  if (call.http.has_header(kMinVersionHeader)) {
+    absl::StatusOr<VersionToken> token = VersionToken::Decode(call.http.get_header_value(kMinVersionHeader));
+    if (!token.ok()) {
+      return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument",
+                      absl::StrCat(kMinVersionHeader, ": ", token.status().message()));
+    }
+    absl::StatusOr<int64_t> applied = coordinator->WaitApplied(token->version, options_.min_version_wait);
+    if (!applied.ok()) return RetryLater(503, "unavailable", std::string(applied.status().message()));
+  }
+  std::optional<std::string> ns = WriteNamespaceOf(route, call);
+  if (!ns) return route.handler(call);
+  const bool forwarded = call.http.has_header(kForwardedHeader);
+  ReplicaCoordinator::WriteRoute where = coordinator->RouteWrite(*ns, forwarded);
+  switch (where.kind) {
+    case ReplicaCoordinator::WriteRoute::Kind::kLocal:
+      return WriteHere(route, call, *ns);
+    case ReplicaCoordinator::WriteRoute::Kind::kForward:
+      if (!forwarded) return ForwardTo(where.url, call);
+      return RetryLater(503, "leader_unavailable", "the namespace's leader changed while forwarding; retry");
+    case ReplicaCoordinator::WriteRoute::Kind::kUnavailable:
+      break;
+  }
+  return RetryLater(503, "leader_unavailable",
+                    absl::StrCat("no leader for this namespace now (", where.why, "); retry"));
+}
+
+absl::StatusOr<Reply> ReplicaRouting::WriteHere(const RouteSpec& route, const Call& call,
+                                                const std::string& name_space) {
+  absl::StatusOr<Reply> reply = route.handler(call);
+  if (!reply.ok()) {
+    if (reply.status().code() == absl::StatusCode::kFailedPrecondition &&
+        absl::StrContains(reply.status().message(), "fenced")) {
+      spdlog::warn("a write of namespace '{}' was fenced: {}", name_space, reply.status().ToString());
+      coordinator_.load()->Fenced(name_space);
+      return RetryLater(503, "not_leader", "this replica no longer leads the namespace; retry");
+    }
+    return reply;
+  }
+  if (reply->status >= 200 && reply->status < 300) {
+    // Every event of this write has a seq at most the newest one now: a token that is never short.
+    absl::StatusOr<int64_t> version = store_->impl().entries->backend().LastEventSeq();
+    if (version.ok() && *version > 0) {
+      reply->headers.emplace_back(kVersionHeader, VersionToken{name_space, *version}.Encode());
+    }
+    coordinator_.load()->Committed(name_space);
+  }
+  return reply;
+}
+
+Reply ReplicaRouting::ForwardTo(const std::string& url, const Call& call) const {
+  httplib::Client client(url);
+  client.set_url_encode(false);  // the target is sent on exactly as it was received
+  const int64_t timeout_us = absl::ToInt64Microseconds(options_.forward_timeout);
+  client.set_connection_timeout(timeout_us / 1'000'000, timeout_us % 1'000'000);
+  client.set_read_timeout(timeout_us / 1'000'000, timeout_us % 1'000'000);
+  client.set_write_timeout(timeout_us / 1'000'000, timeout_us % 1'000'000);
+  httplib::Headers headers = {{kForwardedHeader, coordinator_.load()->incarnation()}};
+  for (const char* name : kForwardedRequestHeaders) {
+    if (call.http.has_header(name)) headers.emplace(name, call.http.get_header_value(name));
+  }
+  httplib::Request request;
+  request.method = call.http.method;
+  request.path = call.http.target;  // path and query string as received
+  request.headers = std::move(headers);
+  request.body = call.http.body;
+  httplib::Result result = client.send(request);
+  if (!result) {
+    spdlog::warn("forwarding {} {} to {}: {}", call.http.method, call.http.path, url,
+                 httplib::to_string(result.error()));
+    return RetryLater(503, "leader_unavailable",
+                      absl::StrCat("the namespace's leader at ", url, " did not answer (",
+                                   httplib::to_string(result.error()), "); retry"));
+  }
+  Reply reply;
+  reply.status = result->status;
+  reply.text = result->body;
+  reply.content_type = result->get_header_value("Content-Type");
+  if (reply.content_type.empty()) reply.content_type = "application/json";
+  for (const char* name : kReturnedHeaders) {
+    if (result->has_header(name)) reply.headers.emplace_back(name, result->get_header_value(name));
+  }
+  return reply;
+}
+
+}  // namespace bulwark::server

@@ -1,0 +1,265 @@
+// Three real `bulwark serve --replica-id` processes over one PostgreSQL store (issue #17 points 2
+// and 3; doc/scale-out.md, "Replicas in bulwark serve"), on 127.0.0.1 port 0 with a throwaway
+// PostgreSQL cluster:
+//   - a write sent to any replica is forwarded to the namespace's one leader, answers a version
+//     token, and is readable with that token on every replica;
+//   - tenancy holds through forwarding: a key of namespace a reaches nothing of namespace b;
+//   - kill -9 of a leader during a bounded write load loses no acknowledged write, and another
+//     replica takes the namespace over (the takeover time is printed);
+//   - a leader paused (SIGSTOP) past its lease and resumed never forks the namespace: its late
+//     write is refused or goes to the new leader, and the store's versions stay gap-free.
+#include <absl/strings/match.h>
+#include <absl/strings/str_cat.h>
+#include <absl/strings/str_join.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <future>
+#include <iostream>
+#include <map>
+#include <thread>
+
+#include "replication/version_checker.h"
+#include "service_harness.h"
+#include "storage/postgresql/change_feed.h"
+#include "storage/postgresql/namespace_lease.h"
+#include "storage/postgresql/testing/pg_test_environment.h"
+#include "testing/temp_dir.h"
+
+namespace bulwark {
+namespace {
+
+using ::bulwark::testing::Answer;
+using ::bulwark::testing::ServerProcess;
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kLeaseTtlMs = 2000;
+
+class ReplicaServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto cluster = ::bulwark::testing::SharedPgCluster();
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *cluster;
+    static int databases = 0;
+    const std::string db = absl::StrCat("replicas", ++databases);
+    ASSERT_TRUE(cluster_->CreateDatabase(db).ok());
+    url_ = absl::StrCat("postgresql://postgres@127.0.0.1:", cluster_->port(), "/", db);
+    keyring_ = (dir_.path() / "keyring.json").string();
+    // The first creates the store and the admin; the other two start together.
+    replicas_["r1"] = Start("r1");
+    ASSERT_NE(replicas_["r1"], nullptr) << "r1 did not start";
+    ASSERT_TRUE(replicas_["r1"]->admin_key().has_value());
+    admin_ = *replicas_["r1"]->admin_key();
+    auto r2 = std::async(std::launch::async, [this] { return Start("r2"); });
+    auto r3 = std::async(std::launch::async, [this] { return Start("r3"); });
+    replicas_["r2"] = r2.get();
+    replicas_["r3"] = r3.get();
+    ASSERT_NE(replicas_["r2"], nullptr) << "r2 did not start";
+    ASSERT_NE(replicas_["r3"], nullptr) << "r3 did not start";
+    ASSERT_FALSE(admin_.empty());
+    auto leases = NamespaceLeases::Open(url_);
+    ASSERT_TRUE(leases.ok()) << leases.status();
+    leases_ = *std::move(leases);
+  }
+
+  std::unique_ptr<ServerProcess> Start(const std::string& id) const {
+    return ServerProcess::StartAt(
+        url_, (dir_.path() / absl::StrCat(id, ".stderr")).string(),
+        {"--keyring", keyring_, "--replica-id", id, "--replication-factor", "2", "--lease-ttl-ms",
+         std::to_string(kLeaseTtlMs), "--min-version-wait-ms", "3000", "--forward-timeout-ms", "3000"});
+  }
+  Answer On(const std::string& id, const std::string& method, const std::string& path, const std::string& key,
+            const json& body = nullptr, httplib::Headers headers = {}) {
+    auto client = replicas_.at(id)->Client();
+    if (body.is_null()) return ::bulwark::testing::Send(*client, method, path, key, "", std::move(headers));
+    return ::bulwark::testing::SendJson(*client, method, path, key, body, std::move(headers));
+  }
+  std::string NewKey(const std::string& name, const std::string& ns) {
+    Answer a = On("r1", "POST", "/v1/admin/principals", admin_,
+                  {{"name", name}, {"role", "writer"}, {"namespaces", {ns}}, {"create_key", true}});
+    EXPECT_EQ(a.status, 201) << a.body;
+    return a.json().value("api_key", "");
+  }
+  // The replica id leading `ns` now ("" if none): the lease holder's incarnation is "<id>/<hex>".
+  std::string Leader(const std::string& ns) {
+    auto lease = leases_->Current(ns);
+    if (!lease.ok() || !lease->has_value() || !(*lease)->live()) return "";
+    return (*lease)->holder.substr(0, (*lease)->holder.find('/'));
+  }
+  // The whole store's history is gap-free and ordered (VersionChecker, kWholeStore).
+  void ExpectGapFreeVersions() {
+    auto feed = ChangeFeed::Open(url_);
+    ASSERT_TRUE(feed.ok()) << feed.status();
+    auto report = CheckStoreVersions(**feed);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_TRUE(report->ok()) << absl::StrJoin(report->problems, "; ");
+    EXPECT_GT(report->events, 0);
+  }
+  // Reads entry `id` of `ns` on replica `on` with the write's token: 200 and the text.
+  void ExpectReadable(const std::string& on, const std::string& ns, const std::string& id,
+                      const std::string& token, const std::string& key) {
+    Answer got = On(on, "GET", absl::StrCat("/v1/memories/", id, "?namespace=", ns), key, nullptr,
+                    {{"Bulwark-Min-Version", token}});
+    EXPECT_EQ(got.status, 200) << on << ": " << got.body;
+  }
+
+  // Writes `text` to `ns` through the replicas of `order` in turn, retrying 503s and lost
+  // connections every 100 ms until `deadline`; the acknowledged write's (id, token), or empty
+  // strings (with a test failure).
+  std::pair<std::string, std::string> WriteWithRetry(const std::vector<std::string>& order,
+                                                     const std::string& key, const std::string& ns,
+                                                     const std::string& text, Clock::time_point deadline) {
+    Answer last;
+    for (size_t attempt = 0; Clock::now() < deadline; ++attempt) {
+      last =
+          On(order[attempt % order.size()], "POST", "/v1/memories", key, {{"namespace", ns}, {"text", text}});
+      if (last.status == 201) return {last.json()["entry"].value("id", ""), last.header("Bulwark-Version")};
+      if (last.status != 503 && last.status != 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << "write '" << text << "' not acknowledged: " << last.status << " " << last.body;
+    return {};
+  }
+
+  ::bulwark::testing::TempDir dir_;
+  ::bulwark::testing::PgTestCluster* cluster_ = nullptr;
+  std::string url_;
+  std::string keyring_;
+  std::string admin_;
+  std::map<std::string, std::unique_ptr<ServerProcess>> replicas_;
+  std::unique_ptr<NamespaceLeases> leases_;
+};
+
+TEST_F(ReplicaServiceTest, AWriteOnAnyReplicaIsReadableWithItsTokenEverywhere) {
+  const std::string alice = NewKey("alice", "a");
+  const std::string bob = NewKey("bob", "b");
+  std::vector<std::pair<std::string, std::string>> written;  // (id, token)
+  for (const char* on : {"r1", "r2", "r3"}) {
+    Answer a = On(on, "POST", "/v1/memories", alice,
+                  {{"namespace", "a"}, {"text", absl::StrCat("The meeting room code on ", on, " is 42")}});
+    ASSERT_EQ(a.status, 201) << on << ": " << a.body;
+    const std::string token = a.header("Bulwark-Version");
+    EXPECT_TRUE(absl::StartsWith(token, "bw1.")) << "a write answers its version token";
+    written.emplace_back(a.json()["entry"].value("id", ""), token);
+  }
+  const std::string leader = Leader("a");
+  EXPECT_FALSE(leader.empty()) << "one replica leads namespace a";
+  for (const auto& [id, token] : written) {
+    for (const char* on : {"r1", "r2", "r3"}) ExpectReadable(on, "a", id, token, alice);
+  }
+  // A search with the newest token sees all three on every replica.
+  for (const char* on : {"r1", "r2", "r3"}) {
+    Answer s =
+        On(on, "POST", "/v1/memories/search", alice, {{"namespace", "a"}, {"query", "meeting room code"}},
+           {{"Bulwark-Min-Version", written.back().second}});
+    ASSERT_EQ(s.status, 200) << s.body;
+    EXPECT_EQ(s.json()["hits"].size(), 3u) << on << ": " << s.body;
+  }
+  // Tenancy through forwarding: alice's key writes nothing into b, reads nothing of b, on any replica.
+  for (const char* on : {"r1", "r2", "r3"}) {
+    EXPECT_EQ(On(on, "POST", "/v1/memories", alice, {{"namespace", "b"}, {"text", "alice was here"}}).status,
+              404);
+    EXPECT_EQ(On(on, "POST", "/v1/memories/search", bob, {{"namespace", "a"}, {"query", "meeting"}}).status,
+              404);
+    EXPECT_EQ(On(on, "GET", absl::StrCat("/v1/memories/", written[0].first, "?namespace=a"), bob).status,
+              404);
+  }
+  Answer b = On("r2", "POST", "/v1/memories/search", bob, {{"namespace", "b"}, {"query", "alice was here"}});
+  ASSERT_EQ(b.status, 200) << b.body;
+  EXPECT_TRUE(b.json()["hits"].empty()) << b.body;
+  // A malformed token is the caller's mistake.
+  EXPECT_EQ(On("r3", "GET", absl::StrCat("/v1/memories/", written[0].first, "?namespace=a"), alice, nullptr,
+               {{"Bulwark-Min-Version", "bw1.!!"}})
+                .status,
+            400);
+  ExpectGapFreeVersions();
+}
+
+TEST_F(ReplicaServiceTest, KillNineOfTheLeaderDuringWritesLosesNoAcknowledgedWrite) {
+  const std::string key = NewKey("writer", "k");
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(20);
+  std::vector<std::pair<std::string, std::string>> acked;  // (id, token)
+  auto first = WriteWithRetry({"r1"}, key, "k", "write 0", deadline);
+  ASSERT_FALSE(first.first.empty());
+  acked.push_back(first);
+  const std::string leader = Leader("k");
+  ASSERT_FALSE(leader.empty());
+  std::vector<std::string> alive = {"r1", "r2", "r3"};
+  Clock::time_point killed_at;
+  double takeover_ms = -1;
+  constexpr int kWrites = 30;
+  for (int i = 1; i < kWrites && Clock::now() < deadline; ++i) {
+    if (i == 10) {  // kill -9 of the leader in the middle of the load
+      replicas_.at(leader)->Signal(SIGKILL);
+      killed_at = Clock::now();
+      std::erase(alive, leader);
+    }
+    std::vector<std::string> order = alive;
+    std::rotate(order.begin(), order.begin() + i % order.size(), order.end());
+    auto w = WriteWithRetry(order, key, "k", absl::StrCat("write ", i), deadline);
+    if (w.first.empty()) break;
+    acked.push_back(w);
+    if (i == 10) takeover_ms = std::chrono::duration<double, std::milli>(Clock::now() - killed_at).count();
+  }
+  ASSERT_EQ(acked.size(), static_cast<size_t>(kWrites)) << "every write is acknowledged within the bound";
+  const std::string successor = Leader("k");
+  EXPECT_FALSE(successor.empty());
+  EXPECT_NE(successor, leader);
+  std::cout << "takeover after kill -9 of leader " << leader << ": " << takeover_ms << " ms (lease ttl "
+            << kLeaseTtlMs << " ms); new leader " << successor << "\n";
+  RecordProperty("takeover_ms", static_cast<int>(takeover_ms));
+  // 0 acknowledged writes lost: each is readable, with its token, on both survivors.
+  for (const auto& [id, token] : acked) {
+    for (const std::string& on : alive) ExpectReadable(on, "k", id, token, key);
+  }
+  ExpectGapFreeVersions();
+}
+
+TEST_F(ReplicaServiceTest, ALeaderPausedPastItsLeaseIsFencedAndNeverForks) {
+  const std::string key = NewKey("writer", "p");
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(20);
+  ASSERT_FALSE(WriteWithRetry({"r1"}, key, "p", "before the pause", deadline).first.empty());
+  const std::string zombie = Leader("p");
+  ASSERT_FALSE(zombie.empty());
+  std::vector<std::string> others;
+  for (const char* id : {"r1", "r2", "r3"}) {
+    if (id != zombie) others.push_back(id);
+  }
+  replicas_.at(zombie)->Signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(kLeaseTtlMs + 500));
+  auto taken = WriteWithRetry(others, key, "p", "after the takeover", deadline);
+  ASSERT_FALSE(taken.first.empty());
+  const std::string successor = Leader("p");
+  ASSERT_FALSE(successor.empty());
+  EXPECT_NE(successor, zombie);
+
+  // A write that reaches the paused leader waits in its socket; resumed, the old leader must not
+  // commit it as leader: it is refused (fenced, 503) or sent to the new leader.
+  auto late = std::async(std::launch::async, [&] {
+    return On(zombie, "POST", "/v1/memories", key, {{"namespace", "p"}, {"text", "the late write"}});
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  replicas_.at(zombie)->Signal(SIGCONT);
+  const Answer a = late.get();
+  ASSERT_TRUE(a.status == 503 || a.status == 201) << a.status << " " << a.body;
+  std::cout << "the resumed leader's late write: " << a.status << " " << a.body.substr(0, 160) << "\n";
+  if (a.status == 201) {
+    EXPECT_EQ(Leader("p"), successor) << "it went through the new leader";
+  }
+  EXPECT_TRUE(absl::StrContains(replicas_.at(zombie)->Stderr(), "stepped down") ||
+              absl::StrContains(replicas_.at(zombie)->Stderr(), "fenced"))
+      << replicas_.at(zombie)->Stderr();
+  // The old leader now forwards to the new one.
+  auto after = WriteWithRetry({zombie}, key, "p", "after the resume", deadline);
+  ASSERT_FALSE(after.first.empty());
+  EXPECT_EQ(Leader("p"), successor);
+  for (const char* on : {"r1", "r2", "r3"}) ExpectReadable(on, "p", after.first, after.second, key);
+  ExpectGapFreeVersions();
+}
+
+}  // namespace
+}  // namespace bulwark
