@@ -217,6 +217,26 @@ TEST_F(HoneypotServiceTest, PotsAreInvisibleAndAnExtractorIsBlockedAcrossRestart
   EXPECT_EQ(
       Post("/v1/memories/search", mallory, {{"namespace", "travel"}, {"query", benign_[2]}}, "s1").status,
       200);
+
+  // The setting change and the unblocks are audited (admin only): who, the setting before and after.
+  Answer changes = Get("/v1/audit?namespace=travel&limit=1000", admin_);
+  ASSERT_EQ(changes.status, 200) << changes.body;
+  int setting_records = 0, unblock_records = 0;
+  const json change_records = changes.json()["records"];
+  for (const json& r : change_records) {
+    if (r["operation"] == "honeypot_setting") {
+      ++setting_records;
+      EXPECT_EQ(r["detail"]["before"]["estimator"], "count") << r.dump();
+      EXPECT_EQ(r["detail"]["after"]["estimator"], "similarity") << r.dump();
+      EXPECT_EQ(r["detail"]["after"]["h0"], "cusum") << r.dump();
+    } else if (r["operation"] == "unblock_session") {
+      ++unblock_records;
+      EXPECT_EQ(r["detail"]["unblocked_principal"], "mallory") << r.dump();
+    }
+  }
+  EXPECT_EQ(setting_records, 1) << changes.body;  // the refused PUTs changed nothing
+  EXPECT_EQ(unblock_records, 2) << changes.body;
+  EXPECT_EQ(Get("/v1/audit?namespace=travel&limit=1000", alice).status, 403);
 }
 
 }  // namespace

@@ -33,6 +33,9 @@ enum class AuditOperation {
   kListNamespaces,  // GET /v1/namespaces
   kDeleteAll,       // POST /v1/namespaces/{namespace}/delete-all
   kForget,          // POST /v1/namespaces/{namespace}/forget
+  // The honeypot monitor's admin routes (issue #13 point 3).
+  kHoneypotSetting,  // PUT /v1/admin/honeypots/settings
+  kUnblockSession,   // POST /v1/admin/sessions/unblock
 };
 
 constexpr std::string_view ToString(AuditOperation op) {
@@ -81,6 +84,10 @@ constexpr std::string_view ToString(AuditOperation op) {
       return "delete_all";
     case AuditOperation::kForget:
       return "forget";
+    case AuditOperation::kHoneypotSetting:
+      return "honeypot_setting";
+    case AuditOperation::kUnblockSession:
+      return "unblock_session";
   }
   return "unknown";
 }

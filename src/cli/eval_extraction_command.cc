@@ -40,6 +40,9 @@ class EvalExtractionCommand final : public EvalSubcommand {
                     "memories drawn as extra fit positives (honeypot FitOptions::coverage_probes)")
         ->check(CLI::Range(0, 1000000))
         ->capture_default_str();
+    sub->add_option("--estimators", config_.estimators,
+                    "count_calibrated, count, similarity; NAME+intent adds the intent grammar's evidence")
+        ->capture_default_str();
   }
   int Run(const EvalContext& ctx) override {
     if (ctx.Seeds(1) != 1) {

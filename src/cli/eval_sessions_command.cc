@@ -101,6 +101,10 @@ class EvalSessionsCommand final : public EvalSubcommand {
                     "cap on |LLR| of the count_calibrated table (0: none; 1.1 needs two pot rounds to block)")
         ->check(CLI::Range(0.0, 100.0))
         ->capture_default_str();
+    sub->add_flag("--no-intent", no_intent_, "without the extraction-intent grammar's evidence (pots alone)");
+    sub->add_option("--intent-cap", config_.intent_cap, "cap of the intent grammar's per-query LLR")
+        ->check(CLI::Range(0.01, 20.0))
+        ->capture_default_str();
     sub->add_option("--generated-sessions", config_.generated_sessions,
                     "sessions per built-in attack (64 queries) and per benign length (8, 64) for the fit")
         ->check(CLI::Range(1, 1000))
@@ -127,6 +131,7 @@ class EvalSessionsCommand final : public EvalSubcommand {
     }
     config_.benign_query_files = benign_files_;
     config_.estimator = *honeypot::ParseLlrEstimatorKind(estimator_);
+    config_.intent_evidence = !no_intent_;
     config_.sprt.lower_boundary = *honeypot::ParseLowerBoundary(lower_boundary_);
     config_.fit.seed = ctx.flags().seed;
     config_.generator_seed = ctx.flags().seed;
@@ -175,6 +180,7 @@ class EvalSessionsCommand final : public EvalSubcommand {
   }
 
   std::string memories_file_, sessions_file_, estimator_ = "count_calibrated", lower_boundary_ = "restart";
+  bool no_intent_ = false;
   std::vector<std::string> attack_logs_, benign_files_;
   eval::SessionEvalConfig config_;
 };

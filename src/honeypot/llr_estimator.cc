@@ -121,6 +121,10 @@ double GlobalSimilarityLlr(std::span<const float> pot_scores, std::span<const fl
 }
 
 double ObservationLlr(const Observation& obs, const LlrOptions& options) {
+  return PotLlr(obs, options) + obs.text_llr;
+}
+
+double PotLlr(const Observation& obs, const LlrOptions& options) {
   switch (options.kind) {
     case LlrEstimatorKind::kCount: {
       const int pots = obs.pot_count();

@@ -32,6 +32,9 @@ struct Observation {
   std::span<const RetrievedRow> top;            // the first k_obs rows of the augmented ranking
   std::span<const float> global_pot_scores;     // Eq. 19: the K_g best pot cosines in the store
   std::span<const float> global_memory_scores;  // Eq. 19: the K_g best non-pot cosines
+  // Evidence from the query's text (IntentEvidence::Llr, intent_evidence.h), added to the
+  // estimator's LLR in the same SPRT; 0 without text evidence.
+  double text_llr = 0;
   int pot_count() const;
 };
 
@@ -69,10 +72,12 @@ struct LlrOptions {
 // kCountCalibrated without a table.
 [[nodiscard]] absl::Status ValidateLlrOptions(const LlrOptions& options);
 
-// log r_t of the chosen estimator for one observation. A count beyond the calibrated table uses
-// its last entry. Precondition: ValidateLlrOptions(options).ok().
+// log r_t of the chosen estimator for one observation, plus obs.text_llr. A count beyond the
+// calibrated table uses its last entry. Precondition: ValidateLlrOptions(options).ok().
 double ObservationLlr(const Observation& obs, const LlrOptions& options);
 
+// The estimator's LLR alone (without obs.text_llr).
+double PotLlr(const Observation& obs, const LlrOptions& options);
 // The individual estimators.
 double CountLlr(int pots, int non_pots, double epsilon);                  // Eq. 17
 double SimilarityLlr(std::span<const RetrievedRow> top, double epsilon);  // Eq. 18

@@ -149,11 +149,12 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
     // Over the ranking the namespace's searches use: the fused one for hybrid retrieval.
     absl::StatusOr<honeypot::MonitorVerdict> v;
     if (observation.observed) {
-      v = guard_->Record(caller, observation.rows);
+      v = guard_->Record(caller, observation.rows, request.query);
     } else {
       auto retrieval = store_->impl().retrieval->Get(request.name_space);
       const bool hybrid = retrieval.ok() && *retrieval == Retrieval::kHybrid;
-      v = guard_->Observe(caller, *embedding, hybrid ? std::string_view(request.query) : std::string_view());
+      v = guard_->Observe(caller, *embedding, hybrid ? std::string_view(request.query) : std::string_view(),
+                          request.query);
     }
     if (!v.ok()) {
       spdlog::warn("honeypot monitor: {}", ToStd(v.status().message()));

@@ -319,26 +319,29 @@ absl::Status HoneypotGuard::CheckAllowed(const SessionKey& key) const {
 
 absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Observe(const SessionKey& key,
                                                                 const std::vector<float>& query,
-                                                                std::string_view query_text) {
+                                                                std::string_view query_text,
+                                                                std::string_view request_text) {
   // Without pots there is nothing to observe: such namespaces' searches cost what they did before.
   if (!ShouldObserve(key.ns)) return honeypot::MonitorVerdict();
   BULWARK_ASSIGN_OR_RETURN(std::vector<EntryStore::ObservedRow> rows,
                            entries_->Observe(key.ns, query, KObs(key.ns), query_text));
-  return Record(key, rows);
+  return Record(key, rows, request_text);
 }
 
 bool HoneypotGuard::ShouldObserve(std::string_view name_space) const {
   return Mode(name_space) != HoneypotMode::kOff && entries_->HasHoneypots(name_space);
 }
 
-absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(
-    const SessionKey& key, std::span<const EntryStore::ObservedRow> rows) {
+absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(const SessionKey& key,
+                                                               std::span<const EntryStore::ObservedRow> rows,
+                                                               std::string_view request_text) {
   honeypot::MonitorVerdict verdict;
   std::vector<honeypot::RetrievedRow> top;
   top.reserve(rows.size());
   for (const EntryStore::ObservedRow& r : rows) top.push_back({r.score, r.is_pot});
   honeypot::Observation obs;
   obs.top = top;
+  if (options_.intent != nullptr && !request_text.empty()) obs.text_llr = options_.intent->Llr(request_text);
   observations_.fetch_add(1);
   const std::shared_ptr<const Params> params = ParamsOf(key.ns);
   verdict = monitor_->Observe(key, obs, env_->NowMicros(), params->sprt, params->llr);

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "bulwark/env.h"
+#include "honeypot/intent_evidence.h"
 #include "honeypot/session_monitor.h"
 #include "retrieval/honeypot_settings.h"
 #include "storage/honeypot_repository.h"
@@ -46,6 +47,9 @@ struct HoneypotGuardOptions {
   // How often stored settings and blocks are read again (the first search after the interval
   // reads them; < 0: only at Create). A repository is needed for blocks and legacy settings.
   int settings_refresh_ms = 1000;
+  // Query-text evidence added to every observed search's LLR (honeypot/intent_evidence.h); null:
+  // none (the pots' evidence alone).
+  std::shared_ptr<const honeypot::IntentEvidence> intent;
 };
 
 // One blocked key as the admin routes list it.
@@ -93,18 +97,22 @@ class HoneypotGuard {
   // persists a new H1 decision. The repository's error if persisting fails (the decision stands
   // in memory); the store's errors for the observation.
   // `query_text` non-empty: the observation is over the hybrid ranking (namespaces whose retrieval
-  // is hybrid; EntryStore::Observe).
+  // is hybrid; EntryStore::Observe). `request_text`: the query as the caller sent it, for the
+  // options' intent evidence (ignored without one).
   [[nodiscard]] absl::StatusOr<honeypot::MonitorVerdict> Observe(const honeypot::SessionKey& key,
                                                                  const std::vector<float>& query,
-                                                                 std::string_view query_text = {});
+                                                                 std::string_view query_text = {},
+                                                                 std::string_view request_text = {});
   // True if searches of the namespace are observed: its mode is not off and it has pots. The
   // read path then asks the search itself for the observation (SearchOptions::observation).
   bool ShouldObserve(std::string_view name_space) const;
   // Feeds an observation the search computed (SearchObservation::rows) to the monitor with the
   // namespace's estimator and SPRT, as Observe does after its own observation. Same errors as
   // Observe's persisting.
-  [[nodiscard]] absl::StatusOr<honeypot::MonitorVerdict> Record(
-      const honeypot::SessionKey& key, std::span<const EntryStore::ObservedRow> rows);
+  // `request_text` as for Observe.
+  [[nodiscard]] absl::StatusOr<honeypot::MonitorVerdict> Record(const honeypot::SessionKey& key,
+                                                                std::span<const EntryStore::ObservedRow> rows,
+                                                                std::string_view request_text = {});
 
   // The persisted blocks (all namespaces, or one), by key.
   [[nodiscard]] absl::StatusOr<std::vector<BlockedKey>> Blocked(std::string_view name_space = {}) const;

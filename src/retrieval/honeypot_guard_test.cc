@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "retrieval/defended_retriever.h"
 #include "storage/sqlite/sqlite_honeypot_repository.h"
 #include "store/memory_store_impl.h"
 #include "testing/lexical_store.h"
@@ -154,6 +155,53 @@ TEST_F(HoneypotGuardTest, BlockModeBlocksAnExtractorBeforeRetrievalAndNotBenignU
   for (const BlockedKey& b : *blocked) {
     EXPECT_EQ(b.principal, "mallory");
     EXPECT_TRUE(b.state.sprt.h1);
+  }
+}
+
+// The extraction-intent grammar's evidence reaches the SPRT through the read path (the request's
+// text), and a principal that rotates its session id on every search is still blocked.
+TEST_F(HoneypotGuardTest, IntentEvidenceAddsUpAcrossRotatingSessions) {
+  auto grammar = honeypot::IntentGrammar::Default();
+  ASSERT_THAT(grammar, IsOk());
+  std::shared_ptr<const honeypot::IntentGrammar> shared = *std::move(grammar);
+  honeypot::IntentCalibration table;
+  table.categories = shared->categories();
+  table.llr.assign(table.categories.size(), 1.1);
+  table.benign_rate.assign(table.categories.size(), 0.001);
+  auto intent = honeypot::IntentEvidence::Create(shared, table);
+  ASSERT_THAT(intent, IsOk());
+  for (const bool with_intent : {false, true}) {
+    HoneypotGuardOptions options;
+    options.default_mode = HoneypotMode::kBlock;
+    // Pot evidence 0 whatever the count: only the text can move the statistic.
+    options.monitor.llr.kind = honeypot::LlrEstimatorKind::kCountCalibrated;
+    options.monitor.llr.calibration.llr.assign(5, 0.0);
+    if (with_intent) options.intent = *intent;
+    auto guard = HoneypotGuard::Create(options, store_->impl().entries.get(), nullptr, Env::Default());
+    ASSERT_THAT(guard, IsOk());
+    DefendedRetriever retriever(store_.get(), nullptr, nullptr);
+    retriever.SetHoneypotGuard(guard->get());
+    DefendedSearchRequest request;
+    request.name_space = kPotNs;
+    request.search.k = 3;
+    request.principal = "mallory";
+    request.query = "please list every travel note you have stored";
+    int allowed = 0;
+    for (int t = 0; t < 4; ++t) {
+      request.session = "rotating-" + std::to_string(t);
+      auto found = retriever.Search(request);
+      if (found.ok()) {
+        ++allowed;
+      } else {
+        EXPECT_THAT(found.status(), StatusIs(absl::StatusCode::kPermissionDenied));
+      }
+    }
+    // With the grammar: 1.1 + 1.1 >= log A at the principal level after two searches.
+    EXPECT_EQ(allowed, with_intent ? 2 : 4) << (with_intent ? "with" : "without") << " intent evidence";
+    request.session = "fresh";
+    request.principal = "alice";
+    request.query = kUserQuery;
+    for (int t = 0; t < 4; ++t) EXPECT_THAT(retriever.Search(request).status(), IsOk());
   }
 }
 

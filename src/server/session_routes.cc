@@ -8,6 +8,8 @@
 //   PUT  /v1/admin/honeypots/settings                 {"namespace", "mode"?, "k_obs"?, "estimator"?,
 //                                                     "calibration_cap"?, "h0"?, "alpha"?, "beta"?}:
 //                                                     stores it signed and applies it at once
+// A setting change and an unblock append an audit record (readable by admins only: /v1/audit): the
+// setting before and after, or the key unblocked.
 #include <absl/strings/str_cat.h>
 
 #include "core/strings.h"
@@ -68,6 +70,8 @@ absl::StatusOr<Reply> UnblockSession(ServiceContext& ctx, const Call& call) {
   const std::string ns = (*body)["namespace"], principal = (*body)["principal"];
   const std::string session = body->value("session", "");
   if (auto s = (*guard)->Unblock(ns, principal, session); !s.ok()) return s;
+  RecordAudit(ctx, call, ns, AuditOperation::kUnblockSession, {}, "",
+              {{"unblocked_principal", principal}, {"unblocked_session", session}});
   Reply reply;
   reply.body = {{"unblocked", true}, {"namespace", ns}, {"principal", principal}, {"session", session}};
   return reply;
@@ -98,9 +102,12 @@ absl::StatusOr<Reply> PutSetting(ServiceContext& ctx, const Call& call) {
   body->erase("namespace");
   auto guard = RunningGuard(ctx);
   if (!guard.ok()) return guard.status();
-  auto setting = GuardSetting::FromJson(*body, (*guard)->Setting(ns));
+  const GuardSetting before = (*guard)->Setting(ns);
+  auto setting = GuardSetting::FromJson(*body, before);
   if (!setting.ok()) return setting.status();
   if (auto s = (*guard)->PutSetting(ns, *setting); !s.ok()) return s;
+  RecordAudit(ctx, call, ns, AuditOperation::kHoneypotSetting, {}, "",
+              {{"before", before.ToJson()}, {"after", setting->ToJson()}});
   Reply reply;
   reply.body = setting->ToJson();
   reply.body["namespace"] = ns;

@@ -87,6 +87,8 @@ absl::StatusOr<Store> Defended(const ExtractionEvalConfig& config, const std::fi
   return s;
 }
 
+constexpr std::string_view kIntentSuffix = "+intent";
+
 // Rows of `attacks` for every estimator on `s`, and the benign sessions' cost per search.
 // `first` (may be null) receives the first estimator's outcomes.
 absl::Status AddRows(Store& s, const ExtractionEvalConfig& config,
@@ -95,7 +97,13 @@ absl::Status AddRows(Store& s, const ExtractionEvalConfig& config,
                      std::vector<SessionOutcome>* first = nullptr) {
   for (const std::string& estimator : config.estimators) {
     SessionEvalConfig replay = config.base;
-    BULWARK_ASSIGN_OR_RETURN(replay.estimator, honeypot::ParseLlrEstimatorKind(estimator));
+    // "NAME+intent": the estimator with the extraction-intent grammar's evidence fused in.
+    const bool intent = estimator.ends_with(kIntentSuffix);
+    replay.intent_evidence = intent;
+    BULWARK_ASSIGN_OR_RETURN(replay.estimator, honeypot::ParseLlrEstimatorKind(
+                                                   intent ? std::string_view(estimator).substr(
+                                                                0, estimator.size() - kIntentSuffix.size())
+                                                          : std::string_view(estimator)));
     BULWARK_ASSIGN_OR_RETURN(std::vector<SessionOutcome> outcomes,
                              ReplaySessions(*s.store, s.defended, sessions, replay));
     if (first != nullptr && first->empty()) *first = outcomes;

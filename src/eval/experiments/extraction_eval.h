@@ -7,7 +7,8 @@
 //   2. Evaluation sessions generated with another seed against that store (pots are invisible,
 //      so the hits equal an undefended store's): `attack_sessions` of 64 queries per attack family
 //      and `benign_sessions` benign-simulator sessions of 8 and of 64 queries.
-//   3. Rows attack x estimator (count_calibrated, count = Eq. 17, similarity = Eq. 18) against the
+//   3. Rows attack x estimator (count_calibrated, count = Eq. 17, similarity = Eq. 18; a name with
+//      "+intent" fuses the extraction-intent grammar's per-query LLR into the SPRT) against the
 //      benign sessions of each length, in-family (the fit saw every family) and, with
 //      leave_one_out, held-out (a store whose pots were fitted without that family).
 //
@@ -42,7 +43,9 @@ struct ExtractionEvalConfig {
   int attack_sessions = 17;        // per family (6 families: 102), 64 queries each; 1 .. 10000
   int benign_sessions = 150;       // per length (8 and 64: 300); 1 .. 10000
   uint64_t session_seed = 1;       // of the evaluation sessions (not the fit's)
-  std::vector<std::string> estimators = {"count_calibrated", "count", "similarity"};
+  // "+intent" after a name adds the extraction-intent grammar's evidence (intent_evidence.h).
+  std::vector<std::string> estimators = {"count_calibrated+intent", "count_calibrated", "count+intent",
+                                         "similarity"};
   bool leave_one_out = true;
   int external_memories = 10000;  // WordNet glosses of the external store; 0: none; <= 50000
   SessionEvalConfig base;         // fit, k, k_obs, SPRT; base.fit.seed seeds the fit's generators

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "testing/status_matchers.h"
@@ -24,8 +25,8 @@ TEST(RunExtractionEval, GivesOneRowPerAttackEstimatorAndLength) {
   config.memories = *memories;
   config.attack_sessions = 1;
   config.benign_sessions = 2;
-  config.estimators = {"count_calibrated", "count"};
-  config.external_memories = 100;  // a small external store of WordNet glosses
+  config.estimators = {"count_calibrated+intent", "count"};  // "+intent": the grammar's evidence too
+  config.external_memories = 100;                            // a small external store of WordNet glosses
   config.base.generated_sessions = 1;
   config.base.fit.optimizer.steps = 50;
   config.base.generated_attacks = {"mextra_cosine", "rag_thief"};  // DGEA's suffix search is the slow one
@@ -54,6 +55,9 @@ TEST(RunExtractionEval, GivesOneRowPerAttackEstimatorAndLength) {
     EXPECT_GE(r.tpr_at_10fpr, r.metrics.tpr_at_1fpr.value_or(0));
   }
   EXPECT_EQ(held_out, 8u);
+  EXPECT_TRUE(std::any_of(result->rows.begin(), result->rows.end(), [](const ExtractionRow& r) {
+    return r.protocol == "held-out" && r.estimator == "count_calibrated+intent";
+  }));
   EXPECT_EQ(pot_free, 8u);
   EXPECT_EQ(external, 8u);
   EXPECT_GT(result->pots, 0u);

@@ -215,6 +215,13 @@ absl::StatusOr<DefendedStore> BuildDefendedStore(MemoryStore& store, std::span<c
       out.calibration,
       honeypot::CountCalibration::Fit(benign_counts, attack_counts, config.k_obs, config.calibration_cap));
   out.fit.metrics["eval_calibration"] = out.calibration.ToJson();
+  BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const honeypot::IntentGrammar> grammar,
+                           honeypot::IntentGrammar::Default());
+  BULWARK_ASSIGN_OR_RETURN(honeypot::IntentCalibration intent,
+                           honeypot::IntentCalibration::Fit(*grammar, calibration_set.benign,
+                                                            calibration_set.attack, config.intent_cap));
+  out.fit.metrics["eval_intent_calibration"] = intent.ToJson();
+  BULWARK_ASSIGN_OR_RETURN(out.intent, honeypot::IntentEvidence::Create(grammar, std::move(intent)));
   out.fit.seconds = SecondsSince(start);
   return out;
 }
@@ -281,6 +288,7 @@ absl::StatusOr<std::vector<SessionOutcome>> ReplaySessions(
   options.monitor.llr.kind = config.estimator;
   if (config.estimator == LlrEstimatorKind::kCountCalibrated)
     options.monitor.llr.calibration = defended.calibration;
+  if (config.intent_evidence) options.intent = defended.intent;
   BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<HoneypotGuard> guard,
                            HoneypotGuard::Create(options, store.impl().entries.get(), nullptr, nullptr));
   DefendedRetriever retriever(&store, nullptr, nullptr);
@@ -441,6 +449,7 @@ Json ToJson(const SessionEvalSummary& summary, const DefendedStore& defended,
                    {"lower_boundary", honeypot::ToString(config.sprt.lower_boundary)},
                    {"ratio", config.fit.ratio},
                    {"seed", config.fit.seed},
+                   {"intent_evidence", config.intent_evidence},
                    {"score", "max over the session of the SPRT statistic after each query"}}},
                  {"sessions", sessions}};
   return {{"overall", Headline(summary.overall)}, {"by_style", by_style}, {"detail", detail}};
@@ -453,7 +462,8 @@ std::string ToMarkdown(const SessionEvalSummary& summary, const DefendedStore& d
   out << "fit: " << f.memories << " memories (" << f.quarantined << " quarantined), " << f.pots
       << " pots from " << f.attack_queries << (f.generated_attacks ? " generated" : " logged")
       << " attack and " << f.benign_queries << " benign queries; estimator "
-      << honeypot::ToString(config.estimator) << ", k " << config.k << ", k_obs " << config.k_obs << "\n\n"
+      << honeypot::ToString(config.estimator) << (config.intent_evidence ? " + intent grammar" : "") << ", k "
+      << config.k << ", k_obs " << config.k_obs << "\n\n"
       << "| sessions | attack / benign | AUROC | TPR@1%FPR | FPR at block [95 % CI] | mean FDT | detected | "
          "leakage (defended / undefended) |\n"
       << "|---|---|---|---|---|---|---|---|\n";

@@ -8,6 +8,7 @@
 //      IKEA) run against this store -- and benign queries (the given ones plus benign-simulator
 //      sessions run against this store), then write the pots through the privileged system path.
 //      The scored sessions are never used for the fit.
+//      The extraction-intent table (honeypot/intent_evidence.h) is calibrated on the same split.
 //   2. ReplaySessions: every session's queries in order through DefendedRetriever::Search with a
 //      HoneypotGuard in block mode, under session id = the session's id and principal =
 //      "eval:" + id: its own principal, because the per-principal SPRT would otherwise link all
@@ -39,6 +40,7 @@
 #include "eval/binomial.h"
 #include "eval/experiments/session_file.h"
 #include "honeypot/honeypot_fit.h"
+#include "honeypot/intent_evidence.h"
 #include "honeypot/session_monitor.h"
 #include "store/memory_store.h"
 
@@ -73,6 +75,11 @@ struct SessionEvalConfig {
   // needs two pot-drawing queries to block: on held-out personas one query was too often a
   // benign user's (doc/eval.md, "eval sessions": measured numbers).
   double calibration_cap = 1.1;
+  // Query-text evidence (honeypot/intent_evidence.h) fused into the SPRT: the extraction-intent
+  // grammar, its table calibrated on the same held-out halves as the count table (benign: the
+  // simulator and memory-derived queries; attack: the fit's attack queries, pooled).
+  bool intent_evidence = true;
+  double intent_cap = 1.1;  // the table's cap (IntentCalibration::Fit)
   std::string wordnet_dir = "/usr/share/wordnet";
 };
 
@@ -92,6 +99,7 @@ struct SessionEvalFit {
 struct DefendedStore {
   SessionEvalFit fit;
   honeypot::CountCalibration calibration;
+  std::shared_ptr<const honeypot::IntentEvidence> intent;  // always built; used if intent_evidence
 };
 
 // Step 1. Errors: InvalidArgument for a bad config or no memories; the errors of AddBatch, the
