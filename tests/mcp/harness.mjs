@@ -1,14 +1,12 @@
-// Starts the real `bulwark` binary for the MCP tests: a fresh store in a temp directory, principals
-// made with the CLI, and `bulwark serve` on 127.0.0.1 port 0 (the port is read back from its
-// "listening" line). BULWARK_BIN names the binary (CTest sets it).
-import { execFileSync, spawn } from 'node:child_process';
+// The MCP tests' harness: a fresh store in a temp directory, principals made with the CLI, the real
+// `bulwark serve` (startServer, from tests/bulwark_server.mjs) and modern-era MCP requests.
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import readline from 'node:readline';
+import { BIN, startServer } from '../bulwark_server.mjs';
 
-export const BIN = process.env.BULWARK_BIN;
-if (!BIN) throw new Error('set BULWARK_BIN to the bulwark binary (ctest does)');
+export { BIN, startServer };
 
 export function tempStore() {
   const dir = mkdtempSync(path.join(tmpdir(), 'bulwark-mcp-'));
@@ -23,34 +21,6 @@ export function cli(store, ...args) {
 export function addPrincipal(store, name, role, namespaces) {
   const out = cli(store, '--json', 'principals', 'add', name, '--role', role, '--namespaces', namespaces);
   return { name, key: JSON.parse(out).api_key };
-}
-
-// Starts `bulwark serve` (creating the store and an admin key). Resolves to
-// {url, adminKey, stop()}; rejects if it does not listen within 20 s.
-export function startServer(store, extraArgs = []) {
-  const child = spawn(BIN, ['--store', store, 'serve', '--port', '0', '--json', ...extraArgs], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
-  return new Promise((resolve, reject) => {
-    let adminKey = '';
-    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`no listening line: ${stderr}`)); }, 20000);
-    child.on('exit', (code) => { clearTimeout(timer); reject(new Error(`serve exited ${code}: ${stderr}`)); });
-    readline.createInterface({ input: child.stdout }).on('line', (line) => {
-      const event = JSON.parse(line);
-      if (event.event === 'admin_created') adminKey = event.api_key;
-      if (event.event === 'listening') {
-        clearTimeout(timer);
-        child.removeAllListeners('exit');
-        resolve({
-          url: event.url,
-          adminKey,
-          stop: () => new Promise((done) => { child.once('exit', done); child.kill('SIGTERM'); }),
-        });
-      }
-    });
-  });
 }
 
 export const MODERN_META = {

@@ -4,17 +4,14 @@
 // client's documented switch MEM0_TELEMETRY=false, and every fetch the client makes is checked to go
 // to the local server: nothing reaches the internet.
 import assert from 'node:assert/strict';
-import {spawn} from 'node:child_process';
 import {mkdtempSync, rmSync} from 'node:fs';
 import {tmpdir} from 'node:os';
 import {join} from 'node:path';
-import {createInterface} from 'node:readline';
 import {after, before, test} from 'node:test';
 
-process.env.MEM0_TELEMETRY = 'false';  // read when the module loads: set before the import below
+import {startServer} from '../bulwark_server.mjs';
 
-const bin = process.env.BULWARK_BIN;
-assert.ok(bin, 'BULWARK_BIN names the bulwark binary');
+process.env.MEM0_TELEMETRY = 'false';  // read when the module loads: set before the import below
 
 let server;
 let host;
@@ -31,26 +28,6 @@ globalThis.fetch = (url, options) => {
   return realFetch(url, options);
 };
 
-// Starts `bulwark serve --port 0 --json` and reads the admin key and port from its start-up lines
-// (at most 20 s).
-function startServer() {
-  return new Promise((resolve, reject) => {
-    const child = spawn(bin, ['--store', join(dir, 'store'), '--json', 'serve', '--port', '0'],
-                        {stdio: ['ignore', 'pipe', 'ignore']});
-    const timer = setTimeout(() => reject(new Error('server did not start in 20 s')), 20000);
-    let key;
-    createInterface({input: child.stdout}).on('line', (line) => {
-      const event = JSON.parse(line);
-      if (event.event === 'admin_created') key = event.api_key;
-      if (event.event === 'listening') {
-        clearTimeout(timer);
-        resolve({child, port: event.port, key});
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
-  });
-}
-
 async function admin(method, path, body) {
   const response = await realFetch(`${host}${path}`, {
     method,
@@ -62,15 +39,14 @@ async function admin(method, path, body) {
 
 let MemoryClient;
 before(async () => {
-  const started = await startServer();
-  server = started.child;
-  host = `http://127.0.0.1:${started.port}`;
-  adminKey = started.key;
+  server = await startServer(join(dir, 'store'));
+  host = server.url;
+  adminKey = server.adminKey;
   ({MemoryClient} = await import('mem0ai'));
 });
 
-after(() => {
-  server?.kill('SIGKILL');
+after(async () => {
+  await server?.stop();
   rmSync(dir, {recursive: true, force: true});
 });
 
