@@ -35,6 +35,18 @@ file(GLOB_RECURSE config ${prefix}/*/bulwarkConfig.cmake)
 if(NOT config)
   message(FATAL_ERROR "install did not put bulwarkConfig.cmake under the prefix")
 endif()
+# The package must not name a file of the machine that built it: system libraries are found again
+# by bulwarkConfig.cmake on the consumer's machine.
+file(GLOB_RECURSE exported ${prefix}/*/bulwarkTargets*.cmake)
+foreach(file IN LISTS exported)
+  file(READ ${file} text)
+  foreach(machine_path "/usr/lib" "/usr/local/lib" "${BUILD_DIR}")
+    string(FIND "${text}" "${machine_path}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "${file} names the build machine's ${machine_path}")
+    endif()
+  endforeach()
+endforeach()
 
 run("configure examples/consumer" ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${WORK_DIR}/build -G ${GENERATOR}
     -DCMAKE_PREFIX_PATH=${prefix} -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release
