@@ -18,13 +18,14 @@
 #include <xxhash.h>
 
 #include "core/hex.h"
+#include "core/status_macros.h"
 #include "embed/idf_table.h"
 
 namespace bulwark {
 namespace {
 
-constexpr int kGroups = 3;
-enum Group : uint32_t { kUnigram = 0, kBigram = 1, kChar = 2 };
+constexpr int kGroups = 4;
+enum Group : uint32_t { kUnigram = 0, kBigram = 1, kChar = 2, kGloss = 3 };
 
 struct Token {
   std::string_view text;  // canonical form; views scratch.lower or the canonicalizer
@@ -160,6 +161,16 @@ class FeatureCounter {
   size_t mask_ = 0;
 };
 
+// Step 6: the gloss features of one canonical token: the token itself (value idf) and each word
+// of its gloss neighbourhood (value related * idf of that word).
+void AddGlossFeatures(const WordNetGlosses& glosses, const GlossOptions& options, std::string_view word,
+                      float idf, FeatureCounter& counter) {
+  counter.Add(WordNetGlosses::Key(word), kGloss, idf);
+  glosses.ForEachRelated(word, options.senses, [&](uint32_t id) {
+    counter.Add(glosses.key(id), kGloss, options.related * glosses.idf(id));
+  });
+}
+
 // 1 + ln(count), the sublinear term frequency.
 float SublinearTf(uint32_t count) {
   static const auto* table = [] {
@@ -192,6 +203,32 @@ void AddScaledNormalized(std::span<const float> group, float weight, std::span<f
   for (size_t i = 0; i < out.size(); ++i) out[i] += group[i] * scale;
 }
 
+// Reads config["glosses"] (step 6) into *options, all but the loaded table. InvalidArgument for
+// a non-object, an unknown key or a value out of range.
+absl::Status ParseGlossOptions(const nlohmann::json& glosses, GlossOptions* options) {
+  auto bad = [](absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("lexical embedder: \"glosses\" ", why));
+  };
+  if (!glosses.is_object()) return bad("must be a JSON object");
+  for (const auto& [key, value] : glosses.items()) {
+    if (key != "weight" && key != "related" && key != "senses") {
+      return bad(absl::StrCat("has an unknown key \"", key, "\" (known: weight, related, senses)"));
+    }
+    if (!value.is_number() || !std::isfinite(value.get<double>()))
+      return bad(absl::StrCat(key, " must be a number"));
+  }
+  options->weight = glosses.value("weight", options->weight);
+  options->related = glosses.value("related", options->related);
+  const double senses = glosses.value("senses", static_cast<double>(options->senses));
+  if (!(options->weight > 0 && options->weight <= 100)) return bad("weight must be in (0, 100]");
+  if (!(options->related > 0 && options->related <= 10)) return bad("related must be in (0, 10]");
+  if (senses != std::floor(senses) || senses < 1 || senses > WordNetGlosses::kMaxSenses) {
+    return bad(absl::StrCat("senses must be an integer in [1, ", WordNetGlosses::kMaxSenses, "]"));
+  }
+  options->senses = static_cast<int>(senses);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<LexicalEmbedder>> LexicalEmbedder::FromConfig(
@@ -201,8 +238,8 @@ absl::StatusOr<std::unique_ptr<LexicalEmbedder>> LexicalEmbedder::FromConfig(
   };
   if (!config.is_object()) return bad("config must be a JSON object");
   for (const auto& [key, value] : config.items()) {
-    if (key != "kind" && key != "synonyms" && key != "wordnet_dir") {
-      return bad(absl::StrCat("unknown field \"", key, "\" (known: kind, synonyms, wordnet_dir)"));
+    if (key != "kind" && key != "synonyms" && key != "wordnet_dir" && key != "glosses") {
+      return bad(absl::StrCat("unknown field \"", key, "\" (known: kind, synonyms, wordnet_dir, glosses)"));
     }
   }
   std::optional<bool> synonyms;
@@ -219,9 +256,15 @@ absl::StatusOr<std::unique_ptr<LexicalEmbedder>> LexicalEmbedder::FromConfig(
     }
     wordnet_dir = dir->get<std::string>();
   }
+  GlossOptions gloss_options;
+  const auto glosses = config.find("glosses");
+  if (glosses != config.end()) {
+    if (synonyms == false) return bad("\"glosses\" needs synonyms (WordNet); drop \"synonyms\": false");
+    BULWARK_RETURN_IF_ERROR(ParseGlossOptions(*glosses, &gloss_options));
+  }
   if (synonyms == false) return std::make_unique<LexicalEmbedder>(nullptr);
 
-  const bool required = synonyms == true || dir_given;
+  const bool required = synonyms == true || dir_given || glosses != config.end();
   if (absl::Status present = WordNetCanonicalizer::CheckDataPresent(wordnet_dir); !present.ok()) {
     if (!required) return std::make_unique<LexicalEmbedder>(nullptr);
     return absl::FailedPreconditionError(absl::StrCat(
@@ -235,17 +278,31 @@ absl::StatusOr<std::unique_ptr<LexicalEmbedder>> LexicalEmbedder::FromConfig(
     return absl::FailedPreconditionError(absl::StrCat("lexical embedder: cannot load WordNet from ",
                                                       wordnet_dir, ": ", canonicalizer.status().message()));
   }
-  return std::make_unique<LexicalEmbedder>(*std::move(canonicalizer));
+  if (glosses != config.end()) {
+    absl::StatusOr<std::shared_ptr<const WordNetGlosses>> table = WordNetGlosses::Shared(wordnet_dir);
+    if (!table.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat("lexical embedder: cannot load WordNet glosses from ",
+                                                        wordnet_dir, ": ", table.status().message()));
+    }
+    gloss_options.glosses = *std::move(table);
+  }
+  return std::make_unique<LexicalEmbedder>(*std::move(canonicalizer), std::move(gloss_options));
 }
 
-LexicalEmbedder::LexicalEmbedder(std::shared_ptr<const WordNetCanonicalizer> canonicalizer)
-    : canonicalizer_(std::move(canonicalizer)) {
+LexicalEmbedder::LexicalEmbedder(std::shared_ptr<const WordNetCanonicalizer> canonicalizer,
+                                 GlossOptions glosses)
+    : canonicalizer_(std::move(canonicalizer)), glosses_(std::move(glosses)) {
+  if (canonicalizer_ == nullptr) glosses_.glosses = nullptr;
   nlohmann::json config = {
       {"algorithm", kAlgorithmVersion},
       {"dimension", kDimension},
       {"synonyms", canonicalizer_ != nullptr},
   };
   if (canonicalizer_) config["wordnet_digest"] = canonicalizer_->data_digest();
+  if (glosses_.glosses) {
+    config["glosses"] = {
+        {"weight", glosses_.weight}, {"related", glosses_.related}, {"senses", glosses_.senses}};
+  }
   fingerprint_.name = "lexical";
   fingerprint_.dimension = kDimension;
   fingerprint_.config_hash = Sha256Hex(config.dump());  // keys sorted, no spaces: canonical
@@ -268,9 +325,18 @@ void LexicalEmbedder::EmbedInto(std::string_view text, std::span<float> out) con
     return;
   }
 
-  FeatureCounter counter(scratch, 2 * tokens.size() + char_ngrams);
+  const WordNetGlosses* glosses = glosses_.glosses.get();
+  size_t gloss_features = 0;
+  if (glosses != nullptr) {
+    for (const Token& token : tokens) {
+      ++gloss_features;
+      glosses->ForEachRelated(token.text, glosses_.senses, [&](uint32_t) { ++gloss_features; });
+    }
+  }
+  FeatureCounter counter(scratch, 2 * tokens.size() + char_ngrams + gloss_features);
   for (size_t t = 0; t < tokens.size(); ++t) {
     const Token& token = tokens[t];
+    if (glosses != nullptr) AddGlossFeatures(*glosses, glosses_, token.text, token.idf, counter);
     counter.Add(token.unigram_hash, kUnigram, token.idf);
     if (t + 1 < tokens.size()) {
       const Token& next = tokens[t + 1];
@@ -296,8 +362,11 @@ void LexicalEmbedder::EmbedInto(std::string_view text, std::span<float> out) con
   });
   ReleaseLargeScratch(scratch);
 
-  constexpr std::array<float, kGroups> kWeights = {kUnigramWeight, kBigramWeight, kCharNgramWeight};
-  for (int g = 0; g < kGroups; ++g) AddScaledNormalized(groups[g], kWeights[g], out);
+  const std::array<float, kGroups> weights = {kUnigramWeight, kBigramWeight, kCharNgramWeight,
+                                              glosses != nullptr ? glosses_.weight : 0.0f};
+  for (int g = 0; g < kGroups; ++g) {
+    if (weights[g] > 0) AddScaledNormalized(groups[g], weights[g], out);
+  }
   const double squared = SquaredNorm(out);
   if (squared == 0) return;  // every group cancelled out exactly; leave the zero vector
   const float scale = static_cast<float>(1.0 / std::sqrt(squared));

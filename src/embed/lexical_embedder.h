@@ -29,6 +29,15 @@
 //     little word order (9 %). On a small set of 16 memory-style paraphrase pairs this mix
 //     separated paraphrases from unrelated pairs better (z = 8.4) than words alone (7.2).
 //     A text without tokens maps to the zero vector.
+//  6. Optional gloss group (GlossOptions, off by default; when off steps 1-5 are unchanged and so
+//     is the fingerprint): each canonical token t adds the feature t (value idf(t)) and, with
+//     value `related` * idf(r), every word r of its WordNet gloss neighbourhood
+//     (WordNetGlosses::ForEachRelated over its first `senses` synsets per part of speech: synonyms,
+//     definition words, hypernym and derivation lemmas), hashed by WordNetGlosses::Key; counted and
+//     normalized like the other groups and added with weight `weight`. Two texts whose words
+//     share no form but whose glosses overlap ("vehicle" / "drive": "operate or control a
+//     vehicle") then have a positive cosine (a hashed first-order gloss vector, Patwardhan &
+//     Pedersen 2006).
 #pragma once
 
 #include <absl/status/statusor.h>
@@ -43,8 +52,17 @@
 
 #include "bulwark/embedder.h"
 #include "embed/wordnet_canonicalizer.h"
+#include "embed/wordnet_glosses.h"
 
 namespace bulwark {
+
+// The gloss group of step 6. `glosses` null: the group is off.
+struct GlossOptions {
+  std::shared_ptr<const WordNetGlosses> glosses;
+  float weight = 1.0f;   // group weight against unigrams' 1; > 0
+  float related = 0.5f;  // a related word's value relative to its IDF; (0, 10]
+  int senses = 1;        // synsets per part of speech; 1 .. WordNetGlosses::kMaxSenses
+};
 
 class LexicalEmbedder final : public Embedder {
  public:
@@ -67,27 +85,33 @@ class LexicalEmbedder final : public Embedder {
   static constexpr uint64_t kCharSeed = 0x62756c7761726b33;     // "bulwark3"
 
   // Builds the embedder from its config {"kind": "lexical", "synonyms": bool (optional),
-  // "wordnet_dir": string (optional, default `default_wordnet_dir`)}. Synonyms are on when
-  // "synonyms" is true, or when it is absent and the WordNet files exist; the WordNet data is
-  // loaded once per process and directory (WordNetCanonicalizer::Shared). Errors:
+  // "wordnet_dir": string (optional, default `default_wordnet_dir`), "glosses": {"weight": w,
+  // "related": r, "senses": n} (optional, step 6; each key optional, defaults GlossOptions')}. Synonyms are
+  // on when "synonyms" is true, or when it is absent and the WordNet files exist; the WordNet data is loaded
+  // once per process and directory (WordNetCanonicalizer::Shared). Errors:
   //   InvalidArgument     an unknown field, a non-boolean "synonyms", a non-string or empty
-  //                       "wordnet_dir"
+  //                       "wordnet_dir", "glosses" not an object, with an unknown key or a
+  //                       value out of range, or "glosses" with "synonyms": false
   //   FailedPrecondition  synonyms requested ("synonyms": true, or a "wordnet_dir" without
   //                       "synonyms": false) but the files are missing or do not parse. With
   //                       neither key, missing files silently turn synonyms off, and the
-  //                       fingerprint records that.
+  //                       fingerprint records that. "glosses" requires the WordNet files
+  //                       (FailedPrecondition when they are missing).
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<LexicalEmbedder>> FromConfig(
       const nlohmann::json& config,
       const std::string& default_wordnet_dir = std::string(WordNetCanonicalizer::kDefaultDir));
 
-  // `canonicalizer` null: no synonym canonicalization (step 2 skipped).
-  explicit LexicalEmbedder(std::shared_ptr<const WordNetCanonicalizer> canonicalizer);
+  // `canonicalizer` null: no synonym canonicalization (step 2 skipped). A gloss group needs a
+  // canonicalizer (it is ignored without one).
+  explicit LexicalEmbedder(std::shared_ptr<const WordNetCanonicalizer> canonicalizer,
+                           GlossOptions glosses = {});
 
   int dimension() const override { return kDimension; }
 
   // name "lexical", dimension 384, config_hash = SHA-256 hex of the canonical JSON
   // {"algorithm": kAlgorithmVersion, "dimension": 384, "synonyms": bool
-  //  [, "wordnet_digest": WordNetCanonicalizer::data_digest() when synonyms are on]}.
+  //  [, "wordnet_digest": WordNetCanonicalizer::data_digest() when synonyms are on]
+  //  [, "glosses": {"weight", "related", "senses"} when the gloss group is on]}.
   EmbedderFingerprint Fingerprint() const override { return fingerprint_; }
 
   // Never fails: every byte string has an embedding. Thread-safe.
@@ -102,9 +126,11 @@ class LexicalEmbedder final : public Embedder {
   std::vector<std::string> Tokens(std::string_view text) const;
 
   bool synonyms() const { return canonicalizer_ != nullptr; }
+  bool glosses() const { return glosses_.glosses != nullptr; }
 
  private:
   std::shared_ptr<const WordNetCanonicalizer> canonicalizer_;
+  GlossOptions glosses_;
   EmbedderFingerprint fingerprint_;
 };
 

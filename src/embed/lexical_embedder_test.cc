@@ -259,6 +259,75 @@ TEST_F(LexicalEmbedderTest, FingerprintIsVersionedAndRecordsSynonyms) {
                                       wordnet_->data_digest() + R"("})"));
 }
 
+TEST_F(LexicalEmbedderTest, GlossGroupIsRecordedInTheFingerprintAndNeedsACanonicalizer) {
+  RequireWordNet();
+  auto table = WordNetGlosses::Shared(std::string(WordNetCanonicalizer::kDefaultDir));
+  ASSERT_TRUE(table.ok()) << table.status();
+  const LexicalEmbedder glossed(wordnet_, {.glosses = *table, .weight = 2, .related = 0.5f, .senses = 1});
+  EXPECT_TRUE(glossed.glosses());
+  EXPECT_EQ(glossed.Fingerprint().config_hash,
+            Sha256Hex(R"({"algorithm":"bulwark.lexical.v1","dimension":384,"glosses":{"related":0.5,)"
+                      R"("senses":1,"weight":2.0},"synonyms":true,"wordnet_digest":")" +
+                      wordnet_->data_digest() + R"("})"));
+  EXPECT_NE(glossed.Fingerprint(), LexicalEmbedder(wordnet_).Fingerprint());
+  EXPECT_NE(glossed.Fingerprint(), LexicalEmbedder(wordnet_, {.glosses = *table, .weight = 1}).Fingerprint());
+  // Without a canonicalizer the group is off and the fingerprint is the plain one.
+  const LexicalEmbedder no_wordnet(nullptr, {.glosses = *table});
+  EXPECT_FALSE(no_wordnet.glosses());
+  EXPECT_EQ(no_wordnet.Fingerprint(), plain_.Fingerprint());
+}
+
+TEST_F(LexicalEmbedderTest, GlossGroupRelatesTextsThatShareNoWord) {
+  RequireWordNet();
+  auto table = WordNetGlosses::Shared(std::string(WordNetCanonicalizer::kDefaultDir));
+  ASSERT_TRUE(table.ok()) << table.status();
+  const LexicalEmbedder words(wordnet_);
+  const LexicalEmbedder glossed(wordnet_, {.glosses = *table, .weight = 1});
+  const char* query = "What vehicle do I own?";
+  const char* memory = "I drive a green Subaru Forester.";  // drive: "operate or control a vehicle"
+  const char* unrelated = "Tax appointment at the bank on March 28.";
+  const double before = Dot(MustEmbed(words, query), MustEmbed(words, memory));
+  const double after = Dot(MustEmbed(glossed, query), MustEmbed(glossed, memory));
+  const double unrelated_before = Dot(MustEmbed(words, query), MustEmbed(words, unrelated));
+  const double unrelated_after = Dot(MustEmbed(glossed, query), MustEmbed(glossed, unrelated));
+  // The gloss group raises the paraphrase pair's cosine, and by more than the unrelated pair's
+  // (the other groups' shared character n-grams keep their weight).
+  EXPECT_GT(after, before + 0.03) << before << " -> " << after;
+  EXPECT_GT(after - before, unrelated_after - unrelated_before + 0.03)
+      << before << " -> " << after << "; unrelated " << unrelated_before << " -> " << unrelated_after;
+  for (const char* text : kTexts) {
+    const auto v = MustEmbed(glossed, text);
+    double norm = 0;
+    for (float x : v) norm += static_cast<double>(x) * x;
+    if (norm > 0) {
+      EXPECT_NEAR(norm, 1.0, 1e-5) << text;
+    }
+    EXPECT_EQ(v, MustEmbed(glossed, text)) << "deterministic: " << text;
+  }
+}
+
+TEST_F(LexicalEmbedderTest, GlossConfigIsCheckedBeforeLoading) {
+  using Json = nlohmann::json;
+  auto code = [](const Json& config) { return LexicalEmbedder::FromConfig(config).status().code(); };
+  const auto kInvalid = absl::StatusCode::kInvalidArgument;
+  EXPECT_EQ(code({{"kind", "lexical"}, {"glosses", 1}}), kInvalid);
+  EXPECT_EQ(code({{"kind", "lexical"}, {"glosses", {{"colour", 1}}}}), kInvalid);
+  EXPECT_EQ(code({{"kind", "lexical"}, {"glosses", {{"weight", 0}}}}), kInvalid);
+  EXPECT_EQ(code({{"kind", "lexical"}, {"glosses", {{"weight", "1"}}}}), kInvalid);
+  EXPECT_EQ(code({{"kind", "lexical"}, {"glosses", {{"related", 11}}}}), kInvalid);
+  EXPECT_EQ(code({{"kind", "lexical"}, {"glosses", {{"senses", 1.5}}}}), kInvalid);
+  EXPECT_EQ(code({{"kind", "lexical"}, {"glosses", {{"senses", 5}}}}), kInvalid);
+  EXPECT_EQ(code({{"kind", "lexical"}, {"synonyms", false}, {"glosses", Json::object()}}), kInvalid);
+  EXPECT_EQ(LexicalEmbedder::FromConfig({{"kind", "lexical"}, {"glosses", Json::object()}}, "/nonexistent/wn")
+                .status()
+                .code(),
+            absl::StatusCode::kFailedPrecondition);
+  RequireWordNet();
+  auto ok = LexicalEmbedder::FromConfig({{"kind", "lexical"}, {"glosses", {{"weight", 2}, {"senses", 2}}}});
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_TRUE((*ok)->glosses());
+}
+
 TEST_F(LexicalEmbedderTest, OnlyTheFirst64KiBCountAndACrossingTokenIsDropped) {
   const size_t limit = LexicalEmbedder::kMaxTextBytes;
   // "crossing" straddles the limit, so nothing of it is embedded: all-blank prefix, zero vector.

@@ -69,7 +69,11 @@ absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config)
                                                "concept_min_depth",
                                                "concept_holonyms",
                                                "query_senses",
-                                               "query_verbs"};
+                                               "query_verbs",
+                                               "glosses",
+                                               "gloss_weight",
+                                               "gloss_query_related",
+                                               "gloss_senses"};
   for (const auto& [key, value] : config.items()) {
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
       return absl::InvalidArgumentError(absl::StrCat("retrieval_config: unknown key \"", key, "\""));
@@ -104,6 +108,14 @@ absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config)
   }
   if (auto s = ReadBool(config, "concept_holonyms", &doc.holonyms); !s.ok()) return s;
   if (auto s = ReadBool(config, "query_verbs", &options.query_verbs); !s.ok()) return s;
+  double gloss_senses = options.gloss_senses;
+  if (auto s = ReadBool(config, "glosses", &options.glosses); !s.ok()) return s;
+  if (auto s = ReadNumber(config, "gloss_weight", 0, 1e6, &options.gloss_weight); !s.ok()) return s;
+  if (auto s = ReadNumber(config, "gloss_query_related", 0, 1e6, &options.gloss_query_related); !s.ok())
+    return s;
+  if (auto s = ReadNumber(config, "gloss_senses", 1, WordNetGlosses::kMaxSenses, &gloss_senses); !s.ok())
+    return s;
+  options.gloss_senses = static_cast<int>(gloss_senses);
   doc.senses = static_cast<int>(senses);
   doc.up = static_cast<int>(up);
   doc.min_depth = static_cast<int>(min_depth);

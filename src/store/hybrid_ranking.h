@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "embed/wordnet_concepts.h"
+#include "embed/wordnet_glosses.h"
 #include "index/bm25_index.h"
 #include "index/lexical_tokenizer.h"
 
@@ -49,12 +50,21 @@ struct HybridOptions {
   ConceptOptions document_concepts = {.senses = 1, .up = 2, .min_depth = 4, .holonyms = false};
   int query_senses = 3;     // synsets per query word and part of speech; 1 .. WordNetConcepts::kMaxSenses
   bool query_verbs = true;  // query side: verb synsets too (nouns always)
+  // WordNet gloss terms in the lexical index (embed/wordnet_glosses.h, store/lexical_terms.h): a
+  // memory's words add their gloss neighbourhoods, a query's words meet them with weight
+  // `gloss_weight`, and the query words' own neighbourhoods with weight gloss_query_related.
+  // Off when the WordNet files are missing.
+  bool glosses = false;
+  double gloss_weight = 0.5;       // >= 0
+  double gloss_query_related = 0;  // >= 0; 0: the query's words only
+  int gloss_senses = 1;            // 1 .. WordNetGlosses::kMaxSenses
 };
 
 // StoreOptions::retrieval_config: null -> the defaults; otherwise an object with any of
 // {"default": "vector"|"hybrid", "rrf_k", "depth", "vector_weight", "lexical_weight", "stem",
 //  "stop_words", "bm25_k1", "bm25_b", "concepts", "concept_weight", "concept_senses",
-//  "concept_up", "concept_min_depth", "concept_holonyms", "query_senses", "query_verbs"}.
+//  "concept_up", "concept_min_depth", "concept_holonyms", "query_senses", "query_verbs", "glosses",
+//  "gloss_weight", "gloss_query_related", "gloss_senses"}.
 // InvalidArgument names an unknown key, a wrong type or a value out of range.
 [[nodiscard]] absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config);
 

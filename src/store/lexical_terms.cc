@@ -1,9 +1,18 @@
 // Words and WordNet concept terms of the lexical index (see lexical_terms.h).
 #include "store/lexical_terms.h"
 
+#include <absl/strings/str_cat.h>
 #include <spdlog/spdlog.h>
 
+#include "core/strings.h"
+
 namespace bulwark {
+namespace {
+
+// Prefix of gloss terms; never a byte of a lexical-tokenizer word nor a concept term's '~'.
+constexpr absl::string_view kGlossPrefix = "^";
+
+}  // namespace
 
 LexicalTerms::LexicalTerms(const HybridOptions& options, const std::string& wordnet_dir)
     : words_(options.tokenizer),
@@ -13,7 +22,22 @@ LexicalTerms::LexicalTerms(const HybridOptions& options, const std::string& word
                      .min_depth = options.document_concepts.min_depth,
                      .holonyms = false,
                      .verbs = options.query_verbs},
-      concept_weight_(options.concept_weight) {
+      concept_weight_(options.concept_weight),
+      gloss_weight_(options.gloss_weight),
+      gloss_query_related_(options.gloss_query_related),
+      gloss_senses_(options.gloss_senses) {
+  if (options.glosses) {
+    absl::StatusOr<std::shared_ptr<const WordNetGlosses>> glosses = WordNetGlosses::Shared(wordnet_dir);
+    absl::StatusOr<std::shared_ptr<const WordNetCanonicalizer>> canonicalizer =
+        WordNetCanonicalizer::Shared(wordnet_dir);
+    if (glosses.ok() && canonicalizer.ok()) {
+      glosses_ = *std::move(glosses);
+      canonicalizer_ = *std::move(canonicalizer);
+    } else {
+      spdlog::warn("hybrid ranking without WordNet glosses: {}",
+                   (glosses.ok() ? canonicalizer.status() : glosses.status()).ToString());
+    }
+  }
   if (!options.concepts) return;
   absl::StatusOr<std::shared_ptr<const WordNetConcepts>> concepts = WordNetConcepts::Shared(wordnet_dir);
   if (!concepts.ok()) {
@@ -25,6 +49,15 @@ LexicalTerms::LexicalTerms(const HybridOptions& options, const std::string& word
 
 std::vector<std::string> LexicalTerms::Document(std::string_view text) const {
   std::vector<std::string> terms = words_.Tokens(text);
+  if (glosses_ != nullptr) {
+    for (const std::string& word : concept_words_.Tokens(text)) {
+      const std::string_view canonical = canonicalizer_->Canonicalize(word);
+      terms.push_back(absl::StrCat(kGlossPrefix, ToAbsl(canonical)));
+      glosses_->ForEachRelated(canonical, gloss_senses_, [&](uint32_t id) {
+        terms.push_back(absl::StrCat(kGlossPrefix, ToAbsl(glosses_->word(id))));
+      });
+    }
+  }
   if (concepts_ == nullptr) return terms;
   for (const std::string& word : concept_words_.Tokens(text)) {
     concepts_->DocumentConcepts(word, document_options_, &terms);
@@ -36,6 +69,18 @@ QueryTerms LexicalTerms::Query(std::string_view text) const {
   QueryTerms query;
   query.tokens = words_.Tokens(text);
   query.weights.assign(query.tokens.size(), 1.0);
+  if (glosses_ != nullptr) {
+    for (const std::string& word : concept_words_.Tokens(text)) {
+      const std::string_view canonical = canonicalizer_->Canonicalize(word);
+      query.tokens.push_back(absl::StrCat(kGlossPrefix, ToAbsl(canonical)));
+      query.weights.push_back(gloss_weight_);
+      if (gloss_query_related_ <= 0) continue;
+      glosses_->ForEachRelated(canonical, gloss_senses_, [&](uint32_t id) {
+        query.tokens.push_back(absl::StrCat(kGlossPrefix, ToAbsl(glosses_->word(id))));
+        query.weights.push_back(gloss_weight_ * gloss_query_related_);
+      });
+    }
+  }
   if (concepts_ == nullptr) return query;
   for (const std::string& word : concept_words_.Tokens(text)) {
     concepts_->QueryConcepts(word, query_options_, &query.tokens);

@@ -2,7 +2,12 @@
 // (hybrid ranking, hybrid_ranking.h): the lexical tokenizer's words (index/lexical_tokenizer.h)
 // and, with HybridOptions::concepts, WordNet concept terms (embed/wordnet_concepts.h: a memory's
 // words add their synsets and hypernyms, a query's words their synsets, weighted
-// HybridOptions::concept_weight). Independent of the store's embedder. Thread-safe.
+// HybridOptions::concept_weight) and, with HybridOptions::glosses, WordNet gloss terms
+// (embed/wordnet_glosses.h: a memory's words add "^" + each word of their gloss neighbourhoods and
+// "^" + their own canonical form; a query's words ask for "^" + their canonical form with weight
+// gloss_weight, and for their own neighbourhoods with gloss_weight * gloss_query_related). So
+// "what vehicle" meets "I drive" ("drive": "operate or control a vehicle") through BM25, whose
+// IDF discounts words that many glosses share. Independent of the store's embedder. Thread-safe.
 #pragma once
 
 #include <memory>
@@ -11,6 +16,7 @@
 #include <vector>
 
 #include "embed/wordnet_concepts.h"
+#include "embed/wordnet_glosses.h"
 #include "index/lexical_tokenizer.h"
 #include "store/hybrid_ranking.h"
 
@@ -35,6 +41,7 @@ class LexicalTerms {
   QueryTerms Query(std::string_view text) const;
 
   bool concepts_enabled() const { return concepts_ != nullptr; }
+  bool glosses_enabled() const { return glosses_ != nullptr; }
 
  private:
   LexicalTokenizer words_;
@@ -43,6 +50,11 @@ class LexicalTerms {
   ConceptOptions document_options_;
   ConceptOptions query_options_;
   double concept_weight_;
+  std::shared_ptr<const WordNetCanonicalizer> canonicalizer_;  // set with glosses_
+  std::shared_ptr<const WordNetGlosses> glosses_;              // null: glosses off
+  double gloss_weight_;
+  double gloss_query_related_;
+  int gloss_senses_;
 };
 
 }  // namespace bulwark
