@@ -3,7 +3,6 @@
 
 #include <absl/strings/str_cat.h>
 
-#include <charconv>
 #include <set>
 
 #include "core/ids.h"
@@ -421,42 +420,6 @@ absl::StatusOr<CreatePrincipalRequest> ParseCreatePrincipalRequest(std::string_v
   if (!create_key.ok()) return create_key.status();
   request.create_key = create_key->value_or(true);
   return request;
-}
-
-absl::Status CheckQueryParams(const QueryParams& params, std::initializer_list<std::string_view> allowed) {
-  for (auto it = params.begin(); it != params.end(); it = params.upper_bound(it->first)) {
-    bool known = false;
-    for (std::string_view a : allowed) known = known || it->first == a;
-    if (!known) return Invalid("unknown_field", absl::StrCat("unknown query parameter ", Quoted(it->first)));
-    if (params.count(it->first) > 1) {
-      return Invalid("duplicate_field",
-                     absl::StrCat("query parameter ", Quoted(it->first), " given more than once"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-std::optional<std::string> QueryParam(const QueryParams& params, std::string_view name) {
-  auto it = params.find(std::string(name));
-  if (it == params.end()) return std::nullopt;
-  return it->second;
-}
-
-absl::StatusOr<int64_t> IntQueryParam(const QueryParams& params, std::string_view name, int64_t fallback,
-                                      int64_t min, int64_t max) {
-  auto text = QueryParam(params, name);
-  if (!text) return fallback;
-  int64_t value = 0;
-  const char* end = text->data() + text->size();
-  auto [ptr, ec] = std::from_chars(text->data(), end, value);
-  if (text->empty() || ec != std::errc() || ptr != end) {
-    return Invalid("wrong_type", absl::StrCat("query parameter ", Quoted(name), " must be an integer"));
-  }
-  if (value < min || value > max) {
-    return Invalid("out_of_range",
-                   absl::StrCat("query parameter ", Quoted(name), " must be between ", min, " and ", max));
-  }
-  return value;
 }
 
 absl::StatusOr<AuditQuery> ParseAuditQuery(const QueryParams& params, const RequestLimits& limits) {
