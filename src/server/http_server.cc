@@ -12,6 +12,7 @@
 #include <exception>
 #include <optional>
 
+#include "core/status_macros.h"
 #include "server/api_status.h"
 #include "server/process_metrics.h"
 #include "server/refusal_audit.h"
@@ -124,7 +125,7 @@ absl::Status CheckOptions(const ServerOptions& o, const ServiceBackends& b) {
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerOptions& options,
                                                                const ServiceBackends& backends) {
-  if (auto s = CheckOptions(options, backends); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckOptions(options, backends));
   std::unique_ptr<HttpServer> server(new HttpServer(options, backends));
   server->InstallRoutes();
   return server;
@@ -196,9 +197,8 @@ absl::StatusOr<int> HttpServer::Bind() {
   ConnectionLoopCallbacks callbacks;
   callbacks.serve = [this](FramedRequest& request) { return ServeRequest(request); };
   callbacks.refuse = [this](const Refusal& refusal) { return RefuseRequest(refusal); };
-  auto loop = ConnectionLoop::Create(loop_options, std::move(callbacks));
-  if (!loop.ok()) return loop.status();
-  loop_ = *std::move(loop);
+  BULWARK_ASSIGN_OR_RETURN(auto loop, ConnectionLoop::Create(loop_options, std::move(callbacks)));
+  loop_ = std::move(loop);
   return loop_->port();
 }
 
