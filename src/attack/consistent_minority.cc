@@ -27,7 +27,7 @@ absl::StatusOr<std::vector<NewEntry>> ConsistentMinorityEntries(std::string_view
 absl::StatusOr<ConsistentMinorityOutcome> MeasureConsistentMinority(
     MemoryStore& store, std::string_view name_space, std::string_view question,
     const eval::OracleJudge& oracle, const ConsistentMinorityOptions& options) {
-  if (auto s = ValidateSmoothingOptions(options.smoothing); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ValidateSmoothingOptions(options.smoothing));
   if (options.trials < 1 || options.trials > 100000)
     return absl::InvalidArgumentError("consistent minority: trials in 1..100000");
   int out_poison = 0;

@@ -43,7 +43,7 @@ absl::StatusOr<EvalCorpora> LoadEvalCorpora(const std::filesystem::path& dir) {
     std::vector<std::string>* list = file_and_list.second;  // named: clang 14 cannot capture a binding
     auto st = ReadJsonl(dir / file_and_list.first, [&](const nlohmann::json& j) {
       std::string text;
-      if (auto s = StringField(j, "text", &text); !s.ok()) return s;
+      BULWARK_RETURN_IF_ERROR(StringField(j, "text", &text));
       list->push_back(std::move(text));
       return absl::OkStatus();
     });
@@ -51,7 +51,7 @@ absl::StatusOr<EvalCorpora> LoadEvalCorpora(const std::filesystem::path& dir) {
   }
   auto st = ReadJsonl(dir / "benign_queries.jsonl", [&](const nlohmann::json& j) {
     std::string q;
-    if (auto s = StringField(j, "query", &q); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(StringField(j, "query", &q));
     c.benign_queries.push_back(std::move(q));
     return absl::OkStatus();
   });

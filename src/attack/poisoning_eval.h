@@ -1,5 +1,6 @@
-// The attack x defense experiment behind `bulwark-lab eval poisoning` (MemSAD paper Tables 2-3) and
-// the adaptive-attacker experiment behind `bulwark-lab eval adaptive` (Table 4 / Table 18).
+// The attack x defense experiment behind `bulwark-lab eval poisoning` (MemSAD paper Tables 2-3);
+// attack/adaptive_eval.h is the adaptive attacker against the same deployments, and
+// attack/poisoning_deployment.h the deployments themselves.
 //
 // Per seed, one real store (lexical embedder, every registered write-time detector enabled, the
 // watermark included) in `work_dir`/poisoning-<seed>, one namespace "eval-<attack>" per attack, each set up
@@ -85,25 +86,5 @@ struct PoisoningSummary {
   std::string markdown;
 };
 PoisoningSummary SummarizePoisoning(const std::vector<nlohmann::json>& seeds, int k);
-
-struct AdaptiveEvalConfig {
-  PoisoningEvalConfig base;  // attacks: agentpoison, minja, injecmem by default
-  int max_substitutions = 16;
-  std::vector<std::string> targets = {"memsad", "memsad_plus"};  // detector sets to evade
-};
-
-// Per seed: the poisons of each attack (built as above, in namespace orig-<attack>) and, for the
-// memsad target ({"memsad"}) and the memsad_plus target ({"memsad", "memsad_plus"}, MemSAD+ =
-// either flags), the greedy synonym attack on every poison against a sibling namespace prepared
-// identically (same benign memories, H and calibration, no poison yet); the substituted poisons
-// are then written there. Flags before and after come from that namespace's gate; ASR-R before
-// from orig-<attack>, after from the sibling. JSON: {"seed", "attacks": {name: {target: {"poison",
-//   "flagged_before", "flagged_after", "evaded", "substitutions", "similarity_delta",
-//   "retrieved_before", "retrieved_after", "queries"}}}}.
-[[nodiscard]] absl::StatusOr<nlohmann::json> RunAdaptiveSeed(const EvalCorpora& corpora,
-                                                             const AdaptiveEvalConfig& config, uint64_t seed,
-                                                             const std::filesystem::path& work_dir,
-                                                             const EvalProgressFn& progress = {});
-PoisoningSummary SummarizeAdaptive(const std::vector<nlohmann::json>& seeds);
 
 }  // namespace bulwark::attack

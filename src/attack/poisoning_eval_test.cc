@@ -6,6 +6,7 @@
 
 #include <cstdio>
 
+#include "attack/adaptive_eval.h"
 #include "store/memory_store.h"
 #include "testing/temp_dir.h"
 

@@ -100,6 +100,27 @@ class Scorer {
   std::vector<double> kth_;  // per victim query: the k-th best score among stored active entries
 };
 
+// Per victim query, the k-th best score among the namespace's active entries (-inf with fewer than
+// k), from the stored embeddings (white-box; no search).
+absl::StatusOr<std::vector<double>> KthStoredScores(MemoryStore& store, std::string_view name_space,
+                                                    const std::vector<std::vector<float>>& queries, int k) {
+  std::vector<std::vector<double>> best(queries.size());
+  auto visited = store.Export(name_space, 1u << static_cast<int>(State::kActive), [&](const Entry& e) {
+    for (size_t i = 0; i < queries.size(); ++i) {
+      auto& b = best[i];
+      b.push_back(Cosine(queries[i], e.embedding));
+      std::sort(b.begin(), b.end(), std::greater<>());
+      if (b.size() > static_cast<size_t>(k)) b.pop_back();
+    }
+    return absl::OkStatus();
+  });
+  BULWARK_RETURN_IF_ERROR(visited.status());
+  std::vector<double> kth;
+  for (const auto& b : best)
+    kth.push_back(b.size() < static_cast<size_t>(k) ? -std::numeric_limits<double>::infinity() : b.back());
+  return kth;
+}
+
 }  // namespace
 
 absl::StatusOr<SynonymAttackResult> RunSynonymAttack(MemoryStore& store, std::string_view name_space,
@@ -113,22 +134,7 @@ absl::StatusOr<SynonymAttackResult> RunSynonymAttack(MemoryStore& store, std::st
     return absl::InvalidArgumentError(
         "synonym attack: k in 1..1000, max_substitutions >= 0, detectors non-empty");
   BULWARK_ASSIGN_OR_RETURN(auto queries, store.embedder().EmbedBatch(victim_queries));
-  // The k best stored scores per victim query, from the stored embeddings (white-box; no search).
-  std::vector<std::vector<double>> best(queries.size());
-  auto visited = store.Export(name_space, 1u << static_cast<int>(State::kActive), [&](const Entry& e) {
-    for (size_t i = 0; i < queries.size(); ++i) {
-      auto& b = best[i];
-      b.push_back(Cosine(queries[i], e.embedding));
-      std::sort(b.begin(), b.end(), std::greater<>());
-      if (b.size() > static_cast<size_t>(options.k)) b.pop_back();
-    }
-    return absl::OkStatus();
-  });
-  BULWARK_RETURN_IF_ERROR(visited.status());
-  std::vector<double> kth;
-  for (const auto& b : best)
-    kth.push_back(b.size() < static_cast<size_t>(options.k) ? -std::numeric_limits<double>::infinity()
-                                                            : b.back());
+  BULWARK_ASSIGN_OR_RETURN(std::vector<double> kth, KthStoredScores(store, name_space, queries, options.k));
   Scorer scorer(store, name_space, options, std::move(queries), std::move(kth));
 
   SynonymAttackResult out;

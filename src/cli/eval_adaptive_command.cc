@@ -13,7 +13,7 @@
 // of the paper's neural encoders, where they do.
 #include <sstream>
 
-#include "attack/poisoning_eval.h"
+#include "attack/adaptive_eval.h"
 #include "cli/eval_commands.h"
 
 namespace bulwark::cli {

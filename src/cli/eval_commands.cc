@@ -7,6 +7,7 @@
 
 #include <ostream>
 
+#include "core/status_macros.h"
 #include "eval/report.h"
 #include "eval/roc_svg.h"
 
@@ -98,14 +99,12 @@ absl::StatusOr<EvalStore> EvalContext::CreateStore(const StoreOptions& options) 
   if (env_.store) {
     out.dir = *env_.store;
   } else {
-    auto made = EvalTempDir::Create();
-    if (!made.ok()) return made.status();
-    out.temp.emplace(*std::move(made));
+    BULWARK_ASSIGN_OR_RETURN(auto made, EvalTempDir::Create());
+    out.temp.emplace(std::move(made));
     out.dir = out.temp->path() / "store";
   }
-  auto store = MemoryStore::Create(out.dir, options);
-  if (!store.ok()) return store.status();
-  out.store = *std::move(store);
+  BULWARK_ASSIGN_OR_RETURN(auto store, MemoryStore::Create(out.dir, options));
+  out.store = std::move(store);
   return out;
 }
 

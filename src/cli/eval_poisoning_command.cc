@@ -13,6 +13,7 @@
 
 #include "attack/poisoning_eval.h"
 #include "cli/eval_commands.h"
+#include "core/status_macros.h"
 #include "eval/report.h"
 #include "eval/roc.h"
 #include "eval/roc_svg.h"
@@ -107,7 +108,7 @@ class EvalPoisoningCommand final : public EvalSubcommand {
         }
         series.push_back({det, eval::RocCurve(pos, neg), eval::Auroc(pos, neg)});
       }
-      if (auto s = eval::WriteRocSvg(*path, "ROC: " + attack, series); !s.ok()) return s;
+      BULWARK_RETURN_IF_ERROR(eval::WriteRocSvg(*path, "ROC: " + attack, series));
     }
     return absl::OkStatus();
   }

@@ -19,6 +19,7 @@
 
 #include "cli/eval_commands.h"
 #include "cli/query_file.h"
+#include "core/status_macros.h"
 #include "eval/experiments/session_eval.h"
 
 namespace bulwark::cli {
@@ -46,17 +47,15 @@ absl::Status InFile(const std::string& path, const absl::Status& status) {
 }
 
 absl::StatusOr<std::vector<NewEntry>> ReadMemories(const std::string& path) {
-  auto in = OpenInput(path, "memories");
-  if (!in.ok()) return in.status();
-  auto parsed = eval::ParseMemoryFile(*in);
+  BULWARK_ASSIGN_OR_RETURN(auto in, OpenInput(path, "memories"));
+  auto parsed = eval::ParseMemoryFile(in);
   if (!parsed.ok()) return InFile(path, parsed.status());
   return parsed;
 }
 
 absl::StatusOr<std::vector<eval::LabelledSession>> ReadSessions(const std::string& path) {
-  auto in = OpenInput(path, "sessions");
-  if (!in.ok()) return in.status();
-  auto parsed = eval::ParseSessionFile(*in);
+  BULWARK_ASSIGN_OR_RETURN(auto in, OpenInput(path, "sessions"));
+  auto parsed = eval::ParseSessionFile(in);
   if (!parsed.ok()) return InFile(path, parsed.status());
   return parsed;
 }

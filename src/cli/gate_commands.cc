@@ -186,4 +186,66 @@ int RunWatermark(MemoryStore& store, const std::string& action, const std::strin
   return 0;
 }
 
+void GateCommands::Register(CLI::App& app) {
+  CalibrateFlags& cf = calibrate_flags_;
+  calibrate_ = app.add_subcommand("calibrate", "calibrate the write gate's detectors for a namespace");
+  calibrate_->add_option(
+      "--queries", cf.queries_file,
+      "calibration queries (lines, or JSONL with \"query\"); they become the namespace's query "
+      "history (default: the history its searches built)");
+  auto* ref_opt =
+      calibrate_->add_option("--reference", cf.reference_file, "benign reference entries (import JSONL)");
+  calibrate_->add_option("--from-store", cf.from_store, "use the N newest active entries as the reference")
+      ->capture_default_str()
+      ->excludes(ref_opt)
+      ->check(CLI::Range(2, 1'000'000));
+  calibrate_->add_option("--trigger", cf.trigger,
+                         "suspected trigger appended to every query (triggered calibration)");
+  calibrate_
+      ->add_option("--target-fpr", cf.target_fpr,
+                   "false-positive rate on the reference set for the "
+                   "embedder-dependent thresholds (default from gate.json: 0.01)")
+      ->check(CLI::Range(0.0, 0.999));
+  calibrate_->add_option("--kappa", cf.kappa, "memsad threshold mu + kappa*sigma (default 2.0)")
+      ->check(CLI::PositiveNumber);
+
+  quarantine_ = app.add_subcommand("quarantine", "review entries the write gate quarantined");
+  quarantine_->require_subcommand(1);
+  quarantine_list_ = quarantine_->add_subcommand("list", "list quarantined entries with their reasons");
+  quarantine_release_ =
+      quarantine_->add_subcommand("release", "make a quarantined entry retrievable (history kept)");
+  quarantine_release_->add_option("id", id_)->required();
+  auto* reject = quarantine_->add_subcommand("reject", "reject a quarantined entry (it becomes deleted)");
+  reject->add_option("id", id_)->required();
+
+  watermark_ = app.add_subcommand(
+      "watermark", "mark text so it passes the watermark detector (gate.json watermark.scheme), or check it");
+  watermark_->require_subcommand(1);
+  watermark_mark_ = watermark_->add_subcommand(
+      "mark",
+      "print the marked text (stdout) and every substitution made (stderr); exit 1 if it cannot verify");
+  watermark_mark_->add_option("text", watermark_text_, "the text, or - for stdin")->required();
+  watermark_mark_->add_option("--z-target", z_target_, "z-score to reach (at least the detector's threshold)")
+      ->capture_default_str();
+  auto* check = watermark_->add_subcommand("check", "exit 0 if the text verifies");
+  check->add_option("text", watermark_text_, "the text, or - for stdin")->required();
+}
+
+std::optional<int> GateCommands::Run(const CommandEnv& env) {
+  if (!calibrate_->parsed() && !quarantine_->parsed() && !watermark_->parsed()) return std::nullopt;
+  auto store = MemoryStore::Open(env.store, env.store_options);
+  if (!store.ok()) return Fail(env.err, store.status());
+  if (calibrate_->parsed()) {
+    return RunCalibrate(**store, env.name_space, calibrate_flags_, env.json, env.out, env.err);
+  }
+  if (quarantine_->parsed()) {
+    const std::string action = quarantine_list_->parsed()      ? "list"
+                               : quarantine_release_->parsed() ? "release"
+                                                               : "reject";
+    return RunQuarantine(**store, env.name_space, action, id_, env.principal, env.json, env.out, env.err);
+  }
+  return RunWatermark(**store, watermark_mark_->parsed() ? "mark" : "check", watermark_text_, z_target_,
+                      env.json, env.out, env.err);
+}
+
 }  // namespace bulwark::cli

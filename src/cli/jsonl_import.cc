@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/status_macros.h"
 #include "core/text_validation.h"
 
 namespace bulwark::cli {
@@ -40,8 +41,8 @@ absl::StatusOr<NewEntry> ParseLine(const std::string& line, const ImportLimits& 
     }
   }
   if (!has_text) return absl::InvalidArgumentError("missing \"text\"");
-  if (auto s = ValidateText(entry.text, limits.max_text_bytes); !s.ok()) return s;
-  if (auto s = ValidateMetadata(entry.metadata, limits.max_metadata_bytes); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ValidateText(entry.text, limits.max_text_bytes));
+  BULWARK_RETURN_IF_ERROR(ValidateMetadata(entry.metadata, limits.max_metadata_bytes));
   return entry;
 }
 

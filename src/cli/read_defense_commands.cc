@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include "cli/query_file.h"
+#include "cli/read_defense_text.h"
 #include "core/hex.h"
 #include "core/strings.h"
 #include "gate/gate_fit_report.h"
@@ -65,51 +66,6 @@ absl::StatusOr<std::unique_ptr<ChatClient>> MaybeLlm(const std::string& llm_json
   const nlohmann::json config = nlohmann::json::parse(llm_json, nullptr, false);
   if (!config.is_object()) return absl::InvalidArgumentError("--llm must be a JSON object");
   return ChatClient::FromConfig(config);
-}
-
-std::string Fixed(double x, int digits = 4) {
-  if (std::isnan(x)) return "-";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << x;
-  return s.str();
-}
-
-std::string DescribeGate(const GateVerdict& v) {
-  if (!v.score_kind) return std::string(ToString(v.decision));
-  std::string out = absl::StrCat(ToAbsl(ToString(v.decision)), " (", ToAbsl(ToString(*v.score_kind)), " ",
-                                 Fixed(v.score), v.flagged ? " > " : " <= ", Fixed(v.threshold), ")");
-  if (v.decision == GateDecision::kStrip) {
-    std::string removed;
-    for (const std::string& t : v.removed_tokens) removed += (removed.empty() ? "" : " ") + t;
-    absl::StrAppend(&out, ", removed [", removed, "], score after ", Fixed(v.score_after));
-  }
-  return out;
-}
-
-std::string DescribeCertificate(const Certificate& c) {
-  std::string out =
-      absl::StrCat("certificate m=", c.params.m, " k=", c.params.k, " nruns=", c.params.nruns, ":");
-  for (size_t t = 1; t <= c.delta.size(); ++t)
-    absl::StrAppend(&out, " delta(t=", t, ")=", Fixed(c.delta[t - 1]));
-  return out;
-}
-
-void PrintSmoothed(std::ostream& out, const SmoothedAnswer& a) {
-  if (a.abstained) {
-    out << "answer: none -- " << a.reason << " (abstained)\n";
-  } else {
-    out << "answer: " << a.answer << "\n";
-  }
-  out << "majority: " << a.majority_runs << " of " << a.runs.size() << " runs (" << a.responder
-      << " responder, " << a.judge << " equivalence)\n";
-  if (!a.certificate.delta.empty()) out << DescribeCertificate(a.certificate) << "\n";
-  for (size_t r = 0; r < a.runs.size(); ++r) {
-    std::string ids;
-    for (const std::string& id : a.runs[r].entry_ids) ids += (ids.empty() ? "" : ",") + id;
-    out << "run " << r + 1 << " [group " << a.runs[r].group << "] " << ids << "\n    -> "
-        << a.runs[r].response << "\n";
-  }
-  out << "seed: " << a.seed_hex << "\n";
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "core/status_macros.h"
 #include "embed/string_view_hash.h"
 #include "honeypot/balanced_kmeans.h"
 #include "honeypot/pot_math.h"
@@ -181,10 +182,7 @@ absl::StatusOr<FitResult> FitHoneypots(const std::vector<FitMemory>& memories,
                                        const std::vector<std::string>& benign_queries,
                                        const Embedder& embedder, const PotRealizer& realizer,
                                        const FitOptions& o, const PreviousFit& previous) {
-  if (absl::Status s = ValidateInputs(memories, attack_queries, benign_queries, embedder.dimension(), o);
-      !s.ok()) {
-    return s;
-  }
+  BULWARK_RETURN_IF_ERROR(ValidateInputs(memories, attack_queries, benign_queries, embedder.dimension(), o));
   const auto start = std::chrono::steady_clock::now();
   FitResult result;
   // 1. The memories this run covers.
@@ -234,15 +232,14 @@ absl::StatusOr<FitResult> FitHoneypots(const std::vector<FitMemory>& memories,
   if (!gate.ok()) return gate.status();
   nlohmann::json rejected = nlohmann::json::array();
   const int batch = o.stack ? previous.last_batch + 1 : 1;
-  if (absl::Status s = RealizeAll(*trained, **gate, realizer, o, batch, &result, &rejected); !s.ok())
-    return s;
+  BULWARK_RETURN_IF_ERROR(RealizeAll(*trained, **gate, realizer, o, batch, &result, &rejected));
   result.timings["realize_s"] = Seconds(t);
   if (result.pots.empty()) return absl::FailedPreconditionError("honeypot fit: no pot text passed the gates");
 
   // 5. Metrics.
   RunMetrics(o, batch, all.rows(), covered.rows(), pots, *bound, *trained, *clusters, std::move(rejected),
              &result);
-  if (absl::Status s = IndexedMetrics(*attack, *benign, all, previous, o, &result); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(IndexedMetrics(*attack, *benign, all, previous, o, &result));
   result.timings["total_s"] = Seconds(start);
   return result;
 }

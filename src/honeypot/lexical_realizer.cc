@@ -9,6 +9,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/status_macros.h"
 #include "embed/string_view_hash.h"
 
 namespace bulwark::honeypot {
@@ -275,7 +276,7 @@ absl::StatusOr<RealizedPot> LexicalRealizer::Evaluate(std::string_view text, std
   const std::vector<std::string> tokens = BigramLm::Tokenize(text);
   const std::vector<std::string_view> words(tokens.begin(), tokens.end());
   RealizedPot pot;
-  if (absl::Status s = ScoreCandidate(*ctx, words, std::string(text), &pot); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ScoreCandidate(*ctx, words, std::string(text), &pot));
   const GateResult g = gate.Check(pot.text, pot.embedding);
   pot.privacy_max = g.privacy_max;
   pot.passed = g.passed;
@@ -297,7 +298,7 @@ absl::StatusOr<RealizedPot> LexicalRealizer::Realize(std::span<const float> targ
   std::vector<RealizedPot> candidates;
   for (const auto& words : OrderByLm(*bag)) {
     RealizedPot c;
-    if (absl::Status s = ScoreCandidate(*ctx, words, JoinSentence(words), &c); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(ScoreCandidate(*ctx, words, JoinSentence(words), &c));
     candidates.push_back(std::move(c));
   }
   std::stable_sort(candidates.begin(), candidates.end(),

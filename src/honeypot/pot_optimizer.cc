@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/status_macros.h"
 #include "honeypot/pot_score.h"
 
 namespace bulwark::honeypot {
@@ -56,7 +57,7 @@ struct Adam {
 absl::StatusOr<PotObjective> PotObjective::Create(const RowMatrixXf& attack, const RowMatrixXf& benign,
                                                   const RowMatrixXf& memories,
                                                   const PotOptimizerOptions& options) {
-  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckOptions(options));
   if (attack.rows() == 0 || benign.rows() == 0 || memories.rows() == 0) {
     return absl::InvalidArgumentError("pot optimizer: needs attack queries, benign queries and memories");
   }

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/status_macros.h"
 #include "honeypot/bigram_lm.h"
 
 namespace bulwark::honeypot {
@@ -60,12 +61,10 @@ absl::StatusOr<std::unique_ptr<PotTextGate>> PotTextGate::Create(std::span<const
       gate->memory_ngrams_.insert(HashNgram(std::span(tokens).subspan(i, static_cast<size_t>(gate->n_))));
     }
   }
-  auto write_rules = ValidationRules::Default();
-  if (!write_rules.ok()) return write_rules.status();
-  auto pot_rules = ValidationRules::Parse(kPotInstructionRules);
-  if (!pot_rules.ok()) return pot_rules.status();
-  gate->write_rules_ = *std::move(write_rules);
-  gate->pot_rules_ = *std::move(pot_rules);
+  BULWARK_ASSIGN_OR_RETURN(auto write_rules, ValidationRules::Default());
+  BULWARK_ASSIGN_OR_RETURN(auto pot_rules, ValidationRules::Parse(kPotInstructionRules));
+  gate->write_rules_ = std::move(write_rules);
+  gate->pot_rules_ = std::move(pot_rules);
   return gate;
 }
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "smoothing/embedding_equivalence.h"
 #include "smoothing/extractive_responder.h"
@@ -32,6 +33,87 @@ class StageClock {
 
 constexpr int kMaxK = 1000;
 
+// Checks k, k_high, the smoothing options and the responder; returns k_high.
+absl::StatusOr<int> CheckRequest(const DefendedSearchRequest& request, const ChatClient* llm) {
+  const int k_low = request.search.k;
+  if (k_low < 1 || k_low > kMaxK)
+    return absl::InvalidArgumentError(absl::StrCat("k must be between 1 and ", kMaxK));
+  const int k_high = request.k_high == 0 ? std::min(kMaxK, 2 * k_low) : request.k_high;
+  if (k_high < k_low || k_high > kMaxK) {
+    return absl::InvalidArgumentError(absl::StrCat("k_high must be between k and ", kMaxK));
+  }
+  if (request.smoothing) BULWARK_RETURN_IF_ERROR(ValidateSmoothingOptions(*request.smoothing));
+  if (request.responder == ResponderKind::kLlm && llm == nullptr) {
+    return absl::FailedPreconditionError(
+        "the llm responder needs an LLM: set BULWARK_LLM_URL and BULWARK_LLM_MODEL (or pass --llm)");
+  }
+  return k_high;
+}
+
+// The namespace's gate (null without one) and the mode to apply.
+struct GatePlan {
+  std::shared_ptr<const StoredGate> gate;
+  GateMode mode = GateMode::kOff;
+};
+
+// PermissionDenied for a mode weaker than the policy without may_weaken_gate; FailedPrecondition
+// for a gate fitted under another embedder; the registry's errors.
+absl::StatusOr<GatePlan> PlanGate(GateRegistry* gates, const DefendedSearchRequest& request,
+                                  const Embedder& embedder) {
+  GatePlan plan;
+  if (gates != nullptr) {
+    BULWARK_ASSIGN_OR_RETURN(plan.gate, gates->Get(request.name_space));
+  }
+  const GateMode policy = plan.gate ? plan.gate->mode : GateMode::kOff;
+  plan.mode = request.gate_mode.value_or(policy);
+  if (Strictness(plan.mode) < Strictness(policy) && !request.may_weaken_gate) {
+    return absl::PermissionDeniedError(
+        absl::StrCat("gate mode \"", ToAbsl(ToString(plan.mode)), "\" is weaker than the policy \"",
+                     ToAbsl(ToString(policy)), "\" of this namespace; that needs the admin role"));
+  }
+  if (plan.gate && (plan.gate->model->dimension() != embedder.dimension() ||
+                    plan.gate->embedder != embedder.Fingerprint().ToString())) {
+    return absl::FailedPreconditionError("the query gate was fitted for another embedder; fit it again");
+  }
+  return plan;
+}
+
+// Smoothing (SMSR Component 2) over the first m hits of `pool`: the LLM responder when asked for,
+// else the extractive one; the LLM judge when there is an LLM, else the embedding one.
+absl::StatusOr<SmoothedAnswer> SmoothAnswer(const DefendedSearchRequest& request, const std::string& query,
+                                            const std::vector<SearchHit>& pool,
+                                            const SmoothingOptions& smoothing, const Embedder& embedder,
+                                            const ChatClient* llm, Env* env) {
+  ExtractiveResponder extractive;
+  std::unique_ptr<Responder> llm_responder;
+  if (request.responder == ResponderKind::kLlm) llm_responder = std::make_unique<LlmResponder>(llm);
+  const Responder* responder = llm_responder ? llm_responder.get() : &extractive;
+  EmbeddingEquivalence by_embedding(&embedder);
+  LlmEquivalence by_llm(llm);
+  const EquivalenceJudge* judge =
+      llm != nullptr ? static_cast<const EquivalenceJudge*>(&by_llm) : &by_embedding;
+  SeededCsprng rng(request.seed ? *request.seed : SeededCsprng::NewSeed(env));
+  const size_t m = std::min<size_t>(pool.size(), smoothing.m);
+  return Smoother(responder, judge)
+      .Answer(query, std::span<const SearchHit>(pool.data(), m), smoothing, &rng);
+}
+
+// The honeypot monitor's verdict on a search by `caller`: over the search's own scan when it
+// observed one, else over the ranking the namespace's searches use (the fused one for hybrid
+// retrieval, which needs the query text). HoneypotGuard::Record's and Observe's errors.
+absl::StatusOr<honeypot::MonitorVerdict> ObserveCaller(HoneypotGuard& guard, MemoryStore& store,
+                                                       const honeypot::SessionKey& caller,
+                                                       const std::string& query,
+                                                       const std::vector<float>& embedding,
+                                                       const SearchObservation& observation) {
+  // Over the ranking the namespace's searches use (the fused one for hybrid retrieval); the query
+  // text is also the monitor's intent evidence.
+  if (observation.observed) return guard.Record(caller, observation.rows, query);
+  auto retrieval = store.impl().retrieval->Get(caller.ns);
+  const bool hybrid = retrieval.ok() && *retrieval == Retrieval::kHybrid;
+  return guard.Observe(caller, embedding, hybrid ? std::string_view(query) : std::string_view(), query);
+}
+
 }  // namespace
 
 nlohmann::json DefenseDetail(const DefendedSearchResult& result) {
@@ -53,55 +135,21 @@ DefendedRetriever::DefendedRetriever(MemoryStore* store, GateRegistry* gates, co
     : store_(store), gates_(gates), llm_(llm), env_(env ? env : Env::Default()) {}
 
 absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSearchRequest& request) {
+  BULWARK_ASSIGN_OR_RETURN(const int k_high, CheckRequest(request, llm_));
   const int k_low = request.search.k;
-  if (k_low < 1 || k_low > kMaxK)
-    return absl::InvalidArgumentError(absl::StrCat("k must be between 1 and ", kMaxK));
-  const int k_high = request.k_high == 0 ? std::min(kMaxK, 2 * k_low) : request.k_high;
-  if (k_high < k_low || k_high > kMaxK) {
-    return absl::InvalidArgumentError(absl::StrCat("k_high must be between k and ", kMaxK));
-  }
-  if (request.smoothing) {
-    if (auto s = ValidateSmoothingOptions(*request.smoothing); !s.ok()) return s;
-  }
-  if (request.responder == ResponderKind::kLlm && llm_ == nullptr) {
-    return absl::FailedPreconditionError(
-        "the llm responder needs an LLM: set BULWARK_LLM_URL and BULWARK_LLM_MODEL (or pass --llm)");
-  }
-
   const honeypot::SessionKey caller{request.name_space, request.principal, request.session};
   if (guard_ != nullptr && !request.principal.empty()) {
-    if (auto s = guard_->CheckAllowed(caller); !s.ok()) return s;  // before any retrieval work
-  }
-
-  // The gate of the namespace and the mode to apply.
-  std::shared_ptr<const StoredGate> gate;
-  if (gates_ != nullptr) {
-    auto found = gates_->Get(request.name_space);
-    if (!found.ok()) return found.status();
-    gate = *std::move(found);
-  }
-  const GateMode policy = gate ? gate->mode : GateMode::kOff;
-  const GateMode mode = request.gate_mode.value_or(policy);
-  if (Strictness(mode) < Strictness(policy) && !request.may_weaken_gate) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("gate mode \"", ToAbsl(ToString(mode)), "\" is weaker than the policy \"",
-                     ToAbsl(ToString(policy)), "\" of this namespace; that needs the admin role"));
+    BULWARK_RETURN_IF_ERROR(guard_->CheckAllowed(caller));  // before any retrieval work
   }
   const Embedder& embedder = store_->embedder();
-  if (gate && (gate->model->dimension() != embedder.dimension() ||
-               gate->embedder != embedder.Fingerprint().ToString())) {
-    return absl::FailedPreconditionError("the query gate was fitted for another embedder; fit it again");
-  }
+  BULWARK_ASSIGN_OR_RETURN(const GatePlan plan, PlanGate(gates_, request, embedder));
 
   DefendedSearchResult result;
   StageClock clock;
-  auto embedding = embedder.Embed(request.query);
-  if (!embedding.ok()) return embedding.status();
+  BULWARK_ASSIGN_OR_RETURN(const std::vector<float> embedding, embedder.Embed(request.query));
   result.stages.embed = clock.Lap();
-  QueryGate query_gate(gate ? gate->model : nullptr, &embedder);
-  auto verdict = query_gate.Evaluate(request.query, *embedding, mode);
-  if (!verdict.ok()) return verdict.status();
-  result.gate = *std::move(verdict);
+  QueryGate query_gate(plan.gate ? plan.gate->model : nullptr, &embedder);
+  BULWARK_ASSIGN_OR_RETURN(result.gate, query_gate.Evaluate(request.query, embedding, plan.mode));
   result.stages.gate = clock.Lap();
   if (result.rejected()) return result;
 
@@ -114,7 +162,7 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
 
   SearchOptions options = request.search;
   options.k = std::max(result.k, smoothing ? smoothing->m : 0);
-  options.query_embedding = stripped ? nullptr : &*embedding;
+  options.query_embedding = stripped ? nullptr : &embedding;
   options.record_query = !result.gate.flagged;  // the history learns only from unflagged queries
   // The honeypot observation comes from the search's own scan (the query as sent: after a strip
   // the search ranks the cleaned query, so the guard then observes the original one itself).
@@ -125,17 +173,17 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
     observation.k_obs = guard_->KObs(request.name_space);
     options.observation = &observation;
   }
-  auto found = store_->Search(request.name_space, result.retrieved_query, options);
-  if (!found.ok()) return found.status();
+  BULWARK_ASSIGN_OR_RETURN(SearchResult found,
+                           store_->Search(request.name_space, result.retrieved_query, options));
   const double store_search = clock.Lap();
-  result.stages.verify = std::min(found->verify_seconds, store_search);
+  result.stages.verify = std::min(found.verify_seconds, store_search);
   result.stages.index = store_search - result.stages.verify;
   std::vector<SearchHit> pool;  // honeypots never reach a caller or a responder
-  pool.reserve(found->hits.size());
-  for (SearchHit& hit : found->hits) {
+  pool.reserve(found.hits.size());
+  for (SearchHit& hit : found.hits) {
     if (hit.entry.kind != Kind::kHoneypot) pool.push_back(std::move(hit));
   }
-  result.search.rejected_candidates = found->rejected_candidates;
+  result.search.rejected_candidates = found.rejected_candidates;
   const auto returned = static_cast<ptrdiff_t>(std::min<size_t>(pool.size(), result.k));
   if (smoothing) {  // the smoother reads the whole pool below
     result.search.hits.assign(pool.begin(), pool.begin() + returned);
@@ -146,16 +194,8 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
 
   if (observe) {
     // The observation never changes what this search returns; a failure is logged, not raised.
-    // Over the ranking the namespace's searches use: the fused one for hybrid retrieval.
-    absl::StatusOr<honeypot::MonitorVerdict> v;
-    if (observation.observed) {
-      v = guard_->Record(caller, observation.rows, request.query);
-    } else {
-      auto retrieval = store_->impl().retrieval->Get(request.name_space);
-      const bool hybrid = retrieval.ok() && *retrieval == Retrieval::kHybrid;
-      v = guard_->Observe(caller, *embedding, hybrid ? std::string_view(request.query) : std::string_view(),
-                          request.query);
-    }
+    absl::StatusOr<honeypot::MonitorVerdict> v =
+        ObserveCaller(*guard_, *store_, caller, request.query, embedding, observation);
     if (!v.ok()) {
       spdlog::warn("honeypot monitor: {}", ToStd(v.status().message()));
     } else {
@@ -165,21 +205,8 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   }
 
   if (smoothing) {
-    ExtractiveResponder extractive;
-    std::unique_ptr<Responder> llm_responder;
-    if (request.responder == ResponderKind::kLlm) llm_responder = std::make_unique<LlmResponder>(llm_);
-    const Responder* responder = llm_responder ? llm_responder.get() : &extractive;
-    EmbeddingEquivalence by_embedding(&embedder);
-    LlmEquivalence by_llm(llm_);
-    const EquivalenceJudge* judge =
-        llm_ != nullptr ? static_cast<const EquivalenceJudge*>(&by_llm) : &by_embedding;
-    SeededCsprng rng(request.seed ? *request.seed : SeededCsprng::NewSeed(env_));
-    const size_t m = std::min<size_t>(pool.size(), smoothing->m);
-    auto answer =
-        Smoother(responder, judge)
-            .Answer(result.retrieved_query, std::span<const SearchHit>(pool.data(), m), *smoothing, &rng);
-    if (!answer.ok()) return answer.status();
-    result.smoothed = *std::move(answer);
+    BULWARK_ASSIGN_OR_RETURN(result.smoothed, SmoothAnswer(request, result.retrieved_query, pool, *smoothing,
+                                                           embedder, llm_, env_));
     result.stages.smooth = clock.Lap();
   }
 

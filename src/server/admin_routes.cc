@@ -15,6 +15,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "audit/audit_chain.h"
+#include "core/status_macros.h"
 #include "server/api_status.h"
 #include "server/service.h"
 
@@ -47,17 +48,15 @@ absl::Status NoBody(const Call& call) {
 absl::Status NoQuery(const Call& call) { return CheckQueryParams(call.query, {}); }
 
 absl::StatusOr<Reply> ListPrincipals(ServiceContext& ctx, const Call& call) {
-  if (auto s = NoQuery(call); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(NoQuery(call));
   PrincipalRegistry& registry = *ctx.backends.registry;
-  auto principals = registry.ListPrincipals();
-  if (!principals.ok()) return principals.status();
+  BULWARK_ASSIGN_OR_RETURN(auto principals, registry.ListPrincipals());
   nlohmann::json out = nlohmann::json::array();
-  for (const Principal& p : *principals) {
+  for (const Principal& p : principals) {
     nlohmann::json j = PrincipalJson(p);
-    auto keys = registry.ListKeys(p.name);
-    if (!keys.ok()) return keys.status();
+    BULWARK_ASSIGN_OR_RETURN(auto keys, registry.ListKeys(p.name));
     j["keys"] = nlohmann::json::array();
-    for (const ApiKeyInfo& k : *keys) j["keys"].push_back(KeyJson(k));
+    for (const ApiKeyInfo& k : keys) j["keys"].push_back(KeyJson(k));
     out.push_back(std::move(j));
   }
   Reply reply;
@@ -66,20 +65,18 @@ absl::StatusOr<Reply> ListPrincipals(ServiceContext& ctx, const Call& call) {
 }
 
 absl::StatusOr<Reply> CreatePrincipal(ServiceContext& ctx, const Call& call) {
-  if (auto s = NoQuery(call); !s.ok()) return s;
-  auto request = ParseCreatePrincipalRequest(call.http.body, ctx.limits);
-  if (!request.ok()) return request.status();
+  BULWARK_RETURN_IF_ERROR(NoQuery(call));
+  BULWARK_ASSIGN_OR_RETURN(auto request, ParseCreatePrincipalRequest(call.http.body, ctx.limits));
   PrincipalRegistry& registry = *ctx.backends.registry;
-  if (auto s = registry.AddPrincipal(request->principal); !s.ok()) return s;
-  auto created = registry.GetPrincipal(request->principal.name);
-  if (!created.ok()) return created.status();
+  BULWARK_RETURN_IF_ERROR(registry.AddPrincipal(request.principal));
+  BULWARK_ASSIGN_OR_RETURN(auto created, registry.GetPrincipal(request.principal.name));
   Reply reply;
   reply.status = 201;
-  reply.body = {{"principal", PrincipalJson(*created)}};
+  reply.body = {{"principal", PrincipalJson(created)}};
   nlohmann::json detail = {
-      {"name", created->name}, {"role", ToString(created->role)}, {"namespaces", created->namespaces}};
-  if (request->create_key) {
-    auto key = registry.CreateKey(created->name);
+      {"name", created.name}, {"role", ToString(created.role)}, {"namespaces", created.namespaces}};
+  if (request.create_key) {
+    auto key = registry.CreateKey(created.name);
     if (!key.ok()) {
       RecordAudit(ctx, call, kServiceWide, AuditOperation::kCreatePrincipal, {}, "", std::move(detail));
       return key.status();
@@ -93,23 +90,22 @@ absl::StatusOr<Reply> CreatePrincipal(ServiceContext& ctx, const Call& call) {
 }
 
 absl::StatusOr<Reply> GetPrincipal(ServiceContext& ctx, const Call& call) {
-  if (auto s = NoQuery(call); !s.ok()) return s;
-  auto principal = ctx.backends.registry->GetPrincipal(call.Param("name"));
-  if (!principal.ok()) return principal.status();
+  BULWARK_RETURN_IF_ERROR(NoQuery(call));
+  BULWARK_ASSIGN_OR_RETURN(auto principal, ctx.backends.registry->GetPrincipal(call.Param("name")));
   Reply reply;
-  reply.body = {{"principal", PrincipalJson(*principal)}};
+  reply.body = {{"principal", PrincipalJson(principal)}};
   return reply;
 }
 
 absl::StatusOr<Reply> RevokePrincipal(ServiceContext& ctx, const Call& call) {
-  if (auto s = NoQuery(call); !s.ok()) return s;
-  if (auto s = NoBody(call); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(NoQuery(call));
+  BULWARK_RETURN_IF_ERROR(NoBody(call));
   const std::string_view name = call.Param("name");
   if (name == call.caller->principal.name) {
     return ApiError(absl::StatusCode::kFailedPrecondition, "conflict",
                     "a principal cannot revoke itself (use another admin, or `bulwark principals revoke`)");
   }
-  if (auto s = ctx.backends.registry->RevokePrincipal(name); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ctx.backends.registry->RevokePrincipal(name));
   ctx.credentials->Clear();  // effective for the very next request
   RecordAudit(ctx, call, kServiceWide, AuditOperation::kRevokePrincipal, {}, "", {{"name", name}});
   Reply reply;
@@ -118,40 +114,38 @@ absl::StatusOr<Reply> RevokePrincipal(ServiceContext& ctx, const Call& call) {
 }
 
 absl::StatusOr<Reply> ListKeys(ServiceContext& ctx, const Call& call) {
-  if (auto s = NoQuery(call); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(NoQuery(call));
   PrincipalRegistry& registry = *ctx.backends.registry;
-  if (auto p = registry.GetPrincipal(call.Param("name")); !p.ok()) return p.status();
-  auto keys = registry.ListKeys(call.Param("name"));
-  if (!keys.ok()) return keys.status();
+  BULWARK_RETURN_IF_ERROR(registry.GetPrincipal(call.Param("name")).status());
+  BULWARK_ASSIGN_OR_RETURN(auto keys, registry.ListKeys(call.Param("name")));
   nlohmann::json out = nlohmann::json::array();
-  for (const ApiKeyInfo& k : *keys) out.push_back(KeyJson(k));
+  for (const ApiKeyInfo& k : keys) out.push_back(KeyJson(k));
   Reply reply;
   reply.body = {{"keys", std::move(out)}};
   return reply;
 }
 
 absl::StatusOr<Reply> CreateKey(ServiceContext& ctx, const Call& call) {
-  if (auto s = NoQuery(call); !s.ok()) return s;
-  if (auto s = NoBody(call); !s.ok()) return s;
-  auto key = ctx.backends.registry->CreateKey(call.Param("name"));
-  if (!key.ok()) return key.status();
+  BULWARK_RETURN_IF_ERROR(NoQuery(call));
+  BULWARK_RETURN_IF_ERROR(NoBody(call));
+  BULWARK_ASSIGN_OR_RETURN(auto key, ctx.backends.registry->CreateKey(call.Param("name")));
   RecordAudit(ctx, call, kServiceWide, AuditOperation::kCreateKey, {}, "",
-              {{"name", call.Param("name")}, {"created_key_id", KeyIdOf(*key)}});
+              {{"name", call.Param("name")}, {"created_key_id", KeyIdOf(key)}});
   Reply reply;
   reply.status = 201;
-  reply.body = {{"principal", call.Param("name")}, {"key_id", KeyIdOf(*key)}, {"api_key", *key}};
+  reply.body = {{"principal", call.Param("name")}, {"key_id", KeyIdOf(key)}, {"api_key", key}};
   return reply;
 }
 
 absl::StatusOr<Reply> RevokeKey(ServiceContext& ctx, const Call& call) {
-  if (auto s = NoQuery(call); !s.ok()) return s;
-  if (auto s = NoBody(call); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(NoQuery(call));
+  BULWARK_RETURN_IF_ERROR(NoBody(call));
   const std::string_view key_id = call.Param("key_id");
   if (key_id == call.caller->key_id) {
     return ApiError(absl::StatusCode::kFailedPrecondition, "conflict",
                     "this request is authenticated with that key; revoke it with another key");
   }
-  if (auto s = ctx.backends.registry->RevokeKey(key_id); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ctx.backends.registry->RevokeKey(key_id));
   ctx.credentials->Clear();  // effective for the very next request
   RecordAudit(ctx, call, kServiceWide, AuditOperation::kRevokeKey, {}, "", {{"revoked_key_id", key_id}});
   Reply reply;
@@ -160,68 +154,61 @@ absl::StatusOr<Reply> RevokeKey(ServiceContext& ctx, const Call& call) {
 }
 
 absl::StatusOr<Reply> RotateSigningKey(ServiceContext& ctx, const Call& call) {
-  if (auto s = NoQuery(call); !s.ok()) return s;
-  if (auto s = NoBody(call); !s.ok()) return s;
-  auto id = ctx.backends.store->RotateSigningKey();
-  if (!id.ok()) return id.status();
-  RecordAudit(ctx, call, kServiceWide, AuditOperation::kRotateSigningKey, {}, "", {{"signing_key_id", *id}});
+  BULWARK_RETURN_IF_ERROR(NoQuery(call));
+  BULWARK_RETURN_IF_ERROR(NoBody(call));
+  BULWARK_ASSIGN_OR_RETURN(auto id, ctx.backends.store->RotateSigningKey());
+  RecordAudit(ctx, call, kServiceWide, AuditOperation::kRotateSigningKey, {}, "", {{"signing_key_id", id}});
   Reply reply;
-  reply.body = {{"key_id", *id}};
+  reply.body = {{"key_id", id}};
   return reply;
 }
 
 absl::StatusOr<Reply> Verify(ServiceContext& ctx, const Call& call) {
-  if (auto s = NoQuery(call); !s.ok()) return s;
-  if (auto s = NoBody(call); !s.ok()) return s;
-  auto report = ctx.backends.store->Verify();
-  if (!report.ok()) return report.status();
+  BULWARK_RETURN_IF_ERROR(NoQuery(call));
+  BULWARK_RETURN_IF_ERROR(NoBody(call));
+  BULWARK_ASSIGN_OR_RETURN(auto report, ctx.backends.store->Verify());
   Reply reply;
-  reply.body = ToJson(*report);
+  reply.body = ToJson(report);
   if (ctx.backends.registry != nullptr) {  // principals and keys: their rows are signed too
-    auto access = ctx.backends.registry->Verify();
-    if (!access.ok()) return access.status();
-    reply.body["access"] = ToJson(*access);
-    reply.body["ok"] = reply.body["ok"].get<bool>() && access->ok();
+    BULWARK_ASSIGN_OR_RETURN(auto access, ctx.backends.registry->Verify());
+    reply.body["access"] = ToJson(access);
+    reply.body["ok"] = reply.body["ok"].get<bool>() && access.ok();
   }
   if (ctx.backends.gates != nullptr) {  // the query gates' signed policies
-    auto problems = ctx.backends.gates->Verify();
-    if (!problems.ok()) return problems.status();
-    reply.body["gates"] = {{"problems", *problems}, {"ok", problems->empty()}};
-    reply.body["ok"] = reply.body["ok"].get<bool>() && problems->empty();
+    BULWARK_ASSIGN_OR_RETURN(auto problems, ctx.backends.gates->Verify());
+    reply.body["gates"] = {{"problems", problems}, {"ok", problems.empty()}};
+    reply.body["ok"] = reply.body["ok"].get<bool>() && problems.empty();
   }
   // Recorded before the audit flush below, so the chain check covers this very record.
   RecordAudit(ctx, call, kServiceWide, AuditOperation::kVerify, {}, "",
               {{"store_ok", reply.body["ok"].get<bool>()}});
   if (ctx.backends.audit != nullptr) {
     // The audit log's signed chain too, including the records of requests answered just before.
-    if (auto s = ctx.backends.audit->Flush(); !s.ok()) return s;
-    auto audit = ctx.backends.audit->Verify();
-    if (!audit.ok()) return audit.status();
-    reply.body["audit"] = ToJson(*audit);
-    reply.body["ok"] = reply.body["ok"].get<bool>() && audit->ok();
+    BULWARK_RETURN_IF_ERROR(ctx.backends.audit->Flush());
+    BULWARK_ASSIGN_OR_RETURN(auto audit, ctx.backends.audit->Verify());
+    reply.body["audit"] = ToJson(audit);
+    reply.body["ok"] = reply.body["ok"].get<bool>() && audit.ok();
   }
   return reply;
 }
 
 absl::StatusOr<Reply> Audit(ServiceContext& ctx, const Call& call) {
-  if (auto s = RequireAdmin(*call.caller); !s.ok()) return s;
-  auto query = ParseAuditQuery(call.query, ctx.limits);
-  if (!query.ok()) return query.status();
+  BULWARK_RETURN_IF_ERROR(RequireAdmin(*call.caller));
+  BULWARK_ASSIGN_OR_RETURN(auto query, ParseAuditQuery(call.query, ctx.limits));
   const Principal& caller = call.caller->principal;
   if (!HoldsAllNamespaces(caller)) {
     // A namespace-scoped admin reads the audit of one granted namespace at a time.
-    if (!query->name_space) {
+    if (!query.name_space) {
       return ApiError(absl::StatusCode::kInvalidArgument, "missing_field",
                       "query parameter \"namespace\" is required unless the key holds the \"*\" grant");
     }
-    if (!caller.CanRead(*query->name_space)) return NamespaceNotFound();
+    if (!caller.CanRead(*query.name_space)) return NamespaceNotFound();
   }
   if (ctx.backends.audit == nullptr) return absl::UnavailableError("the audit log is not open");
-  if (auto s = ctx.backends.audit->Flush(); !s.ok()) return s;  // read your own writes
-  auto records = ctx.backends.audit->Query(*query);
-  if (!records.ok()) return records.status();
+  BULWARK_RETURN_IF_ERROR(ctx.backends.audit->Flush());  // read your own writes
+  BULWARK_ASSIGN_OR_RETURN(auto records, ctx.backends.audit->Query(query));
   nlohmann::json out = nlohmann::json::array();
-  for (const AuditRecord& r : *records) out.push_back(ToJson(r));
+  for (const AuditRecord& r : records) out.push_back(ToJson(r));
   Reply reply;
   reply.body = {{"records", std::move(out)}};
   return reply;
@@ -233,7 +220,7 @@ void AddAdminRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
   // Every /v1/admin route needs a service admin; the check wraps the handler.
   auto admin = [&ctx](absl::StatusOr<Reply> (*fn)(ServiceContext&, const Call&)) {
     return [&ctx, fn](const Call& call) -> absl::StatusOr<Reply> {
-      if (auto s = RequireServiceAdmin(*call.caller); !s.ok()) return s;
+      BULWARK_RETURN_IF_ERROR(RequireServiceAdmin(*call.caller));
       return fn(ctx, call);
     };
   };

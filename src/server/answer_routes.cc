@@ -8,6 +8,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "core/hex.h"
+#include "core/status_macros.h"
 #include "server/api_status.h"
 #include "server/service.h"
 
@@ -15,17 +16,15 @@ namespace bulwark::server {
 namespace {
 
 absl::StatusOr<Reply> Answer(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
-  auto request = ParseAnswerRequest(call.http.body, ctx.limits);
-  if (!request.ok()) return request.status();
-  auto ns = ResolveNamespace(request->name_space, call.query);
-  if (!ns.ok()) return ns.status();
-  if (auto s = Authorize(*call.caller, *ns, Need::kRead, NamespaceNotFound()); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"namespace"}));
+  BULWARK_ASSIGN_OR_RETURN(auto request, ParseAnswerRequest(call.http.body, ctx.limits));
+  BULWARK_ASSIGN_OR_RETURN(auto ns, ResolveNamespace(request.name_space, call.query));
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, ns, Need::kRead, NamespaceNotFound()));
   SearchOptions options;
-  options.k = request->defenses.smoothing->k;
-  options.metadata_filter = request->filter;
+  options.k = request.defenses.smoothing->k;
+  options.metadata_filter = request.filter;
   auto result = ctx.backends.retriever->Search(
-      MakeDefendedRequest(call, *ns, request->question, std::move(options), request->defenses));
+      MakeDefendedRequest(call, ns, request.question, std::move(options), request.defenses));
   if (!result.ok()) return ReadPathStatus(result.status());
   ctx.metrics->CountGateDecision(result->gate.decision);
   ctx.metrics->ObserveSearchStages(result->stages);
@@ -39,7 +38,7 @@ absl::StatusOr<Reply> Answer(ServiceContext& ctx, const Call& call) {
       }
     }
   }
-  RecordAudit(ctx, call, *ns, AuditOperation::kAnswer, ids, Sha256Hex(request->question),
+  RecordAudit(ctx, call, ns, AuditOperation::kAnswer, ids, Sha256Hex(request.question),
               DefenseDetail(*result));
   if (result->rejected()) return QueryRejected(result->gate, ReportViewFor(*call.caller));
   Reply reply;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "core/status_macros.h"
 #include "server/api_status.h"
 #include "server/request_parsing.h"
 
@@ -66,10 +67,9 @@ absl::StatusOr<Caller> Authenticate(const httplib::Request& request, PrincipalRe
                                     CredentialCache* cache, int64_t now_us, bool insecure_dev) {
   Caller caller;
   caller.session = request.get_header_value("X-Bulwark-Session");
-  if (auto s = ValidateSessionId(caller.session); !s.ok()) return s;
-  auto key = ApiKeyOf(request);
-  if (!key.ok()) return key.status();
-  if (key->empty()) {
+  BULWARK_RETURN_IF_ERROR(ValidateSessionId(caller.session));
+  BULWARK_ASSIGN_OR_RETURN(auto key, ApiKeyOf(request));
+  if (key.empty()) {
     if (!insecure_dev) {
       return Unauthenticated("missing API key: send \"Authorization: Bearer <key>\" or \"X-API-Key: <key>\"");
     }
@@ -77,20 +77,20 @@ absl::StatusOr<Caller> Authenticate(const httplib::Request& request, PrincipalRe
     caller.key_id = "insecure-dev";
     return caller;
   }
-  caller.key_id = KeyIdOf(*key);
+  caller.key_id = KeyIdOf(key);
   if (cache != nullptr) {
-    if (std::optional<Principal> cached = cache->Find(*key, now_us)) {
+    if (std::optional<Principal> cached = cache->Find(key, now_us)) {
       caller.principal = *std::move(cached);
       return caller;
     }
   }
-  auto principal = registry.Authenticate(*key);
+  auto principal = registry.Authenticate(key);
   if (!principal.ok()) {
     if (principal.status().code() == absl::StatusCode::kUnauthenticated)
       return Unauthenticated("invalid API key");
     return principal.status();  // the registry itself failed: 500/503, not the caller's fault
   }
-  if (cache != nullptr) cache->Insert(*key, *principal, now_us);
+  if (cache != nullptr) cache->Insert(key, *principal, now_us);
   caller.principal = *std::move(principal);
   return caller;
 }

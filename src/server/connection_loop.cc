@@ -3,19 +3,19 @@
 
 #include <absl/strings/str_cat.h>
 #include <absl/synchronization/mutex.h>
-#include <arpa/inet.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <spdlog/spdlog.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+
+#include "core/status_macros.h"
+#include "server/tcp_socket.h"
 
 namespace bulwark::server {
 namespace {
@@ -28,25 +28,6 @@ constexpr uint32_t kConnectionEvents = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET
 constexpr auto kSweepInterval = std::chrono::milliseconds(100);
 
 int64_t Seconds(std::chrono::milliseconds t) { return std::max<int64_t>(1, t.count() / 1000); }
-
-// send() without blocking or SIGPIPE, retrying EINTR; the bytes sent, or -1 on an error other than
-// a full socket.
-ssize_t SendSome(int fd, std::string_view bytes) {
-  size_t sent = 0;
-  while (sent < bytes.size()) {
-    const ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
-    if (n > 0) {
-      sent += static_cast<size_t>(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      break;
-    } else {
-      return -1;
-    }
-  }
-  return static_cast<ssize_t>(sent);
-}
 
 absl::Status CheckOptions(const ConnectionLoopOptions& o) {
   if (o.max_connections < 1 || o.max_connections > 1'000'000) {
@@ -68,34 +49,6 @@ absl::Status CheckOptions(const ConnectionLoopOptions& o) {
     return absl::InvalidArgumentError("max_request_line_bytes must not exceed max_head_bytes");
   }
   return absl::OkStatus();
-}
-
-// Raises the soft RLIMIT_NOFILE towards what `connections` need; returns how many connections the
-// limit then allows (at most `connections`).
-int FitToDescriptorLimit(int connections) {
-  constexpr rlim_t kReserve = 64;  // the store, audit log, epoll, listening socket, ...
-  rlimit limit{};
-  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return connections;
-  const rlim_t wanted = static_cast<rlim_t>(connections) + kReserve;
-  if (limit.rlim_cur < wanted) {
-    limit.rlim_cur = std::min(wanted, limit.rlim_max);
-    if (setrlimit(RLIMIT_NOFILE, &limit) != 0) getrlimit(RLIMIT_NOFILE, &limit);
-  }
-  if (limit.rlim_cur >= wanted) return connections;
-  const int allowed = limit.rlim_cur > kReserve ? static_cast<int>(limit.rlim_cur - kReserve) : 1;
-  spdlog::warn("open-file limit {} allows {} connections, not {}", limit.rlim_cur, allowed, connections);
-  return allowed;
-}
-
-// The IP address of an accepted peer as text (inet_ntop), "" for other address families.
-std::string PeerAddressText(const sockaddr_storage& address) {
-  char text[INET6_ADDRSTRLEN] = {};
-  if (address.ss_family == AF_INET) {
-    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in&>(address).sin_addr, text, sizeof(text));
-  } else if (address.ss_family == AF_INET6) {
-    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6&>(address).sin6_addr, text, sizeof(text));
-  }
-  return text;
 }
 
 }  // namespace
@@ -135,13 +88,13 @@ ConnectionLoop::ConnectionLoop(const ConnectionLoopOptions& options, ConnectionL
 
 absl::StatusOr<std::unique_ptr<ConnectionLoop>> ConnectionLoop::Create(const ConnectionLoopOptions& options,
                                                                        ConnectionLoopCallbacks callbacks) {
-  if (auto s = CheckOptions(options); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckOptions(options));
   if (!callbacks.serve || !callbacks.refuse)
     return absl::InvalidArgumentError("serve and refuse are required");
   ConnectionLoopOptions fitted = options;
   fitted.max_connections = FitToDescriptorLimit(options.max_connections);
   std::unique_ptr<ConnectionLoop> loop(new ConnectionLoop(fitted, std::move(callbacks)));
-  if (auto s = loop->Listen(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(loop->Listen());
   loop->pool_ = std::make_unique<WorkerPool>(options.threads, options.max_queued);
   return loop;
 }
@@ -156,36 +109,8 @@ ConnectionLoop::~ConnectionLoop() {
 }
 
 absl::Status ConnectionLoop::Listen() {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-  addrinfo* found = nullptr;
-  const std::string port = std::to_string(options_.port);
-  if (getaddrinfo(options_.host.c_str(), port.c_str(), &hints, &found) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("cannot resolve listen address ", options_.host));
-  }
-  for (addrinfo* ai = found; ai != nullptr && listen_fd_ < 0; ai = ai->ai_next) {
-    const int fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-    if (fd < 0) continue;
-    const int one = 1;
-    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && ::listen(fd, options_.listen_backlog) == 0) {
-      listen_fd_ = fd;
-    } else {
-      ::close(fd);
-    }
-  }
-  freeaddrinfo(found);
-  if (listen_fd_ < 0) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", options_.host, ":", port, " (address in use?)"));
-  }
-  sockaddr_storage bound{};
-  socklen_t length = sizeof(bound);
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&bound), &length);
-  port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                            : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+  BULWARK_ASSIGN_OR_RETURN(listen_fd_, ListenTcp(options_.host, options_.port, options_.listen_backlog));
+  port_ = BoundPort(listen_fd_);
   epoll_fd_ = ::epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   epoll_event listen_event{EPOLLIN, {.u64 = kListenTag}};

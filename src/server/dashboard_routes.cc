@@ -14,6 +14,7 @@
 // and never a cookie.
 #include <string>
 
+#include "core/status_macros.h"
 #include "server/api_status.h"
 #include "server/service.h"
 #include "server/ui_assets.h"
@@ -55,7 +56,7 @@ absl::StatusOr<Reply> RedirectToIndex(const Call&) {
 }
 
 absl::StatusOr<Reply> WhoAmI(const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {}));
   const Principal& p = call.caller->principal;
   Reply reply;
   reply.body = {{"principal", p.name},
@@ -68,8 +69,8 @@ absl::StatusOr<Reply> WhoAmI(const Call& call) {
 
 absl::StatusOr<Reply> Stats(ServiceContext& ctx, const Call& call) {
   // Service-wide numbers, like /metrics: a namespace-scoped admin would learn about the others.
-  if (auto s = RequireServiceAdmin(*call.caller); !s.ok()) return s;
-  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(RequireServiceAdmin(*call.caller));
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {}));
   if (!ctx.stats) return absl::UnavailableError("statistics are not kept by this server");
   Reply reply;
   reply.body = ctx.stats();

@@ -3,6 +3,7 @@
 //   GET /healthz   public; {"status": "ok"} while the server answers
 //   GET /metrics   service admin (admin role + "*" grant); Prometheus text (metrics.h). Its labels
 //                  never name a namespace, so a namespace-scoped admin gets 403.
+#include "core/status_macros.h"
 #include "server/service.h"
 #include "store/memory_store_impl.h"
 
@@ -10,7 +11,7 @@ namespace bulwark::server {
 namespace {
 
 absl::StatusOr<Reply> Healthz(const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {}));
   Reply reply;
   reply.body = {{"status", "ok"}};
   return reply;
@@ -19,8 +20,8 @@ absl::StatusOr<Reply> Healthz(const Call& call) {
 absl::StatusOr<Reply> MetricsText(ServiceContext& ctx, const Call& call) {
   // The series are service-wide (no label names a namespace), so they would tell an admin scoped
   // to some namespaces about the others' traffic: only a service admin reads them (issue #18 9).
-  if (auto s = RequireServiceAdmin(*call.caller); !s.ok()) return s;
-  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(RequireServiceAdmin(*call.caller));
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {}));
   Reply reply;
   const LatencyHistogram::Snapshot write_gate = ctx.backends.store->impl().defenses->screen_latency().Take();
   reply.text = ctx.metrics->Render(ctx.gauges ? ctx.gauges() : std::vector<Sample>{}, &write_gate);

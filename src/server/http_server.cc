@@ -12,11 +12,12 @@
 #include <exception>
 #include <optional>
 
+#include "core/status_macros.h"
 #include "server/api_status.h"
 #include "server/process_metrics.h"
+#include "server/refusal_audit.h"
 #include "server/request_guards.h"
 #include "server/response_writer.h"
-#include "server/trace_context.h"
 
 namespace bulwark::server {
 namespace {
@@ -80,19 +81,6 @@ std::optional<RejectReason> RejectReasonOf(int status) {
   }
 }
 
-// The key id a refused request presented, for its audit record: KeyIdOf of a well-formed key,
-// "" for none, "malformed" for anything else (an attacker's header is not copied into the log).
-std::string PresentedKeyId(const httplib::Request& request) {
-  auto key = ApiKeyOf(request);
-  if (!key.ok()) return "malformed";
-  if (key->empty()) return "";
-  std::string id = KeyIdOf(*key);
-  const bool well_formed = id.size() == 16 && std::all_of(id.begin(), id.end(), [](char c) {
-                             return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-                           });
-  return well_formed ? id : "malformed";
-}
-
 absl::Status CheckOptions(const ServerOptions& o, const ServiceBackends& b) {
   if (b.store == nullptr || b.registry == nullptr)
     return absl::InvalidArgumentError("store and registry are required");
@@ -137,7 +125,7 @@ absl::Status CheckOptions(const ServerOptions& o, const ServiceBackends& b) {
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Create(const ServerOptions& options,
                                                                const ServiceBackends& backends) {
-  if (auto s = CheckOptions(options, backends); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckOptions(options, backends));
   std::unique_ptr<HttpServer> server(new HttpServer(options, backends));
   server->InstallRoutes();
   return server;
@@ -209,9 +197,8 @@ absl::StatusOr<int> HttpServer::Bind() {
   ConnectionLoopCallbacks callbacks;
   callbacks.serve = [this](FramedRequest& request) { return ServeRequest(request); };
   callbacks.refuse = [this](const Refusal& refusal) { return RefuseRequest(refusal); };
-  auto loop = ConnectionLoop::Create(loop_options, std::move(callbacks));
-  if (!loop.ok()) return loop.status();
-  loop_ = *std::move(loop);
+  BULWARK_ASSIGN_OR_RETURN(auto loop, ConnectionLoop::Create(loop_options, std::move(callbacks)));
+  loop_ = std::move(loop);
   return loop_->port();
 }
 
@@ -372,28 +359,8 @@ void HttpServer::RecordRefusal(const httplib::Request& request, std::string_view
                                const absl::Status& status) {
   const int http_status = HttpStatusOf(status.code());
   if ((http_status != 401 && http_status != 403) || context_.backends.audit == nullptr) return;
-  AuditRecord record;
-  record.at_us = context_.backends.env->NowMicros();
-  record.principal = caller != nullptr ? caller->principal.name : "";
-  record.session = caller != nullptr ? caller->session : "";
-  record.operation = std::string(ToString(AuditOperation::kRefused));
-  record.detail = {{"key_id", caller != nullptr ? caller->key_id : PresentedKeyId(request)},
-                   {"method", MethodLabel(request.method)},
-                   {"route", route},
-                   {"status", http_status},
-                   {"code", ApiCodeOf(status)}};
-  if (auto trace = TraceParentOf(request)) record.detail["traceparent"] = *std::move(trace);
-  // A session_blocked refusal: the namespace and the honeypot monitor's state of the blocked key.
-  if (auto payload = status.GetPayload(HoneypotGuard::kRefusalPayloadUrl)) {
-    nlohmann::json monitor =
-        nlohmann::json::parse(std::string(*payload), nullptr, /*allow_exceptions=*/false);
-    if (monitor.is_object()) {
-      record.name_space = monitor.value("namespace", "");
-      monitor.erase("namespace");
-      record.detail["honeypot_monitor"] = std::move(monitor);
-    }
-  }
-  context_.backends.audit->Append(std::move(record));
+  context_.backends.audit->Append(RefusalRecord(request, MethodLabel(request.method), route, caller, status,
+                                                context_.backends.env->NowMicros()));
 }
 
 namespace {
@@ -420,6 +387,65 @@ bool HttpServer::RefusedByHeaders(const httplib::Request& request, httplib::Resp
   return false;
 }
 
+bool HttpServer::Admit(const httplib::Request& request, const RouteSpec& route, httplib::Response& response,
+                       std::optional<Caller>* caller) {
+  if (route.access != Access::kAuthenticated) return true;
+  auto authenticated = Authenticate(request, *context_.backends.registry, &credentials_, MonotonicMicros(),
+                                    options_.insecure_dev);
+  if (!authenticated.ok()) {
+    if (authenticated.status().code() == absl::StatusCode::kUnauthenticated) {
+      response.set_header("WWW-Authenticate", "Bearer realm=\"bulwark\"");
+    }
+    if (refusal_audits_.Acquire(request.remote_addr, MonotonicMicros()).allowed) {
+      RecordRefusal(request, route.pattern, nullptr, authenticated.status());
+    } else {
+      unaudited_refusals_.fetch_add(1);
+    }
+    WriteStatus(response, authenticated.status());
+    return false;
+  }
+  *caller = *std::move(authenticated);
+  RateLimiter::Decision decision = limiter_.Acquire((*caller)->key_id, MonotonicMicros());
+  if (!decision.allowed) {
+    const int64_t retry_after =
+        std::max<int64_t>(1, static_cast<int64_t>(std::ceil(decision.retry_after_seconds)));
+    response.set_header("Retry-After", std::to_string(retry_after));
+    WriteStatus(response,
+                ApiError(absl::StatusCode::kResourceExhausted, "rate_limited",
+                         absl::StrCat("rate limit exceeded for this API key; retry in ", retry_after, " s")));
+    return false;
+  }
+  return true;
+}
+
+void HttpServer::WriteReply(const httplib::Request& request, const RouteSpec& route, const Caller* caller,
+                            absl::StatusOr<Reply> reply, httplib::Response& response) {
+  if (!reply.ok()) {
+    if (HttpStatusOf(reply.status().code()) == 500) {
+      spdlog::error("{} {}: {}", request.method, route.pattern, reply.status().ToString());
+    }
+    // A blocked session's refusals are bounded per principal like failed authentications per
+    // address (a blocked extractor retrying must not fill the audit log).
+    if (ApiCodeOf(reply.status()) != "session_blocked" ||
+        refusal_audits_
+            .Acquire("session_blocked/" + (caller ? caller->principal.name : ""), MonotonicMicros())
+            .allowed) {
+      RecordRefusal(request, route.pattern, caller, reply.status());
+    } else {
+      unaudited_refusals_.fetch_add(1);
+    }
+    WriteStatus(response, reply.status());
+    return;
+  }
+  for (const auto& [name, value] : reply->headers) response.set_header(name, value);
+  if (!reply->text.empty() || !reply->content_type.empty()) {
+    response.status = reply->status;
+    SetContent(response, std::move(reply->text), reply->content_type);
+    return;
+  }
+  WriteJson(response, reply->status, reply->body);
+}
+
 void HttpServer::Answer(const httplib::Request& request, httplib::Response& response,
                         std::string* route_label) {
   RouteMatch match = table_.Find(request.method, request.path);
@@ -436,35 +462,8 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
   const RouteSpec& route = routes_[match.index];
   *route_label = route.pattern;
   if (RefusedByHeaders(request, response)) return;
-
   std::optional<Caller> caller;
-  if (route.access == Access::kAuthenticated) {
-    auto authenticated = Authenticate(request, *context_.backends.registry, &credentials_, MonotonicMicros(),
-                                      options_.insecure_dev);
-    if (!authenticated.ok()) {
-      if (authenticated.status().code() == absl::StatusCode::kUnauthenticated) {
-        response.set_header("WWW-Authenticate", "Bearer realm=\"bulwark\"");
-      }
-      if (refusal_audits_.Acquire(request.remote_addr, MonotonicMicros()).allowed) {
-        RecordRefusal(request, route.pattern, nullptr, authenticated.status());
-      } else {
-        unaudited_refusals_.fetch_add(1);
-      }
-      WriteStatus(response, authenticated.status());
-      return;
-    }
-    caller = *std::move(authenticated);
-    RateLimiter::Decision decision = limiter_.Acquire(caller->key_id, MonotonicMicros());
-    if (!decision.allowed) {
-      const int64_t retry_after =
-          std::max<int64_t>(1, static_cast<int64_t>(std::ceil(decision.retry_after_seconds)));
-      response.set_header("Retry-After", std::to_string(retry_after));
-      WriteStatus(response, ApiError(absl::StatusCode::kResourceExhausted, "rate_limited",
-                                     absl::StrCat("rate limit exceeded for this API key; retry in ",
-                                                  retry_after, " s")));
-      return;
-    }
-  }
+  if (!Admit(request, route, response, &caller)) return;
 
   // httplib merges form-encoded bodies into request.params (curl -d sends that content type);
   // the API reads parameters from the URL only.
@@ -491,30 +490,7 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
   absl::Cleanup charge = [&] {
     if (caller) ChargeWork(caller->key_id, ThreadCpuMicros() - handler_start_us, response.body.size());
   };
-  if (!reply.ok()) {
-    if (HttpStatusOf(reply.status().code()) == 500) {
-      spdlog::error("{} {}: {}", request.method, route.pattern, reply.status().ToString());
-    }
-    // A blocked session's refusals are bounded per principal like failed authentications per
-    // address (a blocked extractor retrying must not fill the audit log).
-    if (ApiCodeOf(reply.status()) != "session_blocked" ||
-        refusal_audits_
-            .Acquire("session_blocked/" + (caller ? caller->principal.name : ""), MonotonicMicros())
-            .allowed) {
-      RecordRefusal(request, route.pattern, caller ? &*caller : nullptr, reply.status());
-    } else {
-      unaudited_refusals_.fetch_add(1);
-    }
-    WriteStatus(response, reply.status());
-    return;
-  }
-  for (const auto& [name, value] : reply->headers) response.set_header(name, value);
-  if (!reply->text.empty() || !reply->content_type.empty()) {
-    response.status = reply->status;
-    SetContent(response, std::move(reply->text), reply->content_type);
-    return;
-  }
-  WriteJson(response, reply->status, reply->body);
+  WriteReply(request, route, caller ? &*caller : nullptr, std::move(reply), response);
 }
 
 }  // namespace bulwark::server

@@ -23,6 +23,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "server/connection_loop.h"
@@ -100,6 +101,15 @@ class HttpServer {
   // The single request path; fills `response`. Never throws.
   void Dispatch(const httplib::Request& request, httplib::Response& response);
   void Answer(const httplib::Request& request, httplib::Response& response, std::string* route_label);
+  // For a route that needs authentication: authenticates the caller into *caller and takes a
+  // rate-limit token. On a refusal (401/403, audited within the bounds; 429) writes the answer
+  // and returns false. True at once for a public route (*caller stays empty).
+  bool Admit(const httplib::Request& request, const RouteSpec& route, httplib::Response& response,
+             std::optional<Caller>* caller);
+  // Writes a handler's reply: its JSON body or text, or its error (401/403 audited within the
+  // bounds; 500 logged).
+  void WriteReply(const httplib::Request& request, const RouteSpec& route, const Caller* caller,
+                  absl::StatusOr<Reply> reply, httplib::Response& response);
   // Answers a request refused for its headers before authentication (request_guards.h): under
   // --insecure-dev a foreign Host/Origin (403), and a body not declared JSON (415). True if so.
   bool RefusedByHeaders(const httplib::Request& request, httplib::Response& response) const;

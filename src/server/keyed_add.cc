@@ -13,6 +13,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "core/hex.h"
+#include "core/status_macros.h"
 #include "server/api_status.h"
 #include "server/service.h"
 #include "store/entry_keys.h"
@@ -68,15 +69,15 @@ absl::StatusOr<Reply> KeyedReplay(ServiceContext& ctx, const Call& call, const A
 // The upsert of an entry that already holds the key: its text and metadata become the request's.
 absl::StatusOr<Reply> KeyedUpdateHolder(ServiceContext& ctx, const Call& call, const AddRequest& request,
                                         const std::string& name_space, const Entry& holder) {
-  if (auto s = MayRewrite(*call.caller, holder); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(MayRewrite(*call.caller, holder));
   EntryUpdate update;
   update.text = request.entries[0].text;
   update.metadata = request.entries[0].metadata;  // with the request's key and expiry
-  auto updated = ctx.backends.store->Update(name_space, holder.id, update, call.caller->principal.name);
-  if (!updated.ok()) return updated.status();
-  RecordAudit(ctx, call, name_space, AuditOperation::kUpdate, {updated->id}, "",
+  BULWARK_ASSIGN_OR_RETURN(
+      auto updated, ctx.backends.store->Update(name_space, holder.id, update, call.caller->principal.name));
+  RecordAudit(ctx, call, name_space, AuditOperation::kUpdate, {updated.id}, "",
               {{"upsert_key", *request.key}});
-  return KeyedEntriesReply(call, request, {*updated}, 200);
+  return KeyedEntriesReply(call, request, {updated}, 200);
 }
 
 }  // namespace
@@ -89,7 +90,7 @@ absl::StatusOr<Reply> KeyedAdd(ServiceContext& ctx, const Call& call, AddRequest
   claim.now_us = now;
   if (call.http.has_header("Idempotency-Key")) {
     claim.idempotency_key = call.http.get_header_value("Idempotency-Key");
-    if (auto s = KeyedValidateIdempotencyKey(claim.idempotency_key); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(KeyedValidateIdempotencyKey(claim.idempotency_key));
     claim.request_hash = Sha256Hex(absl::StrCat(name_space, "\n", call.http.body));
     claim.idempotency_after_us = now - kIdempotencyRetentionUs;
   }

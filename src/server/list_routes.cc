@@ -16,6 +16,7 @@
 #include <map>
 
 #include "core/ids.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "core/text_validation.h"
 #include "server/api_status.h"
@@ -47,20 +48,17 @@ absl::StatusOr<std::vector<State>> LrParseStates(const QueryParams& query) {
 
 // The decoded request of GET /v1/memories (everything the query string says), before authorization.
 absl::StatusOr<ListRequest> LrParseListQuery(const QueryParams& query, const RequestLimits& limits) {
-  if (auto s = CheckQueryParams(query, {"namespace", "state", "filter", "limit", "cursor", "key"}); !s.ok()) {
-    return s;
-  }
+  BULWARK_RETURN_IF_ERROR(
+      CheckQueryParams(query, {"namespace", "state", "filter", "limit", "cursor", "key"}));
   ListRequest request;
-  auto states = LrParseStates(query);
-  if (!states.ok()) return states.status();
-  request.states = *std::move(states);
-  auto limit = IntQueryParam(query, "limit", 100, 1, std::min(limits.max_list_limit, 1000));
-  if (!limit.ok()) return limit.status();
-  request.limit = static_cast<int>(*limit);
+  BULWARK_ASSIGN_OR_RETURN(auto states, LrParseStates(query));
+  request.states = std::move(states);
+  BULWARK_ASSIGN_OR_RETURN(auto limit,
+                           IntQueryParam(query, "limit", 100, 1, std::min(limits.max_list_limit, 1000)));
+  request.limit = static_cast<int>(limit);
   if (auto filter = QueryParam(query, "filter")) {
-    auto parsed = ParseJsonObject(*filter, limits.max_depth);
-    if (!parsed.ok()) return parsed.status();
-    request.filter = *std::move(parsed);
+    BULWARK_ASSIGN_OR_RETURN(auto parsed, ParseJsonObject(*filter, limits.max_depth));
+    request.filter = std::move(parsed);
   }
   if (auto cursor = QueryParam(query, "cursor")) {
     if (!IsValidEntryId(*cursor)) return LrBadParam("cursor must be the next_cursor of a previous page");
@@ -74,29 +72,26 @@ absl::StatusOr<ListRequest> LrParseListQuery(const QueryParams& query, const Req
 }
 
 absl::StatusOr<Reply> LrList(ServiceContext& ctx, const Call& call) {
-  auto request = LrParseListQuery(call.query, ctx.limits);
-  if (!request.ok()) return request.status();
-  auto ns = ResolveNamespace(std::nullopt, call.query);
-  if (!ns.ok()) return ns.status();
+  BULWARK_ASSIGN_OR_RETURN(auto request, LrParseListQuery(call.query, ctx.limits));
+  BULWARK_ASSIGN_OR_RETURN(auto ns, ResolveNamespace(std::nullopt, call.query));
   const bool quarantined =
-      std::find(request->states.begin(), request->states.end(), State::kQuarantined) != request->states.end();
+      std::find(request.states.begin(), request.states.end(), State::kQuarantined) != request.states.end();
   const Need need = quarantined ? Need::kAdmin : Need::kRead;
-  if (auto s = Authorize(*call.caller, *ns, need, NamespaceNotFound()); !s.ok()) return s;
-  auto page = ListEntries(*ctx.backends.store, *ns, *request);
-  if (!page.ok()) return page.status();
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, ns, need, NamespaceNotFound()));
+  BULWARK_ASSIGN_OR_RETURN(auto page, ListEntries(*ctx.backends.store, ns, request));
   nlohmann::json entries = nlohmann::json::array();
   std::vector<std::string> ids;
-  for (const Entry& e : page->entries) {
+  for (const Entry& e : page.entries) {
     entries.push_back(EntryJson(e, ReportViewFor(*call.caller)));
     ids.push_back(e.id);
   }
-  if (page->withheld > 0) ctx.metrics->Count(EventCounter::kSearchWithheldCandidates, page->withheld);
-  RecordAudit(ctx, call, *ns, AuditOperation::kList, std::move(ids));
+  if (page.withheld > 0) ctx.metrics->Count(EventCounter::kSearchWithheldCandidates, page.withheld);
+  RecordAudit(ctx, call, ns, AuditOperation::kList, std::move(ids));
   Reply reply;
-  reply.body = {{"entries", std::move(entries)},
-                {"next_cursor",
-                 page->next_cursor.empty() ? nlohmann::json(nullptr) : nlohmann::json(page->next_cursor)},
-                {"withheld", page->withheld}};
+  reply.body = {
+      {"entries", std::move(entries)},
+      {"next_cursor", page.next_cursor.empty() ? nlohmann::json(nullptr) : nlohmann::json(page.next_cursor)},
+      {"withheld", page.withheld}};
   return reply;
 }
 
@@ -110,11 +105,10 @@ nlohmann::json LrNamespaceJson(const std::string& name, const NamespaceStats* st
 }
 
 absl::StatusOr<Reply> LrNamespaces(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
-  auto stats = ctx.backends.store->Stats();
-  if (!stats.ok()) return stats.status();
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {}));
+  BULWARK_ASSIGN_OR_RETURN(auto stats, ctx.backends.store->Stats());
   std::map<std::string, const NamespaceStats*> by_name;
-  for (const NamespaceStats& ns : stats->namespaces) by_name[ns.name_space] = &ns;
+  for (const NamespaceStats& ns : stats.namespaces) by_name[ns.name_space] = &ns;
   const Principal& principal = call.caller->principal;
   std::map<std::string, const NamespaceStats*> shown;
   if (HoldsAllNamespaces(principal)) {
@@ -138,13 +132,12 @@ absl::StatusOr<Reply> LrNamespaces(ServiceContext& ctx, const Call& call) {
 
 // delete-all and forget: an admin's change of every (matching) entry of one namespace.
 absl::StatusOr<Reply> ChangeNamespace(ServiceContext& ctx, const Call& call, BulkChange::Kind kind) {
-  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {}));
   BulkChange change;
   change.kind = kind;
   if (!call.http.body.empty()) {
-    auto body = ParseJsonObject(call.http.body, ctx.limits.max_depth);
-    if (!body.ok()) return body.status();
-    for (const auto& [name, value] : body->items()) {
+    BULWARK_ASSIGN_OR_RETURN(auto body, ParseJsonObject(call.http.body, ctx.limits.max_depth));
+    for (const auto& [name, value] : body.items()) {
       if (name != "filter") {
         return ApiError(absl::StatusCode::kInvalidArgument, "unknown_field",
                         absl::StrCat("unknown field \"", name, "\""));
@@ -158,17 +151,17 @@ absl::StatusOr<Reply> ChangeNamespace(ServiceContext& ctx, const Call& call, Bul
   }
   const std::string ns(call.Param("namespace"));
   if (auto s = ValidateNamespace(ns); !s.ok()) return LrBadParam(ToStd(s.message()));
-  if (auto s = Authorize(*call.caller, ns, Need::kAdmin, NamespaceNotFound()); !s.ok()) return s;
-  auto result = ApplyToNamespace(*ctx.backends.store, ns, change, call.caller->principal.name);
-  if (!result.ok()) return result.status();
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, ns, Need::kAdmin, NamespaceNotFound()));
+  BULWARK_ASSIGN_OR_RETURN(auto result,
+                           ApplyToNamespace(*ctx.backends.store, ns, change, call.caller->principal.name));
   const bool purge = kind == BulkChange::Kind::kPurge;
-  RecordAudit(ctx, call, ns, purge ? AuditOperation::kForget : AuditOperation::kDeleteAll, result->ids, "",
-              {{"filter", change.filter}, {"count", result->ids.size()}, {"more", result->more}});
+  RecordAudit(ctx, call, ns, purge ? AuditOperation::kForget : AuditOperation::kDeleteAll, result.ids, "",
+              {{"filter", change.filter}, {"count", result.ids.size()}, {"more", result.more}});
   Reply reply;
   reply.body = {{"namespace", ns},
-                {purge ? "purged" : "deleted", result->ids.size()},
-                {"ids", result->ids},
-                {"more", result->more}};
+                {purge ? "purged" : "deleted", result.ids.size()},
+                {"ids", result.ids},
+                {"more", result.more}};
   return reply;
 }
 

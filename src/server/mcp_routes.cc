@@ -18,6 +18,7 @@
 
 #include <memory>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "mcp/dispatcher.h"
 #include "server/api_status.h"
@@ -66,12 +67,11 @@ absl::StatusOr<Reply> Serve(McpService& service, const mcp::Dispatcher& dispatch
                                  mcp::kInvalidRequest, "Forbidden: this Origin may not use the MCP endpoint",
                                  nullptr, nullptr}));
   }
-  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"namespace"}));
   std::string default_namespace;
   if (QueryParam(call.query, "namespace")) {
-    auto ns = ResolveNamespace(std::nullopt, call.query);
-    if (!ns.ok()) return ns.status();
-    default_namespace = *ns;
+    BULWARK_ASSIGN_OR_RETURN(auto ns, ResolveNamespace(std::nullopt, call.query));
+    default_namespace = ns;
   }
   mcp::HttpHeaders headers;
   headers.protocol_version = HeaderOf(call.http, "MCP-Protocol-Version");

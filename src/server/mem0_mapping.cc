@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "core/hex.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "core/text_validation.h"
 #include "server/api_status.h"
@@ -60,7 +61,7 @@ absl::Status Mem0Flatten(const nlohmann::json& filters, int depth, nlohmann::jso
     if (name == "AND") {
       if (!value.is_array()) return Mem0Bad("AND takes an array of filter objects");
       for (const auto& part : value) {
-        if (auto s = Mem0Flatten(part, depth + 1, flat); !s.ok()) return s;
+        BULWARK_RETURN_IF_ERROR(Mem0Flatten(part, depth + 1, flat));
       }
       continue;
     }
@@ -93,7 +94,7 @@ absl::StatusOr<Mem0Scope> Mem0ScopeOfEntities(const nlohmann::json& object) {
 
 absl::StatusOr<Mem0Scope> Mem0ScopeOfFilters(const nlohmann::json& filters) {
   nlohmann::json flat = nlohmann::json::object();
-  if (auto s = Mem0Flatten(filters, 0, &flat); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(Mem0Flatten(filters, 0, &flat));
   return Mem0ScopeOf(flat);
 }
 

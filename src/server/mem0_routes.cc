@@ -85,11 +85,9 @@ absl::StatusOr<Reply> Mem0Ping(ServiceContext&, const Call&) {
 
 absl::StatusOr<Reply> Mem0Add(ServiceContext& ctx, const Call& call) {
   BULWARK_ASSIGN_OR_RETURN(json body, ParseJsonObject(call.http.body, ctx.limits.max_depth));
-  if (auto s = Mem0OnlyFields(body, {"messages", "user_id", "agent_id", "app_id", "run_id", "metadata",
-                                     "infer", "expiration_date", "output_format", "version", "async_mode"});
-      !s.ok()) {
-    return s;
-  }
+  BULWARK_RETURN_IF_ERROR(
+      Mem0OnlyFields(body, {"messages", "user_id", "agent_id", "app_id", "run_id", "metadata", "infer",
+                            "expiration_date", "output_format", "version", "async_mode"}));
   if (!body.contains("messages")) return Mem0Bad("missing_field", "missing field \"messages\"");
   BULWARK_ASSIGN_OR_RETURN(Mem0Scope scope, Mem0ScopeOfEntities(body));
   json metadata = body.value("metadata", json::object());
@@ -106,13 +104,12 @@ absl::StatusOr<Reply> Mem0Add(ServiceContext& ctx, const Call& call) {
   }
   BULWARK_ASSIGN_OR_RETURN(std::vector<NewEntry> entries, Mem0MessagesToEntries(body["messages"], metadata));
   if (entries.size() > ctx.limits.max_batch_entries) return Mem0Bad("out_of_range", "too many messages");
-  if (auto s = Authorize(*call.caller, scope.name_space, Need::kWrite, NamespaceNotFound()); !s.ok())
-    return s;
-  auto added = ctx.backends.store->AddBatch(scope.name_space, entries, call.caller->principal.name);
-  if (!added.ok()) return added.status();
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, scope.name_space, Need::kWrite, NamespaceNotFound()));
+  BULWARK_ASSIGN_OR_RETURN(
+      auto added, ctx.backends.store->AddBatch(scope.name_space, entries, call.caller->principal.name));
   json out = json::array();
   std::vector<std::string> ids;
-  for (const Entry& e : *added) {
+  for (const Entry& e : added) {
     json m = Mem0Memory(e);
     m["event"] = "ADD";
     m["data"] = {{"memory", e.text}};
@@ -128,11 +125,8 @@ absl::StatusOr<Reply> Mem0Add(ServiceContext& ctx, const Call& call) {
 
 absl::StatusOr<Reply> Mem0Search(ServiceContext& ctx, const Call& call) {
   BULWARK_ASSIGN_OR_RETURN(json body, ParseJsonObject(call.http.body, ctx.limits.max_depth));
-  if (auto s = Mem0OnlyFields(body, {"query", "filters", "top_k", "threshold", "rerank", "output_format",
-                                     "version", "fields", "keyword_search"});
-      !s.ok()) {
-    return s;
-  }
+  BULWARK_RETURN_IF_ERROR(Mem0OnlyFields(body, {"query", "filters", "top_k", "threshold", "rerank",
+                                                "output_format", "version", "fields", "keyword_search"}));
   if (!body.contains("query") || !body["query"].is_string())
     return Mem0Bad("missing_field", "query must be a string");
   BULWARK_ASSIGN_OR_RETURN(Mem0Scope scope, Mem0ScopeOfFilters(body.value("filters", json::object())));
@@ -147,7 +141,7 @@ absl::StatusOr<Reply> Mem0Search(ServiceContext& ctx, const Call& call) {
   }
   const double threshold = body.value("threshold", 0.0);
   options.metadata_filter = scope.filter;
-  if (auto s = Authorize(*call.caller, scope.name_space, Need::kRead, NamespaceNotFound()); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, scope.name_space, Need::kRead, NamespaceNotFound()));
   const std::string query = body["query"];
   auto result = ctx.backends.retriever->Search(
       MakeDefendedRequest(call, scope.name_space, query, std::move(options), ReadDefenseFields{}));
@@ -171,14 +165,14 @@ absl::StatusOr<Reply> Mem0Search(ServiceContext& ctx, const Call& call) {
 // GET-all: page-number pagination over the scope's active memories, oldest first. Counting walks
 // the scope (at most 10,000 memories: beyond that `count` is a lower bound).
 absl::StatusOr<Reply> Mem0GetAll(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"page", "page_size"}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"page", "page_size"}));
   BULWARK_ASSIGN_OR_RETURN(int64_t page, IntQueryParam(call.query, "page", 1, 1, 10000));
   BULWARK_ASSIGN_OR_RETURN(int64_t page_size, IntQueryParam(call.query, "page_size", 100, 1, 1000));
   BULWARK_ASSIGN_OR_RETURN(
       json body, ParseJsonObject(call.http.body.empty() ? "{}" : call.http.body, ctx.limits.max_depth));
-  if (auto s = Mem0OnlyFields(body, {"filters", "output_format", "version"}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(Mem0OnlyFields(body, {"filters", "output_format", "version"}));
   BULWARK_ASSIGN_OR_RETURN(Mem0Scope scope, Mem0ScopeOfFilters(body.value("filters", json::object())));
-  if (auto s = Authorize(*call.caller, scope.name_space, Need::kRead, NamespaceNotFound()); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, scope.name_space, Need::kRead, NamespaceNotFound()));
   ListRequest request;
   request.filter = scope.filter;
   request.limit = 1000;
@@ -227,14 +221,14 @@ absl::StatusOr<std::pair<std::string, Entry>> Mem0FindEntry(ServiceContext& ctx,
     auto entry = LoadVisibleEntry(ctx, ns, id);
     if (absl::IsNotFound(entry.status())) continue;
     if (!entry.ok()) return entry.status();
-    if (auto s = Authorize(*call.caller, ns, need, EntryNotFound()); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, ns, need, EntryNotFound()));
     return std::make_pair(ns, *std::move(entry));
   }
   return EntryNotFound();
 }
 
 absl::StatusOr<Reply> Mem0Get(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {}));
   BULWARK_ASSIGN_OR_RETURN(auto found, Mem0FindEntry(ctx, call, Need::kRead));
   // Mem0 has no deleted memories to show: a deleted or purged entry is gone (history still lists it).
   if (found.second.state == State::kDeleted || found.second.state == State::kPurged) return EntryNotFound();
@@ -245,9 +239,9 @@ absl::StatusOr<Reply> Mem0Get(ServiceContext& ctx, const Call& call) {
 }
 
 absl::StatusOr<Reply> Mem0Put(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {}));
   BULWARK_ASSIGN_OR_RETURN(json body, ParseJsonObject(call.http.body, ctx.limits.max_depth));
-  if (auto s = Mem0OnlyFields(body, {"text", "metadata"}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(Mem0OnlyFields(body, {"text", "metadata"}));
   EntryUpdate update;
   if (body.contains("text")) {
     if (!body["text"].is_string()) return Mem0Bad("wrong_type", "text must be a string");
@@ -263,7 +257,7 @@ absl::StatusOr<Reply> Mem0Put(ServiceContext& ctx, const Call& call) {
     return Mem0Bad("missing_field", "an update needs text and/or metadata");
   BULWARK_ASSIGN_OR_RETURN(auto found, Mem0FindEntry(ctx, call, Need::kWrite));
   auto& [ns, entry] = found;
-  if (auto s = MayRewrite(*call.caller, entry); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(MayRewrite(*call.caller, entry));
   if (update.metadata) CarryMem0Metadata(entry.metadata, &*update.metadata);
   auto updated = ctx.backends.store->Update(ns, entry.id, update, call.caller->principal.name);
   if (!updated.ok()) return absl::IsNotFound(updated.status()) ? EntryNotFound() : updated.status();
@@ -274,7 +268,7 @@ absl::StatusOr<Reply> Mem0Put(ServiceContext& ctx, const Call& call) {
 }
 
 absl::StatusOr<Reply> Mem0Delete(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"delete_linked"}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"delete_linked"}));
   BULWARK_ASSIGN_OR_RETURN(auto found, Mem0FindEntry(ctx, call, Need::kWrite));
   const std::string& ns = found.first;
   BULWARK_RETURN_IF_ERROR(MayRewrite(*call.caller, found.second));  // as DELETE /v1/memories/{id}
@@ -289,7 +283,7 @@ absl::StatusOr<Reply> Mem0Delete(ServiceContext& ctx, const Call& call) {
 // The history as Mem0 events: add -> ADD, update -> UPDATE (old and new text), delete, reject and
 // purge -> DELETE; quarantine and release keep their names in upper case.
 absl::StatusOr<Reply> Mem0History(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {}));
   BULWARK_ASSIGN_OR_RETURN(auto found, Mem0FindEntry(ctx, call, Need::kRead));
   const auto& [ns, entry] = found;
   BULWARK_ASSIGN_OR_RETURN(std::vector<HistoryEvent> events, ctx.backends.store->History(ns, entry.id));
@@ -326,12 +320,11 @@ absl::StatusOr<Reply> Mem0History(ServiceContext& ctx, const Call& call) {
 
 // DELETE /v1/memories/?user_id=...: the scope's live memories, soft-deleted (admin, like delete-all).
 absl::StatusOr<Reply> Mem0DeleteAll(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"user_id", "agent_id", "app_id", "run_id"}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"user_id", "agent_id", "app_id", "run_id"}));
   json entities = json::object();
   for (const auto& [name, value] : call.query) entities[name] = value;
   BULWARK_ASSIGN_OR_RETURN(Mem0Scope scope, Mem0ScopeOfEntities(entities));
-  if (auto s = Authorize(*call.caller, scope.name_space, Need::kAdmin, NamespaceNotFound()); !s.ok())
-    return s;
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, scope.name_space, Need::kAdmin, NamespaceNotFound()));
   BulkChange change;
   change.filter = scope.filter;
   BULWARK_ASSIGN_OR_RETURN(BulkChangeResult result, ApplyToNamespace(*ctx.backends.store, scope.name_space,

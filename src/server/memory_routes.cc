@@ -15,6 +15,7 @@
 
 #include "core/hex.h"
 #include "core/ids.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "server/api_status.h"
 #include "server/service.h"
@@ -38,64 +39,60 @@ absl::Status EntryStatus(const absl::Status& status) {
 }
 
 absl::StatusOr<Reply> Add(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
-  auto request = ParseAddRequest(call.http.body, ctx.limits);
-  if (!request.ok()) return request.status();
-  auto ns = ResolveNamespace(request->name_space, call.query);
-  if (!ns.ok()) return ns.status();
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"namespace"}));
+  BULWARK_ASSIGN_OR_RETURN(auto request, ParseAddRequest(call.http.body, ctx.limits));
+  BULWARK_ASSIGN_OR_RETURN(auto ns, ResolveNamespace(request.name_space, call.query));
   const Caller& caller = *call.caller;
-  if (auto s = Authorize(caller, *ns, Need::kWrite, NamespaceNotFound()); !s.ok()) return s;
-  if (request->principal && *request->principal != caller.principal.name) {
+  BULWARK_RETURN_IF_ERROR(Authorize(caller, ns, Need::kWrite, NamespaceNotFound()));
+  if (request.principal && *request.principal != caller.principal.name) {
     return Forbidden(
         "the principal of a write is the authenticated caller; it cannot be set to another name");
   }
-  for (const NewEntry& entry : request->entries) {
+  for (const NewEntry& entry : request.entries) {
     if (entry.source == Source::kSystem && !caller.principal.IsAdmin()) {
       return Forbidden("source \"system\" needs the admin role");
     }
   }
   const int64_t now = (ctx.backends.env ? ctx.backends.env : Env::Default())->NowMicros();
-  for (const NewEntry& entry : request->entries) {
+  for (const NewEntry& entry : request.entries) {
     auto expires = entry.metadata.find(kExpiresAtField);
     if (expires != entry.metadata.end() && expires->get<int64_t>() <= now) {
       return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument",
                       "expires_at_us is not in the future");
     }
   }
-  if (request->key || call.http.has_header("Idempotency-Key")) {
-    return KeyedAdd(ctx, call, *std::move(request), *ns);  // keyed_add.cc
+  if (request.key || call.http.has_header("Idempotency-Key")) {
+    return KeyedAdd(ctx, call, std::move(request), ns);  // keyed_add.cc
   }
-  auto added = ctx.backends.store->AddBatch(*ns, request->entries, caller.principal.name);
-  if (!added.ok()) return added.status();
+  BULWARK_ASSIGN_OR_RETURN(auto added,
+                           ctx.backends.store->AddBatch(ns, request.entries, caller.principal.name));
 
   std::vector<std::string> ids;
   nlohmann::json entries = nlohmann::json::array();
   int64_t quarantined = 0;
-  for (const Entry& e : *added) {
+  for (const Entry& e : added) {
     ids.push_back(e.id);
     entries.push_back(EntryJson(e, ReportViewFor(caller)));
     if (e.state == State::kQuarantined) ++quarantined;
   }
-  ctx.metrics->Count(EventCounter::kEntriesAdded, static_cast<int64_t>(added->size()));
+  ctx.metrics->Count(EventCounter::kEntriesAdded, static_cast<int64_t>(added.size()));
   if (quarantined > 0) ctx.metrics->Count(EventCounter::kEntriesQuarantined, quarantined);
-  RecordAudit(ctx, call, *ns, AuditOperation::kAdd, std::move(ids));
+  RecordAudit(ctx, call, ns, AuditOperation::kAdd, std::move(ids));
   Reply reply;
   reply.status = 201;
-  reply.body = request->batch ? nlohmann::json{{"entries", std::move(entries)}}
-                              : nlohmann::json{{"entry", std::move(entries[0])}};
+  reply.body = request.batch ? nlohmann::json{{"entries", std::move(entries)}}
+                             : nlohmann::json{{"entry", std::move(entries[0])}};
   return reply;
 }
 
 absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
-  auto request = ParseSearchRequest(call.http.body, ctx.limits);
-  if (!request.ok()) return request.status();
-  auto ns = ResolveNamespace(request->name_space, call.query);
-  if (!ns.ok()) return ns.status();
-  const Need need = request->options.include_quarantined ? Need::kAdmin : Need::kRead;
-  if (auto s = Authorize(*call.caller, *ns, need, NamespaceNotFound()); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"namespace"}));
+  BULWARK_ASSIGN_OR_RETURN(auto request, ParseSearchRequest(call.http.body, ctx.limits));
+  BULWARK_ASSIGN_OR_RETURN(auto ns, ResolveNamespace(request.name_space, call.query));
+  const Need need = request.options.include_quarantined ? Need::kAdmin : Need::kRead;
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, ns, need, NamespaceNotFound()));
   auto result = ctx.backends.retriever->Search(
-      MakeDefendedRequest(call, *ns, request->query, request->options, request->defenses));
+      MakeDefendedRequest(call, ns, request.query, request.options, request.defenses));
   if (!result.ok()) return ReadPathStatus(result.status());
 
   ctx.metrics->CountGateDecision(result->gate.decision);
@@ -107,8 +104,8 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
   ids.reserve(result->search.hits.size());
   for (const SearchHit& hit : result->search.hits) ids.push_back(hit.entry.id);
   nlohmann::json detail = DefenseDetail(*result);
-  detail["include_quarantined"] = request->options.include_quarantined;
-  RecordAudit(ctx, call, *ns, AuditOperation::kSearch, std::move(ids), Sha256Hex(request->query),
+  detail["include_quarantined"] = request.options.include_quarantined;
+  RecordAudit(ctx, call, ns, AuditOperation::kSearch, std::move(ids), Sha256Hex(request.query),
               std::move(detail));
   if (result->rejected()) return QueryRejected(result->gate, ReportViewFor(*call.caller));
   Reply reply;
@@ -120,58 +117,51 @@ absl::StatusOr<Reply> Search(ServiceContext& ctx, const Call& call) {
 // The namespace of a read of one entry (GET /v1/memories/{id}[/history]) after checking the query,
 // the id and read access; an ungranted namespace answers exactly like a missing entry.
 absl::StatusOr<std::string> ReadableEntryNamespace(const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
-  if (auto s = CheckEntryId(call.Param("id")); !s.ok()) return s;
-  auto ns = ResolveNamespace(std::nullopt, call.query);
-  if (!ns.ok()) return ns.status();
-  if (auto s = Authorize(*call.caller, *ns, Need::kRead, EntryNotFound()); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"namespace"}));
+  BULWARK_RETURN_IF_ERROR(CheckEntryId(call.Param("id")));
+  BULWARK_ASSIGN_OR_RETURN(auto ns, ResolveNamespace(std::nullopt, call.query));
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, ns, Need::kRead, EntryNotFound()));
   return ns;
 }
 
 absl::StatusOr<Reply> Get(ServiceContext& ctx, const Call& call) {
   const std::string_view id = call.Param("id");
-  auto ns = ReadableEntryNamespace(call);
-  if (!ns.ok()) return ns.status();
-  auto entry = LoadVisibleEntry(ctx, *ns, id);
-  if (!entry.ok()) return entry.status();
-  RecordAudit(ctx, call, *ns, AuditOperation::kGet, {entry->id});
+  BULWARK_ASSIGN_OR_RETURN(auto ns, ReadableEntryNamespace(call));
+  BULWARK_ASSIGN_OR_RETURN(auto entry, LoadVisibleEntry(ctx, ns, id));
+  RecordAudit(ctx, call, ns, AuditOperation::kGet, {entry.id});
   Reply reply;
-  reply.body = {{"entry", EntryJson(*entry, ReportViewFor(*call.caller))}};
+  reply.body = {{"entry", EntryJson(entry, ReportViewFor(*call.caller))}};
   return reply;
 }
 
 absl::StatusOr<Reply> History(ServiceContext& ctx, const Call& call) {
   const std::string_view id = call.Param("id");
-  auto ns = ReadableEntryNamespace(call);
-  if (!ns.ok()) return ns.status();
-  if (auto entry = LoadVisibleEntry(ctx, *ns, id); !entry.ok()) return entry.status();
-  auto events = ctx.backends.store->History(*ns, id);
+  BULWARK_ASSIGN_OR_RETURN(auto ns, ReadableEntryNamespace(call));
+  BULWARK_RETURN_IF_ERROR(LoadVisibleEntry(ctx, ns, id).status());
+  auto events = ctx.backends.store->History(ns, id);
   if (!events.ok()) return EntryStatus(events.status());
   nlohmann::json out = nlohmann::json::array();
   for (const HistoryEvent& ev : *events) out.push_back(ToJson(ev));
-  RecordAudit(ctx, call, *ns, AuditOperation::kHistory, {std::string(id)});
+  RecordAudit(ctx, call, ns, AuditOperation::kHistory, {std::string(id)});
   Reply reply;
   reply.body = {{"id", id}, {"events", std::move(out)}};
   return reply;
 }
 
 absl::StatusOr<Reply> Update(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"namespace"}));
   const std::string_view id = call.Param("id");
-  if (auto s = CheckEntryId(id); !s.ok()) return s;
-  auto request = ParseUpdateRequest(call.http.body, ctx.limits);
-  if (!request.ok()) return request.status();
-  auto ns = ResolveNamespace(request->name_space, call.query);
-  if (!ns.ok()) return ns.status();
-  if (auto s = Authorize(*call.caller, *ns, Need::kWrite, EntryNotFound()); !s.ok()) return s;
-  auto entry = LoadVisibleEntry(ctx, *ns, id);
-  if (!entry.ok()) return entry.status();
-  if (auto s = MayRewrite(*call.caller, *entry); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckEntryId(id));
+  BULWARK_ASSIGN_OR_RETURN(auto request, ParseUpdateRequest(call.http.body, ctx.limits));
+  BULWARK_ASSIGN_OR_RETURN(auto ns, ResolveNamespace(request.name_space, call.query));
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, ns, Need::kWrite, EntryNotFound()));
+  BULWARK_ASSIGN_OR_RETURN(auto entry, LoadVisibleEntry(ctx, ns, id));
+  BULWARK_RETURN_IF_ERROR(MayRewrite(*call.caller, entry));
   // The entry keeps its key and expiry (reserved metadata) when the metadata is replaced.
-  if (request->update.metadata) CarryReservedMetadata(entry->metadata, &*request->update.metadata);
-  auto updated = ctx.backends.store->Update(*ns, id, request->update, call.caller->principal.name);
+  if (request.update.metadata) CarryReservedMetadata(entry.metadata, &*request.update.metadata);
+  auto updated = ctx.backends.store->Update(ns, id, request.update, call.caller->principal.name);
   if (!updated.ok()) return EntryStatus(updated.status());
-  RecordAudit(ctx, call, *ns, AuditOperation::kUpdate, {updated->id});
+  RecordAudit(ctx, call, ns, AuditOperation::kUpdate, {updated->id});
   Reply reply;
   reply.body = {{"entry", EntryJson(*updated, ReportViewFor(*call.caller))}};
   return reply;
@@ -179,30 +169,27 @@ absl::StatusOr<Reply> Update(ServiceContext& ctx, const Call& call) {
 
 // DELETE and purge: a state change of one entry, answered with its new state.
 absl::StatusOr<Reply> Remove(ServiceContext& ctx, const Call& call, bool purge) {
-  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"namespace"}));
   const std::string_view id = call.Param("id");
-  if (auto s = CheckEntryId(id); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckEntryId(id));
   std::optional<std::string> body_namespace;
   if (purge) {
-    auto request = ParseEntryActionRequest(call.http.body, /*allow_reason=*/false, ctx.limits);
-    if (!request.ok()) return request.status();
-    body_namespace = request->name_space;
+    BULWARK_ASSIGN_OR_RETURN(auto request,
+                             ParseEntryActionRequest(call.http.body, /*allow_reason=*/false, ctx.limits));
+    body_namespace = request.name_space;
   } else if (!call.http.body.empty()) {
     return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument", "DELETE takes no request body");
   }
-  auto ns = ResolveNamespace(body_namespace, call.query);
-  if (!ns.ok()) return ns.status();
-  if (auto s = Authorize(*call.caller, *ns, purge ? Need::kAdmin : Need::kWrite, EntryNotFound()); !s.ok())
-    return s;
-  auto entry = LoadVisibleEntry(ctx, *ns, id);
-  if (!entry.ok()) return entry.status();
+  BULWARK_ASSIGN_OR_RETURN(auto ns, ResolveNamespace(body_namespace, call.query));
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, ns, purge ? Need::kAdmin : Need::kWrite, EntryNotFound()));
+  BULWARK_ASSIGN_OR_RETURN(auto entry, LoadVisibleEntry(ctx, ns, id));
   // Deleting is changing the entry: the same principals who may rewrite it (issue #18 point 4).
-  if (auto s = MayRewrite(*call.caller, *entry); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(MayRewrite(*call.caller, entry));
   MemoryStore& store = *ctx.backends.store;
   const std::string& actor = call.caller->principal.name;
-  absl::Status status = purge ? store.Purge(*ns, id, actor) : store.Delete(*ns, id, actor);
+  absl::Status status = purge ? store.Purge(ns, id, actor) : store.Delete(ns, id, actor);
   if (!status.ok()) return EntryStatus(status);
-  RecordAudit(ctx, call, *ns, purge ? AuditOperation::kPurge : AuditOperation::kDelete, {std::string(id)});
+  RecordAudit(ctx, call, ns, purge ? AuditOperation::kPurge : AuditOperation::kDelete, {std::string(id)});
   Reply reply;
   reply.body = {{"id", id}, {"state", purge ? "purged" : "deleted"}};
   return reply;

@@ -10,6 +10,7 @@
 #include <absl/strings/str_cat.h>
 
 #include "core/ids.h"
+#include "core/status_macros.h"
 #include "server/api_status.h"
 #include "server/service.h"
 
@@ -17,16 +18,13 @@ namespace bulwark::server {
 namespace {
 
 absl::StatusOr<Reply> List(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"namespace", "limit"}); !s.ok()) return s;
-  auto limit = IntQueryParam(call.query, "limit", 100, 1, ctx.limits.max_list_limit);
-  if (!limit.ok()) return limit.status();
-  auto ns = ResolveNamespace(std::nullopt, call.query);
-  if (!ns.ok()) return ns.status();
-  if (auto s = Authorize(*call.caller, *ns, Need::kAdmin, NamespaceNotFound()); !s.ok()) return s;
-  auto entries = ctx.backends.store->ListQuarantined(*ns, static_cast<size_t>(*limit));
-  if (!entries.ok()) return entries.status();
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"namespace", "limit"}));
+  BULWARK_ASSIGN_OR_RETURN(auto limit, IntQueryParam(call.query, "limit", 100, 1, ctx.limits.max_list_limit));
+  BULWARK_ASSIGN_OR_RETURN(auto ns, ResolveNamespace(std::nullopt, call.query));
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, ns, Need::kAdmin, NamespaceNotFound()));
+  BULWARK_ASSIGN_OR_RETURN(auto entries, ctx.backends.store->ListQuarantined(ns, static_cast<size_t>(limit)));
   nlohmann::json out = nlohmann::json::array();
-  for (const Entry& e : *entries) {
+  for (const Entry& e : entries) {
     if (e.kind != Kind::kHoneypot) out.push_back(EntryJson(e, ReportView::kFull));
   }
   Reply reply;
@@ -37,19 +35,18 @@ absl::StatusOr<Reply> List(ServiceContext& ctx, const Call& call) {
 enum class Action { kRelease, kReject, kQuarantine };
 
 absl::StatusOr<Reply> Act(ServiceContext& ctx, const Call& call, Action action) {
-  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"namespace"}));
   const std::string_view id = call.Param("id");
   if (!IsValidEntryId(id)) {
     return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument", "the id is not a valid entry id");
   }
   // Every action may give a reason (the dashboard asks for one); release and reject record it in
   // their audit record's detail, a manual quarantine in the entry's report.
-  auto request = ParseEntryActionRequest(call.http.body, /*allow_reason=*/true, ctx.limits);
-  if (!request.ok()) return request.status();
-  auto ns = ResolveNamespace(request->name_space, call.query);
-  if (!ns.ok()) return ns.status();
-  if (auto s = Authorize(*call.caller, *ns, Need::kAdmin, EntryNotFound()); !s.ok()) return s;
-  if (auto entry = LoadVisibleEntry(ctx, *ns, id); !entry.ok()) return entry.status();
+  BULWARK_ASSIGN_OR_RETURN(auto request,
+                           ParseEntryActionRequest(call.http.body, /*allow_reason=*/true, ctx.limits));
+  BULWARK_ASSIGN_OR_RETURN(auto ns, ResolveNamespace(request.name_space, call.query));
+  BULWARK_RETURN_IF_ERROR(Authorize(*call.caller, ns, Need::kAdmin, EntryNotFound()));
+  BULWARK_RETURN_IF_ERROR(LoadVisibleEntry(ctx, ns, id).status());
 
   MemoryStore& store = *ctx.backends.store;
   const std::string& actor = call.caller->principal.name;
@@ -57,18 +54,18 @@ absl::StatusOr<Reply> Act(ServiceContext& ctx, const Call& call, Action action) 
   AuditOperation operation = AuditOperation::kQuarantine;
   switch (action) {
     case Action::kRelease:
-      status = store.Release(*ns, id, actor);
+      status = store.Release(ns, id, actor);
       operation = AuditOperation::kRelease;
       break;
     case Action::kReject:
-      status = store.Reject(*ns, id, actor);
+      status = store.Reject(ns, id, actor);
       operation = AuditOperation::kReject;
       break;
     case Action::kQuarantine:
       status = store.Quarantine(
-          *ns, id, actor,
+          ns, id, actor,
           nlohmann::json::array(
-              {{{"detector", "operator"}, {"reason", request->reason.value_or("manual quarantine")}}}));
+              {{{"detector", "operator"}, {"reason", request.reason.value_or("manual quarantine")}}}));
       operation = AuditOperation::kQuarantine;
       break;
   }
@@ -85,12 +82,11 @@ absl::StatusOr<Reply> Act(ServiceContext& ctx, const Call& call, Action action) 
       break;
   }
   nlohmann::json detail = nlohmann::json::object();
-  if (action != Action::kQuarantine && request->reason) detail["reason"] = *request->reason;
-  RecordAudit(ctx, call, *ns, operation, {std::string(id)}, "", std::move(detail));
-  auto entry = store.Get(*ns, id);
-  if (!entry.ok()) return entry.status();
+  if (action != Action::kQuarantine && request.reason) detail["reason"] = *request.reason;
+  RecordAudit(ctx, call, ns, operation, {std::string(id)}, "", std::move(detail));
+  BULWARK_ASSIGN_OR_RETURN(auto entry, store.Get(ns, id));
   Reply reply;
-  reply.body = {{"entry", EntryJson(*entry, ReportView::kFull)}};
+  reply.body = {{"entry", EntryJson(entry, ReportView::kFull)}};
   return reply;
 }
 

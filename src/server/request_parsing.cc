@@ -3,10 +3,10 @@
 
 #include <absl/strings/str_cat.h>
 
-#include <charconv>
 #include <set>
 
 #include "core/ids.h"
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "core/text_validation.h"
 #include "server/api_status.h"
@@ -65,10 +65,9 @@ absl::StatusOr<std::optional<std::string>> OptionalString(const json& object, st
 
 absl::StatusOr<std::string> RequiredString(const json& object, std::string_view name,
                                            std::string_view where = "") {
-  auto value = OptionalString(object, name, where);
-  if (!value.ok()) return value.status();
-  if (!value->has_value()) return Missing(where, name);
-  return **std::move(value);
+  BULWARK_ASSIGN_OR_RETURN(auto value, OptionalString(object, name, where));
+  if (!value.has_value()) return Missing(where, name);
+  return *std::move(value);
 }
 
 absl::StatusOr<std::optional<json>> OptionalObject(const json& object, std::string_view name,
@@ -104,12 +103,10 @@ absl::Status ParseSourceField(const json& object, std::string_view where, Source
 // the reserved metadata member "bulwark.expires_at_us" from the optional `expires_at_us` field
 // (store/entry_keys.h); client metadata may not hold reserved members.
 absl::Status ParseNewEntry(const json& object, std::string_view where, NewEntry* entry) {
-  auto text = RequiredString(object, "text", where);
-  if (!text.ok()) return text.status();
-  entry->text = *std::move(text);
-  auto metadata = OptionalObject(object, "metadata", where);
-  if (!metadata.ok()) return metadata.status();
-  if (metadata->has_value()) entry->metadata = **std::move(metadata);
+  BULWARK_ASSIGN_OR_RETURN(auto text, RequiredString(object, "text", where));
+  entry->text = std::move(text);
+  BULWARK_ASSIGN_OR_RETURN(auto metadata, OptionalObject(object, "metadata", where));
+  if (metadata.has_value()) entry->metadata = *std::move(metadata);
   if (auto s = CheckNoReservedMetadata(entry->metadata); !s.ok()) {
     return Invalid("invalid_argument", absl::StrCat(ToAbsl(where), s.message()));
   }
@@ -160,24 +157,22 @@ absl::Status ParseReadDefenses(const json& object, const RequestLimits& limits, 
       return Invalid("invalid_argument", "field \"gate\" must be one of off, flag, escalate, reject, strip");
     }
   }
-  auto k_high = OptionalInt(object, "k_high", 0, 1, limits.max_k);
-  if (!k_high.ok()) return k_high.status();
-  out->k_high = *k_high;
+  BULWARK_ASSIGN_OR_RETURN(auto k_high, OptionalInt(object, "k_high", 0, 1, limits.max_k));
+  out->k_high = k_high;
   const json* smoothing = Find(object, "smoothing");
   if (smoothing == nullptr || (smoothing->is_boolean() && !smoothing->get<bool>())) return absl::OkStatus();
   SmoothingOptions options = DefaultSmoothing(limits);
   if (smoothing->is_object()) {
     constexpr std::string_view where = "smoothing: ";
-    if (auto s = CheckFields(*smoothing, {"m", "k", "nruns", "responder"}, where); !s.ok()) return s;
-    auto m = OptionalInt(*smoothing, "m", options.m, 1, limits.max_k, where);
-    if (!m.ok()) return m.status();
-    options.m = *m;
-    auto k = OptionalInt(*smoothing, "k", std::min(options.k, options.m), 1, options.m, where);
-    if (!k.ok()) return k.status();
-    options.k = *k;
-    auto nruns = OptionalInt(*smoothing, "nruns", options.nruns, 1, limits.max_smoothing_runs, where);
-    if (!nruns.ok()) return nruns.status();
-    options.nruns = *nruns;
+    BULWARK_RETURN_IF_ERROR(CheckFields(*smoothing, {"m", "k", "nruns", "responder"}, where));
+    BULWARK_ASSIGN_OR_RETURN(auto m, OptionalInt(*smoothing, "m", options.m, 1, limits.max_k, where));
+    options.m = m;
+    BULWARK_ASSIGN_OR_RETURN(
+        auto k, OptionalInt(*smoothing, "k", std::min(options.k, options.m), 1, options.m, where));
+    options.k = k;
+    BULWARK_ASSIGN_OR_RETURN(
+        auto nruns, OptionalInt(*smoothing, "nruns", options.nruns, 1, limits.max_smoothing_runs, where));
+    options.nruns = nruns;
     auto responder = OptionalString(*smoothing, "responder", where);
     if (!responder.ok()) return responder.status();
     if (responder->has_value()) {
@@ -240,25 +235,20 @@ absl::StatusOr<json> ParseJsonObject(std::string_view body, int max_depth) {
 }
 
 absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestLimits& limits) {
-  auto object = ParseJsonObject(body, limits.max_depth);
-  if (!object.ok()) return object.status();
+  BULWARK_ASSIGN_OR_RETURN(auto object, ParseJsonObject(body, limits.max_depth));
   AddRequest request;
-  auto name_space = OptionalString(*object, "namespace");
-  if (!name_space.ok()) return name_space.status();
-  request.name_space = *std::move(name_space);
-  auto principal = OptionalString(*object, "principal");
-  if (!principal.ok()) return principal.status();
-  request.principal = *std::move(principal);
+  BULWARK_ASSIGN_OR_RETURN(auto name_space, OptionalString(object, "namespace"));
+  request.name_space = std::move(name_space);
+  BULWARK_ASSIGN_OR_RETURN(auto principal, OptionalString(object, "principal"));
+  request.principal = std::move(principal);
 
-  const json* entries = Find(*object, "entries");
+  const json* entries = Find(object, "entries");
   if (entries == nullptr) {
-    if (auto s = CheckFields(
-            *object, {"namespace", "principal", "text", "metadata", "source", "key", "expires_at_us"}, "");
-        !s.ok())
-      return s;
+    BULWARK_RETURN_IF_ERROR(CheckFields(
+        object, {"namespace", "principal", "text", "metadata", "source", "key", "expires_at_us"}, ""));
     NewEntry entry;
-    if (auto s = ParseNewEntry(*object, "", &entry); !s.ok()) return s;
-    auto key = OptionalString(*object, "key");
+    BULWARK_RETURN_IF_ERROR(ParseNewEntry(object, "", &entry));
+    auto key = OptionalString(object, "key");
     if (!key.ok()) return key.status();
     if (key->has_value()) {
       if (auto s = ValidateEntryKey(**key); !s.ok()) return Invalid("invalid_argument", ToStd(s.message()));
@@ -268,7 +258,7 @@ absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestL
     request.entries.push_back(std::move(entry));
     return request;
   }
-  if (auto s = CheckFields(*object, {"namespace", "principal", "entries"}, ""); !s.ok()) {
+  if (auto s = CheckFields(object, {"namespace", "principal", "entries"}, ""); !s.ok()) {
     return Invalid(ApiCodeOf(s),
                    absl::StrCat(s.message(), " (a batch takes only \"namespace\" and \"entries\")"));
   }
@@ -284,40 +274,31 @@ absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestL
     const std::string where = absl::StrCat("entries[", i, "]: ");
     const json& item = (*entries)[i];
     if (!item.is_object()) return Invalid("wrong_type", absl::StrCat(where, "must be a JSON object"));
-    if (auto s = CheckFields(item, {"text", "metadata", "source", "expires_at_us"}, where); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(CheckFields(item, {"text", "metadata", "source", "expires_at_us"}, where));
     NewEntry entry;
-    if (auto s = ParseNewEntry(item, where, &entry); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(ParseNewEntry(item, where, &entry));
     request.entries.push_back(std::move(entry));
   }
   return request;
 }
 
 absl::StatusOr<SearchRequest> ParseSearchRequest(std::string_view body, const RequestLimits& limits) {
-  auto object = ParseJsonObject(body, limits.max_depth);
-  if (!object.ok()) return object.status();
-  if (auto s = CheckFields(
-          *object,
-          {"namespace", "query", "k", "filter", "include_quarantined", "gate", "k_high", "smoothing"}, "");
-      !s.ok()) {
-    return s;
-  }
+  BULWARK_ASSIGN_OR_RETURN(auto object, ParseJsonObject(body, limits.max_depth));
+  BULWARK_RETURN_IF_ERROR(CheckFields(
+      object, {"namespace", "query", "k", "filter", "include_quarantined", "gate", "k_high", "smoothing"},
+      ""));
   SearchRequest request;
-  auto name_space = OptionalString(*object, "namespace");
-  if (!name_space.ok()) return name_space.status();
-  request.name_space = *std::move(name_space);
-  auto query = RequiredString(*object, "query");
-  if (!query.ok()) return query.status();
-  request.query = *std::move(query);
-  auto k = OptionalInt(*object, "k", request.options.k, 1, limits.max_k);
-  if (!k.ok()) return k.status();
-  request.options.k = *k;
-  auto filter = OptionalObject(*object, "filter");
-  if (!filter.ok()) return filter.status();
-  if (filter->has_value()) request.options.metadata_filter = **std::move(filter);
-  auto include = OptionalBool(*object, "include_quarantined");
-  if (!include.ok()) return include.status();
-  request.options.include_quarantined = include->value_or(false);
-  if (auto s = ParseReadDefenses(*object, limits, &request.defenses); !s.ok()) return s;
+  BULWARK_ASSIGN_OR_RETURN(auto name_space, OptionalString(object, "namespace"));
+  request.name_space = std::move(name_space);
+  BULWARK_ASSIGN_OR_RETURN(auto query, RequiredString(object, "query"));
+  request.query = std::move(query);
+  BULWARK_ASSIGN_OR_RETURN(auto k, OptionalInt(object, "k", request.options.k, 1, limits.max_k));
+  request.options.k = k;
+  BULWARK_ASSIGN_OR_RETURN(auto filter, OptionalObject(object, "filter"));
+  if (filter.has_value()) request.options.metadata_filter = *std::move(filter);
+  BULWARK_ASSIGN_OR_RETURN(auto include, OptionalBool(object, "include_quarantined"));
+  request.options.include_quarantined = include.value_or(false);
+  BULWARK_RETURN_IF_ERROR(ParseReadDefenses(object, limits, &request.defenses));
   if (request.defenses.k_high != 0 && request.defenses.k_high < request.options.k) {
     return Invalid("out_of_range", "field \"k_high\" must not be smaller than \"k\"");
   }
@@ -325,22 +306,17 @@ absl::StatusOr<SearchRequest> ParseSearchRequest(std::string_view body, const Re
 }
 
 absl::StatusOr<AnswerRequest> ParseAnswerRequest(std::string_view body, const RequestLimits& limits) {
-  auto object = ParseJsonObject(body, limits.max_depth);
-  if (!object.ok()) return object.status();
-  if (auto s = CheckFields(*object, {"namespace", "question", "filter", "gate", "smoothing"}, ""); !s.ok())
-    return s;
+  BULWARK_ASSIGN_OR_RETURN(auto object, ParseJsonObject(body, limits.max_depth));
+  BULWARK_RETURN_IF_ERROR(CheckFields(object, {"namespace", "question", "filter", "gate", "smoothing"}, ""));
   AnswerRequest request;
-  auto name_space = OptionalString(*object, "namespace");
-  if (!name_space.ok()) return name_space.status();
-  request.name_space = *std::move(name_space);
-  auto question = RequiredString(*object, "question");
-  if (!question.ok()) return question.status();
-  request.question = *std::move(question);
-  auto filter = OptionalObject(*object, "filter");
-  if (!filter.ok()) return filter.status();
-  if (filter->has_value()) request.filter = **std::move(filter);
-  if (auto s = ParseReadDefenses(*object, limits, &request.defenses); !s.ok()) return s;
-  if (const json* smoothing = Find(*object, "smoothing");
+  BULWARK_ASSIGN_OR_RETURN(auto name_space, OptionalString(object, "namespace"));
+  request.name_space = std::move(name_space);
+  BULWARK_ASSIGN_OR_RETURN(auto question, RequiredString(object, "question"));
+  request.question = std::move(question);
+  BULWARK_ASSIGN_OR_RETURN(auto filter, OptionalObject(object, "filter"));
+  if (filter.has_value()) request.filter = *std::move(filter);
+  BULWARK_RETURN_IF_ERROR(ParseReadDefenses(object, limits, &request.defenses));
+  if (const json* smoothing = Find(object, "smoothing");
       smoothing != nullptr && smoothing->is_boolean() && !smoothing->get<bool>()) {
     return Invalid("invalid_argument", "an answer is always smoothed; \"smoothing\" cannot be false");
   }
@@ -349,19 +325,15 @@ absl::StatusOr<AnswerRequest> ParseAnswerRequest(std::string_view body, const Re
 }
 
 absl::StatusOr<UpdateRequest> ParseUpdateRequest(std::string_view body, const RequestLimits& limits) {
-  auto object = ParseJsonObject(body, limits.max_depth);
-  if (!object.ok()) return object.status();
-  if (auto s = CheckFields(*object, {"namespace", "text", "metadata"}, ""); !s.ok()) return s;
+  BULWARK_ASSIGN_OR_RETURN(auto object, ParseJsonObject(body, limits.max_depth));
+  BULWARK_RETURN_IF_ERROR(CheckFields(object, {"namespace", "text", "metadata"}, ""));
   UpdateRequest request;
-  auto name_space = OptionalString(*object, "namespace");
-  if (!name_space.ok()) return name_space.status();
-  request.name_space = *std::move(name_space);
-  auto text = OptionalString(*object, "text");
-  if (!text.ok()) return text.status();
-  request.update.text = *std::move(text);
-  auto metadata = OptionalObject(*object, "metadata");
-  if (!metadata.ok()) return metadata.status();
-  request.update.metadata = *std::move(metadata);
+  BULWARK_ASSIGN_OR_RETURN(auto name_space, OptionalString(object, "namespace"));
+  request.name_space = std::move(name_space);
+  BULWARK_ASSIGN_OR_RETURN(auto text, OptionalString(object, "text"));
+  request.update.text = std::move(text);
+  BULWARK_ASSIGN_OR_RETURN(auto metadata, OptionalObject(object, "metadata"));
+  request.update.metadata = std::move(metadata);
   if (request.update.metadata) {
     if (auto s = CheckNoReservedMetadata(*request.update.metadata); !s.ok()) {
       return Invalid("invalid_argument", ToStd(s.message()));
@@ -377,17 +349,14 @@ absl::StatusOr<EntryActionRequest> ParseEntryActionRequest(std::string_view body
                                                            const RequestLimits& limits) {
   EntryActionRequest request;
   if (body.empty()) return request;
-  auto object = ParseJsonObject(body, limits.max_depth);
-  if (!object.ok()) return object.status();
-  absl::Status fields = allow_reason ? CheckFields(*object, {"namespace", "reason"}, "")
-                                     : CheckFields(*object, {"namespace"}, "");
+  BULWARK_ASSIGN_OR_RETURN(auto object, ParseJsonObject(body, limits.max_depth));
+  absl::Status fields = allow_reason ? CheckFields(object, {"namespace", "reason"}, "")
+                                     : CheckFields(object, {"namespace"}, "");
   if (!fields.ok()) return fields;
-  auto name_space = OptionalString(*object, "namespace");
-  if (!name_space.ok()) return name_space.status();
-  request.name_space = *std::move(name_space);
-  auto reason = OptionalString(*object, "reason");
-  if (!reason.ok()) return reason.status();
-  request.reason = *std::move(reason);
+  BULWARK_ASSIGN_OR_RETURN(auto name_space, OptionalString(object, "namespace"));
+  request.name_space = std::move(name_space);
+  BULWARK_ASSIGN_OR_RETURN(auto reason, OptionalString(object, "reason"));
+  request.reason = std::move(reason);
   if (request.reason && request.reason->size() > 1024) {
     return Invalid("out_of_range", "field \"reason\" is longer than 1024 bytes");
   }
@@ -396,19 +365,16 @@ absl::StatusOr<EntryActionRequest> ParseEntryActionRequest(std::string_view body
 
 absl::StatusOr<CreatePrincipalRequest> ParseCreatePrincipalRequest(std::string_view body,
                                                                    const RequestLimits& limits) {
-  auto object = ParseJsonObject(body, limits.max_depth);
-  if (!object.ok()) return object.status();
-  if (auto s = CheckFields(*object, {"name", "role", "namespaces", "create_key"}, ""); !s.ok()) return s;
+  BULWARK_ASSIGN_OR_RETURN(auto object, ParseJsonObject(body, limits.max_depth));
+  BULWARK_RETURN_IF_ERROR(CheckFields(object, {"name", "role", "namespaces", "create_key"}, ""));
   CreatePrincipalRequest request;
-  auto name = RequiredString(*object, "name");
-  if (!name.ok()) return name.status();
-  request.principal.name = *std::move(name);
-  auto role_name = RequiredString(*object, "role");
-  if (!role_name.ok()) return role_name.status();
-  auto role = ParseRole(*role_name);
+  BULWARK_ASSIGN_OR_RETURN(auto name, RequiredString(object, "name"));
+  request.principal.name = std::move(name);
+  BULWARK_ASSIGN_OR_RETURN(auto role_name, RequiredString(object, "role"));
+  auto role = ParseRole(role_name);
   if (!role) return Invalid("invalid_argument", "field \"role\" must be one of reader, writer, admin");
   request.principal.role = *role;
-  const json* namespaces = Find(*object, "namespaces");
+  const json* namespaces = Find(object, "namespaces");
   if (namespaces == nullptr) return Missing("", "namespaces");
   if (!namespaces->is_array()) return WrongType("", "namespaces", "an array of strings");
   if (namespaces->empty()) return Invalid("invalid_argument", "field \"namespaces\" is empty");
@@ -417,46 +383,9 @@ absl::StatusOr<CreatePrincipalRequest> ParseCreatePrincipalRequest(std::string_v
     if (!ns.is_string()) return WrongType("", "namespaces", "an array of strings");
     request.principal.namespaces.push_back(ns.get<std::string>());
   }
-  auto create_key = OptionalBool(*object, "create_key");
-  if (!create_key.ok()) return create_key.status();
-  request.create_key = create_key->value_or(true);
+  BULWARK_ASSIGN_OR_RETURN(auto create_key, OptionalBool(object, "create_key"));
+  request.create_key = create_key.value_or(true);
   return request;
-}
-
-absl::Status CheckQueryParams(const QueryParams& params, std::initializer_list<std::string_view> allowed) {
-  for (auto it = params.begin(); it != params.end(); it = params.upper_bound(it->first)) {
-    bool known = false;
-    for (std::string_view a : allowed) known = known || it->first == a;
-    if (!known) return Invalid("unknown_field", absl::StrCat("unknown query parameter ", Quoted(it->first)));
-    if (params.count(it->first) > 1) {
-      return Invalid("duplicate_field",
-                     absl::StrCat("query parameter ", Quoted(it->first), " given more than once"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-std::optional<std::string> QueryParam(const QueryParams& params, std::string_view name) {
-  auto it = params.find(std::string(name));
-  if (it == params.end()) return std::nullopt;
-  return it->second;
-}
-
-absl::StatusOr<int64_t> IntQueryParam(const QueryParams& params, std::string_view name, int64_t fallback,
-                                      int64_t min, int64_t max) {
-  auto text = QueryParam(params, name);
-  if (!text) return fallback;
-  int64_t value = 0;
-  const char* end = text->data() + text->size();
-  auto [ptr, ec] = std::from_chars(text->data(), end, value);
-  if (text->empty() || ec != std::errc() || ptr != end) {
-    return Invalid("wrong_type", absl::StrCat("query parameter ", Quoted(name), " must be an integer"));
-  }
-  if (value < min || value > max) {
-    return Invalid("out_of_range",
-                   absl::StrCat("query parameter ", Quoted(name), " must be between ", min, " and ", max));
-  }
-  return value;
 }
 
 absl::StatusOr<AuditQuery> ParseAuditQuery(const QueryParams& params, const RequestLimits& limits) {
@@ -478,14 +407,12 @@ absl::StatusOr<AuditQuery> ParseAuditQuery(const QueryParams& params, const Requ
     return Invalid("invalid_argument", "query parameter \"entry_id\" is not a valid entry id");
   }
   if (query.session) {
-    if (auto s = ValidateSessionId(*query.session); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(ValidateSessionId(*query.session));
   }
-  auto since = IntQueryParam(params, "since_us", 0, 0, INT64_MAX);
-  if (!since.ok()) return since.status();
-  query.since_us = *since;
-  auto limit = IntQueryParam(params, "limit", 100, 1, limits.max_list_limit);
-  if (!limit.ok()) return limit.status();
-  query.limit = static_cast<int>(*limit);
+  BULWARK_ASSIGN_OR_RETURN(auto since, IntQueryParam(params, "since_us", 0, 0, INT64_MAX));
+  query.since_us = since;
+  BULWARK_ASSIGN_OR_RETURN(auto limit, IntQueryParam(params, "limit", 100, 1, limits.max_list_limit));
+  query.limit = static_cast<int>(limit);
   return query;
 }
 

@@ -4,7 +4,7 @@
 //
 // Rules for every body: one JSON object; no duplicate keys; nesting at most `max_depth`; every
 // field known (an unknown field is an error, not ignored); every field of its documented type.
-// Query strings: only the documented parameters, each at most once.
+// Query strings: only the documented parameters, each at most once (server/query_params.h).
 //
 // API codes (doc/api.md): invalid_json, unknown_field, duplicate_field, missing_field, wrong_type,
 // out_of_range, invalid_argument.
@@ -23,6 +23,7 @@
 #include "auth/principal_registry.h"
 #include "bulwark/entry.h"
 #include "gate/query_gate.h"
+#include "server/query_params.h"
 #include "smoothing/responder.h"
 #include "smoothing/smoother.h"
 #include "store/memory_store.h"
@@ -37,9 +38,6 @@ struct RequestLimits {
   int max_list_limit = 1000;        // `limit` of list endpoints (quarantine, audit)
   int max_smoothing_runs = 25;      // `nruns` of smoothing (each run may be an LLM call); 1 .. 101
 };
-
-// URL query parameters as httplib delivers them (name -> value, a name may repeat).
-using QueryParams = std::multimap<std::string, std::string>;
 
 // Parses `body` as a single JSON object under the rules above. An empty body is an error.
 [[nodiscard]] absl::StatusOr<nlohmann::json> ParseJsonObject(std::string_view body, int max_depth);
@@ -117,15 +115,6 @@ struct CreatePrincipalRequest {
 };
 [[nodiscard]] absl::StatusOr<CreatePrincipalRequest> ParseCreatePrincipalRequest(std::string_view body,
                                                                                  const RequestLimits& limits);
-
-// Checks that `params` holds only names in `allowed`, each at most once.
-[[nodiscard]] absl::Status CheckQueryParams(const QueryParams& params,
-                                            std::initializer_list<std::string_view> allowed);
-// The value of `name` if present (call CheckQueryParams first).
-std::optional<std::string> QueryParam(const QueryParams& params, std::string_view name);
-// A parameter that must be a decimal integer in [min, max]; `fallback` when absent.
-[[nodiscard]] absl::StatusOr<int64_t> IntQueryParam(const QueryParams& params, std::string_view name,
-                                                    int64_t fallback, int64_t min, int64_t max);
 
 // GET /v1/audit?principal=&session=&namespace=&entry_id=&since_us=&limit=
 [[nodiscard]] absl::StatusOr<AuditQuery> ParseAuditQuery(const QueryParams& params,

@@ -12,6 +12,7 @@
 // setting before and after, or the key unblocked.
 #include <absl/strings/str_cat.h>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 #include "core/text_validation.h"
 #include "server/api_status.h"
@@ -27,14 +28,12 @@ absl::StatusOr<HoneypotGuard*> RunningGuard(ServiceContext& ctx) {
 }
 
 absl::StatusOr<Reply> ListBlocked(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
-  auto guard = RunningGuard(ctx);
-  if (!guard.ok()) return guard.status();
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"namespace"}));
+  BULWARK_ASSIGN_OR_RETURN(auto guard, RunningGuard(ctx));
   const std::string ns = QueryParam(call.query, "namespace").value_or("");
-  auto blocked = (*guard)->Blocked(ns);
-  if (!blocked.ok()) return blocked.status();
+  BULWARK_ASSIGN_OR_RETURN(auto blocked, guard->Blocked(ns));
   nlohmann::json out = nlohmann::json::array();
-  for (const BlockedKey& b : *blocked) {
+  for (const BlockedKey& b : blocked) {
     out.push_back({{"namespace", b.name_space},
                    {"principal", b.principal},
                    {"session", b.session},
@@ -50,10 +49,9 @@ absl::StatusOr<Reply> ListBlocked(ServiceContext& ctx, const Call& call) {
 }
 
 absl::StatusOr<Reply> UnblockSession(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
-  auto body = ParseJsonObject(call.http.body, 4);
-  if (!body.ok()) return body.status();
-  for (const auto& [key, value] : body->items()) {
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {}));
+  BULWARK_ASSIGN_OR_RETURN(auto body, ParseJsonObject(call.http.body, 4));
+  for (const auto& [key, value] : body.items()) {
     if (key != "namespace" && key != "principal" && key != "session") {
       return ApiError(absl::StatusCode::kInvalidArgument, "unknown_field",
                       absl::StrCat("unknown field \"", ToAbsl(key), "\""));
@@ -62,14 +60,13 @@ absl::StatusOr<Reply> UnblockSession(ServiceContext& ctx, const Call& call) {
       return absl::InvalidArgumentError(absl::StrCat(ToAbsl(key), " must be a string of at most 256 bytes"));
     }
   }
-  if (!body->contains("namespace") || !body->contains("principal")) {
+  if (!body.contains("namespace") || !body.contains("principal")) {
     return absl::InvalidArgumentError("namespace and principal are required");
   }
-  auto guard = RunningGuard(ctx);
-  if (!guard.ok()) return guard.status();
-  const std::string ns = (*body)["namespace"], principal = (*body)["principal"];
-  const std::string session = body->value("session", "");
-  if (auto s = (*guard)->Unblock(ns, principal, session); !s.ok()) return s;
+  BULWARK_ASSIGN_OR_RETURN(auto guard, RunningGuard(ctx));
+  const std::string ns = body["namespace"], principal = body["principal"];
+  const std::string session = body.value("session", "");
+  BULWARK_RETURN_IF_ERROR(guard->Unblock(ns, principal, session));
   RecordAudit(ctx, call, ns, AuditOperation::kUnblockSession, {}, "",
               {{"unblocked_principal", principal}, {"unblocked_session", session}});
   Reply reply;
@@ -78,38 +75,34 @@ absl::StatusOr<Reply> UnblockSession(ServiceContext& ctx, const Call& call) {
 }
 
 absl::StatusOr<Reply> GetSetting(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {"namespace"}); !s.ok()) return s;
-  auto guard = RunningGuard(ctx);
-  if (!guard.ok()) return guard.status();
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {"namespace"}));
+  BULWARK_ASSIGN_OR_RETURN(auto guard, RunningGuard(ctx));
   const std::optional<std::string> ns = QueryParam(call.query, "namespace");
   if (!ns) return absl::InvalidArgumentError("namespace is required");
-  if (auto s = ValidateNamespace(*ns); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ValidateNamespace(*ns));
   Reply reply;
-  reply.body = (*guard)->Setting(*ns).ToJson();
+  reply.body = guard->Setting(*ns).ToJson();
   reply.body["namespace"] = *ns;
   return reply;
 }
 
 absl::StatusOr<Reply> PutSetting(ServiceContext& ctx, const Call& call) {
-  if (auto s = CheckQueryParams(call.query, {}); !s.ok()) return s;
-  auto body = ParseJsonObject(call.http.body, 4);
-  if (!body.ok()) return body.status();
-  const auto ns_field = body->find("namespace");
-  if (ns_field == body->end() || !ns_field->is_string())
+  BULWARK_RETURN_IF_ERROR(CheckQueryParams(call.query, {}));
+  BULWARK_ASSIGN_OR_RETURN(auto body, ParseJsonObject(call.http.body, 4));
+  const auto ns_field = body.find("namespace");
+  if (ns_field == body.end() || !ns_field->is_string())
     return absl::InvalidArgumentError("namespace is required");
   const std::string ns = *ns_field;
-  if (auto s = ValidateNamespace(ns); !s.ok()) return s;
-  body->erase("namespace");
-  auto guard = RunningGuard(ctx);
-  if (!guard.ok()) return guard.status();
-  const GuardSetting before = (*guard)->Setting(ns);
-  auto setting = GuardSetting::FromJson(*body, before);
-  if (!setting.ok()) return setting.status();
-  if (auto s = (*guard)->PutSetting(ns, *setting); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ValidateNamespace(ns));
+  body.erase("namespace");
+  BULWARK_ASSIGN_OR_RETURN(auto guard, RunningGuard(ctx));
+  const GuardSetting before = guard->Setting(ns);
+  BULWARK_ASSIGN_OR_RETURN(auto setting, GuardSetting::FromJson(body, before));
+  BULWARK_RETURN_IF_ERROR(guard->PutSetting(ns, setting));
   RecordAudit(ctx, call, ns, AuditOperation::kHoneypotSetting, {}, "",
-              {{"before", before.ToJson()}, {"after", setting->ToJson()}});
+              {{"before", before.ToJson()}, {"after", setting.ToJson()}});
   Reply reply;
-  reply.body = setting->ToJson();
+  reply.body = setting.ToJson();
   reply.body["namespace"] = ns;
   return reply;
 }
@@ -132,7 +125,7 @@ absl::Status ReadPathStatus(const absl::Status& status) {
 void AddSessionRoutes(ServiceContext& ctx, std::vector<RouteSpec>* routes) {
   auto admin = [&ctx](absl::StatusOr<Reply> (*fn)(ServiceContext&, const Call&)) {
     return [&ctx, fn](const Call& call) -> absl::StatusOr<Reply> {
-      if (auto s = RequireServiceAdmin(*call.caller); !s.ok()) return s;
+      BULWARK_RETURN_IF_ERROR(RequireServiceAdmin(*call.caller));
       return fn(ctx, call);
     };
   };

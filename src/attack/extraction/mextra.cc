@@ -271,7 +271,7 @@ absl::StatusOr<AttackSession> MextraAttack::Run(ExtractionTarget& target, std::s
   BULWARK_ASSIGN_OR_RETURN(std::vector<std::string> prompts, GeneratePrompts(budget.queries, rng));
   SessionRecorder recorder(&target, std::string(Name()), std::string(session), budget.k);
   for (std::string& prompt : prompts) {
-    if (auto step = recorder.Send(std::move(prompt)); !step.ok()) return step.status();
+    BULWARK_RETURN_IF_ERROR(recorder.Send(std::move(prompt)).status());
   }
   return std::move(recorder).Finish();
 }

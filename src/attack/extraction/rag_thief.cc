@@ -81,7 +81,7 @@ absl::StatusOr<AttackSession> RagThiefAttack::Run(ExtractionTarget& target, std:
       query = absl::StrCat(kRagThiefCommand, candidates[UniformIndex(rng, candidates.size())]);
       source = std::move(chunk.id);
     }
-    if (auto step = recorder.Send(std::move(query), std::move(source)); !step.ok()) return step.status();
+    BULWARK_RETURN_IF_ERROR(recorder.Send(std::move(query), std::move(source)).status());
     for (const RetrievedText* hit : recorder.new_hits()) short_term.push_back(*hit);
   }
   return std::move(recorder).Finish();

@@ -75,7 +75,7 @@ absl::StatusOr<LabelledSession> ParseSessionObject(const Json& j, const SessionL
   if (!j.is_object()) return absl::InvalidArgumentError("not a JSON object");
   LabelledSession s;
   if (!j.contains("session")) return absl::InvalidArgumentError("missing \"session\"");
-  if (auto st = CheckName(j["session"], "session", limits.max_name_bytes); !st.ok()) return st;
+  BULWARK_RETURN_IF_ERROR(CheckName(j["session"], "session", limits.max_name_bytes));
   s.session = j["session"].get<std::string>();
   if (!j.contains("label") || !j["label"].is_string()) {
     return absl::InvalidArgumentError("\"label\" must be \"benign\" or \"attack\"");
@@ -90,7 +90,7 @@ absl::StatusOr<LabelledSession> ParseSessionObject(const Json& j, const SessionL
         absl::StrCat("unknown label \"", label.substr(0, 64), "\" (expected \"benign\" or \"attack\")"));
   }
   if (j.contains("style")) {
-    if (auto st = CheckName(j["style"], "style", limits.max_name_bytes); !st.ok()) return st;
+    BULWARK_RETURN_IF_ERROR(CheckName(j["style"], "style", limits.max_name_bytes));
     s.style = j["style"].get<std::string>();
   }
   BULWARK_ASSIGN_OR_RETURN(auto queries, ParseQueries(j, limits));
