@@ -334,5 +334,47 @@ TEST_F(FencedWriteTest, TakeoverWaitsForAWriteThatPassedTheFence) {
   EXPECT_EQ(taken->epoch, lease->epoch + 1);
 }
 
+// A write whose connection is cut while its transaction is open fails with Unavailable (its
+// outcome is the caller's to check, never acknowledged) and stores nothing; the backend's next call
+// reconnects and the history stays gap-free.
+TEST_F(FencedWriteTest, AWriteCutOffInItsTransactionFailsAndTheNextCallReconnects) {
+  ASSERT_THAT(Insert(*db_a_, "A1"), IsOk());
+  auto blocker = pg::PgConnection::Open(conninfo_);
+  auto admin = pg::PgConnection::Open(conninfo_);
+  ASSERT_THAT(blocker, IsOk());
+  ASSERT_THAT(admin, IsOk());
+  absl::Status cut = absl::UnknownError("not run");
+  std::thread writer;
+  {
+    pg::PgTransaction held(**blocker);  // holds the writers' lock: the write waits inside its transaction
+    ASSERT_THAT(held.status(), IsOk());
+    ASSERT_THAT((*blocker)->Exec("SELECT last_seq FROM history_counter WHERE id = 1 FOR UPDATE"), IsOk());
+    writer = std::thread([&] { cut = Insert(*db_a_, "B1"); });
+    bool terminated = false;
+    for (int i = 0; i < 200 && !terminated; ++i) {  // at most about 10 s
+      auto killed = (*admin)->Query(
+          "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity WHERE datname = "
+          "current_database() "
+          "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()");
+      ASSERT_THAT(killed, IsOk());
+      terminated = killed->Int(0, 0) > 0;
+      if (!terminated) absl::SleepFor(absl::Milliseconds(50));
+    }
+    EXPECT_TRUE(terminated) << "the write never waited for the lock";
+    writer.join();
+  }
+  EXPECT_THAT(cut, StatusIs(absl::StatusCode::kUnavailable));
+  ASSERT_THAT(Insert(*db_a_, "C1"), IsOk()) << "the next call reconnects";
+  auto b1 = db_a_->GetEntry("ns", "B1");
+  ASSERT_THAT(b1, IsOk());
+  EXPECT_FALSE(b1->has_value()) << "nothing of the cut-off write is stored";
+  auto events = db_a_->EventsAfter(0);
+  ASSERT_THAT(events, IsOk());
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].seq, 1);
+  EXPECT_EQ((*events)[1].seq, 2);
+  EXPECT_EQ((*events)[1].entry_id, "C1");
+}
+
 }  // namespace
 }  // namespace bulwark

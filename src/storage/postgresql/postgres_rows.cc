@@ -5,6 +5,8 @@
 
 #include <cstring>
 
+#include "storage/stored_report.h"
+
 namespace bulwark::pg {
 namespace {
 
@@ -36,7 +38,7 @@ std::vector<PgParam> EntryParams(const Entry& e) {
           PgParam::Bytes(EmbeddingBytes(e.embedding)),
           PgParam::Int(static_cast<int64_t>(e.key_id)),
           PgParam::Bytes(e.tag),
-          PgParam::Text(e.report.dump())};
+          PgParam::Text(StoredReport(e.report).dump())};  // a passed write: its verdict only
 }
 
 std::vector<PgParam> EventParams(const HistoryEvent& ev, int64_t seq) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "storage/postgresql/testing/backend_contract_fixture.h"
+#include "storage/stored_report.h"
 
 namespace bulwark {
 namespace {
@@ -52,6 +53,26 @@ TEST_P(StorageBackendContract, InsertGetRoundTripsEveryField) {
   ASSERT_THAT(history, IsOk());
   ASSERT_EQ(history->size(), 1u);
   EXPECT_EQ((*history)[0].detail, AddEvent(e).detail);
+}
+
+// Issue #12 point 3 on both engines: a passed write's report is stored as its verdict only; a
+// report with something to act on (flagged, or a quarantine) is kept whole.
+TEST_P(StorageBackendContract, APassedWritesReportIsStoredAsItsVerdictOnly) {
+  Entry passed = MakeEntry("P1");
+  passed.report = {{"gate", {{"flagged", false}, {"detectors", {{"memsad", {{"score", 0.1}}}}}}}};
+  Entry flagged = MakeEntry("F1");
+  flagged.report = {{"gate", {{"flagged", true}, {"detectors", {{"memsad", {{"score", 0.9}}}}}}}};
+  const std::vector<Entry> entries = {passed, flagged};
+  ASSERT_THAT(db_->InsertEntries(entries, std::vector<HistoryEvent>{AddEvent(passed), AddEvent(flagged)}),
+              IsOk());
+  auto got_passed = db_->GetEntry("default", "P1");
+  auto got_flagged = db_->GetEntry("default", "F1");
+  ASSERT_THAT(got_passed, IsOk());
+  ASSERT_THAT(got_flagged, IsOk());
+  ASSERT_TRUE(got_passed->has_value() && got_flagged->has_value());
+  EXPECT_EQ((*got_passed)->entry.report, PassedReport());
+  EXPECT_EQ((*got_flagged)->entry.report, flagged.report);
+  EXPECT_TRUE((*got_passed)->ok()) << (*got_passed)->decode_error;
 }
 
 TEST_P(StorageBackendContract, GetRowsReadsRequestedRowsInOrderWithSignedColumnsButNotTheReport) {
