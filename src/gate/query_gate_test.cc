@@ -20,13 +20,22 @@ using ::testing::UnorderedElementsAre;
 using testing::BenignQueries;
 constexpr const char* kTrigger = testing::kGateTrigger;
 
+// The embedder and the fitted gate are read-only in every test: fitted once per suite (the fit
+// is most of a test's time under ASan).
 class QueryGateTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  static void SetUpTestSuite() {
     auto embedder = CreateEmbedder({{"kind", "lexical"}, {"synonyms", false}});
     ASSERT_TRUE(embedder.ok()) << embedder.status();
     embedder_ = *std::move(embedder);
     model_ = testing::FitTravelGate(*embedder_);
+  }
+  static void TearDownTestSuite() {
+    model_.reset();
+    embedder_.reset();
+  }
+  void SetUp() override {
+    ASSERT_NE(embedder_, nullptr);
     ASSERT_NE(model_, nullptr);
   }
 
@@ -40,8 +49,8 @@ class QueryGateTest : public ::testing::Test {
   }
   GateVerdict Evaluate(const std::string& query, GateMode mode) { return Evaluate(query, mode, model_); }
 
-  std::unique_ptr<Embedder> embedder_;
-  std::shared_ptr<const GateModel> model_;
+  static inline std::unique_ptr<Embedder> embedder_;
+  static inline std::shared_ptr<const GateModel> model_;
 };
 
 TEST_F(QueryGateTest, SeparatesHeldOutTriggeredQueries) {
