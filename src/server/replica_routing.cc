@@ -116,6 +116,7 @@ absl::StatusOr<Reply> ReplicaRouting::WriteHere(const RouteSpec& route, const Ca
 Reply ReplicaRouting::ForwardTo(const std::string& url, const Call& call) const {
   httplib::Client client(url);
   client.set_url_encode(false);  // the target is sent on exactly as it was received
+  client.set_tcp_nodelay(true);  // headers and body leave at once (no Nagle + delayed-ACK stall)
   const int64_t timeout_us = absl::ToInt64Microseconds(options_.forward_timeout);
   client.set_connection_timeout(timeout_us / 1'000'000, timeout_us % 1'000'000);
   client.set_read_timeout(timeout_us / 1'000'000, timeout_us % 1'000'000);
