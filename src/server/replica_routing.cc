@@ -81,7 +81,11 @@ absl::StatusOr<Reply> ReplicaRouting::Handle(const RouteSpec& route, const Call&
     case ReplicaCoordinator::WriteRoute::Kind::kLocal:
       return WriteHere(route, call, *ns);
     case ReplicaCoordinator::WriteRoute::Kind::kForward:
-      if (!forwarded) return ForwardTo(where.url, call);
+      if (!forwarded) {
+        Reply reply = ForwardTo(where.url, call);
+        if (reply.status == 503) coordinator->ForwardFailed(*ns);
+        return reply;
+      }
       return RetryLater(503, "leader_unavailable", "the namespace's leader changed while forwarding; retry");
     case ReplicaCoordinator::WriteRoute::Kind::kUnavailable:
       break;
