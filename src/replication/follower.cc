@@ -42,7 +42,11 @@ absl::StatusOr<std::unique_ptr<Follower>> Follower::Open(std::string_view connin
   const bool listen = options.listen;
   std::unique_ptr<Follower> f(new Follower(std::string(conninfo), std::move(options), std::move(placement),
                                            keyring, std::move(index)));
-  BULWARK_ASSIGN_OR_RETURN(f->feed_, ChangeFeed::Open(conninfo));
+  BULWARK_ASSIGN_OR_RETURN(auto feed, ChangeFeed::Open(conninfo));
+  {
+    absl::MutexLock apply(&f->apply_mu_);  // no thread yet; the analysis wants the lock
+    f->feed_ = std::move(feed);
+  }
   // Listen before the first read: a hint sent after that read is then never missed.
   if (listen) {
     BULWARK_ASSIGN_OR_RETURN(f->listener_, ChangeListener::Open(conninfo));

@@ -4,11 +4,11 @@
 // retryably at its deadline; a lost notification is covered by polling.
 #include "replication/follower.h"
 
+#include <absl/synchronization/mutex.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,11 +54,11 @@ class FollowerTest : public ::bulwark::testing::ReplicationTest {
 TEST_F(FollowerTest, AppliesItsNamespacesInOrderUnderAConcurrentWriter) {
   const std::vector<std::string> held = Namespaces(true, 2);
   const std::vector<std::string> other = Namespaces(false, 2);
-  std::mutex mu;
+  absl::Mutex mu;
   std::map<std::string, std::vector<int64_t>> applied;
   FollowerOptions options = Options();
   options.on_apply = [&](int64_t v, std::string_view ns) {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     applied[std::string(ns)].push_back(v);
   };
   auto follower = Follower::Open(conninfo_, keyring_.get(), options);
@@ -87,7 +87,7 @@ TEST_F(FollowerTest, AppliesItsNamespacesInOrderUnderAConcurrentWriter) {
   }
   auto feed = ChangeFeed::Open(conninfo_);
   ASSERT_THAT(feed, IsOk());
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(&mu);
   for (const std::string& ns : held) {
     auto report = CompareWithStore(**feed, ns, applied[ns], last);
     ASSERT_THAT(report, IsOk());

@@ -4,11 +4,11 @@
 // finds the epoch moved steps down.
 #include "replication/namespace_leadership.h"
 
+#include <absl/synchronization/mutex.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -46,7 +46,7 @@ TEST_F(NamespaceLeadershipTest, APausedLeaderIsFencedAndTheSequenceContinuesWith
   auto backend_b = OpenBackend();
   ASSERT_NE(backend_b, nullptr);
   // A follower holding the namespace applies the feed throughout the takeover.
-  std::mutex mu;
+  absl::Mutex mu;
   std::vector<int64_t> applied;
   FollowerOptions follow;
   follow.replica_id = "replica-c";
@@ -55,7 +55,7 @@ TEST_F(NamespaceLeadershipTest, APausedLeaderIsFencedAndTheSequenceContinuesWith
   follow.dimension = kDim;
   follow.poll_interval = absl::Milliseconds(100);
   follow.on_apply = [&](int64_t v, std::string_view) {
-    std::lock_guard<std::mutex> lock(mu);
+    absl::MutexLock lock(&mu);
     applied.push_back(v);
   };
   auto follower = Follower::Open(conninfo_, keyring_.get(), follow);
@@ -104,7 +104,7 @@ TEST_F(NamespaceLeadershipTest, APausedLeaderIsFencedAndTheSequenceContinuesWith
   ASSERT_THAT((*follower)->WaitForVersion("ns", *v3, absl::Now() + absl::Seconds(5)), IsOk());
   EXPECT_EQ((*follower)->index().size("ns"), 3u);
   EXPECT_FALSE((*follower)->index().Get("ns", late.id).has_value());
-  std::lock_guard<std::mutex> lock(mu);
+  absl::MutexLock lock(&mu);
   EXPECT_THAT(applied, ElementsAre(1, 2, 3)) << "the follower saw one sequence across the takeover";
 }
 

@@ -4,6 +4,7 @@
 #include <absl/strings/str_cat.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -131,6 +132,11 @@ WriteRoute ReplicaCoordinator::RouteWrite(std::string_view name_space, bool forw
       leaders_.erase(it);  // stepped down (lost or expired lease): decide again below
     }
   }
+  if (!forwarded) {
+    absl::MutexLock lock(&route_mu_);
+    auto it = routes_.find(ToAbsl(name_space));
+    if (it != routes_.end() && absl::Now() < it->second.until) return Forward(it->second.url);
+  }
   absl::StatusOr<std::optional<Lease>> lease = leases_->Current(name_space);
   if (!lease.ok()) return Unavailable(absl::StrCat("the lease table: ", lease.status().message()));
   if (lease->has_value() && (*lease)->live() && (*lease)->holder != self_.incarnation)
@@ -178,7 +184,20 @@ WriteRoute ReplicaCoordinator::ToHolder(const Lease& lease) {
   if (!holder->has_value()) {
     return Unavailable(absl::StrCat("the leader ", lease.holder, " is not in the replica directory"));
   }
+  CacheRoute(lease, (*holder)->url);
   return Forward((*holder)->url);
+}
+
+void ReplicaCoordinator::CacheRoute(const Lease& lease, const std::string& url) {
+  const absl::Duration left = absl::Microseconds(lease.expires_at_us - lease.as_of_us);
+  absl::MutexLock lock(&route_mu_);
+  if (routes_.size() >= kMaxCachedRoutes) routes_.clear();
+  routes_[lease.name_space] = {url, absl::Now() + std::min(kRouteCacheTtl, left)};
+}
+
+void ReplicaCoordinator::ForwardFailed(std::string_view name_space) {
+  absl::MutexLock lock(&route_mu_);
+  routes_.erase(ToAbsl(name_space));
 }
 
 void ReplicaCoordinator::Committed(std::string_view name_space) { notifier_->Hint(name_space); }

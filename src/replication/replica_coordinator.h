@@ -81,6 +81,9 @@ class ReplicaCoordinator {
   void Committed(std::string_view name_space);
   // A write here was refused by the fence: this replica no longer leads `name_space`.
   void Fenced(std::string_view name_space);
+  // A write forwarded to the route RouteWrite gave did not get through (no answer, or a 503):
+  // the next write of `name_space` asks the lease table again.
+  void ForwardFailed(std::string_view name_space);
   // Waits until every event up to `version` is applied here, at most `max_wait`; returns the
   // newest applied seq. Unavailable (naming both versions, ending in "retry") past the wait.
   [[nodiscard]] absl::StatusOr<int64_t> WaitApplied(int64_t version, absl::Duration max_wait);
@@ -115,6 +118,19 @@ class ReplicaCoordinator {
   // Serializes taking leases, so two workers never take one namespace twice.
   absl::Mutex lead_mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<NamespaceLeadership>> leaders_ ABSL_GUARDED_BY(lead_mu_);
+
+  // The leader's URL per namespace as the lease table last said, for at most kRouteCacheTtl and
+  // never past the lease (so a forwarding replica does not query the lease and the directory for
+  // every write). A stale entry only sends a write to a replica that refuses or re-routes it.
+  struct CachedRoute {
+    std::string url;
+    absl::Time until;
+  };
+  static constexpr absl::Duration kRouteCacheTtl = absl::Milliseconds(500);
+  static constexpr size_t kMaxCachedRoutes = 4096;
+  void CacheRoute(const Lease& lease, const std::string& url);
+  absl::Mutex route_mu_;
+  absl::flat_hash_map<std::string, CachedRoute> routes_ ABSL_GUARDED_BY(route_mu_);
 
   absl::Mutex stop_mu_;
   bool stopping_ ABSL_GUARDED_BY(stop_mu_) = false;

@@ -81,7 +81,11 @@ absl::StatusOr<Reply> ReplicaRouting::Handle(const RouteSpec& route, const Call&
     case ReplicaCoordinator::WriteRoute::Kind::kLocal:
       return WriteHere(route, call, *ns);
     case ReplicaCoordinator::WriteRoute::Kind::kForward:
-      if (!forwarded) return ForwardTo(where.url, call);
+      if (!forwarded) {
+        Reply reply = ForwardTo(where.url, call);
+        if (reply.status == 503) coordinator->ForwardFailed(*ns);
+        return reply;
+      }
       return RetryLater(503, "leader_unavailable", "the namespace's leader changed while forwarding; retry");
     case ReplicaCoordinator::WriteRoute::Kind::kUnavailable:
       break;
@@ -116,6 +120,7 @@ absl::StatusOr<Reply> ReplicaRouting::WriteHere(const RouteSpec& route, const Ca
 Reply ReplicaRouting::ForwardTo(const std::string& url, const Call& call) const {
   httplib::Client client(url);
   client.set_url_encode(false);  // the target is sent on exactly as it was received
+  client.set_tcp_nodelay(true);  // headers and body leave at once (no Nagle + delayed-ACK stall)
   const int64_t timeout_us = absl::ToInt64Microseconds(options_.forward_timeout);
   client.set_connection_timeout(timeout_us / 1'000'000, timeout_us % 1'000'000);
   client.set_read_timeout(timeout_us / 1'000'000, timeout_us % 1'000'000);
