@@ -70,7 +70,10 @@ Fixture& Get(int memories, bool hybrid) {
            .ok()) {
     std::abort();
   }
-  if (hybrid && !f->store->impl().retrieval->Set("bench", Retrieval::kHybrid).ok()) std::abort();
+  // Explicitly both ways: the store-wide default is hybrid (hybrid_ranking.h), so a "vector" row
+  // that set nothing measured hybrid ranking.
+  if (!f->store->impl().retrieval->Set("bench", hybrid ? Retrieval::kHybrid : Retrieval::kVector).ok())
+    std::abort();
   f->guard = *HoneypotGuard::Create({}, f->store->impl().entries.get(), nullptr, Env::Default());
   for (int i = 0; i < 64; ++i) f->queries.push_back("when is the " + Text(i * 5 + 1).substr(8, 40));
   return *f;
