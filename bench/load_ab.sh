@@ -4,6 +4,9 @@
 # and the median ratios of req/s and of CPU time per request.
 #
 #   bench/load_ab.sh BASE NEW [PAIRS=8] [load_bench flags, e.g. --connections 4 or --phase add]
+#
+# NEW_ARGS (environment) holds flags for NEW only, e.g. NEW_ARGS='--ranking vector' to compare a
+# base that predates hybrid ranking with the same ranking.
 set -euo pipefail
 if [ $# -lt 2 ]; then
   echo "usage: bench/load_ab.sh BASE_LOAD_BENCH NEW_LOAD_BENCH [PAIRS] [load_bench flags]" >&2
@@ -19,7 +22,8 @@ for ((i = 0; i + 1 < ${#args[@]}; i++)); do
 done
 run() { "$1" --connections 2 --seconds 2 --phase "$phase" "${@:2}" | awk -v p="$phase" '$1 == p { print $3, $8 }'; }
 for _ in $(seq "$pairs"); do
-  echo "$(run "$base" "$@") $(run "$new" "$@")"
+  # shellcheck disable=SC2086  # NEW_ARGS is a list of flags
+  echo "$(run "$base" "$@") $(run "$new" ${NEW_ARGS:-} "$@")"
 done | python3 -c '
 import statistics, sys
 rows = [list(map(float, line.split())) for line in sys.stdin if line.strip()]

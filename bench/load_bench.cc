@@ -8,6 +8,7 @@
 //   build/bench/load_bench [--connections 8] [--seconds 5] [--entries 10000] [--max-requests 200000]
 //                          [--k 5] [--threads 0 (= connections + 2)] [--no-audit] [--phase all|search|add]
 //                          [--continuation-us 500 (the server's keep-alive continuation wait)]
+//                          [--ranking hybrid|vector (default: the store's default, hybrid)]
 //
 // Besides throughput it reports the process's CPU time per request (user + system, clients
 // included): on a shared machine that moves far less between runs than req/s, so it is the number
@@ -53,6 +54,7 @@ struct Flags {
   int continuation_us = server::ServerOptions{}.continuation_wait_us;
   bool audit = true;
   std::string phase = "all";
+  std::string ranking;  // empty: the store's default ranking
 };
 
 constexpr const char* kWords[] = {
@@ -156,7 +158,8 @@ Flags ParseFlags(int argc, char** argv) {
   auto usage = [] {
     std::fprintf(stderr,
                  "usage: load_bench [--connections N] [--seconds S] [--entries N] [--max-requests N] "
-                 "[--k K] [--threads N] [--no-audit] [--phase all|search|add] [--continuation-us N]\n");
+                 "[--k K] [--threads N] [--no-audit] [--phase all|search|add] [--continuation-us N] "
+                 "[--ranking hybrid|vector]\n");
     std::exit(2);
   };
   Flags f;
@@ -188,6 +191,9 @@ Flags ParseFlags(int argc, char** argv) {
     } else if (a == "--phase") {
       f.phase = next();
       if (f.phase != "all" && f.phase != "search" && f.phase != "add") usage();
+    } else if (a == "--ranking") {
+      f.ranking = next();
+      if (f.ranking != "hybrid" && f.ranking != "vector") usage();
     } else {
       usage();
     }
@@ -198,7 +204,9 @@ Flags ParseFlags(int argc, char** argv) {
 int Main(int argc, char** argv) {
   const Flags flags = ParseFlags(argc, argv);
   testing::TempDir dir;
-  auto store = MemoryStore::Create(dir.path(), {});
+  StoreOptions store_options;
+  if (!flags.ranking.empty()) store_options.retrieval_config = {{"default", flags.ranking}};
+  auto store = MemoryStore::Create(dir.path(), store_options);
   if (!store.ok()) {
     std::fprintf(stderr, "store: %s\n", std::string(store.status().message()).c_str());
     return 1;
