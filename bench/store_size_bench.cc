@@ -6,10 +6,13 @@
 //     last connection checkpoints and removes the WAL), and a breakdown by table and index
 //     (SQLite's dbstat virtual table) and by entry column (sums of length());
 //   * open-to-first-search of a fresh process: `bulwark --store DIR -n bench search ...`, wall
-//     time and peak RSS (getrusage of the child), cold (the store's files evicted from the page
-//     cache with posix_fadvise(DONTNEED) first) and warm (run again at once);
-//   * in this process: MemoryStore::Open wall time and VmRSS / VmHWM before and after it, against
-//     the vector bytes (N x d x 4).
+//     time, CPU time and peak RSS (getrusage of the child), cold (the store's files evicted from the
+//     page cache with posix_fadvise(DONTNEED) first) and warm (run again at once), with the
+//     namespace's ranking hybrid (the default: the first search builds the lexical index) and then
+//     vector (`bulwark retrieval set vector`; set back to hybrid at the end);
+//   * in this process: MemoryStore::Open wall time and VmRSS / VmHWM before and after it, after the
+//     first (hybrid) search and after a first search with a metadata filter, against the vector
+//     bytes (N x d x 4).
 // A plain bounded program (not Google Benchmark: one measurement of a store that takes minutes to
 // build), printing one report to stdout:
 //
@@ -197,27 +200,45 @@ void DropCache(const std::filesystem::path& dir) {
   }
 }
 
-// Runs `bulwark search` in a fresh process; prints its wall time and peak RSS.
-void TimeCliSearch(const Flags& flags, const char* label) {
+// Runs `bulwark --store DIR -n bench <args>` in a fresh process (stdout discarded); returns its exit
+// code (-1 if it did not exit) and fills `usage`.
+int RunCli(const Flags& flags, std::vector<std::string> args, rusage* usage) {
   const std::string store = flags.dir.string();
-  const auto start = std::chrono::steady_clock::now();
+  args.insert(args.begin(), {"bulwark", "--store", store, "-n", kNs});
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
   const pid_t pid = fork();
   if (pid == 0) {
     const int null = open("/dev/null", O_WRONLY);
     dup2(null, 1);
-    execl(flags.bulwark.c_str(), "bulwark", "--store", store.c_str(), "-n", kNs, "search",
-          (Word(3) + " " + Word(17) + " " + Word(250)).c_str(), "-k", "5", static_cast<char*>(nullptr));
+    execv(flags.bulwark.c_str(), argv.data());
     _exit(127);
   }
   int status = 0;
+  wait4(pid, &status, 0, usage);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// Runs `bulwark search` in a fresh process; prints its wall time, CPU time and peak RSS.
+void TimeCliSearch(const Flags& flags, const char* label) {
+  const auto start = std::chrono::steady_clock::now();
   rusage usage{};
-  wait4(pid, &status, 0, &usage);
+  const int rc = RunCli(flags, {"search", Word(3) + " " + Word(17) + " " + Word(250), "-k", "5"}, &usage);
   const double wall = Seconds(start);
-  std::printf("  bulwark search (%s): exit %d, %.3f s wall, %.3f s user, %.3f s sys, peak RSS %.1f MB\n",
-              label, WIFEXITED(status) ? WEXITSTATUS(status) : -1, wall,
-              static_cast<double>(usage.ru_utime.tv_sec) + usage.ru_utime.tv_usec / 1e6,
-              static_cast<double>(usage.ru_stime.tv_sec) + usage.ru_stime.tv_usec / 1e6,
-              static_cast<double>(usage.ru_maxrss) / 1024.0);
+  const double user = static_cast<double>(usage.ru_utime.tv_sec) + usage.ru_utime.tv_usec / 1e6;
+  const double sys = static_cast<double>(usage.ru_stime.tv_sec) + usage.ru_stime.tv_usec / 1e6;
+  std::printf(
+      "  bulwark search (%s): exit %d, %.3f s wall, %.3f s user, %.3f s sys = %.3f s CPU, peak RSS %.1f MB\n",
+      label, rc, wall, user, sys, user + sys, static_cast<double>(usage.ru_maxrss) / 1024.0);
+}
+
+// `bulwark retrieval set <ranking>` for the benchmark's namespace; false (printed) if it failed.
+bool SetRetrieval(const Flags& flags, const char* ranking) {
+  rusage usage{};
+  const int rc = RunCli(flags, {"retrieval", "set", ranking}, &usage);
+  if (rc != 0) std::printf("  bulwark retrieval set %s: exit %d\n", ranking, rc);
+  return rc == 0;
 }
 
 // VmRSS and VmHWM of this process, in MB.
@@ -246,14 +267,24 @@ void OpenInProcess(const Flags& flags, size_t entries) {
   auto result = (*store)->Search(kNs, Word(3) + " " + Word(17), {});
   const double search_s = Seconds(search_start);
   const auto [rss2, hwm2] = Rss();
+  const auto filtered_start = std::chrono::steady_clock::now();
+  auto filtered = (*store)->Search(kNs, Word(5) + " " + Word(40), {.metadata_filter = {{"topic", "travel"}}});
+  const double filtered_s = Seconds(filtered_start);
+  const auto [rss3, hwm3] = Rss();
   const double vectors_mb = static_cast<double>(entries) * kDimension * 4 / (1024.0 * 1024.0);
-  std::printf("  in process: open %.3f s, first search %.4f s (%s, %zu hits)\n", open_s, search_s,
-              result.ok() ? "ok" : result.status().ToString().c_str(), result.ok() ? result->hits.size() : 0);
   std::printf(
-      "  VmRSS before open %.1f MB, after open %.1f MB, after the search %.1f MB; VmHWM %.1f -> %.1f MB\n",
-      rss0, rss1, rss2, hwm0, std::max(hwm1, hwm2));
-  std::printf("  vector bytes %.1f MB; RSS added by open %.1f MB = %.2f x the vector bytes\n", vectors_mb,
-              rss1 - rss0, (rss1 - rss0) / vectors_mb);
+      "  in process: open %.3f s, first search %.4f s (%s, %zu hits), first filtered search %.4f s (%s)\n",
+      open_s, search_s, result.ok() ? "ok" : result.status().ToString().c_str(),
+      result.ok() ? result->hits.size() : 0, filtered_s,
+      filtered.ok() ? "ok" : filtered.status().ToString().c_str());
+  std::printf(
+      "  VmRSS before open %.1f MB, after open %.1f MB, after the search %.1f MB, after the filtered search "
+      "%.1f MB; VmHWM %.1f -> %.1f MB\n",
+      rss0, rss1, rss2, rss3, hwm0, std::max({hwm1, hwm2, hwm3}));
+  std::printf(
+      "  vector bytes %.1f MB; RSS added by open %.1f MB = %.2f x the vector bytes (%.2f x after both "
+      "searches)\n",
+      vectors_mb, rss1 - rss0, (rss1 - rss0) / vectors_mb, (rss3 - rss0) / vectors_mb);
 }
 
 // Writes the entries Build would add as JSONL ({"text", "metadata", "source"} a line, what `bulwark
@@ -293,9 +324,16 @@ int Run(Flags flags) {
               static_cast<double>(bytes) / static_cast<double>(std::max<size_t>(entries, 1)));
   Breakdown(flags.dir / "bulwark.db", std::max<size_t>(entries, 1));
   DropCache(flags.dir);
-  TimeCliSearch(flags, "cold page cache");
-  TimeCliSearch(flags, "warm page cache");
-  TimeCliSearch(flags, "warm page cache, again");
+  TimeCliSearch(flags, "hybrid, cold page cache");
+  TimeCliSearch(flags, "hybrid, warm page cache");
+  TimeCliSearch(flags, "hybrid, warm page cache, again");
+  if (SetRetrieval(flags, "vector")) {
+    TimeCliSearch(flags, "vector, warm page cache");
+    TimeCliSearch(flags, "vector, warm page cache, again");
+    DropCache(flags.dir);
+    TimeCliSearch(flags, "vector, cold page cache");
+    SetRetrieval(flags, "hybrid");
+  }
   if (flags.in_process) OpenInProcess(flags, entries);
   if (!temp.empty() && !flags.keep) std::filesystem::remove_all(temp);
   return 0;

@@ -64,15 +64,24 @@ absl::Status Bm25Index::Add(int64_t id, std::span<const std::string> tokens) {
     lengths_.push_back(0);
     terms_.emplace_back();
   }
-  absl::flat_hash_map<std::string_view, uint32_t> tf;
-  for (const std::string& t : tokens) ++tf[t];
+  // Term frequencies from the sorted term ids of the tokens (one hash lookup per token; a bulk
+  // load adds every memory of a namespace). Every token's term gets a posting below, so no term is
+  // left without one.
+  std::vector<uint32_t> ids;
+  ids.reserve(tokens.size());
+  for (const std::string& t : tokens) ids.push_back(TermId(t));
+  std::sort(ids.begin(), ids.end());
   std::vector<uint32_t>& terms = terms_[doc];
   terms.clear();
-  terms.reserve(tf.size());
-  for (const auto& [term, count] : tf) {
-    const uint32_t term_id = TermId(term);
-    postings_[term_id].push_back({doc, count});
-    terms.push_back(term_id);
+  size_t distinct = 0;
+  for (size_t i = 0; i < ids.size(); ++i) distinct += i == 0 || ids[i] != ids[i - 1];
+  terms.reserve(distinct);
+  for (size_t i = 0; i < ids.size();) {
+    size_t j = i + 1;
+    while (j < ids.size() && ids[j] == ids[i]) ++j;
+    postings_[ids[i]].push_back({doc, static_cast<uint32_t>(j - i)});
+    terms.push_back(ids[i]);
+    i = j;
   }
   position_by_id_[id] = doc;
   ids_[doc] = id;

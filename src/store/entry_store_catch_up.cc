@@ -102,7 +102,7 @@ absl::Status EntryStore::CatchUpLocked() {
     if (changed.insert({e.name_space, e.entry_id}).second) order.push_back(&e);
   }
   for (const StorageBackend::EventRef* e : order) {
-    if (auto s = ReindexEntry(e->name_space, e->entry_id); !s.ok()) return s;  // retried at the next check
+    BULWARK_RETURN_IF_ERROR(ReindexEntry(e->name_space, e->entry_id));  // retried at the next check
   }
   seen_event_seq_ = last;
   absl::erase_if(own_event_seqs_, [last](int64_t seq) { return seq <= last; });

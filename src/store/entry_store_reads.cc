@@ -66,7 +66,7 @@ absl::Status EntryStore::CheckRowItself(const StoredRow& row, std::string_view n
   if (!purged && e.embedding.size() != static_cast<size_t>(options_.dimension)) {
     return absl::DataLossError("embedding has the wrong dimension");
   }
-  if (auto s = signer_->Verify(e); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(signer_->Verify(e));
   if (RolledBack(row)) {
     return absl::DataLossError(absl::StrCat("the row is an older version (updated_at_us ", e.updated_at_us,
                                             ") than this store has seen (", row_versions_.at(row.row_id),
@@ -76,7 +76,7 @@ absl::Status EntryStore::CheckRowItself(const StoredRow& row, std::string_view n
 }
 
 absl::StatusOr<StoredRow> EntryStore::LoadVerified(std::string_view name_space, std::string_view id) {
-  if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ValidateNamespace(name_space));
   if (!IsValidEntryId(id))
     return absl::InvalidArgumentError(absl::StrCat("'", ToAbsl(id), "' is not a valid entry id"));
   auto row = backend_->GetEntry(name_space, id);
@@ -127,7 +127,7 @@ void EntryStore::ReportBadEvent(int64_t seq, std::string_view reason) {
 absl::StatusOr<int64_t> EntryStore::ScanVerified(std::string_view name_space,
                                                  const std::function<bool(const Entry&)>& wanted,
                                                  const std::function<absl::Status(const Entry&)>& visit) {
-  if (auto s = ValidateNamespace(name_space); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ValidateNamespace(name_space));
   absl::ReaderMutexLock lock(&mu_);
   int64_t skipped = 0;
   absl::Status scanned =

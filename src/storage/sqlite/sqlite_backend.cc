@@ -15,6 +15,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/status_macros.h"
 #include "storage/sqlite/sqlite_entry_rows.h"
 #include "storage/sqlite/sqlite_event_rows.h"
 #include "storage/sqlite/sqlite_schema.h"
@@ -67,7 +68,7 @@ absl::StatusOr<std::unique_ptr<SqliteBackend>> SqliteBackend::Open(const std::fi
     return absl::DataLossError(
         absl::StrCat(path.string(), " is not a usable SQLite database: ", s.message()));
   }
-  if (auto s = PrepareStoreSchema(db, path); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(PrepareStoreSchema(db, path));
   int64_t page_bytes = 4096;
   {
     Statement page_size(db, "PRAGMA page_size");
@@ -91,7 +92,7 @@ SqliteBackend::~SqliteBackend() {
 absl::StatusOr<std::optional<std::string>> SqliteBackend::GetMeta(std::string_view key) {
   absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT value FROM meta WHERE key = ?");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, key);
   int rc = st.Step();
   if (rc == SQLITE_ROW) return std::optional<std::string>(st.Text(0));
@@ -103,7 +104,7 @@ absl::Status SqliteBackend::PutMeta(std::string_view key, std::string_view value
   absl::MutexLock lock(&mu_);
   Statement st(
       db_, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, key);
   st.Bind(2, value);
   return st.Run("write meta");
@@ -117,7 +118,7 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
   if (!txn.status().ok()) return txn.status();
   auto row_ids = InsertLocked(entries, events);
   if (!row_ids.ok()) return row_ids.status();
-  if (auto s = txn.Commit(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(txn.Commit());
   return row_ids;
 }
 
@@ -127,16 +128,16 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertLocked(std::span<const
                "INSERT INTO entries(id, namespace, text, metadata, principal, source, kind, state, "
                "created_at_us, updated_at_us, embedding, key_id, tag, report) "
                "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   std::vector<int64_t> row_ids;
   row_ids.reserve(entries.size());
   for (const Entry& e : entries) {
     BindEntry(st, e);
-    if (auto s = st.Run(absl::StrCat("insert entry ", e.id)); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(st.Run(absl::StrCat("insert entry ", e.id)));
     row_ids.push_back(sqlite3_last_insert_rowid(db_));
     st.Reset();
   }
-  if (auto s = AppendEventsLocked(events, entries); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(AppendEventsLocked(events, entries));
   return row_ids;
 }
 
@@ -149,14 +150,14 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_up
                "UPDATE entries SET id=?1, namespace=?2, text=?3, metadata=?4, principal=?5, source=?6, "
                "kind=?7, state=?8, created_at_us=?9, updated_at_us=?10, embedding=?11, key_id=?12, "
                "tag=?13, report=?14 WHERE id=?1 AND namespace=?2 AND updated_at_us=?15");
-  if (auto s = st.status(); !s.ok()) return s;
-  if (auto s = DetachEventsLocked(entry); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
+  BULWARK_RETURN_IF_ERROR(DetachEventsLocked(entry));
   BindEntry(st, entry);
   st.Bind(15, expected_updated_at_us);
-  if (auto s = st.Run("update entry"); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.Run("update entry"));
   if (sqlite3_changes(db_) != 1) {
     Statement exists(db_, "SELECT 1 FROM entries WHERE id = ? AND namespace = ?");
-    if (auto s = exists.status(); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(exists.status());
     exists.Bind(1, entry.id);
     exists.Bind(2, entry.name_space);
     if (exists.Step() != SQLITE_ROW) return absl::NotFoundError(absl::StrCat("no entry ", entry.id));
@@ -167,7 +168,7 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_up
     Statement scrub(db_,
                     "UPDATE history SET detail = ?, key_id = ?, tag = ?, detail_ref = 0 WHERE seq = ? AND "
                     "entry_id = ? AND namespace = ?");
-    if (auto s = scrub.status(); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(scrub.status());
     for (const HistoryEvent& e : scrubbed) {
       scrub.Bind(1, e.detail.dump());
       scrub.Bind(2, static_cast<int64_t>(e.key_id));
@@ -175,7 +176,7 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_up
       scrub.Bind(4, e.seq);
       scrub.Bind(5, entry.id);
       scrub.Bind(6, entry.name_space);
-      if (auto s = scrub.Run("scrub history"); !s.ok()) return s;
+      BULWARK_RETURN_IF_ERROR(scrub.Run("scrub history"));
       scrub.Reset();
     }
   }
@@ -189,7 +190,7 @@ absl::Status SqliteBackend::UpdateLocked(const Entry& entry, int64_t expected_up
 
 absl::Status SqliteBackend::DetachEventsLocked(const Entry& entry) {
   Statement row(db_, "SELECT text, metadata, source, state FROM entries WHERE id = ? AND namespace = ?");
-  if (auto s = row.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(row.status());
   row.Bind(1, entry.id);
   row.Bind(2, entry.name_space);
   const int rc = row.Step();
@@ -201,7 +202,7 @@ absl::Status SqliteBackend::DetachEventsLocked(const Entry& entry) {
   }
   Statement refs(db_, absl::StrCat("SELECT ", kEventColumns,
                                    " FROM history WHERE entry_id = ? AND namespace = ? AND detail_ref != 0"));
-  if (auto s = refs.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(refs.status());
   refs.Bind(1, entry.id);
   refs.Bind(2, entry.name_space);
   std::vector<HistoryEvent> events;
@@ -209,11 +210,11 @@ absl::Status SqliteBackend::DetachEventsLocked(const Entry& entry) {
   while ((step = refs.Step()) == SQLITE_ROW) events.push_back(DecodeEvent(refs));
   if (step != SQLITE_DONE) return SqliteError(db_, "read the events that reference an entry");
   Statement detach(db_, "UPDATE history SET detail = ?, detail_ref = 0 WHERE seq = ?");
-  if (auto s = detach.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(detach.status());
   for (const HistoryEvent& ev : events) {
     detach.Bind(1, ev.detail.dump());  // with the row's text and metadata put back in
     detach.Bind(2, ev.seq);
-    if (auto s = detach.Run("detach a history event"); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(detach.Run("detach a history event"));
     detach.Reset();
   }
   return absl::OkStatus();
@@ -228,9 +229,9 @@ absl::Status SqliteBackend::UpdateEntry(const Entry& entry, int64_t expected_upd
 absl::Status SqliteBackend::PurgeEntry(const Entry& purged, int64_t expected_updated_at_us,
                                        std::span<const HistoryEvent> scrubbed, const HistoryEvent& event) {
   absl::MutexLock lock(&mu_);
-  if (auto s = UpdateLocked(purged, expected_updated_at_us, scrubbed, event); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(UpdateLocked(purged, expected_updated_at_us, scrubbed, event));
   // Make sure the erased text does not linger in free pages or the WAL.
-  if (auto s = Exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)"); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(Exec(db_, "PRAGMA wal_checkpoint(TRUNCATE)"));
   return absl::OkStatus();
 }
 
@@ -246,7 +247,7 @@ absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
   auto marker = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<std::optional<int64_t>> {
     Statement st(db_, absl::StrCat("SELECT CAST(value AS INTEGER) FROM meta WHERE key = '",
                                    kUnsignedHistoryMarker, "'"));
-    if (auto s = st.status(); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(st.status());
     const int rc = st.Step();
     if (rc == SQLITE_DONE) return std::nullopt;
     if (rc != SQLITE_ROW) return SqliteError(db_, "read the upgrade marker");
@@ -266,24 +267,24 @@ absl::StatusOr<int64_t> SqliteBackend::SignEventsFromBeforeSigning(
   {
     Statement st(db_, absl::StrCat("SELECT ", kEventColumns,
                                    " FROM history WHERE length(tag) = 0 AND seq <= ? ORDER BY seq"));
-    if (auto s = st.status(); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(st.status());
     st.Bind(1, through);
     int rc;
     while ((rc = st.Step()) == SQLITE_ROW) unsigned_events.push_back(DecodeEvent(st));
     if (rc != SQLITE_DONE) return SqliteError(db_, "find unsigned history events");
   }
   Statement update(db_, "UPDATE history SET key_id = ?, tag = ? WHERE seq = ?");
-  if (auto s = update.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(update.status());
   for (HistoryEvent& e : unsigned_events) {
     sign(&e);
     update.Bind(1, static_cast<int64_t>(e.key_id));
     update.BindBlob(2, e.tag.data(), e.tag.size());
     update.Bind(3, e.seq);
-    if (auto s = update.Run("sign history event"); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(update.Run("sign history event"));
     update.Reset();
   }
-  if (auto s = bulwark::DeleteMeta(db_, kUnsignedHistoryMarker); !s.ok()) return s;
-  if (auto s = txn.Commit(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(bulwark::DeleteMeta(db_, kUnsignedHistoryMarker));
+  BULWARK_RETURN_IF_ERROR(txn.Commit());
   return static_cast<int64_t>(unsigned_events.size());
 }
 
@@ -291,7 +292,7 @@ absl::Status SqliteBackend::CheckIntegrity() {
   constexpr int kMaxProblems = 5;
   absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("PRAGMA quick_check(", kMaxProblems, ")"));
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   std::vector<std::string> problems;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
@@ -311,25 +312,25 @@ absl::Status SqliteBackend::SaveQueryHistory(std::string_view name_space, uint64
   if (!txn.status().ok()) return txn.status();
   if (replace) {
     Statement del(db_, "DELETE FROM query_history WHERE namespace = ?");
-    if (auto s = del.status(); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(del.status());
     del.Bind(1, name_space);
-    if (auto s = del.Run("clear query history"); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(del.Run("clear query history"));
   }
   Statement ins(db_, "INSERT OR REPLACE INTO query_history(namespace, seq, embedding) VALUES(?,?,?)");
-  if (auto s = ins.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ins.status());
   for (size_t i = 0; i < rows.size(); ++i) {
     const std::string bytes = EmbeddingBytes(rows[i]);
     ins.Bind(1, name_space);
     ins.Bind(2, static_cast<int64_t>(first_sequence + i));
     ins.BindBlob(3, bytes.data(), bytes.size());
-    if (auto s = ins.Run("save query history"); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(ins.Run("save query history"));
     ins.Reset();
   }
   Statement trim(db_, "DELETE FROM query_history WHERE namespace = ? AND seq < ?");
-  if (auto s = trim.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(trim.status());
   trim.Bind(1, name_space);
   trim.Bind(2, static_cast<int64_t>(keep_from_sequence));
-  if (auto s = trim.Run("trim query history"); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(trim.Run("trim query history"));
   return txn.Commit();
 }
 
@@ -337,13 +338,13 @@ absl::Status SqliteBackend::ScanQueryHistory(
     const std::function<absl::Status(std::string_view, uint64_t, std::vector<float>)>& visit) {
   absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT namespace, seq, embedding FROM query_history ORDER BY namespace, seq");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
     const std::string bytes = st.Blob(2);
     std::vector<float> v(bytes.size() / sizeof(float));
     if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(float));
-    if (auto s = visit(st.Text(0), static_cast<uint64_t>(st.Int(1)), std::move(v)); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(visit(st.Text(0), static_cast<uint64_t>(st.Int(1)), std::move(v)));
   }
   return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "read query history");
 }
@@ -351,7 +352,7 @@ absl::Status SqliteBackend::ScanQueryHistory(
 absl::Status SqliteBackend::PutCalibration(std::string_view name_space, std::string_view calibration) {
   absl::MutexLock lock(&mu_);
   Statement st(db_, "INSERT OR REPLACE INTO calibrations(namespace, calibration) VALUES(?,?)");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, name_space);
   st.Bind(2, calibration);
   return st.Run("save calibration");
@@ -361,10 +362,10 @@ absl::Status SqliteBackend::ScanCalibrations(
     const std::function<absl::Status(std::string_view, std::string_view)>& visit) {
   absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT namespace, calibration FROM calibrations ORDER BY namespace");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
-    if (auto s = visit(st.Text(0), st.Text(1)); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(visit(st.Text(0), st.Text(1)));
   }
   return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "read calibrations");
 }

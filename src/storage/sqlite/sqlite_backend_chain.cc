@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "core/hex.h"
+#include "core/status_macros.h"
 #include "storage/signed_meta_json.h"
 #include "storage/sqlite/sqlite_backend.h"
 #include "storage/sqlite/sqlite_event_rows.h"
@@ -25,7 +26,7 @@ using sqlite_rows::kEventColumns;
 // The newest event's seq and link, inside the caller's transaction.
 absl::StatusOr<std::pair<int64_t, HistoryLink>> ReadNewestLink(sqlite3* db) {
   Statement st(db, "SELECT seq, link_key_id, link FROM history ORDER BY seq DESC LIMIT 1");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   const int rc = st.Step();
   if (rc == SQLITE_DONE) return std::pair<int64_t, HistoryLink>{0, {}};
   if (rc != SQLITE_ROW) return SqliteError(db, "read the newest history event");
@@ -41,11 +42,11 @@ absl::Status SqliteBackend::ScanMeta(
   absl::MutexLock lock(&mu_);
   // substr, not LIKE: a prefix may hold % or _.
   Statement st(db_, "SELECT key, value FROM meta WHERE substr(key, 1, length(?1)) = ?1 ORDER BY key");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, prefix);
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
-    if (auto s = visit(st.TextView(0), st.TextView(1)); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(visit(st.TextView(0), st.TextView(1)));
   }
   return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "scan meta");
 }
@@ -53,7 +54,7 @@ absl::Status SqliteBackend::ScanMeta(
 absl::Status SqliteBackend::DeleteMeta(std::string_view key) {
   absl::MutexLock lock(&mu_);
   Statement st(db_, "DELETE FROM meta WHERE key = ?");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, key);
   return st.Run("delete meta");
 }
@@ -65,7 +66,7 @@ void SqliteBackend::SetHistoryChain(const HistoryChainSigner* signer) {
 
 absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HeadLocked() {
   Statement st(db_, "SELECT value FROM meta WHERE key = ?");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, kHistoryHeadKey);
   const int rc = st.Step();
   if (rc == SQLITE_DONE) return std::optional<HistoryHead>();
@@ -77,7 +78,7 @@ absl::Status SqliteBackend::PutHeadLocked(const HistoryHead& head) {
   const std::string json = EncodeHistoryHead(head);
   Statement st(
       db_, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, kHistoryHeadKey);
   st.Bind(2, json);
   return st.Run("write the history head");
@@ -89,7 +90,7 @@ absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> eve
   Statement ins(db_,
                 "INSERT INTO history(seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag, "
                 "link_key_id, link, detail_ref) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
-  if (auto s = ins.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(ins.status());
   int64_t seq = 0;
   std::string previous;
   if (chain_ != nullptr) {
@@ -136,7 +137,7 @@ absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> eve
     ins.Bind(10, static_cast<int64_t>(link.key_id));
     ins.BindBlob(11, link.link.data(), link.link.size());
     ins.Bind(12, ref_bits);
-    if (auto s = ins.Run("insert history event"); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(ins.Run("insert history event"));
     inserted_event_seqs_.push_back(sqlite3_last_insert_rowid(db_));
     ins.Reset();
     previous = std::move(link.link);
@@ -149,13 +150,13 @@ absl::Status SqliteBackend::ScanHistoryChain(
     const std::function<absl::Status(const HistoryEvent&, const HistoryLink&)>& visit) {
   absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("SELECT ", kEventColumns, ", link_key_id, link FROM history ORDER BY seq"));
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
     const int64_t key_id = st.Int(sqlite_rows::kEventColumnCount);
     const HistoryLink link{key_id >= 0 && key_id <= UINT32_MAX ? static_cast<uint32_t>(key_id) : 0,
                            st.Blob(sqlite_rows::kEventColumnCount + 1)};
-    if (auto s = visit(DecodeEvent(st), link); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(visit(DecodeEvent(st), link));
   }
   return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "scan the history chain");
 }
@@ -175,7 +176,7 @@ absl::StatusOr<int64_t> SqliteBackend::LinkEventsFromBeforeTheChain() {
   if (chain_ == nullptr) return absl::FailedPreconditionError("no history chain signer");
   auto marker = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::StatusOr<std::optional<int64_t>> {
     Statement st(db_, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = ?");
-    if (auto s = st.status(); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(st.status());
     st.Bind(1, kUnlinkedHistoryMarker);
     const int rc = st.Step();
     if (rc == SQLITE_DONE) return std::nullopt;
@@ -191,10 +192,10 @@ absl::StatusOr<int64_t> SqliteBackend::LinkEventsFromBeforeTheChain() {
   if (!marked.ok()) return marked.status();
   if (!marked->has_value()) return 0;
   Statement st(db_, absl::StrCat("SELECT ", kEventColumns, " FROM history WHERE seq <= ? ORDER BY seq"));
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, **marked);
   Statement update(db_, "UPDATE history SET link_key_id = ?, link = ? WHERE seq = ?");
-  if (auto s = update.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(update.status());
   int64_t linked = 0;
   int64_t last_seq = 0;
   std::string previous;
@@ -205,7 +206,7 @@ absl::StatusOr<int64_t> SqliteBackend::LinkEventsFromBeforeTheChain() {
     update.Bind(1, static_cast<int64_t>(link.key_id));
     update.BindBlob(2, link.link.data(), link.link.size());
     update.Bind(3, ev.seq);
-    if (auto s = update.Run("link history event"); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(update.Run("link history event"));
     update.Reset();
     previous = std::move(link.link);
     last_seq = ev.seq;
@@ -213,10 +214,10 @@ absl::StatusOr<int64_t> SqliteBackend::LinkEventsFromBeforeTheChain() {
   }
   if (rc != SQLITE_DONE) return SqliteError(db_, "read the events to link");
   if (linked > 0) {
-    if (auto s = PutHeadLocked(chain_->Head(last_seq, previous)); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(PutHeadLocked(chain_->Head(last_seq, previous)));
   }
-  if (auto s = bulwark::DeleteMeta(db_, kUnlinkedHistoryMarker); !s.ok()) return s;
-  if (auto s = txn.Commit(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(bulwark::DeleteMeta(db_, kUnlinkedHistoryMarker));
+  BULWARK_RETURN_IF_ERROR(txn.Commit());
   return linked;
 }
 

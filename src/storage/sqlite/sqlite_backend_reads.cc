@@ -26,7 +26,7 @@ using sqlite_rows::NoMmapWhileScanning;
 absl::StatusOr<Statement*> SqliteBackend::Cached(std::unique_ptr<Statement>& slot, std::string_view sql) {
   if (slot == nullptr) {
     auto prepared = std::make_unique<Statement>(db_, sql);
-    if (auto s = prepared->status(); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(prepared->status());
     slot = std::move(prepared);
   }
   return slot.get();
@@ -115,13 +115,13 @@ absl::Status SqliteBackend::ScanEntries(std::string_view name_space,
   std::string sql = absl::StrCat("SELECT ", kSignedEntryColumns, kReportColumn, " FROM entries",
                                  name_space.empty() ? "" : " WHERE namespace = ?", " ORDER BY row_id");
   Statement st(db_, sql);
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   if (!name_space.empty()) st.Bind(1, name_space);
   while (true) {
     int rc = st.Step();
     if (rc == SQLITE_DONE) return absl::OkStatus();
     if (rc != SQLITE_ROW) return SqliteError(db_, "scan entries");
-    if (auto s = visit(DecodeRow(st)); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(visit(DecodeRow(st)));
   }
 }
 
@@ -129,14 +129,14 @@ absl::Status SqliteBackend::ScanRowsToIndex(const std::function<absl::Status(con
   absl::MutexLock lock(&mu_);
   NoMmapWhileScanning no_mmap(db_);
   Statement st(db_, absl::StrCat("SELECT ", kSignedEntryColumns, ", '{}' FROM entries ORDER BY row_id"));
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   StoredRow row;
   while (true) {
     const int rc = st.Step();
     if (rc == SQLITE_DONE) return absl::OkStatus();
     if (rc != SQLITE_ROW) return SqliteError(db_, "scan entries");
     DecodeRowInto(st, &row);
-    if (auto s = visit(row); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(visit(row));
   }
 }
 
@@ -168,7 +168,7 @@ absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> SqliteBackend::Coun
   absl::MutexLock lock(&mu_);
   // Answered from the entries_by_namespace index alone, without reading the rows.
   Statement st(db_, "SELECT namespace, count(*) FROM entries GROUP BY namespace");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   std::vector<std::pair<std::string, int64_t>> counts;
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) counts.emplace_back(st.Text(0), st.Int(1));
@@ -181,7 +181,7 @@ absl::StatusOr<std::vector<HistoryEvent>> SqliteBackend::History(std::string_vie
   absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("SELECT ", kEventColumns,
                                  " FROM history WHERE entry_id = ? AND namespace = ? ORDER BY seq"));
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, id);
   st.Bind(2, name_space);
   std::vector<HistoryEvent> events;
@@ -196,12 +196,12 @@ absl::StatusOr<std::vector<HistoryEvent>> SqliteBackend::History(std::string_vie
 absl::Status SqliteBackend::ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) {
   absl::MutexLock lock(&mu_);
   Statement st(db_, absl::StrCat("SELECT ", kEventColumns, " FROM history ORDER BY seq"));
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   while (true) {
     int rc = st.Step();
     if (rc == SQLITE_DONE) return absl::OkStatus();
     if (rc != SQLITE_ROW) return SqliteError(db_, "scan history");
-    if (auto s = visit(DecodeEvent(st)); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(visit(DecodeEvent(st)));
   }
 }
 
@@ -214,7 +214,7 @@ absl::Status SqliteBackend::ScanNewestEventTimes(const std::function<void(int64_
       db_,
       "SELECT e.row_id, MAX(h.at_us) FROM entries e INDEXED BY entries_by_namespace_id JOIN history h "
       "ON h.entry_id = e.id AND h.namespace = e.namespace GROUP BY e.row_id");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) visit(st.Int(0), st.Int(1));
   return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "read the newest event times");
@@ -235,7 +235,7 @@ absl::StatusOr<int64_t> SqliteBackend::LastEventSeq() {
 absl::StatusOr<std::vector<StorageBackend::EventRef>> SqliteBackend::EventsAfter(int64_t seq) {
   absl::MutexLock lock(&mu_);
   Statement st(db_, "SELECT seq, namespace, entry_id FROM history WHERE seq > ? ORDER BY seq");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, seq);
   std::vector<EventRef> events;
   int rc;
@@ -249,7 +249,7 @@ absl::StatusOr<std::vector<StateCount>> SqliteBackend::CountByState() {
   Statement st(
       db_,
       "SELECT namespace, state, kind, count(*) FROM entries GROUP BY namespace, state, kind ORDER BY 1,2,3");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   std::vector<StateCount> counts;
   while (true) {
     int rc = st.Step();

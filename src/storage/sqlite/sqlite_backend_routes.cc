@@ -5,6 +5,7 @@
 #include <absl/synchronization/mutex.h>
 #include <sqlite3.h>
 
+#include "core/status_macros.h"
 #include "storage/sqlite/sqlite_backend.h"
 #include "storage/sqlite/sqlite_entry_rows.h"
 #include "storage/sqlite/sqlite_util.h"
@@ -23,7 +24,7 @@ absl::Status SqliteBackend::CheckClaimLocked(std::string_view name_space, std::s
     Statement st(db_,
                  "SELECT entry_ids, request_hash FROM idempotency WHERE namespace = ? AND principal = ? "
                  "AND idempotency_key = ? AND created_at_us > ?");
-    if (auto s = st.status(); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(st.status());
     st.Bind(1, name_space);
     st.Bind(2, principal);
     st.Bind(3, claim.idempotency_key);
@@ -48,7 +49,7 @@ absl::Status SqliteBackend::CheckClaimLocked(std::string_view name_space, std::s
         db_, absl::StrCat("SELECT id FROM entries WHERE namespace = ? AND ", kKeyExpr,
                           " = ? AND state IN ('active', 'quarantined') AND kind = 'memory' AND NOT (typeof(",
                           kExpiryExpr, ") = 'integer' AND ", kExpiryExpr, " <= ?) LIMIT 1"));
-    if (auto s = st.status(); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(st.status());
     st.Bind(1, name_space);
     st.Bind(2, claim.entry_key);
     st.Bind(3, claim.now_us);
@@ -69,7 +70,7 @@ absl::StatusOr<InsertOutcome> SqliteBackend::InsertEntriesOnce(std::span<const E
   Transaction txn(db_);
   if (!txn.status().ok()) return txn.status();
   InsertOutcome outcome;
-  if (auto s = CheckClaimLocked(first.name_space, first.principal, claim, &outcome); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(CheckClaimLocked(first.name_space, first.principal, claim, &outcome));
   if (!outcome.replay_ids.empty() || !outcome.key_taken_by.empty()) return outcome;  // rolled back
   auto row_ids = InsertLocked(entries, events);
   if (!row_ids.ok()) return row_ids.status();
@@ -80,16 +81,16 @@ absl::StatusOr<InsertOutcome> SqliteBackend::InsertEntriesOnce(std::span<const E
     Statement st(db_,
                  "INSERT OR REPLACE INTO idempotency(namespace, principal, idempotency_key, request_hash, "
                  "entry_ids, created_at_us) VALUES(?,?,?,?,?,?)");
-    if (auto s = st.status(); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(st.status());
     st.Bind(1, first.name_space);
     st.Bind(2, first.principal);
     st.Bind(3, claim.idempotency_key);
     st.Bind(4, claim.request_hash);
     st.Bind(5, ids.dump());
     st.Bind(6, first.created_at_us);
-    if (auto s = st.Run("write idempotency record"); !s.ok()) return s;
+    BULWARK_RETURN_IF_ERROR(st.Run("write idempotency record"));
   }
-  if (auto s = txn.Commit(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(txn.Commit());
   return outcome;
 }
 
@@ -105,7 +106,7 @@ absl::StatusOr<std::vector<StoredRow>> SqliteBackend::ListEntries(const ListQuer
       query.key ? absl::StrCat(" AND ", kKeyExpr, " = ?4") : "", " ORDER BY id LIMIT ?3");
   absl::MutexLock lock(&mu_);
   Statement st(db_, sql);
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, query.name_space);
   st.Bind(2, query.after_id);
   st.Bind(3, int64_t{query.limit});
@@ -123,7 +124,7 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SqliteBackend::
   Statement st(db_, absl::StrCat("SELECT namespace, id FROM entries WHERE ", kExpiryExpr,
                                  " <= ?1 AND typeof(", kExpiryExpr,
                                  ") = 'integer' AND state != 'purged' ORDER BY ", kExpiryExpr, " LIMIT ?2"));
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, now_us);
   st.Bind(2, int64_t{limit});
   std::vector<std::pair<std::string, std::string>> expired;
@@ -136,9 +137,9 @@ absl::StatusOr<std::vector<std::pair<std::string, std::string>>> SqliteBackend::
 absl::StatusOr<int64_t> SqliteBackend::DeleteIdempotencyRecords(int64_t before_us) {
   absl::MutexLock lock(&mu_);
   Statement st(db_, "DELETE FROM idempotency WHERE created_at_us <= ?");
-  if (auto s = st.status(); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.status());
   st.Bind(1, before_us);
-  if (auto s = st.Run("delete idempotency records"); !s.ok()) return s;
+  BULWARK_RETURN_IF_ERROR(st.Run("delete idempotency records"));
   return static_cast<int64_t>(sqlite3_changes(db_));
 }
 
