@@ -187,7 +187,8 @@ void EntryStore::SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const En
   }
 }
 
-void EntryStore::Sign(std::span<Entry> entries, std::span<HistoryEvent> events) const {
+void EntryStore::Sign(std::span<Entry> entries, std::span<HistoryEvent> events) {
+  RefreshKeyring();
   absl::ReaderMutexLock lock(&mu_);  // the keyring must not rotate while entries are signed
   for (Entry& e : entries) signer_->Sign(&e);
   for (HistoryEvent& e : events) signer_->Sign(&e);
@@ -197,10 +198,14 @@ absl::StatusOr<std::vector<int64_t>> EntryStore::Commit(std::span<const Entry> e
                                                         std::span<const HistoryEvent> events) {
   BULWARK_RETURN_IF_ERROR(WritesAllowed());
   RefreshKeyring();
-  absl::MutexLock lock(&mu_);
-  BULWARK_ASSIGN_OR_RETURN(std::vector<int64_t> row_ids, backend_->InsertEntries(entries, events));
-  NoteOwnEvents();
-  for (size_t i = 0; i < entries.size(); ++i) IndexRow(row_ids[i], entries[i]);
+  std::vector<int64_t> row_ids;
+  BULWARK_RETURN_IF_ERROR(WriteWithFreshKeyring([&] {
+    absl::MutexLock lock(&mu_);
+    BULWARK_ASSIGN_OR_RETURN(row_ids, backend_->InsertEntries(entries, events));
+    NoteOwnEvents();
+    for (size_t i = 0; i < entries.size(); ++i) IndexRow(row_ids[i], entries[i]);
+    return absl::OkStatus();
+  }));
   return row_ids;
 }
 
@@ -208,12 +213,16 @@ absl::StatusOr<InsertOutcome> EntryStore::CommitOnce(std::span<const Entry> entr
                                                      std::span<const HistoryEvent> events,
                                                      const InsertClaim& claim) {
   RefreshKeyring();
-  absl::MutexLock lock(&mu_);
-  BULWARK_ASSIGN_OR_RETURN(InsertOutcome outcome, backend_->InsertEntriesOnce(entries, events, claim));
-  NoteOwnEvents();
-  for (size_t i = 0; i < outcome.row_ids.size() && i < entries.size(); ++i) {
-    IndexRow(outcome.row_ids[i], entries[i]);
-  }
+  InsertOutcome outcome;
+  BULWARK_RETURN_IF_ERROR(WriteWithFreshKeyring([&] {
+    absl::MutexLock lock(&mu_);
+    BULWARK_ASSIGN_OR_RETURN(outcome, backend_->InsertEntriesOnce(entries, events, claim));
+    NoteOwnEvents();
+    for (size_t i = 0; i < outcome.row_ids.size() && i < entries.size(); ++i) {
+      IndexRow(outcome.row_ids[i], entries[i]);
+    }
+    return absl::OkStatus();
+  }));
   return outcome;
 }
 
@@ -227,12 +236,14 @@ absl::Status EntryStore::CommitUpdate(const RowForUpdate& read, const Entry& ent
                                       const HistoryEvent& event) {
   BULWARK_RETURN_IF_ERROR(WritesAllowed());
   RefreshKeyring();
-  absl::MutexLock lock(&mu_);
-  BULWARK_RETURN_IF_ERROR(backend_->UpdateEntry(entry, read.entry.updated_at_us, event));
-  NoteOwnEvents();
-  UnindexRow(entry.name_space, read.row_id);
-  IndexRow(read.row_id, entry);
-  return absl::OkStatus();
+  return WriteWithFreshKeyring([&] {
+    absl::MutexLock lock(&mu_);
+    BULWARK_RETURN_IF_ERROR(backend_->UpdateEntry(entry, read.entry.updated_at_us, event));
+    NoteOwnEvents();
+    UnindexRow(entry.name_space, read.row_id);
+    IndexRow(read.row_id, entry);
+    return absl::OkStatus();
+  });
 }
 
 absl::Status EntryStore::Transition(std::string_view name_space, std::string_view id, std::string_view actor,
@@ -241,8 +252,10 @@ absl::Status EntryStore::Transition(std::string_view name_space, std::string_vie
   RefreshKeyring();
   for (int attempt = 1;; ++attempt) {
     BULWARK_ASSIGN_OR_RETURN(RowForUpdate read, ReadForUpdate(name_space, id));
-    absl::MutexLock lock(&mu_);
-    absl::Status applied = ApplyTransition(read, actor, change);
+    absl::Status applied = WriteWithFreshKeyring([&] {
+      absl::MutexLock lock(&mu_);
+      return ApplyTransition(read, actor, change);
+    });
     if (!absl::IsAborted(applied) || attempt == kMaxChangeAttempts) return applied;
   }
 }

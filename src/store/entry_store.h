@@ -17,6 +17,7 @@
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
+#include <absl/functional/function_ref.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 #include <absl/synchronization/mutex.h>
@@ -93,8 +94,9 @@ class EntryStore {
       std::unique_ptr<StorageBackend> backend, std::unique_ptr<Keyring> keyring, const Options& options);
   ~EntryStore();
 
-  // Sign stage: sets key_id and tag of entries and events with the keyring's newest key.
-  void Sign(std::span<Entry> entries, std::span<HistoryEvent> events) const;
+  // Sign stage: sets key_id and tag of entries and events with the keyring's newest key (the file
+  // is re-read first if another process rotated it: RefreshKeyring).
+  void Sign(std::span<Entry> entries, std::span<HistoryEvent> events);
 
   // Persist + index stages of an add: inserts signed entries and their events in one transaction,
   // then indexes the entries. Returns their row ids. AlreadyExists if an id is taken.
@@ -333,11 +335,31 @@ class EntryStore {
   // Another process may rotate the keyring (`bulwark keys rotate` beside a server); the rows and
   // the history head it signs afterwards name a key this copy lacks, so reads would withhold them
   // and writes would find the head unverifiable. Before writes and catch-ups, at most every
-  // other_writers_check_ms, the file's modification time is compared and a changed file re-read
-  // (it only ever gains keys). Takes mu_ (unique) only when the file changed.
+  // other_writers_check_ms, the file's identity (device, inode, modification time, size) is
+  // compared and a changed file re-read (it only ever gains keys). The inode matters: a rotation
+  // renames a new file over the old one, and two rotations within the file system's timestamp
+  // granularity leave the modification time unchanged. Takes mu_ (unique) only when the file
+  // changed.
   void RefreshKeyring();
+  // Re-reads the keyring file now, whatever its stamp and the check interval say; true if it
+  // gained a key (then it signs and verifies here too). Takes mu_ (unique).
+  bool ReloadKeyringIfGrown();
+  // Runs `write`, which takes mu_ itself. RefreshKeyring and a write's transaction are not atomic
+  // across processes: another process may rotate the keyring and write (signing the history head
+  // with the new key) in between, and the write then finds the head unverifiable (DataLoss). So a
+  // DataLoss is answered by re-reading the keyring and, if it gained a key since the attempt
+  // began, running `write` again (at most 3 attempts); a DataLoss with no new key is returned
+  // (real damage).
+  absl::Status WriteWithFreshKeyring(absl::FunctionRef<absl::Status()> write);
+  struct FileStamp {
+    uint64_t device = 0;
+    uint64_t inode = 0;
+    int64_t mtime_ns = 0;
+    int64_t size = -1;
+    bool operator==(const FileStamp&) const = default;
+  };
   std::atomic<int64_t> next_keyring_check_us_{0};
-  std::filesystem::file_time_type keyring_mtime_ ABSL_GUARDED_BY(mu_){};
+  FileStamp keyring_stamp_ ABSL_GUARDED_BY(mu_){};
   // The write freeze of CheckIntegrityOrFreeze.
   absl::Status WritesAllowed() const;
   void ThawWrites();

@@ -4,6 +4,7 @@
 #include <absl/strings/str_cat.h>
 #include <absl/synchronization/mutex.h>
 #include <spdlog/spdlog.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <chrono>
@@ -40,20 +41,46 @@ void EntryStore::RefreshKeyring() {
                        due, now + int64_t{std::max(options_.other_writers_check_ms, 0)} * 1000)) {
     return;
   }
-  std::error_code ec;
-  const std::filesystem::file_time_type mtime = std::filesystem::last_write_time(options_.keyring_path, ec);
-  if (ec) return;
+  struct stat st {};
+  if (::stat(options_.keyring_path.c_str(), &st) != 0) return;
+  const FileStamp stamp{.device = static_cast<uint64_t>(st.st_dev),
+                        .inode = static_cast<uint64_t>(st.st_ino),
+                        .mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec,
+                        .size = static_cast<int64_t>(st.st_size)};
   absl::MutexLock lock(&mu_);  // no write signs while the keyring changes
-  if (mtime == keyring_mtime_) return;
+  if (stamp == keyring_stamp_) return;
   absl::StatusOr<Keyring> loaded = Keyring::Load(options_.keyring_path);
   if (!loaded.ok()) {
     spdlog::warn("the keyring changed but cannot be read again: {}", loaded.status().ToString());
     return;
   }
-  keyring_mtime_ = mtime;
+  keyring_stamp_ = stamp;
   if (loaded->newest_key_id() <= keyring_->newest_key_id()) return;  // nothing new (our own rotation)
   spdlog::info("signing key {} was added by another process; it now signs here too", loaded->newest_key_id());
   *keyring_ = *std::move(loaded);
+}
+
+bool EntryStore::ReloadKeyringIfGrown() {
+  if (options_.keyring_path.empty()) return false;
+  absl::StatusOr<Keyring> loaded = Keyring::Load(options_.keyring_path);
+  if (!loaded.ok()) return false;
+  absl::MutexLock lock(&mu_);
+  if (loaded->newest_key_id() <= keyring_->newest_key_id()) return false;
+  spdlog::info("signing key {} was added by another process; it now signs here too", loaded->newest_key_id());
+  *keyring_ = *std::move(loaded);
+  return true;
+}
+
+absl::Status EntryStore::WriteWithFreshKeyring(absl::FunctionRef<absl::Status()> write) {
+  constexpr int kMaxAttempts = 3;  // each retry needs another rotation in between to fail again
+  for (int attempt = 1;; ++attempt) {
+    const uint32_t known = keyring_->newest_key_id();
+    absl::Status status = write();
+    if (!absl::IsDataLoss(status) || attempt == kMaxAttempts) return status;
+    // Another thread's catch-up may have re-read the keyring since `known` was taken.
+    ReloadKeyringIfGrown();
+    if (keyring_->newest_key_id() <= known) return status;
+  }
 }
 
 absl::Status EntryStore::CatchUpWithOtherWriters() {

@@ -48,16 +48,25 @@ TEST(KeyringRaceTest, RotationByAnotherProcessWhileSearchesAndWritesRun) {
       // Reads the signed retrieval setting (the settings' Signer reads the keyring) and catches up
       // with the other writer (which re-reads the keyring file in place).
       auto found = (*serving)->Search("default", "window seat flights", {.k = 3});
-      if (!found.ok()) failures.fetch_add(1);
+      if (!found.ok()) {
+        failures.fetch_add(1);
+        ADD_FAILURE() << "search: " << found.status();
+      }
     }
   };
   auto writer = [&] {
     for (int round = 0; round < kMaxReaderRounds && !done.load(); ++round) {
       const Retrieval mode = round % 2 == 0 ? Retrieval::kHybrid : Retrieval::kVector;
-      if (!(*serving)->impl().retrieval->Set("default", mode).ok()) failures.fetch_add(1);
-      if (round % 8 == 0 &&
-          !(*serving)->Add("default", {.text = "note " + std::to_string(round)}, "alice").ok()) {
+      if (auto st = (*serving)->impl().retrieval->Set("default", mode); !st.ok()) {
         failures.fetch_add(1);
+        ADD_FAILURE() << "set: " << st;
+      }
+      if (round % 8 == 0) {
+        auto a = (*serving)->Add("default", {.text = "note " + std::to_string(round)}, "alice");
+        if (!a.ok()) {
+          failures.fetch_add(1);
+          ADD_FAILURE() << "add: " << a.status();
+        }
       }
     }
   };
