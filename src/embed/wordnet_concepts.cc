@@ -14,6 +14,7 @@
 #include <fstream>
 
 #include "core/status_macros.h"
+#include "embed/wordnet_files.h"
 
 namespace bulwark {
 namespace {
@@ -21,43 +22,6 @@ namespace {
 constexpr uint64_t kMaxConceptFileBytes = uint64_t{256} << 20;
 constexpr uint32_t kMaxSynsetOffset = uint32_t{1} << 30;
 constexpr int kDepthInProgress = -2;  // depth marker while a synset's ancestors are visited
-
-absl::StatusOr<std::string> ReadWholeFile(const std::filesystem::path& path) {
-  std::error_code ec;
-  const uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) return absl::NotFoundError(absl::StrCat("cannot stat ", path.string(), ": ", ec.message()));
-  if (size > kMaxConceptFileBytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(path.string(), " is over ", kMaxConceptFileBytes, " bytes"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string data(size, '\0');
-  in.read(data.data(), static_cast<std::streamsize>(size));
-  if (!in || static_cast<uint64_t>(in.gcount()) != size) {
-    return absl::DataLossError(absl::StrCat("short read from ", path.string()));
-  }
-  return data;
-}
-
-// Splits a line into its space-separated fields.
-std::vector<std::string_view> Fields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    const size_t start = i;
-    while (i < line.size() && line[i] != ' ') ++i;
-    if (i > start) fields.push_back(line.substr(start, i - start));
-  }
-  return fields;
-}
-
-template <typename Int>
-bool ParseConceptInt(std::string_view s, Int* out, int base = 10) {
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, base);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
 
 bool IsConceptWord(std::string_view s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= 'a' && c <= 'z'; });
@@ -92,9 +56,11 @@ absl::Status WordNetConcepts::LoadFrom(const std::string& dir) {
 absl::Status WordNetConcepts::LoadPos(const std::string& dir, WordNetPos pos) {
   const bool verb = pos == WordNetPos::kVerb;
   const std::string name = verb ? "verb" : "noun";
-  absl::StatusOr<std::string> data = ReadWholeFile(std::filesystem::path(dir) / ("data." + name));
+  absl::StatusOr<std::string> data =
+      ReadWordNetFile(std::filesystem::path(dir) / ("data." + name), kMaxConceptFileBytes);
   BULWARK_RETURN_IF_ERROR(data.status());
-  absl::StatusOr<std::string> index = ReadWholeFile(std::filesystem::path(dir) / ("index." + name));
+  absl::StatusOr<std::string> index =
+      ReadWordNetFile(std::filesystem::path(dir) / ("index." + name), kMaxConceptFileBytes);
   BULWARK_RETURN_IF_ERROR(index.status());
 
   // data.<pos>: offset lex_filenum ss_type w_cnt(hex) [word lex_id]{w_cnt} p_cnt
@@ -110,15 +76,15 @@ absl::Status WordNetConcepts::LoadPos(const std::string& dir, WordNetPos pos) {
     auto bad = [&](std::string_view why) {
       return absl::DataLossError(absl::StrCat("data.", name, " at byte ", line_at, ": ", std::string(why)));
     };
-    const std::vector<std::string_view> f = Fields(line.substr(0, line.find('|')));
+    const std::vector<std::string_view> f = WordNetFields(line.substr(0, line.find('|')));
     uint32_t offset = 0, words = 0, pointers = 0;
-    if (f.size() < 4 || !ParseConceptInt(f[0], &offset) || offset != line_at || offset >= kMaxSynsetOffset) {
+    if (f.size() < 4 || !ParseWordNetInt(f[0], &offset) || offset != line_at || offset >= kMaxSynsetOffset) {
       return bad("offset field does not match");
     }
-    if (!ParseConceptInt(f[3], &words, 16) || 4 + 2 * static_cast<size_t>(words) >= f.size())
+    if (!ParseWordNetInt(f[3], &words, 16) || 4 + 2 * static_cast<size_t>(words) >= f.size())
       return bad("bad w_cnt");
     const size_t p_at = 4 + 2 * static_cast<size_t>(words);
-    if (!ParseConceptInt(f[p_at], &pointers) || p_at + 1 + 4 * static_cast<size_t>(pointers) > f.size()) {
+    if (!ParseWordNetInt(f[p_at], &pointers) || p_at + 1 + 4 * static_cast<size_t>(pointers) > f.size()) {
       return bad("bad p_cnt");
     }
     Synset& synset = synsets_[Key(offset, verb)];
@@ -126,7 +92,7 @@ absl::Status WordNetConcepts::LoadPos(const std::string& dir, WordNetPos pos) {
       const std::string_view symbol = f[p_at + 1 + 4 * p];
       const std::string_view target_pos = f[p_at + 3 + 4 * p];
       uint32_t target = 0;
-      if (!ParseConceptInt(f[p_at + 2 + 4 * p], &target) || target >= kMaxSynsetOffset)
+      if (!ParseWordNetInt(f[p_at + 2 + 4 * p], &target) || target >= kMaxSynsetOffset)
         return bad("bad pointer offset");
       if (target_pos != "n" && target_pos != "v") continue;
       const uint32_t key = Key(target, target_pos == "v");
@@ -143,9 +109,9 @@ absl::Status WordNetConcepts::LoadPos(const std::string& dir, WordNetPos pos) {
     const std::string_view line = lines.substr(0, end);
     lines.remove_prefix(std::min(end + 1, lines.size()));
     if (line.empty() || line[0] == ' ') continue;
-    const std::vector<std::string_view> f = Fields(line);
+    const std::vector<std::string_view> f = WordNetFields(line);
     uint32_t synset_count = 0, pointer_count = 0;
-    if (f.size() < 4 || !ParseConceptInt(f[2], &synset_count) || !ParseConceptInt(f[3], &pointer_count) ||
+    if (f.size() < 4 || !ParseWordNetInt(f[2], &synset_count) || !ParseWordNetInt(f[3], &pointer_count) ||
         f.size() != 6 + static_cast<size_t>(pointer_count) + synset_count) {
       return absl::DataLossError(absl::StrCat("index.", name, ":", number, ": malformed line"));
     }
@@ -153,7 +119,7 @@ absl::Status WordNetConcepts::LoadPos(const std::string& dir, WordNetPos pos) {
     std::vector<uint32_t>& keys = senses[f[0]];
     for (size_t i = f.size() - synset_count; i < f.size(); ++i) {
       uint32_t offset = 0;
-      if (!ParseConceptInt(f[i], &offset) || !synsets_.contains(Key(offset, verb))) {
+      if (!ParseWordNetInt(f[i], &offset) || !synsets_.contains(Key(offset, verb))) {
         return absl::DataLossError(absl::StrCat("index.", name, ":", number, ": unknown synset"));
       }
       keys.push_back(Key(offset, verb));
@@ -265,7 +231,7 @@ void WordNetConcepts::QueryConcepts(std::string_view word, const ConceptOptions&
 int WordNetConcepts::Depth(std::string_view term) const {
   if (term.size() < 3 || term[0] != kPrefix || (term[1] != 'n' && term[1] != 'v')) return -1;
   uint32_t offset = 0;
-  if (!ParseConceptInt(term.substr(2), &offset) || offset >= kMaxSynsetOffset) return -1;
+  if (!ParseWordNetInt(term.substr(2), &offset) || offset >= kMaxSynsetOffset) return -1;
   const auto it = synsets_.find(Key(offset, term[1] == 'v'));
   return it == synsets_.end() ? -1 : it->second.depth;
 }

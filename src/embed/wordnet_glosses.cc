@@ -21,6 +21,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "embed/idf_table.h"
+#include "embed/wordnet_files.h"
 
 namespace bulwark {
 namespace {
@@ -28,42 +29,6 @@ namespace {
 constexpr uint64_t kMaxGlossFileBytes = uint64_t{256} << 20;
 constexpr uint32_t kMaxOffset = uint32_t{1} << 30;
 constexpr std::array<std::string_view, 4> kGlossPosNames = {"noun", "verb", "adj", "adv"};
-
-absl::StatusOr<std::string> ReadFileBounded(const std::filesystem::path& path) {
-  std::error_code ec;
-  const uint64_t size = std::filesystem::file_size(path, ec);
-  if (ec) return absl::NotFoundError(absl::StrCat("cannot stat ", path.string(), ": ", ec.message()));
-  if (size > kMaxGlossFileBytes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat(path.string(), " is over ", kMaxGlossFileBytes, " bytes"));
-  }
-  std::ifstream in(path, std::ios::binary);
-  std::string data(size, '\0');
-  in.read(data.data(), static_cast<std::streamsize>(size));
-  if (!in || static_cast<uint64_t>(in.gcount()) != size) {
-    return absl::DataLossError(absl::StrCat("short read from ", path.string()));
-  }
-  return data;
-}
-
-std::vector<std::string_view> SplitFields(std::string_view line) {
-  std::vector<std::string_view> fields;
-  size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && line[i] == ' ') ++i;
-    const size_t start = i;
-    while (i < line.size() && line[i] != ' ') ++i;
-    if (i > start) fields.push_back(line.substr(start, i - start));
-  }
-  return fields;
-}
-
-template <typename Int>
-bool ParseGlossInt(std::string_view s, Int* out, int base = 10) {
-  if (s.empty()) return false;
-  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, base);
-  return ec == std::errc() && ptr == s.data() + s.size();
-}
 
 int PosOfSymbol(std::string_view pos) {
   if (pos == "n") return 0;
@@ -172,7 +137,8 @@ absl::Status WordNetGlosses::LoadFrom(const std::string& dir) {
 //             [symbol offset pos source/target]{p_cnt} [frames] | gloss
 absl::Status WordNetGlosses::ParseData(const std::string& dir, int pos, std::vector<ParsedSynset>* parsed) {
   const std::string name = absl::StrCat("data.", ToAbsl(kGlossPosNames[pos]));
-  BULWARK_ASSIGN_OR_RETURN(const std::string data, ReadFileBounded(std::filesystem::path(dir) / name));
+  BULWARK_ASSIGN_OR_RETURN(const std::string data,
+                           ReadWordNetFile(std::filesystem::path(dir) / name, kMaxGlossFileBytes));
   std::string_view rest = data;
   for (uint64_t at = 0; !rest.empty();) {
     const size_t end = std::min(rest.find('\n'), rest.size());
@@ -185,16 +151,16 @@ absl::Status WordNetGlosses::ParseData(const std::string& dir, int pos, std::vec
       return absl::DataLossError(absl::StrCat(name, " at byte ", line_at, ": ", ToAbsl(why)));
     };
     const size_t bar = line.find('|');
-    const std::vector<std::string_view> f = SplitFields(line.substr(0, bar));
+    const std::vector<std::string_view> f = WordNetFields(line.substr(0, bar));
     uint32_t offset = 0, words = 0, pointers = 0;
-    if (f.size() < 4 || !ParseGlossInt(f[0], &offset) || offset != line_at || offset >= kMaxOffset) {
+    if (f.size() < 4 || !ParseWordNetInt(f[0], &offset) || offset != line_at || offset >= kMaxOffset) {
       return bad("offset field does not match");
     }
-    if (!ParseGlossInt(f[3], &words, 16) || 4 + 2 * static_cast<size_t>(words) >= f.size()) {
+    if (!ParseWordNetInt(f[3], &words, 16) || 4 + 2 * static_cast<size_t>(words) >= f.size()) {
       return bad("bad w_cnt");
     }
     const size_t p_at = 4 + 2 * static_cast<size_t>(words);
-    if (!ParseGlossInt(f[p_at], &pointers) || p_at + 1 + 4 * static_cast<size_t>(pointers) > f.size()) {
+    if (!ParseWordNetInt(f[p_at], &pointers) || p_at + 1 + 4 * static_cast<size_t>(pointers) > f.size()) {
       return bad("bad p_cnt");
     }
     if (parsed->size() >= kMaxOffset) return bad("too many synsets");
@@ -212,7 +178,7 @@ absl::Status WordNetGlosses::ParseData(const std::string& dir, int pos, std::vec
       const std::string_view symbol = f[p_at + 1 + 4 * p];
       uint32_t target = 0;
       const int target_pos = PosOfSymbol(f[p_at + 3 + 4 * p]);
-      if (!ParseGlossInt(f[p_at + 2 + 4 * p], &target) || target >= kMaxOffset || target_pos < 0) {
+      if (!ParseWordNetInt(f[p_at + 2 + 4 * p], &target) || target >= kMaxOffset || target_pos < 0) {
         return bad("bad pointer");
       }
       if (IsRelatingPointer(symbol)) synset.pointers.push_back(SynsetKey(target_pos, target));
@@ -224,16 +190,17 @@ absl::Status WordNetGlosses::ParseData(const std::string& dir, int pos, std::vec
 // index.<pos>: lemma pos synset_cnt p_cnt [symbol]{p_cnt} sense_cnt tagsense_cnt offset{synset_cnt}
 absl::Status WordNetGlosses::ParseIndex(const std::string& dir, int pos) {
   const std::string name = absl::StrCat("index.", ToAbsl(kGlossPosNames[pos]));
-  BULWARK_ASSIGN_OR_RETURN(const std::string index, ReadFileBounded(std::filesystem::path(dir) / name));
+  BULWARK_ASSIGN_OR_RETURN(const std::string index,
+                           ReadWordNetFile(std::filesystem::path(dir) / name, kMaxGlossFileBytes));
   std::string_view lines = index;
   for (int number = 1; !lines.empty(); ++number) {
     const size_t end = std::min(lines.find('\n'), lines.size());
     const std::string_view line = lines.substr(0, end);
     lines.remove_prefix(std::min(end + 1, lines.size()));
     if (line.empty() || line[0] == ' ') continue;
-    const std::vector<std::string_view> f = SplitFields(line);
+    const std::vector<std::string_view> f = WordNetFields(line);
     uint32_t synset_count = 0, pointer_count = 0;
-    if (f.size() < 4 || !ParseGlossInt(f[2], &synset_count) || !ParseGlossInt(f[3], &pointer_count) ||
+    if (f.size() < 4 || !ParseWordNetInt(f[2], &synset_count) || !ParseWordNetInt(f[3], &pointer_count) ||
         f.size() != 6 + static_cast<size_t>(pointer_count) + synset_count) {
       return absl::DataLossError(absl::StrCat(name, ":", number, ": malformed line"));
     }
@@ -247,7 +214,7 @@ absl::Status WordNetGlosses::ParseIndex(const std::string& dir, int pos) {
     for (size_t i = first; i < f.size() && i < first + kMaxSenses; ++i) {
       uint32_t offset = 0;
       const auto it =
-          ParseGlossInt(f[i], &offset) ? synset_at_.find(SynsetKey(pos, offset)) : synset_at_.end();
+          ParseWordNetInt(f[i], &offset) ? synset_at_.find(SynsetKey(pos, offset)) : synset_at_.end();
       if (it == synset_at_.end())
         return absl::DataLossError(absl::StrCat(name, ":", number, ": unknown synset"));
       senses.push_back({it->second, static_cast<int32_t>(i - first)});
