@@ -109,17 +109,15 @@ absl::Status WordNetConcepts::LoadPos(const std::string& dir, WordNetPos pos) {
     const std::string_view line = lines.substr(0, end);
     lines.remove_prefix(std::min(end + 1, lines.size()));
     if (line.empty() || line[0] == ' ') continue;
-    const std::vector<std::string_view> f = WordNetFields(line);
-    uint32_t synset_count = 0, pointer_count = 0;
-    if (f.size() < 4 || !ParseWordNetInt(f[2], &synset_count) || !ParseWordNetInt(f[3], &pointer_count) ||
-        f.size() != 6 + static_cast<size_t>(pointer_count) + synset_count) {
+    const std::optional<WordNetIndexLine> parsed = ParseWordNetIndexLine(line);
+    if (!parsed.has_value()) {
       return absl::DataLossError(absl::StrCat("index.", name, ":", number, ": malformed line"));
     }
-    if (!IsConceptWord(f[0])) continue;  // collocations: a token never equals them
-    std::vector<uint32_t>& keys = senses[f[0]];
-    for (size_t i = f.size() - synset_count; i < f.size(); ++i) {
+    if (!IsConceptWord(parsed->lemma())) continue;  // collocations: a token never equals them
+    std::vector<uint32_t>& keys = senses[parsed->lemma()];
+    for (const std::string_view text : parsed->offsets()) {
       uint32_t offset = 0;
-      if (!ParseWordNetInt(f[i], &offset) || !synsets_.contains(Key(offset, verb))) {
+      if (!ParseWordNetInt(text, &offset) || !synsets_.contains(Key(offset, verb))) {
         return absl::DataLossError(absl::StrCat("index.", name, ":", number, ": unknown synset"));
       }
       keys.push_back(Key(offset, verb));

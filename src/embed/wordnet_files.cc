@@ -35,4 +35,17 @@ std::vector<std::string_view> WordNetFields(std::string_view line) {
   return fields;
 }
 
+std::optional<WordNetIndexLine> ParseWordNetIndexLine(std::string_view line) {
+  WordNetIndexLine parsed;
+  parsed.fields = WordNetFields(line);
+  const std::vector<std::string_view>& f = parsed.fields;
+  uint32_t synset_count = 0, pointer_count = 0;
+  if (f.size() < 4 || !ParseWordNetInt(f[2], &synset_count) || !ParseWordNetInt(f[3], &pointer_count) ||
+      f.size() != 6 + static_cast<size_t>(pointer_count) + synset_count) {
+    return std::nullopt;
+  }
+  parsed.first_offset = f.size() - synset_count;
+  return parsed;
+}
+
 }  // namespace bulwark

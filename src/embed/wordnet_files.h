@@ -9,6 +9,8 @@
 #include <charconv>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -32,6 +34,20 @@ bool ParseWordNetInt(std::string_view s, Int* out, int base = 10) {
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), *out, base);
   return ec == std::errc() && ptr == s.data() + s.size();
 }
+
+// One line of an index.<pos> file:
+//   lemma pos synset_cnt p_cnt [symbol]{p_cnt} sense_cnt tagsense_cnt offset{synset_cnt}
+// Views into the line.
+struct WordNetIndexLine {
+  std::vector<std::string_view> fields;  // every field of the line; fields[0] is the lemma
+  size_t first_offset = 0;               // index of the first synset offset in `fields`
+
+  std::string_view lemma() const { return fields[0]; }
+  // The synset offsets as text, most frequent sense first.
+  std::span<const std::string_view> offsets() const { return std::span(fields).subspan(first_offset); }
+};
+// nullopt if the counts are not numbers or do not match the number of fields.
+std::optional<WordNetIndexLine> ParseWordNetIndexLine(std::string_view line);
 
 }  // namespace bulwark
 

@@ -198,26 +198,21 @@ absl::Status WordNetGlosses::ParseIndex(const std::string& dir, int pos) {
     const std::string_view line = lines.substr(0, end);
     lines.remove_prefix(std::min(end + 1, lines.size()));
     if (line.empty() || line[0] == ' ') continue;
-    const std::vector<std::string_view> f = WordNetFields(line);
-    uint32_t synset_count = 0, pointer_count = 0;
-    if (f.size() < 4 || !ParseWordNetInt(f[2], &synset_count) || !ParseWordNetInt(f[3], &pointer_count) ||
-        f.size() != 6 + static_cast<size_t>(pointer_count) + synset_count) {
-      return absl::DataLossError(absl::StrCat(name, ":", number, ": malformed line"));
-    }
-    const std::string_view lemma = f[0];
+    const std::optional<WordNetIndexLine> parsed = ParseWordNetIndexLine(line);
+    if (!parsed.has_value()) return absl::DataLossError(absl::StrCat(name, ":", number, ": malformed line"));
+    const std::string_view lemma = parsed->lemma();
     if (lemma.size() > WordNetCanonicalizer::kMaxWordBytes ||
         !std::all_of(lemma.begin(), lemma.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
       continue;  // collocations and odd spellings: a token never equals them
     }
     std::vector<SenseRef>& senses = lemmas_[lemma];
-    const size_t first = f.size() - synset_count;
-    for (size_t i = first; i < f.size() && i < first + kMaxSenses; ++i) {
+    for (size_t i = 0; i < parsed->offsets().size() && i < kMaxSenses; ++i) {
       uint32_t offset = 0;
-      const auto it =
-          ParseWordNetInt(f[i], &offset) ? synset_at_.find(SynsetKey(pos, offset)) : synset_at_.end();
+      const auto it = ParseWordNetInt(parsed->offsets()[i], &offset) ? synset_at_.find(SynsetKey(pos, offset))
+                                                                     : synset_at_.end();
       if (it == synset_at_.end())
         return absl::DataLossError(absl::StrCat(name, ":", number, ": unknown synset"));
-      senses.push_back({it->second, static_cast<int32_t>(i - first)});
+      senses.push_back({it->second, static_cast<int32_t>(i)});
     }
   }
   return absl::OkStatus();
