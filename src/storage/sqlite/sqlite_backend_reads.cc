@@ -5,6 +5,7 @@
 #include <absl/synchronization/mutex.h>
 #include <sqlite3.h>
 
+#include <functional>
 #include <utility>
 
 #include "core/status_macros.h"
@@ -22,6 +23,25 @@ using sqlite_rows::kEventColumns;
 using sqlite_rows::kReportColumn;
 using sqlite_rows::kSignedEntryColumns;
 using sqlite_rows::NoMmapWhileScanning;
+
+namespace {
+
+// Steps `st` (its columns in DecodeRowInto's layout) to the end, handing each row to `visit`; stops
+// at visit's first error. The SQLite error of a failed step.
+absl::Status VisitEntryRows(sqlite3* db, Statement& st,
+                            const std::function<absl::Status(const StoredRow&)>& visit) {
+  BULWARK_RETURN_IF_ERROR(st.status());
+  StoredRow row;
+  while (true) {
+    const int rc = st.Step();
+    if (rc == SQLITE_DONE) return absl::OkStatus();
+    if (rc != SQLITE_ROW) return SqliteError(db, "scan entries");
+    DecodeRowInto(st, &row);
+    BULWARK_RETURN_IF_ERROR(visit(row));
+  }
+}
+
+}  // namespace
 
 absl::StatusOr<Statement*> SqliteBackend::Cached(std::unique_ptr<Statement>& slot, std::string_view sql) {
   if (slot == nullptr) {
@@ -129,15 +149,7 @@ absl::Status SqliteBackend::ScanRowsToIndex(const std::function<absl::Status(con
   absl::MutexLock lock(&mu_);
   NoMmapWhileScanning no_mmap(db_);
   Statement st(db_, absl::StrCat("SELECT ", kSignedEntryColumns, ", '{}' FROM entries ORDER BY row_id"));
-  BULWARK_RETURN_IF_ERROR(st.status());
-  StoredRow row;
-  while (true) {
-    const int rc = st.Step();
-    if (rc == SQLITE_DONE) return absl::OkStatus();
-    if (rc != SQLITE_ROW) return SqliteError(db_, "scan entries");
-    DecodeRowInto(st, &row);
-    BULWARK_RETURN_IF_ERROR(visit(row));
-  }
+  return VisitEntryRows(db_, st, visit);
 }
 
 absl::Status SqliteBackend::ScanIndexColumns(std::string_view name_space, const IndexColumns& columns,
@@ -152,16 +164,8 @@ absl::Status SqliteBackend::ScanIndexColumns(std::string_view name_space, const 
       columns.embedding ? "embedding" : "X''", ", key_id, X'', '' FROM entries",
       name_space.empty() ? "" : " WHERE namespace = ?", " ORDER BY row_id");
   Statement st(db_, sql);
-  BULWARK_RETURN_IF_ERROR(st.status());
-  if (!name_space.empty()) st.Bind(1, name_space);
-  StoredRow row;
-  while (true) {
-    const int rc = st.Step();
-    if (rc == SQLITE_DONE) return absl::OkStatus();
-    if (rc != SQLITE_ROW) return SqliteError(db_, "scan entries");
-    DecodeRowInto(st, &row);
-    BULWARK_RETURN_IF_ERROR(visit(row));
-  }
+  if (st.status().ok() && !name_space.empty()) st.Bind(1, name_space);
+  return VisitEntryRows(db_, st, visit);
 }
 
 absl::StatusOr<std::vector<std::pair<std::string, int64_t>>> SqliteBackend::CountRowsByNamespace() {
