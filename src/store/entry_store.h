@@ -266,6 +266,11 @@ class EntryStore {
                                         size_t k_obs) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // InvalidArgument for a SearchOptions::observation whose k_obs is outside [1, 64].
   static absl::Status CheckObservation(const SearchObservation* observation);
+  // What Search and SearchHybrid do before ranking: check the query's dimension and the
+  // observation, catch up with other writers, and build the side indexes the search needs (the
+  // lexical one if `lexical`, the metadata one for a metadata filter).
+  absl::Status PrepareSearch(std::string_view name_space, const std::vector<float>& query,
+                             const SearchOptions& options, bool lexical) ABSL_LOCKS_EXCLUDED(mu_);
   // Observe's work under mu_ (shared), with the namespace's index (hybrid when terms is set).
   absl::StatusOr<std::vector<ObservedRow>> ObserveLocked(const NamespaceIndex& index,
                                                          const std::vector<float>& query,

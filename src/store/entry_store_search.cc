@@ -22,14 +22,8 @@ namespace bulwark {
 
 absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, const std::vector<float>& query,
                                                 const SearchOptions& options) {
-  if (query.size() != static_cast<size_t>(options_.dimension)) {
-    return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
-  }
+  BULWARK_RETURN_IF_ERROR(PrepareSearch(name_space, query, options, /*lexical=*/false));
   SearchObservation* const observation = options.observation;
-  BULWARK_RETURN_IF_ERROR(CheckObservation(observation));
-  BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
-  BULWARK_RETURN_IF_ERROR(
-      EnsureSideIndexes(name_space, /*lexical=*/false, /*metadata=*/!options.metadata_filter.empty()));
 
   IndexFilter filter;
   if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
@@ -80,6 +74,16 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
     fetch = std::min(searchable, fetch * 2);
   }
   return result;
+}
+
+absl::Status EntryStore::PrepareSearch(std::string_view name_space, const std::vector<float>& query,
+                                       const SearchOptions& options, bool lexical) {
+  if (query.size() != static_cast<size_t>(options_.dimension)) {
+    return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
+  }
+  BULWARK_RETURN_IF_ERROR(CheckObservation(options.observation));
+  BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
+  return EnsureSideIndexes(name_space, lexical, /*metadata=*/!options.metadata_filter.empty());
 }
 
 absl::Status EntryStore::CheckObservation(const SearchObservation* observation) {

@@ -107,14 +107,8 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
                                                       const std::vector<float>& query,
                                                       std::string_view query_text,
                                                       const SearchOptions& options) {
-  if (query.size() != static_cast<size_t>(options_.dimension)) {
-    return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
-  }
+  BULWARK_RETURN_IF_ERROR(PrepareSearch(name_space, query, options, /*lexical=*/true));
   SearchObservation* const observation = options.observation;
-  BULWARK_RETURN_IF_ERROR(CheckObservation(observation));
-  BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
-  BULWARK_RETURN_IF_ERROR(
-      EnsureSideIndexes(name_space, /*lexical=*/true, /*metadata=*/!options.metadata_filter.empty()));
   const QueryTerms terms = terms_.Query(query_text);
 
   IndexFilter filter;
