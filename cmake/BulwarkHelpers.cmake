@@ -20,16 +20,12 @@ function(bulwark_apply_warnings target)
 endfunction()
 
 # Compile options of test code (test executables, not the libraries they test). The release build
-# compiles it at -O1. The sanitizer build compiles it at -O0 and without libFuzzer's coverage
-# instrumentation: test code runs little but its gtest and JSON templates cost most of that build's
-# compile time (a test batch: 28.5 s at -O1 with coverage, 8.9 s at -O0 without, clang 14). The
-# libraries under test keep -O1, ASan/UBSan and the coverage the fuzz targets need.
+# compiles it at -O1. The sanitizer build compiles it at -O0: test code runs little but its gtest
+# and JSON templates cost most of that build's compile time (a test batch: 28.5 s at -O1 with
+# coverage, 8.9 s at -O0 without, clang 14). The libraries under test keep -O1 and ASan/UBSan.
 function(bulwark_test_code_options target)
   if(BULWARK_SANITIZE)
     target_compile_options(${target} PRIVATE -O0)
-    if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-      target_compile_options(${target} PRIVATE -fno-sanitize=fuzzer-no-link)
-    endif()
   else()
     target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O1>)
   endif()
