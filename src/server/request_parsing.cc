@@ -86,10 +86,9 @@ absl::StatusOr<std::optional<bool>> OptionalBool(const json& object, std::string
 }
 
 absl::Status ParseSourceField(const json& object, std::string_view where, Source* source) {
-  auto name = OptionalString(object, "source", where);
-  if (!name.ok()) return name.status();
-  if (!name->has_value()) return absl::OkStatus();
-  auto parsed = bulwark::ParseSource(**name);
+  BULWARK_ASSIGN_OR_RETURN(const std::optional<std::string> name, OptionalString(object, "source", where));
+  if (!name.has_value()) return absl::OkStatus();
+  auto parsed = bulwark::ParseSource(*name);
   if (!parsed) {
     return Invalid(
         "invalid_argument",
@@ -149,10 +148,9 @@ SmoothingOptions DefaultSmoothing(const RequestLimits& limits) {
 
 // "gate", "k_high" and "smoothing" of a search or answer body.
 absl::Status ParseReadDefenses(const json& object, const RequestLimits& limits, ReadDefenseFields* out) {
-  auto gate = OptionalString(object, "gate");
-  if (!gate.ok()) return gate.status();
-  if (gate->has_value()) {
-    out->gate_mode = ParseGateMode(**gate);
+  BULWARK_ASSIGN_OR_RETURN(const std::optional<std::string> gate, OptionalString(object, "gate"));
+  if (gate.has_value()) {
+    out->gate_mode = ParseGateMode(*gate);
     if (!out->gate_mode) {
       return Invalid("invalid_argument", "field \"gate\" must be one of off, flag, escalate, reject, strip");
     }
@@ -173,10 +171,10 @@ absl::Status ParseReadDefenses(const json& object, const RequestLimits& limits, 
     BULWARK_ASSIGN_OR_RETURN(
         auto nruns, OptionalInt(*smoothing, "nruns", options.nruns, 1, limits.max_smoothing_runs, where));
     options.nruns = nruns;
-    auto responder = OptionalString(*smoothing, "responder", where);
-    if (!responder.ok()) return responder.status();
-    if (responder->has_value()) {
-      const std::optional<ResponderKind> kind = ParseResponderKind(**responder);
+    BULWARK_ASSIGN_OR_RETURN(const std::optional<std::string> responder,
+                             OptionalString(*smoothing, "responder", where));
+    if (responder.has_value()) {
+      const std::optional<ResponderKind> kind = ParseResponderKind(*responder);
       if (!kind)
         return Invalid("invalid_argument", "field \"smoothing.responder\" must be \"extractive\" or \"llm\"");
       out->responder = *kind;
@@ -248,12 +246,11 @@ absl::StatusOr<AddRequest> ParseAddRequest(std::string_view body, const RequestL
         object, {"namespace", "principal", "text", "metadata", "source", "key", "expires_at_us"}, ""));
     NewEntry entry;
     BULWARK_RETURN_IF_ERROR(ParseNewEntry(object, "", &entry));
-    auto key = OptionalString(object, "key");
-    if (!key.ok()) return key.status();
-    if (key->has_value()) {
-      if (auto s = ValidateEntryKey(**key); !s.ok()) return Invalid("invalid_argument", ToStd(s.message()));
-      entry.metadata[kEntryKeyField] = **key;
-      request.key = *std::move(key);
+    BULWARK_ASSIGN_OR_RETURN(std::optional<std::string> key, OptionalString(object, "key"));
+    if (key.has_value()) {
+      if (auto s = ValidateEntryKey(*key); !s.ok()) return Invalid("invalid_argument", ToStd(s.message()));
+      entry.metadata[kEntryKeyField] = *key;
+      request.key = std::move(key);
     }
     request.entries.push_back(std::move(entry));
     return request;
