@@ -78,7 +78,9 @@ DetectorDescriptor MakeOddTokenDescriptor() {
   // Off by default while the stores and tests that write synthetic identifiers are reviewed:
   // gate.json "odd_token": {"enabled": true}. `bulwark-lab eval` enables it.
   d.enabled_by_default = false;
-  d.screens_metadata = true;
+  // Not on metadata: string metadata values are often machine-made identifiers (session ids,
+  // hashes, random keys), which are odd by construction.
+  d.screens_metadata = false;
   d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {
     OddTokenOptions o;
     BULWARK_RETURN_IF_ERROR(ReadOddTokenOptions(section, &o));

@@ -136,6 +136,7 @@ TEST(OddTokenTest, DetectorReportsTheToken) {
   auto config = WriteGateConfig::FromJson(nlohmann::json::parse(R"({"odd_token": {"enabled": true}})"));
   ASSERT_THAT(config.status(), IsOk());
   EXPECT_TRUE(config->Enabled(OddTokenDescriptor()));
+  EXPECT_FALSE(OddTokenDescriptor().screens_metadata);  // metadata holds machine-made identifiers
   EXPECT_EQ(config->Options(OddTokenDescriptor())["max_bits_per_char"].get<double>(), kThreshold);
   EXPECT_THAT(
       WriteGateConfig::FromJson(nlohmann::json::parse(R"({"odd_token": {"max_bits_per_char": 0}})")).status(),
