@@ -1,14 +1,16 @@
 // Cost of the conflict and flood detectors and of the whole write gate with them (issue #14 points
 // 2, 3 and 7), per write, excluding embedding. Targets: conflict <= 40 us per write at 10k stored
 // memories; the whole gate (memsad at m = 1000 history, memsad_plus, validation, proactive,
-// conflict, flood; no watermark) <= 50 us per write at m = 1000 and 10k memories.
+// conflict, flood, odd_token; no watermark) <= 50 us per write at m = 1000 and 10k memories.
 //
 //   BM_ConflictOnly/N   the conflict detector alone against N stored memories (signature scan,
 //                       exact re-rank of 32 candidates, slot extraction and comparison)
 //   BM_FloodOnly        the flood detector alone (windows of 64 writes per principal, 256 per
 //                       namespace, full)
-//   BM_WholeGate/N      every default detector, calibrated namespace, m = 1000, N memories
-//   BM_GateWithoutConflictAndFlood/N  the same gate with the two new detectors disabled
+//   BM_OddTokenOnly     the odd_token detector alone
+//   BM_WholeGate/N      every default detector plus conflict, flood and odd_token, calibrated
+//                       namespace, m = 1000, N memories
+//   BM_GateWithoutConflictAndFlood/N  the same gate with conflict, flood and odd_token disabled
 //   BM_SlotExtraction   ExtractSlots on the written note alone
 //
 // The stored memories are 10k distinct synthetic notes (names, dates, times, amounts, rooms drawn
@@ -58,11 +60,11 @@ struct Fixture {
   Fixture(size_t memories, size_t m, const char* only, bool without_new = false) {
     embedder = *CreateEmbedder({{"kind", "lexical"}});
     nlohmann::json config = {{"memsad", {{"history_capacity", m}}}};
-    // conflict and flood are off by default: the whole gate turns them on.
-    config["conflict"] = config["flood"] = {{"enabled", !without_new}};
+    // conflict, flood and odd_token are off by default: the whole gate turns them on.
+    config["conflict"] = config["flood"] = config["odd_token"] = {{"enabled", !without_new}};
     if (only != nullptr) {
-      for (const char* name :
-           {"memsad", "memsad_plus", "watermark", "validation", "proactive", "conflict", "flood"}) {
+      for (const char* name : {"memsad", "memsad_plus", "watermark", "validation", "proactive", "conflict",
+                               "flood", "odd_token"}) {
         config[name]["enabled"] = std::string_view(name) == only;
       }
     }
@@ -106,6 +108,12 @@ void BM_FloodOnly(benchmark::State& state) {
   f.Run(state);
 }
 BENCHMARK(BM_FloodOnly)->Unit(benchmark::kMicrosecond);
+
+void BM_OddTokenOnly(benchmark::State& state) {
+  Fixture f(0, 20, "odd_token");
+  f.Run(state);
+}
+BENCHMARK(BM_OddTokenOnly)->Unit(benchmark::kMicrosecond);
 
 void BM_WholeGate(benchmark::State& state) {
   Fixture f(static_cast<size_t>(state.range(0)), 1000, nullptr);

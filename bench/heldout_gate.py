@@ -88,8 +88,9 @@ def persona_run(args, persona, tmp):
         if args.gate_config:
             with open(args.gate_config) as src:
                 dst.write(src.read())
-        else:  # the defaults plus the conflict and flood detectors (off by default)
-            dst.write(json.dumps({"conflict": {"enabled": True}, "flood": {"enabled": True}}))
+        else:  # the defaults plus the conflict, flood and odd_token detectors (off by default)
+            dst.write(json.dumps({"conflict": {"enabled": True}, "flood": {"enabled": True},
+                                  "odd_token": {"enabled": True}}))
     mem_file = os.path.join(tmp, f"{persona}_m.jsonl")
     write_import(mem_file, [{"text": m["text"], "metadata": {"i": i, "benign": True}, "source": m.get("source", "user")}
                             for i, m in enumerate(memories)])
@@ -121,7 +122,7 @@ def main():
                          "are the history")
     ap.add_argument("--target-fpr", type=float, default=0.02)
     ap.add_argument("--gate-config", help="a gate.json to install in each store (default: the defaults with "
-                                          "conflict and flood enabled)")
+                                          "conflict, flood and odd_token enabled)")
     ap.add_argument("--json", help="write the counts here")
     ap.add_argument("--misses", action="store_true", help="print the poisons not flagged (never tune on them)")
     args = ap.parse_args()

@@ -186,11 +186,11 @@ TEST_F(ToyDetectorTest, CalibrationFitsStoresAndLoadsIt) {
   EXPECT_EQ(loaded->Get<double>(ToyDescriptor()), nullptr);
 }
 
-TEST(DetectorRegistryTest, TheBuiltInEightAreRegisteredInTheGatesOrder) {
+TEST(DetectorRegistryTest, TheBuiltInNineAreRegisteredInTheGatesOrder) {
   std::vector<std::string> names;
   for (const DetectorDescriptor* d : DetectorRegistry::Global().All()) names.push_back(d->name);
   EXPECT_EQ(names, (std::vector<std::string>{"memsad", "memsad_plus", "watermark", "validation", "proactive",
-                                             "conflict", "flood", "llm_judge"}));
+                                             "conflict", "flood", "odd_token", "llm_judge"}));
   EXPECT_EQ(DetectorRegistry::Global().Find("watermark"), &WatermarkDescriptor());
   EXPECT_EQ(DetectorRegistry::Global().Find("nope"), nullptr);
   EXPECT_EQ(WatermarkDescriptor().flags, FlagSide::kBelow);
@@ -205,7 +205,7 @@ TEST(DetectorRegistryTest, RejectsDuplicateAndIncompleteDescriptors) {
   DetectorDescriptor reserved = ProactiveDescriptor();
   reserved.name = "target_fpr";
   EXPECT_THAT(DetectorRegistry::Global().Register(&reserved), StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_EQ(DetectorRegistry::Global().All().size(), 8u);  // nothing was added, nothing removed
+  EXPECT_EQ(DetectorRegistry::Global().All().size(), 9u);  // nothing was added, nothing removed
 }
 
 }  // namespace

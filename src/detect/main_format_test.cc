@@ -17,11 +17,12 @@ namespace bulwark {
 namespace {
 
 // `json` without the sections of the detectors registered after main's df45a5f (issue #14: the
-// conflict, flood and llm_judge detectors), which main's records do not have: every other byte
+// conflict, flood, odd_token and llm_judge detectors), which main's records do not have: every other byte
 // must match.
 std::string WithoutNewDetectors(nlohmann::json json) {
   json.erase("conflict");
   json.erase("flood");
+  json.erase("odd_token");
   json.erase("llm_judge");
   return json.dump();
 }
@@ -43,6 +44,7 @@ TEST(MainFormatTest, GateConfigPrintsAsMainDid) {
   EXPECT_FALSE(defaults->ToJson()["conflict"]["enabled"].get<bool>());
   EXPECT_FALSE(defaults->ToJson()["flood"]["enabled"].get<bool>());
   EXPECT_FALSE(defaults->ToJson()["llm_judge"]["enabled"].get<bool>());
+  EXPECT_FALSE(defaults->ToJson()["odd_token"]["enabled"].get<bool>());
   auto parsed = WriteGateConfig::FromJson(nlohmann::json::parse(kMainInput));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(WithoutNewDetectors(parsed->ToJson()), kMainPrinted);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -360,6 +361,33 @@ TEST(ValidationRulesTest, FalsePositiveRateOnTheBenignCorpora) {
     std::cout << file << ": " << flagged << " of " << texts.size() << " flagged\n";
     EXPECT_LE(flagged, texts.size() / 100) << file;
   }
+}
+
+// Secrets and other people's records sent to a phone number or a postal place
+// (data/gate_tuning/exfiltration_train.jsonl, written to tune these rules): 14 of the 15
+// injections are caught (the one left gives a customer list to a named person's cell number
+// after other words), none of the 20 look-alike benign notes.
+TEST(ValidationRulesTest, ExfiltrationToNumbersAndPostalPlaces) {
+  auto rules = ValidationRules::Default();
+  ASSERT_THAT(rules, IsOk());
+  std::ifstream in(std::string(BULWARK_SOURCE_DIR) + "/data/gate_tuning/exfiltration_train.jsonl");
+  size_t injections = 0, caught = 0, benign = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    const nlohmann::json j = nlohmann::json::parse(line);
+    const std::string text = j.at("text").get<std::string>();
+    const auto names = Names(**rules, text);
+    if (j.at("label") == "injection") {
+      ++injections;
+      caught += !names.empty();
+    } else {
+      ++benign;
+      EXPECT_TRUE(names.empty()) << text << ": " << names.front();
+    }
+  }
+  EXPECT_EQ(injections, 15u);
+  EXPECT_EQ(benign, 20u);
+  EXPECT_GE(caught, 14u);
 }
 
 TEST(ValidationRulesTest, ParseErrorsNameTheLine) {

@@ -1,0 +1,107 @@
+#include "detect/odd_token.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+namespace bulwark {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+bool IsUpper(char c) { return c >= 'A' && c <= 'Z'; }
+bool IsLower(char c) { return c >= 'a' && c <= 'z'; }
+bool IsLetter(char c) { return IsUpper(c) || IsLower(c); }
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Punctuation that wraps a token in prose: quotes, brackets, sentence marks.
+bool IsWrapper(char c) {
+  static constexpr std::string_view kWrappers = ".,;:!?\"'()[]{}<>*`";
+  return kWrappers.find(c) != std::string_view::npos;
+}
+
+struct Run {
+  size_t begin = 0, end = 0;  // offsets in the token
+};
+
+// The token's letter runs, split at non-letters and at a lower-to-upper case change.
+template <typename F>
+void ForEachRun(std::string_view tok, F&& f) {
+  size_t i = 0;
+  while (i < tok.size()) {
+    if (!IsLetter(tok[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i + 1;
+    while (j < tok.size() && IsLetter(tok[j]) && !(IsLower(tok[j - 1]) && IsUpper(tok[j]))) ++j;
+    f(Run{i, j});
+    i = j;
+  }
+}
+
+bool CodeLike(std::string_view tok) {
+  bool letter = false, joiner = false;
+  for (size_t i = 0; i < tok.size(); ++i) {
+    const char c = tok[i];
+    letter |= IsLetter(c);
+    if (IsDigit(c) || c == '_') joiner = true;
+    if (c == '-' && i > 0 && i + 1 < tok.size()) joiner = true;
+    if (i > 0 && IsLower(tok[i - 1]) && IsUpper(c)) joiner = true;
+  }
+  return letter && joiner;
+}
+
+// Whether the run of `tok` is one the model may judge (see the header's list).
+bool Judged(std::string_view tok, Run r, bool code_like, size_t last_dot) {
+  const size_t n = r.end - r.begin;
+  if (n < 2) return false;
+  const std::string_view s = tok.substr(r.begin, n);
+  if (std::all_of(s.begin(), s.end(), IsUpper)) return false;  // acronym or code
+  if (IsUpper(s[0]) && !code_like) return false;               // a name
+  if (!code_like && n < 5) return false;                       // a short abbreviation
+  const bool touches_digit =
+      (r.begin > 0 && IsDigit(tok[r.begin - 1])) || (r.end < tok.size() && IsDigit(tok[r.end]));
+  if (touches_digit && n <= 4) return false;  // unit, ordinal, version
+  if (last_dot != std::string_view::npos && r.begin > last_dot && n <= 4) return false;  // extension, TLD
+  return true;
+}
+
+void ScoreToken(size_t offset, std::string_view tok, const CharTrigramModel& model, OddestToken* best) {
+  if (tok.find('@') != std::string_view::npos || tok.find("://") != std::string_view::npos) return;
+  if (tok.size() >= 4 && (tok.substr(0, 4) == "www." || tok.substr(0, 4) == "WWW.")) return;
+  if (std::any_of(tok.begin(), tok.end(), [](char c) { return static_cast<unsigned char>(c) >= 0x80; }))
+    return;
+  const bool code_like = CodeLike(tok);
+  const size_t last_dot = tok.rfind('.');
+  ForEachRun(tok, [&](Run r) {
+    if (!Judged(tok, r, code_like, last_dot)) return;
+    std::array<char, 64> lower{};
+    const size_t n = std::min(r.end - r.begin, lower.size());
+    for (size_t k = 0; k < n; ++k) lower[k] = static_cast<char>(tok[r.begin + k] | 0x20);
+    const double bits = model.BitsPerChar(std::string_view(lower.data(), n));
+    if (bits > best->bits_per_char) {
+      *best = OddestToken{bits, offset, tok.size(), offset + r.begin, r.end - r.begin};
+    }
+  });
+}
+
+}  // namespace
+
+OddestToken FindOddestToken(std::string_view text, const CharTrigramModel& model) {
+  text = text.substr(0, std::min(text.size(), kMaxOddTokenBytes));
+  OddestToken best;
+  size_t i = 0;
+  while (i < text.size()) {
+    while (i < text.size() && IsSpace(text[i])) ++i;
+    size_t j = i;
+    while (j < text.size() && !IsSpace(text[j])) ++j;
+    size_t b = i, e = j;
+    while (b < e && IsWrapper(text[b])) ++b;
+    while (e > b && IsWrapper(text[e - 1])) --e;
+    if (e > b) ScoreToken(b, text.substr(b, e - b), model, &best);
+    i = j;
+  }
+  return best;
+}
+
+}  // namespace bulwark
