@@ -2,6 +2,7 @@
 #include "replication/replica_coordinator.h"
 
 #include <absl/strings/str_cat.h>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -46,7 +47,7 @@ absl::StatusOr<std::unique_ptr<ReplicaCoordinator>> ReplicaCoordinator::Start(
   c->placement_hooks_ = placement;
   if (placement.hold && placement.drop && placement.holds && placement.known) {
     c->placement_ = std::make_unique<ReplicaPlacement>(c->self_, c->options_.copies, std::move(placement));
-    c->RefreshPlacement();  // the namespaces placed here are loaded before the first request
+    c->RefreshPlacement();  // reads load a namespace placed here before they run
   }
   BULWARK_ASSIGN_OR_RETURN(c->notifier_, CoalescingNotifier::Start(conninfo));
   BULWARK_ASSIGN_OR_RETURN(c->listener_, ChangeListener::Open(conninfo));
@@ -105,9 +106,23 @@ void ReplicaCoordinator::RefreshPlacement() {
     spdlog::warn("replica directory: {}; placement unchanged", live.status().ToString());
     return;
   }
+  // Namespaces newly placed here are loaded ahead of reads only once the live replicas have not
+  // changed for a lease ttl: replicas starting one after the other would otherwise each load
+  // everything first (and a dropped namespace's memory is not always returned to the system).
+  std::vector<std::string> ids;
+  for (const ReplicaInfo& r : *live) ids.push_back(r.replica_id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  const absl::Time now = absl::Now();
+  if (ids != last_live_ids_) {
+    last_live_ids_ = ids;
+    live_since_ = now;
+  }
+  const bool settled = now - live_since_ >= options_.lease_ttl;
   placement_->SetLive(*std::move(live));
   absl::StatusOr<ReplicaPlacement::Counts> counts =
-      placement_->Reconcile([this](std::string_view ns) { return Leads(ns); });
+      placement_->Reconcile([this](std::string_view ns) { return Leads(ns); }, settled);
+  if (counts.ok() && counts->dropped > 0) malloc_trim(0);  // the dropped indexes' pages
   if (!counts.ok()) {
     spdlog::warn("placement: {}", counts.status().ToString());
   } else if (counts->loaded > 0 || counts->dropped > 0) {

@@ -132,6 +132,9 @@ class ReplicaCoordinator {
   std::unique_ptr<ChangeListener> listener_;  // only the follower thread uses it
   PlacementHooks placement_hooks_;
   std::unique_ptr<ReplicaPlacement> placement_;  // null: every namespace is held
+  // The live replica ids at the last RefreshPlacement and since when (the placement thread's).
+  std::vector<std::string> last_live_ids_;
+  absl::Time live_since_ = absl::InfinitePast();
 
   // Serializes taking leases, so two workers never take one namespace twice.
   absl::Mutex lead_mu_;

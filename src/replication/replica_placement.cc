@@ -57,12 +57,13 @@ bool ReplicaPlacement::PlacedHere(std::string_view name_space) const {
 }
 
 absl::StatusOr<ReplicaPlacement::Counts> ReplicaPlacement::Reconcile(
-    const std::function<bool(std::string_view)>& keep) {
+    const std::function<bool(std::string_view)>& keep, bool load) {
   Counts counts;
   absl::Status first_error;
   for (const std::string& ns : hooks_.known()) {
     const bool held = hooks_.holds(ns);
     if (PlacedHere(ns)) {
+      if (!held && !load) continue;
       if (!held) {
         if (absl::Status s = hooks_.hold(ns); !s.ok()) {
           spdlog::warn("loading namespace '{}' placed here: {}", ns, s.ToString());

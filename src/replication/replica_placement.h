@@ -65,10 +65,11 @@ class ReplicaPlacement {
   // The namespace's live holders, at most R, placement order (the first is the preferred leader).
   std::vector<ReplicaInfo> Holders(std::string_view name_space) const;
   bool PlacedHere(std::string_view name_space) const;
-  // Loads the namespaces placed here, drops the others except those `keep` accepts (see the file
-  // comment). Returns the counts; the first load error otherwise (the other loads still ran, and a
-  // namespace that failed is loaded again by the next Reconcile or read).
-  [[nodiscard]] absl::StatusOr<Counts> Reconcile(const std::function<bool(std::string_view)>& keep);
+  // Loads the namespaces placed here (only if `load`), drops the others except those `keep`
+  // accepts (see the file comment). Returns the counts; the first load error otherwise (the other
+  // loads still ran, and a namespace that failed is loaded again by the next Reconcile or read).
+  [[nodiscard]] absl::StatusOr<Counts> Reconcile(const std::function<bool(std::string_view)>& keep,
+                                                 bool load = true);
   // Where a read of `name_space` runs (see the file comment); kUnavailable when loading it failed
   // or no other live replica holds it.
   ReadRoute RouteRead(std::string_view name_space, bool forwarded);
