@@ -11,8 +11,9 @@
 //   - placement (R = 2 of N = 3): each replica holds exactly the namespaces rendezvous hashing
 //     places on it (/v1/admin/stats "replica"); a read on a replica that does not hold the
 //     namespace is forwarded and sees the write it follows (read-your-writes); tenancy holds
-//     through a forwarded read; a Mem0 write on a non-leader reaches the leader; after kill -9 of
-//     a replica every namespace is still read, and the survivors take its namespaces over.
+//     through a forwarded read; a Mem0 add and an MCP add_memory on a non-leader reach the
+//     leader; after kill -9 of a replica every namespace is still read, and the survivors take
+//     its namespaces over.
 #include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
@@ -359,6 +360,28 @@ TEST_F(ReplicaServiceTest, ReplicasHoldTheirPlacedNamespacesAndForwardOtherReads
                     {{"Bulwark-Min-Version", m.header("Bulwark-Version")}});
   ASSERT_EQ(found.status, 200) << found.body;
   EXPECT_TRUE(absl::StrContains(found.body, "Lisbon")) << found.body;
+
+  // An MCP write tool on a replica that does not lead the namespace reaches its leader too.
+  const std::string mcp_leader = Leader("n3");
+  ASSERT_FALSE(mcp_leader.empty());
+  const std::string mcp_other = mcp_leader == "r2" ? "r3" : "r2";
+  Answer tool =
+      On(mcp_other, "POST", "/mcp", admin_,
+         {{"jsonrpc", "2.0"},
+          {"id", 1},
+          {"method", "tools/call"},
+          {"params",
+           {{"name", "add_memory"},
+            {"arguments", {{"namespace", "n3"}, {"text", "The spare key is under the blue pot"}}}}}});
+  ASSERT_EQ(tool.status, 200) << tool.body;
+  EXPECT_FALSE(tool.json()["result"].value("isError", false)) << tool.body;
+  EXPECT_TRUE(absl::StrContains(tool.body, "Stored memory")) << tool.body;
+  EXPECT_EQ(Leader("n3"), mcp_leader);
+  Answer spare = On(mcp_leader == "r1" ? "r2" : "r1", "POST", "/v1/memories/search", admin_,
+                    {{"namespace", "n3"}, {"query", "spare key blue pot"}},
+                    {{"Bulwark-Min-Version", tool.header("Bulwark-Version")}});
+  ASSERT_EQ(spare.status, 200) << spare.body;
+  EXPECT_TRUE(absl::StrContains(spare.body, "spare key")) << spare.body;
 
   // kill -9 of a replica: every namespace is still read on the survivors at once (the next
   // holder answers), and the survivors then hold everything (N = 2, R = 2).
