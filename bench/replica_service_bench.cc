@@ -4,6 +4,7 @@
 // namespace's size. Real processes on loopback over a throwaway PostgreSQL cluster.
 //
 //   replica_service_bench [requests_per_client=150] [clients=4]
+//   replica_service_bench --memory ENTRIES [NAMESPACES=60]
 //
 // Writes: `clients` threads each add `requests_per_client` single entries to 8 namespaces (so
 // several leaders), sending each request to the replicas in turn (a non-leader forwards it).
@@ -12,6 +13,13 @@
 // namespace of n entries (batches of 100), its leader killed, then one write retried every 20 ms
 // through another replica until acknowledged. Lease ttl 2 s. Bounded: every request has a 10 s
 // timeout and every phase a 120 s deadline.
+//
+// --memory: 3 replicas with R = 2; ENTRIES entries (batches of 100, sent to the replicas in turn)
+// across NAMESPACES namespaces of equal size; once placement has settled, each replica's held
+// namespaces, indexed vectors (its /v1/admin/stats "replica") and resident memory (VmRSS) against
+// the total, RSS growth against each replica's RSS on the empty store; then the same three
+// started again on the written store (cold loads only), then one replica alone (it holds
+// everything) for comparison.
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 #include <unistd.h>
@@ -19,6 +27,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -52,6 +61,24 @@ std::string LoadAverage() {
   return one;
 }
 
+// The admin key the first start of the memory run wrote down (a later start prints none).
+std::string ReadAdminKey(const std::string& dir) {
+  std::ifstream in(dir + "/admin.key");
+  std::string key;
+  in >> key;
+  return key;
+}
+
+// Resident memory of a process, MiB (-1 if unreadable).
+double RssMiB(pid_t pid) {
+  std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atof(line.c_str() + 6) / 1024.0;
+  }
+  return -1;
+}
+
 struct Group {
   std::string url;
   std::string admin;
@@ -59,8 +86,9 @@ struct Group {
   std::map<std::string, std::unique_ptr<ServerProcess>> replicas;
 };
 
-bool StartGroup(PgTestCluster& cluster, const std::string& db, int n, const std::string& dir, Group* g) {
-  if (!cluster.CreateDatabase(db).ok()) return false;
+bool StartGroup(PgTestCluster& cluster, const std::string& db, int n, const std::string& dir, Group* g,
+                bool create = true) {
+  if (create && !cluster.CreateDatabase(db).ok()) return false;
   g->url = absl::StrCat("postgresql://postgres@127.0.0.1:", cluster.port(), "/", db);
   for (int i = 1; i <= n; ++i) {
     const std::string id = absl::StrCat("r", i);
@@ -69,6 +97,7 @@ bool StartGroup(PgTestCluster& cluster, const std::string& db, int n, const std:
                                      "--lease-ttl-ms", std::to_string(kLeaseTtlMs), "--max-batch", "100"});
     if (p == nullptr) return false;
     if (p->admin_key()) g->admin = *p->admin_key();
+    if (!create && g->admin.empty()) g->admin = ReadAdminKey(dir);
     g->ids.push_back(id);
     g->replicas[id] = std::move(p);
   }
@@ -146,8 +175,108 @@ double Takeover(Group& g, const std::string& ns, int n) {
   return -1;
 }
 
+// The "replica" member of a replica's /v1/admin/stats.
+json ReplicaStats(Group& g, const std::string& id) {
+  auto client = g.replicas.at(id)->Client(true);
+  Answer a = ::bulwark::testing::Send(*client, "GET", "/v1/admin/stats", g.admin, "");
+  return a.json().value("replica", json::object());
+}
+
+// Waits (at most 180 s) until every replica's held vectors total R copies of `entries` (or all of
+// them for one replica) and no replica's count changed for 2 s: placement has settled.
+void AwaitPlacement(Group& g, int entries) {
+  const int64_t want = static_cast<int64_t>(entries) * std::min<int64_t>(2, g.ids.size());
+  std::map<std::string, int64_t> last;
+  Clock::time_point stable_since = Clock::now();
+  for (const Clock::time_point deadline = Clock::now() + std::chrono::seconds(180);
+       Clock::now() < deadline;) {
+    std::map<std::string, int64_t> now;
+    int64_t total = 0;
+    for (const std::string& id : g.ids)
+      total += now[id] = ReplicaStats(g, id).value("indexed_vectors", int64_t{0});
+    if (now != last) stable_since = Clock::now();
+    last = now;
+    if (total == want && Clock::now() - stable_since >= std::chrono::seconds(2)) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  std::printf("placement did not settle within 180 s\n");
+}
+
+void PrintHolding(Group& g, int entries, const std::map<std::string, double>& rss_before) {
+  for (const std::string& id : g.ids) {
+    const json r = ReplicaStats(g, id);
+    const int64_t vectors = r.value("indexed_vectors", int64_t{-1});
+    const double rss = RssMiB(g.replicas.at(id)->pid());
+    std::printf("| %zu | %s | %zu | %lld | %.3f | %.0f | %.0f | %s |\n", g.ids.size(), id.c_str(),
+                r.value("held_namespaces", json::array()).size(), static_cast<long long>(vectors),
+                static_cast<double>(vectors) / entries, rss, rss - rss_before.at(id), LoadAverage().c_str());
+  }
+}
+
+// --memory: see the file comment.
+int Memory(PgTestCluster& cluster, int entries, int namespaces) {
+  ::bulwark::testing::TempDir dir;
+  const std::string d = dir.path().string();
+  Group g;
+  if (!StartGroup(cluster, "memory", 3, d, &g)) return 1;
+  std::ofstream(d + "/admin.key") << g.admin << "\n";
+  std::map<std::string, double> before;
+  for (const std::string& id : g.ids) before[id] = RssMiB(g.replicas.at(id)->pid());
+  const Clock::time_point start = Clock::now();
+  for (int done = 0, batch = 0; done < entries; ++batch) {
+    json list = json::array();
+    const std::string ns = absl::StrCat("m", batch % namespaces);
+    for (int i = 0; i < 100 && done + i < entries; ++i)
+      list.push_back({{"text", absl::StrCat("note ", done + i, " about topic ", (done + i) % 97)}});
+    Answer a = Post(g, g.ids[batch % 3], "/v1/memories", {{"namespace", ns}, {"entries", list}});
+    if (a.status != 201) {
+      std::printf("fill failed at %d: %d %s\n", done, a.status, a.body.substr(0, 200).c_str());
+      return 1;
+    }
+    done += static_cast<int>(list.size());
+  }
+  std::printf("wrote %d entries in %d namespaces through 3 replicas in %.1f s\n", entries, namespaces,
+              Seconds(Clock::now() - start));
+  const Clock::time_point settling = Clock::now();
+  AwaitPlacement(g, entries);
+  std::printf("placement settled %.1f s after the writes\n", Seconds(Clock::now() - settling));
+  std::printf("| N | replica | namespaces held | vectors held | share | RSS MiB | RSS growth MiB | load |\n");
+  PrintHolding(g, entries, before);
+  // The same three started again on the written store (cold loads, no write-path state), then one
+  // replica alone, which holds everything. RSS growth is then against an empty store's start.
+  g.replicas.clear();
+  g.ids.clear();
+  Group again;
+  again.admin = g.admin;
+  const Clock::time_point restarted = Clock::now();
+  if (!StartGroup(cluster, "memory", 3, d, &again, /*create=*/false)) return 1;
+  AwaitPlacement(again, entries);
+  std::printf("restarted; placement settled %.1f s after the first start\n",
+              Seconds(Clock::now() - restarted));
+  PrintHolding(again, entries, before);
+  again.replicas.clear();
+  again.ids.clear();
+  Group solo;
+  solo.admin = g.admin;
+  if (!StartGroup(cluster, "memory", 1, d, &solo, /*create=*/false)) return 1;
+  AwaitPlacement(solo, entries);
+  PrintHolding(solo, entries, before);
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   int per_client = 150, clients = 4;
+  if (argc > 1 && std::string(argv[1]) == "--memory") {
+    int entries = 0, namespaces = 60;
+    if (argc < 3 || !absl::SimpleAtoi(argv[2], &entries) || entries < 100 || entries > 2'000'000) return 2;
+    if (argc > 3 && (!absl::SimpleAtoi(argv[3], &namespaces) || namespaces < 3 || namespaces > 10'000))
+      return 2;
+    auto cluster = PgTestCluster::Start();
+    if (!cluster.ok()) return 1;
+    std::printf("replica_service_bench --memory %d %d; load average at start %s\n", entries, namespaces,
+                LoadAverage().c_str());
+    return Memory(**cluster, entries, namespaces);
+  }
   if (argc > 1 && (!absl::SimpleAtoi(argv[1], &per_client) || per_client < 1 || per_client > 10000)) return 2;
   if (argc > 2 && (!absl::SimpleAtoi(argv[2], &clients) || clients < 1 || clients > 64)) return 2;
   auto cluster = PgTestCluster::Start();

@@ -8,6 +8,12 @@
 //     replica takes the namespace over (the takeover time is printed);
 //   - a leader paused (SIGSTOP) past its lease and resumed never forks the namespace: its late
 //     write is refused or goes to the new leader, and the store's versions stay gap-free.
+//   - placement (R = 2 of N = 3): each replica holds exactly the namespaces rendezvous hashing
+//     places on it (/v1/admin/stats "replica"); a read on a replica that does not hold the
+//     namespace is forwarded and sees the write it follows (read-your-writes); tenancy holds
+//     through a forwarded read; a Mem0 add and an MCP add_memory on a non-leader reach the
+//     leader; after kill -9 of a replica every namespace is still read, and the survivors take
+//     its namespaces over.
 #include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_join.h>
@@ -19,12 +25,14 @@
 #include <future>
 #include <iostream>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "replication/version_checker.h"
 #include "service_harness.h"
 #include "storage/postgresql/change_feed.h"
 #include "storage/postgresql/namespace_lease.h"
+#include "storage/postgresql/rendezvous.h"
 #include "storage/postgresql/testing/pg_test_environment.h"
 #include "testing/temp_dir.h"
 
@@ -107,6 +115,21 @@ class ReplicaServiceTest : public ::testing::Test {
     EXPECT_EQ(got.status, 200) << on << ": " << got.body;
   }
 
+  // The "replica" member of `id`'s /v1/admin/stats once it holds exactly `want` (polled for up to
+  // 15 s: placement follows the directory every lease ttl / 4); a test failure otherwise.
+  json HeldBy(const std::string& id, const std::set<std::string>& want) {
+    const Clock::time_point deadline = Clock::now() + std::chrono::seconds(15);
+    json replica;
+    while (Clock::now() < deadline) {
+      Answer stats = On(id, "GET", "/v1/admin/stats", admin_);
+      replica = stats.json().value("replica", json::object());
+      const std::set<std::string> held = replica.value("held_namespaces", std::set<std::string>{});
+      if (held == want) return replica;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ADD_FAILURE() << id << " holds " << replica.dump() << ", not the " << want.size() << " placed on it";
+    return replica;
+  }
   // Writes `text` to `ns` through the replicas of `order` in turn, retrying 503s and lost
   // connections every 100 ms until `deadline`; the acknowledged write's (id, token), or empty
   // strings (with a test failure).
@@ -258,6 +281,119 @@ TEST_F(ReplicaServiceTest, ALeaderPausedPastItsLeaseIsFencedAndNeverForks) {
   ASSERT_FALSE(after.first.empty());
   EXPECT_EQ(Leader("p"), successor);
   for (const char* on : {"r1", "r2", "r3"}) ExpectReadable(on, "p", after.first, after.second, key);
+  ExpectGapFreeVersions();
+}
+
+// The replica ids holding each of `names` by the placement of R = 2 over r1, r2, r3.
+std::map<std::string, std::set<std::string>> ExpectedHeld(const std::vector<std::string>& names,
+                                                          const std::vector<std::string>& replicas) {
+  std::map<std::string, std::set<std::string>> held;
+  auto placement = RendezvousPlacement::Create(replicas);
+  EXPECT_TRUE(placement.ok()) << placement.status();
+  if (!placement.ok()) return held;
+  for (const std::string& ns : names) {
+    for (const std::string& id : placement->Place(ns, 2)) held[id].insert(ns);
+  }
+  return held;
+}
+
+TEST_F(ReplicaServiceTest, ReplicasHoldTheirPlacedNamespacesAndForwardOtherReads) {
+  const std::vector<std::string> names = {"n0", "n1", "n2", "n3", "n4", "n5"};
+  const std::string tenant = NewKey("tenant", "n0");
+  for (const std::string& ns : names) {
+    Answer a = On("r1", "POST", "/v1/memories", admin_,
+                  {{"namespace", ns}, {"text", absl::StrCat("The code word of ", ns, " is blue")}});
+    ASSERT_EQ(a.status, 201) << ns << ": " << a.body;
+  }
+  // Each replica holds exactly the namespaces placed on it (R = 2 of N = 3): 12 copies of 6.
+  const auto expected = ExpectedHeld(names, {"r1", "r2", "r3"});
+  size_t copies = 0;
+  for (const char* id : {"r1", "r2", "r3"}) {
+    const std::set<std::string> want = expected.count(id) ? expected.at(id) : std::set<std::string>{};
+    json replica = HeldBy(id, want);
+    EXPECT_EQ(replica["indexed_vectors"].get<size_t>(), want.size()) << id << ": one row per namespace";
+    std::cout << id << " holds " << replica["held_namespaces"].dump() << " of " << names.size() << "\n";
+    copies += want.size();
+  }
+  EXPECT_EQ(copies, 2 * names.size());
+
+  // Read-your-writes through a replica that does not hold the namespace: the read is forwarded.
+  for (const std::string& ns : names) {
+    std::string away;
+    for (const char* id : {"r1", "r2", "r3"}) {
+      if (!expected.count(id) || !expected.at(id).contains(ns)) away = id;
+    }
+    ASSERT_FALSE(away.empty());
+    Answer w = On(away, "POST", "/v1/memories", admin_,
+                  {{"namespace", ns}, {"text", absl::StrCat("The ferry of ", ns, " leaves at seven")}});
+    ASSERT_EQ(w.status, 201) << w.body;
+    const std::string id = w.json()["entry"].value("id", "");
+    Answer s = On(away, "POST", "/v1/memories/search", admin_, {{"namespace", ns}, {"query", "ferry leaves"}},
+                  {{"Bulwark-Min-Version", w.header("Bulwark-Version")}});
+    ASSERT_EQ(s.status, 200) << away << " " << ns << ": " << s.body;
+    EXPECT_TRUE(absl::StrContains(s.body, id)) << away << " " << ns << ": " << s.body;
+    // Tenancy through a forwarded read: the n0 key reads nothing of another namespace.
+    if (ns != "n0") {
+      EXPECT_EQ(
+          On(away, "POST", "/v1/memories/search", tenant, {{"namespace", ns}, {"query", "ferry"}}).status,
+          404);
+    } else {
+      EXPECT_EQ(
+          On(away, "POST", "/v1/memories/search", tenant, {{"namespace", ns}, {"query", "ferry"}}).status,
+          200);
+    }
+  }
+
+  // A Mem0 write on a replica that does not lead the namespace reaches its leader.
+  const std::string leader = Leader("n2");
+  ASSERT_FALSE(leader.empty());
+  const std::string other = leader == "r1" ? "r2" : "r1";
+  Answer m = On(other, "POST", "/v3/memories/add/", admin_,
+                {{"messages", {{{"role", "user"}, {"content", "I moved to Lisbon in May"}}}},
+                 {"user_id", "n2"},
+                 {"infer", false}});
+  ASSERT_EQ(m.status, 200) << m.body;
+  EXPECT_EQ(Leader("n2"), leader) << "the non-leader did not take the namespace";
+  EXPECT_TRUE(absl::StrContains(replicas_.at(leader)->Stderr(), "leading namespace 'n2'"));
+  Answer found = On(other, "POST", "/v3/memories/search/", admin_,
+                    {{"query", "Lisbon"}, {"filters", {{"user_id", "n2"}}}},
+                    {{"Bulwark-Min-Version", m.header("Bulwark-Version")}});
+  ASSERT_EQ(found.status, 200) << found.body;
+  EXPECT_TRUE(absl::StrContains(found.body, "Lisbon")) << found.body;
+
+  // An MCP write tool on a replica that does not lead the namespace reaches its leader too.
+  const std::string mcp_leader = Leader("n3");
+  ASSERT_FALSE(mcp_leader.empty());
+  const std::string mcp_other = mcp_leader == "r2" ? "r3" : "r2";
+  Answer tool =
+      On(mcp_other, "POST", "/mcp", admin_,
+         {{"jsonrpc", "2.0"},
+          {"id", 1},
+          {"method", "tools/call"},
+          {"params",
+           {{"name", "add_memory"},
+            {"arguments", {{"namespace", "n3"}, {"text", "The spare key is under the blue pot"}}}}}});
+  ASSERT_EQ(tool.status, 200) << tool.body;
+  EXPECT_FALSE(tool.json()["result"].value("isError", false)) << tool.body;
+  EXPECT_TRUE(absl::StrContains(tool.body, "Stored memory")) << tool.body;
+  EXPECT_EQ(Leader("n3"), mcp_leader);
+  Answer spare = On(mcp_leader == "r1" ? "r2" : "r1", "POST", "/v1/memories/search", admin_,
+                    {{"namespace", "n3"}, {"query", "spare key blue pot"}},
+                    {{"Bulwark-Min-Version", tool.header("Bulwark-Version")}});
+  ASSERT_EQ(spare.status, 200) << spare.body;
+  EXPECT_TRUE(absl::StrContains(spare.body, "spare key")) << spare.body;
+
+  // kill -9 of a replica: every namespace is still read on the survivors at once (the next
+  // holder answers), and the survivors then hold everything (N = 2, R = 2).
+  replicas_.at("r3")->Signal(SIGKILL);
+  for (const std::string& ns : names) {
+    for (const char* on : {"r1", "r2"}) {
+      Answer s = On(on, "POST", "/v1/memories/search", admin_, {{"namespace", ns}, {"query", "code word"}});
+      EXPECT_EQ(s.status, 200) << on << " " << ns << ": " << s.body;
+    }
+  }
+  const std::set<std::string> all(names.begin(), names.end());
+  for (const char* id : {"r1", "r2"}) HeldBy(id, all);
   ExpectGapFreeVersions();
 }
 

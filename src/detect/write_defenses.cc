@@ -55,14 +55,17 @@ WriteDefenses::~WriteDefenses() {
   if (auto s = FlushQueryHistory(); !s.ok()) spdlog::warn("saving the query history: {}", s.ToString());
 }
 
-absl::Status WriteDefenses::Restore() {
+absl::Status WriteDefenses::ReloadNamespace(std::string_view name_space) { return Restore(name_space); }
+
+absl::Status WriteDefenses::Restore(std::optional<std::string_view> only) {
   // Query histories (newest `capacity` rows) and calibrations.
   absl::flat_hash_map<std::string, std::vector<std::vector<float>>> rows;
   absl::flat_hash_map<std::string, uint64_t> next;
   const size_t dim = static_cast<size_t>(embedder_.dimension());
   BULWARK_RETURN_IF_ERROR(
       repository_->ScanQueryHistory([&](std::string_view ns, uint64_t seq, std::vector<float> v) {
-        if (v.size() != dim) return absl::OkStatus();  // not ours to use; dropped at the next save
+        if (v.size() != dim || (only && ns != *only))
+          return absl::OkStatus();  // not ours to use; dropped at the next save
         rows[ToAbsl(ns)].push_back(std::move(v));
         next[ToAbsl(ns)] = seq + 1;
         return absl::OkStatus();
@@ -73,6 +76,7 @@ absl::Status WriteDefenses::Restore() {
     history_saved_[ns] = next[ns];
   }
   return repository_->ScanCalibrations([&](std::string_view ns, std::string_view text) {
+    if (only && ns != *only) return absl::OkStatus();
     auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     auto cal = json.is_discarded() ? absl::StatusOr<NamespaceCalibration>(absl::DataLossError("not JSON"))
                                    : NamespaceCalibration::FromJson(json);
@@ -173,10 +177,11 @@ absl::Status WriteDefenses::SaveHistory(const std::string& name_space, bool repl
 
 absl::Status WriteDefenses::FlushQueryHistory() {
   absl::MutexLock lock(&history_save_mu_);
+  absl::Status first;  // every namespace is tried (a replica's may be fenced: led elsewhere)
   for (const std::string& ns : gate_->state().HistoryNamespaces()) {
-    BULWARK_RETURN_IF_ERROR(SaveHistory(ns, /*replace=*/false));
+    if (absl::Status s = SaveHistory(ns, /*replace=*/false); !s.ok() && first.ok()) first = s;
   }
-  return absl::OkStatus();
+  return first;
 }
 
 std::vector<std::vector<float>> WriteDefenses::RecentQueries(std::string_view name_space,

@@ -80,6 +80,10 @@ class WriteDefenses {
   void RecordQuery(std::string_view name_space, std::span<const float> embedding);
   // Persists the query embeddings appended since the last save.
   [[nodiscard]] absl::Status FlushQueryHistory();
+  // Takeover by a new leader of a replica group (doc/scale-out.md, "The write gate's state"):
+  // replaces the namespace's query history and calibration held here with the ones stored (the
+  // previous leader's), when the store has them. The repository's error otherwise.
+  [[nodiscard]] absl::Status ReloadNamespace(std::string_view name_space);
   // The newest `limit` query embeddings of the namespace's history, oldest first.
   [[nodiscard]] std::vector<std::vector<float>> RecentQueries(std::string_view name_space,
                                                               size_t limit) const;
@@ -102,7 +106,8 @@ class WriteDefenses {
  private:
   WriteDefenses(std::unique_ptr<WriteGate> gate, const Embedder& embedder, DefenseStateRepository* repository,
                 Env* env);
-  absl::Status Restore();
+  // Restores the stored query histories and calibrations: every namespace's, or only `only`'s.
+  absl::Status Restore(std::optional<std::string_view> only = std::nullopt);
   // Saves a namespace's unsaved query history rows; `replace` rewrites it whole. Requires
   // history_save_mu_.
   absl::Status SaveHistory(const std::string& name_space, bool replace)

@@ -2,6 +2,7 @@
 #include "replication/replica_coordinator.h"
 
 #include <absl/strings/str_cat.h>
+#include <malloc.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -25,7 +26,7 @@ WriteRoute Unavailable(std::string why) { return {WriteRoute::Kind::kUnavailable
 
 absl::StatusOr<std::unique_ptr<ReplicaCoordinator>> ReplicaCoordinator::Start(
     std::string_view conninfo, ReplicaOptions options, PostgresBackend* backend,
-    std::function<absl::StatusOr<int64_t>()> catch_up) {
+    std::function<absl::StatusOr<int64_t>()> catch_up, PlacementHooks placement) {
   if (options.replica_id.empty() || options.replica_id.size() > kMaxReplicaIdBytes ||
       options.replica_id.find('/') != std::string::npos) {
     return absl::InvalidArgumentError("a replica id is 1..256 bytes without '/'");
@@ -43,10 +44,16 @@ absl::StatusOr<std::unique_ptr<ReplicaCoordinator>> ReplicaCoordinator::Start(
   BULWARK_ASSIGN_OR_RETURN(c->leases_, NamespaceLeases::Open(conninfo));
   BULWARK_ASSIGN_OR_RETURN(c->directory_, ReplicaDirectory::Open(conninfo));
   BULWARK_RETURN_IF_ERROR(c->directory_->Heartbeat(c->self_));
+  c->placement_hooks_ = placement;
+  if (placement.hold && placement.drop && placement.holds && placement.known) {
+    c->placement_ = std::make_unique<ReplicaPlacement>(c->self_, c->options_.copies, std::move(placement));
+    c->RefreshPlacement();  // reads load a namespace placed here before they run
+  }
   BULWARK_ASSIGN_OR_RETURN(c->notifier_, CoalescingNotifier::Start(conninfo));
   BULWARK_ASSIGN_OR_RETURN(c->listener_, ChangeListener::Open(conninfo));
   c->heartbeat_thread_ = std::thread([p = c.get()] { p->HeartbeatLoop(); });
   c->follow_thread_ = std::thread([p = c.get()] { p->FollowLoop(); });
+  if (c->placement_ != nullptr) c->placement_thread_ = std::thread([p = c.get()] { p->PlacementLoop(); });
   spdlog::info("replica {} ({}) at {}: R = {}, lease {}", c->options_.replica_id, c->self_.incarnation,
                c->self_.url, c->options_.copies, absl::FormatDuration(c->options_.lease_ttl));
   return c;
@@ -63,6 +70,7 @@ ReplicaCoordinator::~ReplicaCoordinator() {
   }
   if (heartbeat_thread_.joinable()) heartbeat_thread_.join();
   if (follow_thread_.joinable()) follow_thread_.join();
+  if (placement_thread_.joinable()) placement_thread_.join();
   {
     absl::MutexLock lock(&lead_mu_);
     leaders_.clear();  // each releases its lease if still leading
@@ -84,6 +92,59 @@ void ReplicaCoordinator::HeartbeatLoop() {
     if (absl::Status s = directory_->Heartbeat(self_); !s.ok())
       spdlog::warn("replica heartbeat: {}", s.ToString());
   }
+}
+
+void ReplicaCoordinator::PlacementLoop() {
+  // Its own thread: loading a large namespace never delays the heartbeat.
+  while (SleepUnlessStopping(options_.lease_ttl / 4)) RefreshPlacement();
+}
+
+void ReplicaCoordinator::RefreshPlacement() {
+  if (placement_ == nullptr) return;
+  absl::StatusOr<std::vector<ReplicaInfo>> live = directory_->Live(options_.lease_ttl);
+  if (!live.ok()) {
+    spdlog::warn("replica directory: {}; placement unchanged", live.status().ToString());
+    return;
+  }
+  // Namespaces newly placed here are loaded ahead of reads only once the live replicas have not
+  // changed for a lease ttl: replicas starting one after the other would otherwise each load
+  // everything first (and a dropped namespace's memory is not always returned to the system).
+  std::vector<std::string> ids;
+  for (const ReplicaInfo& r : *live) ids.push_back(r.replica_id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  const absl::Time now = absl::Now();
+  if (ids != last_live_ids_) {
+    last_live_ids_ = ids;
+    live_since_ = now;
+  }
+  const bool settled = now - live_since_ >= options_.lease_ttl;
+  placement_->SetLive(*std::move(live));
+  absl::StatusOr<ReplicaPlacement::Counts> counts =
+      placement_->Reconcile([this](std::string_view ns) { return Leads(ns); }, settled);
+  if (counts.ok() && counts->dropped > 0) malloc_trim(0);  // the dropped indexes' pages
+  if (!counts.ok()) {
+    spdlog::warn("placement: {}", counts.status().ToString());
+  } else if (counts->loaded > 0 || counts->dropped > 0) {
+    spdlog::info("placement over {} live replicas: {} namespaces held ({} loaded, {} dropped)",
+                 placement_->LiveIds().size(), counts->held, counts->loaded, counts->dropped);
+  }
+}
+
+ReplicaPlacement::ReadRoute ReplicaCoordinator::RouteRead(std::string_view name_space, bool forwarded) {
+  if (placement_ == nullptr) return {ReplicaPlacement::ReadRoute::Kind::kLocal, {}, ""};
+  return placement_->RouteRead(name_space, forwarded);
+}
+
+bool ReplicaCoordinator::Leads(std::string_view name_space) {
+  absl::MutexLock lock(&lead_mu_);
+  auto it = leaders_.find(ToAbsl(name_space));
+  return it != leaders_.end() && it->second->leading();
+}
+
+std::vector<std::string> ReplicaCoordinator::LiveReplicas() const {
+  if (placement_ == nullptr) return {self_.replica_id};
+  return placement_->LiveIds();
 }
 
 void ReplicaCoordinator::FollowLoop() {
@@ -163,9 +224,20 @@ WriteRoute ReplicaCoordinator::Lead(std::string_view name_space) {
   auto led = NamespaceLeadership::Acquire(leases_.get(), backend_, name_space, self_.incarnation, lo);
   if (led.ok()) {
     spdlog::info("leading namespace '{}' at epoch {}", name_space, (*led)->epoch());
+    // A leader holds what it writes: its write gate reads the namespace's entries.
+    if (placement_ != nullptr) {
+      if (absl::Status held = placement_hooks_.hold(name_space); !held.ok()) {
+        return Unavailable(absl::StrCat("loading the namespace: ", held.message()));
+      }
+    }
     // The previous leader's last writes are in the indexes before this replica's first one.
     if (absl::StatusOr<int64_t> applied = catch_up_(); !applied.ok()) {
       return Unavailable(absl::StrCat("applying the change feed: ", applied.status().message()));
+    }
+    if (placement_hooks_.on_lead) {
+      if (absl::Status s = placement_hooks_.on_lead(name_space); !s.ok()) {
+        return Unavailable(absl::StrCat("reloading the write gate's state: ", s.message()));
+      }
     }
     leaders_[std::string(name_space)] = *std::move(led);
     return Local();

@@ -10,7 +10,10 @@
 //   - sends the LISTEN/NOTIFY wake-up hint after each committed write (Committed), and applies
 //     the store's change feed from a follower thread on every hint and every poll interval (the
 //     `catch_up` callback: EntryStore::CatchUpNow, which applies events in seq order);
-//   - waits, bounded, for a read's minimum version (WaitApplied).
+//   - waits, bounded, for a read's minimum version (WaitApplied);
+//   - with placement hooks, holds only the namespaces rendezvous hashing places on this replica
+//     (replica_placement.h): reconciled at start and after every heartbeat against the live
+//     replicas, and says where a read of a namespace held elsewhere goes (RouteRead).
 //
 // Safety never rests on this class: a write is accepted only inside a transaction that checks the
 // lease's epoch (namespace_lease.h, CheckFence), so a replica with a stale view forwards to the
@@ -33,6 +36,7 @@
 
 #include "replication/namespace_leadership.h"
 #include "replication/replica_directory.h"
+#include "replication/replica_placement.h"
 #include "storage/postgresql/change_notify.h"
 #include "storage/postgresql/namespace_lease.h"
 #include "storage/postgresql/postgres_backend.h"
@@ -63,10 +67,12 @@ class ReplicaCoordinator {
   // this replica and starts the heartbeat and follower threads. `backend` is the store's entry
   // backend (fenced by the leaderships); `catch_up` applies the feed and returns the newest seq
   // applied. Both must outlive this object. InvalidArgument for an empty replica id, copies == 0
-  // or a lease ttl under 1 s; Unavailable if the database cannot be reached.
+  // or a lease ttl under 1 s; Unavailable if the database cannot be reached. `placement` set (its
+  // hooks all non-empty): this replica holds only the namespaces placed on it, loaded before Start
+  // returns; empty hooks: it holds every namespace.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<ReplicaCoordinator>> Start(
       std::string_view conninfo, ReplicaOptions options, PostgresBackend* backend,
-      std::function<absl::StatusOr<int64_t>()> catch_up);
+      std::function<absl::StatusOr<int64_t>()> catch_up, PlacementHooks placement = {});
   // Stops the threads, releases the leases still held and removes this replica's directory row.
   ~ReplicaCoordinator();
   ReplicaCoordinator(const ReplicaCoordinator&) = delete;
@@ -88,6 +94,13 @@ class ReplicaCoordinator {
   // newest applied seq. Unavailable (naming both versions, ending in "retry") past the wait.
   [[nodiscard]] absl::StatusOr<int64_t> WaitApplied(int64_t version, absl::Duration max_wait);
 
+  // Where a read of `name_space` runs (ReplicaPlacement::RouteRead); always here without placement.
+  ReplicaPlacement::ReadRoute RouteRead(std::string_view name_space, bool forwarded);
+  // Whether this replica leads `name_space` now (a live leadership).
+  bool Leads(std::string_view name_space);
+  // The live replica ids as last read from the directory (this one included), sorted.
+  std::vector<std::string> LiveReplicas() const;
+
   const std::string& incarnation() const { return self_.incarnation; }
   const ReplicaOptions& options() const { return options_; }
 
@@ -101,6 +114,9 @@ class ReplicaCoordinator {
   // The first live replica of the namespace's placement, or "" if none is live.
   absl::StatusOr<ReplicaInfo> PreferredLeader(std::string_view name_space);
   void HeartbeatLoop();
+  void PlacementLoop();
+  // Reads the live replicas and reconciles the namespaces held here (no-op without placement).
+  void RefreshPlacement();
   void FollowLoop();
   // Sleeps up to `d`; false once stopping.
   bool SleepUnlessStopping(absl::Duration d);
@@ -114,6 +130,11 @@ class ReplicaCoordinator {
   std::unique_ptr<ReplicaDirectory> directory_;
   std::unique_ptr<CoalescingNotifier> notifier_;
   std::unique_ptr<ChangeListener> listener_;  // only the follower thread uses it
+  PlacementHooks placement_hooks_;
+  std::unique_ptr<ReplicaPlacement> placement_;  // null: every namespace is held
+  // The live replica ids at the last RefreshPlacement and since when (the placement thread's).
+  std::vector<std::string> last_live_ids_;
+  absl::Time live_since_ = absl::InfinitePast();
 
   // Serializes taking leases, so two workers never take one namespace twice.
   absl::Mutex lead_mu_;
@@ -136,6 +157,7 @@ class ReplicaCoordinator {
   bool stopping_ ABSL_GUARDED_BY(stop_mu_) = false;
   std::thread heartbeat_thread_;
   std::thread follow_thread_;
+  std::thread placement_thread_;
 };
 
 }  // namespace bulwark

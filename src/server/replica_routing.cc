@@ -11,6 +11,7 @@
 #include "replication/version_token.h"
 #include "server/api_status.h"
 #include "server/request_parsing.h"
+#include "store/entry_store.h"
 #include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 
@@ -18,21 +19,15 @@ namespace bulwark::server {
 namespace {
 
 // The request headers a forwarded request carries (credentials, body type, the write's own
-// parameters, tracing). Never the hop-by-hop ones or httplib's REMOTE_ADDR pseudo-headers.
-constexpr std::array<const char*, 8> kForwardedRequestHeaders = {
-    "Authorization",     "X-API-Key",   "Content-Type", "Idempotency-Key",
-    "X-Bulwark-Session", "traceparent", "tracestate",   kMinVersionHeader};
+// parameters, tracing, MCP's protocol headers, which the receiving replica's dispatcher checks
+// against the body again). Never the hop-by-hop ones or httplib's REMOTE_ADDR pseudo-headers.
+constexpr std::array<const char*, 13> kForwardedRequestHeaders = {
+    "Authorization", "X-API-Key",  "Content-Type",  "Idempotency-Key", "X-Bulwark-Session",
+    "traceparent",   "tracestate", "Accept",        kMinVersionHeader, "MCP-Protocol-Version",
+    "Mcp-Method",    "Mcp-Name",   "Mcp-Session-Id"};
 // The answer headers returned from the leader.
 constexpr std::array<const char*, 4> kReturnedHeaders = {kVersionHeader, "Retry-After", "Location",
                                                          "WWW-Authenticate"};
-
-bool IsNamespaceWrite(const RouteSpec& route) {
-  if (route.method == "GET" || route.method == "HEAD") return false;
-  if (route.pattern == "/v1/memories/search") return false;
-  return absl::StartsWith(route.pattern, "/v1/memories") ||
-         absl::StartsWith(route.pattern, "/v1/quarantine/") ||
-         absl::StartsWith(route.pattern, "/v1/namespaces/{namespace}/");
-}
 
 Reply RetryLater(int status, std::string_view code, std::string_view message) {
   Reply reply;
@@ -44,46 +39,44 @@ Reply RetryLater(int status, std::string_view code, std::string_view message) {
 
 }  // namespace
 
-std::optional<std::string> WriteNamespaceOf(const RouteSpec& route, const Call& call) {
-  if (!IsNamespaceWrite(route)) return std::nullopt;
-  if (std::string_view in_path = call.Param("namespace"); !in_path.empty()) return std::string(in_path);
-  std::optional<std::string> in_body;
-  if (!call.http.body.empty()) {
-    absl::StatusOr<nlohmann::json> body = ParseJsonObject(call.http.body, RequestLimits{}.max_depth);
-    if (!body.ok()) return std::nullopt;  // the handler answers 400
-    if (auto it = body->find("namespace"); it != body->end()) {
-      if (!it->is_string()) return std::nullopt;
-      in_body = it->get<std::string>();
-    }
-  }
-  absl::StatusOr<std::string> ns = ResolveNamespace(in_body, call.query);
-  if (!ns.ok()) return std::nullopt;
-  return *std::move(ns);
+NamespaceLookup ReplicaRouting::Lookup() const {
+  EntryStore* entries = store_->impl().entries.get();
+  return {.find_entry =
+              [entries](std::string_view ns, std::string_view id) {
+                absl::StatusOr<std::optional<StoredRow>> row = entries->backend().GetEntry(ns, id);
+                return row.ok() && row->has_value();
+              },
+          .all_namespaces = [entries] { return entries->Held().known; }};
 }
 
 absl::StatusOr<Reply> ReplicaRouting::Handle(const RouteSpec& route, const Call& call) {
   ReplicaCoordinator* const coordinator = coordinator_.load();
   if (coordinator == nullptr) return route.handler(call);
-  if (call.http.has_header(kMinVersionHeader)) {
-    absl::StatusOr<VersionToken> token = VersionToken::Decode(call.http.get_header_value(kMinVersionHeader));
-    if (!token.ok()) {
-      return ApiError(absl::StatusCode::kInvalidArgument, "invalid_argument",
-                      absl::StrCat(kMinVersionHeader, ": ", token.status().message()));
-    }
-    absl::StatusOr<int64_t> applied = coordinator->WaitApplied(token->version, options_.min_version_wait);
-    if (!applied.ok()) return RetryLater(503, "unavailable", std::string(applied.status().message()));
-  }
-  std::optional<std::string> ns = WriteNamespaceOf(route, call);
-  if (!ns) return route.handler(call);
   const bool forwarded = call.http.has_header(kForwardedHeader);
-  ReplicaCoordinator::WriteRoute where = coordinator->RouteWrite(*ns, forwarded);
+  const std::optional<RequestNamespace> target = NamespaceOfRequest(route, call, Lookup());
+  if (!target) return RunHere(route, call, coordinator);
+  if (!target->write) {
+    ReplicaPlacement::ReadRoute read = coordinator->RouteRead(target->name_space, forwarded);
+    switch (read.kind) {
+      case ReplicaPlacement::ReadRoute::Kind::kLocal:
+        return RunHere(route, call, coordinator);
+      case ReplicaPlacement::ReadRoute::Kind::kForward:
+        return ForwardRead(read.urls, call);
+      case ReplicaPlacement::ReadRoute::Kind::kUnavailable:
+        break;
+    }
+    return RetryLater(503, "replica_unavailable",
+                      absl::StrCat("no replica can serve this namespace now (", read.why, "); retry"));
+  }
+  ReplicaCoordinator::WriteRoute where = coordinator->RouteWrite(target->name_space, forwarded);
   switch (where.kind) {
     case ReplicaCoordinator::WriteRoute::Kind::kLocal:
-      return WriteHere(route, call, *ns);
+      if (std::optional<Reply> refused = AwaitMinVersion(call, coordinator)) return *std::move(refused);
+      return WriteHere(route, call, target->name_space);
     case ReplicaCoordinator::WriteRoute::Kind::kForward:
       if (!forwarded) {
         Reply reply = ForwardTo(where.url, call);
-        if (reply.status == 503) coordinator->ForwardFailed(*ns);
+        if (reply.status == 503) coordinator->ForwardFailed(target->name_space);
         return reply;
       }
       return RetryLater(503, "leader_unavailable", "the namespace's leader changed while forwarding; retry");
@@ -92,6 +85,48 @@ absl::StatusOr<Reply> ReplicaRouting::Handle(const RouteSpec& route, const Call&
   }
   return RetryLater(503, "leader_unavailable",
                     absl::StrCat("no leader for this namespace now (", where.why, "); retry"));
+}
+
+std::optional<Reply> ReplicaRouting::AwaitMinVersion(const Call& call,
+                                                     ReplicaCoordinator* coordinator) const {
+  if (!call.http.has_header(kMinVersionHeader)) return std::nullopt;
+  absl::StatusOr<VersionToken> token = VersionToken::Decode(call.http.get_header_value(kMinVersionHeader));
+  if (!token.ok()) {
+    Reply bad;
+    bad.status = 400;
+    bad.body = ErrorBody("invalid_argument", absl::StrCat(kMinVersionHeader, ": ", token.status().message()));
+    return bad;
+  }
+  absl::StatusOr<int64_t> applied = coordinator->WaitApplied(token->version, options_.min_version_wait);
+  if (!applied.ok()) return RetryLater(503, "unavailable", std::string(applied.status().message()));
+  return std::nullopt;
+}
+
+absl::StatusOr<Reply> ReplicaRouting::RunHere(const RouteSpec& route, const Call& call,
+                                              ReplicaCoordinator* coordinator) {
+  if (std::optional<Reply> refused = AwaitMinVersion(call, coordinator)) return *std::move(refused);
+  absl::StatusOr<Reply> reply = route.handler(call);
+  if (reply.ok() && route.pattern == "/v1/admin/stats" && reply->status == 200 && reply->body.is_object()) {
+    const EntryStore::Holding holding = store_->impl().entries->Held();
+    reply->body["replica"] = {{"replica_id", coordinator->options().replica_id},
+                              {"live_replicas", coordinator->LiveReplicas()},
+                              {"held_namespaces", holding.held},
+                              {"known_namespaces", holding.known.size()},
+                              {"indexed_vectors", holding.vectors}};
+  }
+  return reply;
+}
+
+Reply ReplicaRouting::ForwardRead(const std::vector<std::string>& urls, const Call& call) const {
+  std::string tried;
+  for (const std::string& url : urls) {
+    bool reached = false;
+    Reply reply = ForwardTo(url, call, &reached);
+    if (reached) return reply;
+    absl::StrAppend(&tried, tried.empty() ? "" : ", ", url);
+  }
+  return RetryLater(503, "replica_unavailable",
+                    absl::StrCat("no replica holding this namespace answered (", tried, "); retry"));
 }
 
 absl::StatusOr<Reply> ReplicaRouting::WriteHere(const RouteSpec& route, const Call& call,
@@ -117,7 +152,8 @@ absl::StatusOr<Reply> ReplicaRouting::WriteHere(const RouteSpec& route, const Ca
   return reply;
 }
 
-Reply ReplicaRouting::ForwardTo(const std::string& url, const Call& call) const {
+Reply ReplicaRouting::ForwardTo(const std::string& url, const Call& call, bool* reached) const {
+  if (reached != nullptr) *reached = false;
   httplib::Client client(url);
   client.set_url_encode(false);  // the target is sent on exactly as it was received
   client.set_tcp_nodelay(true);  // headers and body leave at once (no Nagle + delayed-ACK stall)
@@ -142,6 +178,7 @@ Reply ReplicaRouting::ForwardTo(const std::string& url, const Call& call) const 
                       absl::StrCat("the namespace's leader at ", url, " did not answer (",
                                    httplib::to_string(result.error()), "); retry"));
   }
+  if (reached != nullptr) *reached = true;
   Reply reply;
   reply.status = result->status;
   reply.text = result->body;

@@ -1,22 +1,28 @@
 // ReplicaRouting: the HTTP side of several `bulwark serve` replicas over one PostgreSQL store
 // (issue #17 point 2; doc/scale-out.md, "Replicas in bulwark serve"). It runs every authenticated
-// route's handler (ServiceBackends::interceptor):
+// route's handler (ServiceBackends::interceptor), routing by the request's namespace
+// (replica_namespace.h: the native API, Mem0 and MCP tool calls):
 //
-//   - A namespace write (add, update, delete, purge, quarantine decisions, delete-all, forget) runs
-//     here only when this replica leads the namespace (ReplicaCoordinator::RouteWrite); otherwise
-//     it is sent to the leader over HTTP with the same method, target, body and credentials, and
-//     the leader's answer is returned as it is. The leader authenticates, authorizes and audits
-//     it; this replica has only authenticated the caller. No leader reachable within the timeout:
-//     503 {"code": "leader_unavailable"} with Retry-After: 1. A request is forwarded at most once
-//     (the `Bulwark-Forwarded` header).
+//   - A namespace write runs here only when this replica leads the namespace
+//     (ReplicaCoordinator::RouteWrite); otherwise it is sent to the leader over HTTP with the same
+//     method, target, body and credentials, and the leader's answer is returned as it is. The
+//     leader authenticates, authorizes and audits it; this replica has only authenticated the
+//     caller. No leader reachable within the timeout: 503 {"code": "leader_unavailable"} with
+//     Retry-After: 1. A request is forwarded at most once (the `Bulwark-Forwarded` header).
+//   - A namespace read runs here when this replica holds the namespace (or it is placed here:
+//     loaded first); otherwise it is sent to the namespace's live holders in placement order, the
+//     next one when one does not answer; none answers: 503 {"code": "replica_unavailable"} with
+//     Retry-After: 1.
 //   - A write that committed here answers with the header `Bulwark-Version: bw1.<ns>.<v>`
 //     (version_token.h) and sends the followers' wake-up hint. A write refused by the lease's
 //     fence (this replica lost the namespace) answers 503 {"code": "not_leader"}, Retry-After: 1.
-//   - A request with `Bulwark-Min-Version: <token>` runs once this replica applied the store up to
-//     the token's version; 400 for a malformed token; 503 {"code": "unavailable"} with
+//   - A request run here with `Bulwark-Min-Version: <token>` runs once this replica applied the
+//     store up to the token's version; 400 for a malformed token; 503 {"code": "unavailable"} with
 //     Retry-After: 1 when it is not applied within the wait.
+//   - GET /v1/admin/stats gains {"replica": {"replica_id", "live_replicas", "held_namespaces",
+//     "known_namespaces", "indexed_vectors"}}.
 //
-// Other routes (store-wide admin, the Mem0 paths and MCP) run here unchanged.
+// Store-wide routes (admin, /v1/namespaces, MCP's initialize and tools/list) run here unchanged.
 #pragma once
 
 #include <absl/time/time.h>
@@ -24,8 +30,10 @@
 #include <atomic>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "replication/replica_coordinator.h"
+#include "server/replica_namespace.h"
 #include "server/service.h"
 
 namespace bulwark::server {
@@ -46,23 +54,30 @@ class ReplicaRouting final : public RouteInterceptor {
   // The replica's coordinator (made once the listening port is known), set before the server
   // serves its first request; it must outlive this object. Until then requests run unrouted.
   void Attach(ReplicaCoordinator* coordinator) { coordinator_.store(coordinator); }
+  // The coordinator attached, or null before Attach.
+  ReplicaCoordinator* coordinator() const { return coordinator_.load(); }
 
   absl::StatusOr<Reply> Handle(const RouteSpec& route, const Call& call) override;
 
  private:
+  // Waits for the request's Bulwark-Min-Version: nullopt to go on, else the answer (400 for a
+  // malformed token, 503 unavailable past the wait).
+  std::optional<Reply> AwaitMinVersion(const Call& call, ReplicaCoordinator* coordinator) const;
+  // The route's handler here, after the request's minimum version is applied.
+  absl::StatusOr<Reply> RunHere(const RouteSpec& route, const Call& call, ReplicaCoordinator* coordinator);
+  // A read sent to the first of `urls` that answers; 503 replica_unavailable if none does.
+  Reply ForwardRead(const std::vector<std::string>& urls, const Call& call) const;
   // The write of `name_space`: here as its leader, with the version header on success.
   absl::StatusOr<Reply> WriteHere(const RouteSpec& route, const Call& call, const std::string& name_space);
-  // The request sent on to `url` and its answer; 503 leader_unavailable if it cannot be sent.
-  Reply ForwardTo(const std::string& url, const Call& call) const;
+  // The request sent on to `url` and its answer; 503 leader_unavailable if it cannot be sent
+  // (then *reached is false, when given).
+  Reply ForwardTo(const std::string& url, const Call& call, bool* reached = nullptr) const;
+  // Where the Mem0 id routes look for an id (replica_namespace.h).
+  NamespaceLookup Lookup() const;
 
   std::atomic<ReplicaCoordinator*> coordinator_{nullptr};
   MemoryStore* const store_;
   const ReplicaRoutingOptions options_;
 };
-
-// The namespace a write route acts on, or nullopt when `route` is not a namespace write (reads,
-// store-wide admin routes, Mem0 and MCP) or the request names no valid namespace (the handler
-// then answers the error itself). Exposed for tests.
-std::optional<std::string> WriteNamespaceOf(const RouteSpec& route, const Call& call);
 
 }  // namespace bulwark::server

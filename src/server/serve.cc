@@ -18,6 +18,7 @@
 #include "audit/audit_log.h"
 #include "auth/principal_registry.h"
 #include "core/strings.h"
+#include "detect/write_defenses.h"
 #include "gate/gate_registry.h"
 #include "llm/chat_client.h"
 #include "replication/replica_coordinator.h"
@@ -30,6 +31,7 @@
 #include "store/expiry_sweeper.h"
 #include "store/memory_store.h"
 #include "store/memory_store_impl.h"
+#include "write/write_pipeline.h"
 
 namespace bulwark::server {
 namespace {
@@ -108,13 +110,25 @@ absl::Status WithContext(const absl::Status& status, std::string_view context) {
 // Opens the store, or creates it on first start, and runs its integrity check.
 absl::Status OpenStore(const ServeOptions& options, ServiceParts* parts, std::ostream& out) {
   const std::string where = DisplayLocation(options.store_dir.string());
-  auto store = MemoryStore::Open(options.store_dir, options.store);
+  StoreOptions store_options = options.store;
+  // A replica holds only the namespaces placed on it (StartReplica loads them).
+  const bool replicated = !options.replication.replica_id.empty();
+  if (replicated) store_options.hold_all_namespaces = false;
+  auto store = MemoryStore::Open(options.store_dir, store_options);
   if (!store.ok() && store.status().code() == absl::StatusCode::kNotFound) {
-    store = MemoryStore::Create(options.store_dir, options.store);
+    store = MemoryStore::Create(options.store_dir, store_options);
     parts->fresh = store.ok();
   }
   if (!store.ok()) return WithContext(store.status(), absl::StrCat("store ", where));
   parts->store = *std::move(store);
+  if (replicated) {
+    // No write path writes a namespace this replica does not lead (Mem0, MCP, the sweeper, the
+    // write gate's state): the lease's fence is required for every namespace write.
+    auto* backend = dynamic_cast<PostgresBackend*>(&parts->store->impl().entries->backend());
+    if (backend == nullptr)
+      return absl::InvalidArgumentError("--replica-id needs a PostgreSQL store (--backend)");
+    backend->RequireFences(true);
+  }
   if (parts->fresh) {
     auto stats = parts->store->Stats();
     if (!stats.ok()) return WithContext(stats.status(), "store");
@@ -226,9 +240,22 @@ absl::Status StartReplica(const ServeOptions& options, ServiceParts* parts, cons
   ro.advertise_url = flags.advertise.empty() ? url : flags.advertise;
   ro.copies = static_cast<size_t>(std::max(flags.copies, 1));
   ro.lease_ttl = absl::Milliseconds(flags.lease_ttl_ms);
-  EntryStore* entries = parts->store->impl().entries.get();
-  auto coordinator = ReplicaCoordinator::Start(options.store_dir.string(), ro, backend,
-                                               [entries] { return entries->CatchUpNow(); });
+  MemoryStore::Impl& impl = parts->store->impl();
+  EntryStore* entries = impl.entries.get();
+  PlacementHooks hooks{
+      .hold = [entries](std::string_view ns) { return entries->HoldNamespace(ns); },
+      .drop = [entries](std::string_view ns) { entries->DropNamespace(ns); },
+      .holds = [entries](std::string_view ns) { return entries->Holds(ns); },
+      .known = [entries] { return entries->Held().known; },
+      // A new leader's write gate starts from the previous leader's stored state (doc/scale-out.md).
+      .on_lead =
+          [impl = &impl](std::string_view ns) {
+            impl->pipeline->ReloadMemories(ns);
+            return impl->defenses->ReloadNamespace(ns);
+          },
+  };
+  auto coordinator = ReplicaCoordinator::Start(
+      options.store_dir.string(), ro, backend, [entries] { return entries->CatchUpNow(); }, std::move(hooks));
   if (!coordinator.ok()) return WithContext(coordinator.status(), "replication");
   parts->coordinator = *std::move(coordinator);
   parts->routing->Attach(parts->coordinator.get());
@@ -308,8 +335,17 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   auto server = HttpServer::Create(so, backends);
   if (!server.ok()) return Fail(err, server.status(), "server");
 
-  // Expired entries are never returned; the sweeper erases them (and old idempotency records).
-  ExpirySweeper sweeper(parts.store.get(), env, {.interval_ms = options.expiry_sweep_ms});
+  // Expired entries are never returned; the sweeper erases them (and old idempotency records). A
+  // replica purges only the namespaces it leads (taking the lease of those placed first here).
+  ExpirySweeper::Options sweep{.interval_ms = options.expiry_sweep_ms};
+  if (replicated) {
+    sweep.sweeps = [routing = parts.routing.get()](std::string_view ns) {
+      ReplicaCoordinator* coordinator = routing->coordinator();
+      return coordinator != nullptr &&
+             coordinator->RouteWrite(ns, false).kind == ReplicaCoordinator::WriteRoute::Kind::kLocal;
+    };
+  }
+  ExpirySweeper sweeper(parts.store.get(), env, sweep);
   sweeper.Start();
 
   auto port = (*server)->Bind();
@@ -326,6 +362,9 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   absl::Status served = ServeUntilStopped(**server, mask);
   sweeper.Stop();
   server->reset();
+  // The write gate's query history is saved while this replica still holds its leases.
+  if (auto s = parts.store->impl().defenses->FlushQueryHistory(); !s.ok())
+    spdlog::warn("saving the query history: {}", s.ToString());
   parts.coordinator.reset();  // releases this replica's leases at once
   if (auto s = parts.audit->Flush(); !s.ok()) spdlog::error("audit flush: {}", s.ToString());
   if (!served.ok()) return Fail(err, served, "serve");

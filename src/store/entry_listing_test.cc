@@ -227,6 +227,20 @@ TEST_F(EntryListingTest, TheSweeperThreadPurgesOnItsSchedule) {
   EXPECT_EQ(state, State::kPurged);
 }
 
+// A replica of a replica group sweeps only the namespaces it leads (Options::sweeps).
+TEST_F(EntryListingTest, TheSweeperPurgesOnlyTheNamespacesItIsGiven) {
+  const int64_t soon = env_.NowMicros() + 1;
+  const std::string led = Add("alice", "the gate code is 1234", {{kExpiresAtField, soon}});
+  const std::string other = Add("bob", "the gate code is 5678", {{kExpiresAtField, soon}});
+  env_.Advance(1'000'000);
+  ExpirySweeper sweeper(store_.get(), &env_, {.sweeps = [](std::string_view ns) { return ns == "alice"; }});
+  auto swept = sweeper.SweepOnce();
+  ASSERT_THAT(swept, IsOk());
+  EXPECT_EQ(swept->purged, 1);
+  EXPECT_EQ(store_->Get("alice", led)->state, State::kPurged);
+  EXPECT_EQ(store_->Get("bob", other)->state, State::kActive) << "another replica's to purge";
+}
+
 TEST_F(EntryListingTest, BulkDeleteAndPurgeReachOnlyMatchingEntriesOfTheNamespace) {
   const std::string a = Add("alice", "alice one", {{"user_id", "u1"}});
   const std::string b = Add("alice", "alice two", {{"user_id", "u2"}});

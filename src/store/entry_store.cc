@@ -85,6 +85,10 @@ absl::Status EntryStore::LoadIndexes() {
   BULWARK_ASSIGN_OR_RETURN(const auto counts, backend_->CountRowsByNamespace());
   absl::flat_hash_map<std::string, int64_t> expected_rows;
   int64_t total_rows = 0;
+  if (!options_.hold_all_namespaces) {  // a replica: HoldNamespace loads the namespaces placed here
+    for (const auto& [name_space, rows] : counts) known_namespaces_.insert(name_space);
+    return absl::OkStatus();
+  }
   for (const auto& [name_space, rows] : counts) {
     expected_rows[name_space] = rows;
     total_rows += std::max<int64_t>(rows, 0);
@@ -345,6 +349,10 @@ void EntryStore::NoteVersion(int64_t row_id, int64_t updated_at_us) {
 
 void EntryStore::IndexRow(int64_t row_id, const Entry& entry) {
   NoteVersion(row_id, entry.updated_at_us);
+  if (!HoldsLocked(entry.name_space)) {  // placed on other replicas (a write forwarded here)
+    known_namespaces_.insert(entry.name_space);
+    return;
+  }
   NamespaceIndex* index = IndexFor(entry.name_space);
   if (auto s = index->vectors->Add(row_id, entry.embedding, entry.state, entry.kind); !s.ok()) {
     spdlog::error("entry {} is stored but could not be indexed: {}", entry.id, s.ToString());

@@ -85,6 +85,9 @@ class EntryStore {
     HybridOptions hybrid;              // the lexical index's tokenizer and BM25 options; fusion
     // The keyring's file: re-read when another process rotated it (RefreshKeyring). Empty: never.
     std::filesystem::path keyring_path;
+    // False (a replica of a replica group, doc/scale-out.md "Placement"): the open loads no
+    // namespace; HoldNamespace loads the ones placed here, and catching up skips the others.
+    bool hold_all_namespaces = true;
   };
   // Takes the backend and the keyring; loads every indexable row into the in-memory vector index
   // (reading its vector and state, not its text or metadata) and every honeypot into the pot
@@ -222,6 +225,25 @@ class EntryStore {
   // otherwise (nothing is marked applied then).
   [[nodiscard]] absl::StatusOr<int64_t> CatchUpNow();
   bool writes_frozen() const { return writes_frozen_.load(); }
+
+  // --- Placement (entry_store_placement.cc; Options::hold_all_namespaces = false) ---
+  // Whether the namespace's vectors are held (always true when every namespace is held). Search,
+  // SearchHybrid and Observe of a namespace not held answer FailedPrecondition ("not held"); reads
+  // of single rows (Get, List, History, Export) read storage and work for any namespace.
+  bool Holds(std::string_view name_space) const;
+  // Loads the namespace's verified rows into a new index (built outside the lock, so searches of
+  // other namespaces go on), then applies the namespace's events committed since the load began.
+  // OK at once if it is held; the backend's error otherwise (then it is not held).
+  [[nodiscard]] absl::Status HoldNamespace(std::string_view name_space) ABSL_LOCKS_EXCLUDED(mu_);
+  // Drops the namespace's index (nothing of it stays in memory but row versions). No-op when every
+  // namespace is held or it is not held.
+  void DropNamespace(std::string_view name_space) ABSL_LOCKS_EXCLUDED(mu_);
+  struct Holding {
+    std::vector<std::string> held;   // the namespaces held, sorted
+    std::vector<std::string> known;  // every namespace seen (open, catch-up), held or not, sorted
+    int64_t vectors = 0;             // rows in the held namespaces' vector indexes
+  };
+  Holding Held() const;
   // Entry counts per namespace and the keyring's state.
   [[nodiscard]] absl::StatusOr<StoreStats> Stats(const EmbedderFingerprint& embedder);
   [[nodiscard]] absl::StatusOr<uint32_t> RotateSigningKey();
@@ -399,6 +421,15 @@ class EntryStore {
   // Guarded by mu_.
   absl::flat_hash_map<int64_t, int64_t> row_versions_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<int64_t> own_event_seqs_ ABSL_GUARDED_BY(mu_);
+  // Placement (Options::hold_all_namespaces = false): the namespaces held, and every namespace
+  // seen, so a replica can place the ones it does not hold.
+  bool HoldsLocked(std::string_view name_space) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // FailedPrecondition naming the namespace: a search of a namespace not held here.
+  static absl::Status NotHeldError(std::string_view name_space);
+  // One HoldNamespace load at a time (a namespace is never loaded twice at once).
+  absl::Mutex hold_mu_ ABSL_ACQUIRED_BEFORE(mu_);
+  absl::flat_hash_set<std::string> held_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<std::string> known_namespaces_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> next_catch_up_us_{0};
   mutable absl::Mutex bad_mu_;
   absl::flat_hash_set<int64_t> bad_rows_ ABSL_GUARDED_BY(bad_mu_);    // rows that failed verification

@@ -138,6 +138,10 @@ absl::Status EntryStore::CatchUpLocked() {
 }
 
 absl::Status EntryStore::ReindexEntry(const std::string& name_space, const std::string& id) {
+  if (!HoldsLocked(name_space)) {  // placed on other replicas: nothing of it is read or kept
+    known_namespaces_.insert(name_space);
+    return absl::OkStatus();
+  }
   auto row = backend_->GetEntry(name_space, id);
   if (!row.ok()) return row.status();
   if (!row->has_value()) return absl::OkStatus();

@@ -82,6 +82,7 @@ absl::Status EntryStore::PrepareSearch(std::string_view name_space, const std::v
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }
   BULWARK_RETURN_IF_ERROR(CheckObservation(options.observation));
+  if (!Holds(name_space)) return NotHeldError(name_space);
   BULWARK_RETURN_IF_ERROR(CatchUpWithOtherWriters());
   return EnsureSideIndexes(name_space, lexical, /*metadata=*/!options.metadata_filter.empty());
 }
@@ -107,6 +108,7 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::st
     return absl::InvalidArgumentError("the query embedding does not have the embedder's dimension");
   }
   if (k_obs < 1 || k_obs > 64) return absl::InvalidArgumentError("k_obs must be between 1 and 64");
+  if (!Holds(name_space)) return NotHeldError(name_space);
   QueryTerms terms;
   if (!query_text.empty()) {
     terms = terms_.Query(query_text);

@@ -24,6 +24,7 @@ absl::StatusOr<SweepResult> ExpirySweeper::SweepOnce() {
   const EntryStore::StateChange purge{"purge", ~StateBit(State::kPurged), State::kPurged,
                                       nlohmann::json{{"reason", "expired"}}};
   for (const auto& [name_space, id] : expired) {
+    if (options_.sweeps && !options_.sweeps(name_space)) continue;  // another replica's to purge
     absl::Status s = entries.Transition(name_space, id, kExpiryActor, purge);
     if (absl::IsFailedPrecondition(s) || absl::IsNotFound(s)) continue;  // purged by someone else
     if (absl::IsDataLoss(s) || absl::IsInvalidArgument(s)) {

@@ -13,6 +13,8 @@
 #include <absl/synchronization/mutex.h>
 
 #include <cstdint>
+#include <functional>
+#include <string_view>
 #include <thread>
 
 #include "bulwark/env.h"
@@ -35,6 +37,9 @@ class ExpirySweeper {
   struct Options {
     int interval_ms = 60'000;  // between sweeps of the background thread; >= 10
     int batch = 1000;          // entries purged per sweep at most
+    // Set: only the entries of namespaces it accepts are purged (a replica of a replica group
+    // sweeps the namespaces it leads; doc/scale-out.md). Empty: every namespace.
+    std::function<bool(std::string_view)> sweeps;
   };
   // `store` and `env` must outlive the sweeper.
   ExpirySweeper(MemoryStore* store, Env* env, const Options& options);

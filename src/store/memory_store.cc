@@ -138,7 +138,7 @@ absl::StatusOr<std::unique_ptr<MemoryStore::Impl>> Assemble(const std::filesyste
   BULWARK_ASSIGN_OR_RETURN(
       impl->entries, EntryStore::Open(std::move(backend), std::make_unique<Keyring>(std::move(keyring)),
                                       {impl->embedder->dimension(), options.other_writers_check_ms, impl->env,
-                                       hybrid, keyring_path}));
+                                       hybrid, keyring_path, options.hold_all_namespaces}));
   impl->retrieval = std::make_unique<RetrievalSettings>(&impl->entries->backend(), &impl->entries->keyring(),
                                                         hybrid.default_retrieval,
                                                         options.other_writers_check_ms, impl->env);

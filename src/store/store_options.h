@@ -49,6 +49,11 @@ struct StoreOptions {
   // every search; negative: never (the index then follows only this process's writes).
   int other_writers_check_ms = 100;
 
+  // False: the store's vectors are held per namespace (EntryStore::HoldNamespace); the open loads
+  // none. A replica of a replica group holds only the namespaces placed on it (doc/scale-out.md,
+  // "Placement").
+  bool hold_all_namespaces = true;
+
   Env* env = nullptr;  // default: Env::Default()
 };
 

@@ -89,6 +89,11 @@ bool WritePipeline::IsActive(std::string_view name_space, std::string_view id) c
   return e.ok() && e->state == State::kActive && e->kind == Kind::kMemory;
 }
 
+void WritePipeline::ReloadMemories(std::string_view name_space) {
+  absl::MutexLock lock(&loaded_mu_);
+  loaded_.erase(std::string(name_space));
+}
+
 void WritePipeline::LoadMemories(std::string_view name_space) {
   {
     absl::MutexLock lock(&loaded_mu_);

@@ -102,6 +102,10 @@ class WritePipeline final : public StoreContext {
   [[nodiscard]] absl::StatusOr<Entry> Update(std::string_view name_space, std::string_view id,
                                              const EntryUpdate& update, std::string_view actor);
 
+  // Takeover by a new leader of a replica group: the namespace's memories are loaded into the
+  // gate's table again at its next write (the previous leader's writes included).
+  void ReloadMemories(std::string_view name_space);
+
  private:
   // validate: namespace, principal, batch size, and every entry's text and metadata.
   absl::Status Validate(std::string_view name_space, std::span<const NewEntry> entries,

@@ -229,14 +229,23 @@ void PostgresBackend::ClearFence(std::string_view name_space) {
   fences_.erase(ToAbsl(name_space));
 }
 
+void PostgresBackend::RequireFences(bool required) {
+  absl::MutexLock lock(&mu_);
+  fences_required_ = required;
+}
+
 absl::Status PostgresBackend::CheckFenceLocked(std::string_view name_space) {
   const auto it = fences_.find(ToAbsl(name_space));
+  if (it == fences_.end() && fences_required_) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("fenced: namespace ", ToAbsl(name_space), " is not led here (fences are required)"));
+  }
   if (it == fences_.end()) return absl::OkStatus();
   return CheckFence(*conn_, Fence{it->first, it->second});
 }
 
 absl::Status PostgresBackend::CheckFencesLocked(std::span<const Entry> entries) {
-  if (fences_.empty()) return absl::OkStatus();
+  if (fences_.empty() && !fences_required_) return absl::OkStatus();
   std::vector<std::string_view> checked;
   for (const Entry& e : entries) {
     if (std::find(checked.begin(), checked.end(), e.name_space) != checked.end()) continue;

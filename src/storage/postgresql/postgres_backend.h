@@ -78,6 +78,10 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
   // fence (see the file comment). Waits for a write in flight.
   void SetFence(std::string_view name_space, int64_t epoch);
   void ClearFence(std::string_view name_space);
+  // Required fences (a replica of a replica group): a write of a namespace without a fence is
+  // refused like a fenced one (FailedPrecondition "fenced: ... not led here"), so no write path
+  // (Mem0, MCP, the expiry sweeper, the write gate's state) writes a namespace unfenced.
+  void RequireFences(bool required);
 
   absl::StatusOr<std::optional<std::string>> GetMeta(std::string_view key) override;
   absl::Status PutMeta(std::string_view key, std::string_view value) override;
@@ -181,6 +185,7 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
   // Seqs of the events the current (or last) write appended; guarded by mu_.
   std::vector<int64_t> inserted_event_seqs_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> fences_ ABSL_GUARDED_BY(mu_);  // namespace -> epoch
+  bool fences_required_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace bulwark

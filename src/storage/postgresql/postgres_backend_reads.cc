@@ -295,7 +295,7 @@ absl::Status PostgresBackend::PutCalibration(std::string_view name_space, std::s
   absl::MutexLock lock(&mu_);
   // A transaction only for the fence: unfenced, the upsert alone is atomic.
   std::optional<PgTransaction> txn;
-  if (fences_.contains(ToAbsl(name_space))) {
+  if (fences_.contains(ToAbsl(name_space)) || fences_required_) {
     txn.emplace(*conn_);
     BULWARK_RETURN_IF_ERROR(txn->status());
     BULWARK_RETURN_IF_ERROR(CheckFenceLocked(name_space));
