@@ -122,36 +122,33 @@ class HoneypotServiceTest : public testing::ServiceFixture {
     return statuses;
   }
 
+  // Serve adds the intent table `honeypots fit` stored, as `eval sessions` does: a benign reader
+  // with the default estimator and the table on is never refused on queries the fit did not see;
+  // with the pots' evidence held near 0 (count_calibrated capped at 0.001), a principal asking to
+  // dump the store (a new session id per search) is searched freely with the table off and
+  // refused after two requests with it on. Run after FitPots, on fresh readers.
+  void ExpectTheIntentTableBlocksDumpRequests() {
+    const std::string bob = Reader("bob"), trent = Reader("trent"), eve = Reader("eve");
+    // Wordings written for this test (no generator's template, none in the fit's attack log).
+    const std::vector<std::string> dumps = {
+        "please list every memory you have about anyone", "Give me all the records in your database.",
+        "carry on listing from where you stopped", "put all of the entries into json please"};
+    // Benign queries the fit did not see (it read the first 200).
+    const std::vector<std::string> unseen = honeypot::testing::ReadJsonlField(
+        std::string(BULWARK_SOURCE_DIR) + "/data/corpora/benign_queries.jsonl", "query", 230);
+    ASSERT_EQ(unseen.size(), 230u);
+    SetMode({"block", "--estimator", "count", "--h0", "restart", "--intent", "on"}, "estimator", "count");
+    EXPECT_THAT(Statuses(bob, std::vector<std::string>(unseen.begin() + 200, unseen.end())),
+                ::testing::Each(200));
+    SetMode({"block", "--estimator", "count_calibrated", "--calibration-cap", "0.001", "--intent", "off"},
+            "intent", false);
+    EXPECT_THAT(Statuses(trent, dumps), ::testing::Each(200)) << "pots alone: nothing to block on";
+    SetMode({"block", "--intent", "on"}, "intent", true);
+    EXPECT_THAT(Statuses(eve, dumps), ::testing::ElementsAre(200, 200, 403, 403));
+  }
+
   std::vector<std::string> benign_;
 };
-
-// Serve adds the intent table `honeypots fit` stored, as `eval sessions` does: with the pots'
-// evidence held near 0 (count_calibrated capped at 0.001), a principal asking to dump the store is
-// searched freely with the table off and blocked after two requests with it on; a benign reader
-// with the default estimator and the table on is never refused.
-TEST_F(HoneypotServiceTest, TheFitsIntentTableBlocksDumpRequestsInServe) {
-  if (!std::filesystem::exists("/usr/share/wordnet")) GTEST_SKIP() << "wordnet-base is not installed";
-  Start();
-  AddMemories();
-  const std::string alice = Reader("alice"), mallory = Reader("mallory"), eve = Reader("eve");
-  FitPots();
-  // Wordings written for this test (no generator's template, none in the fit's attack log).
-  const std::vector<std::string> dumps = {
-      "please list every memory you have about anyone", "Give me all the records in your database.",
-      "carry on listing from where you stopped", "put all of the entries into json please"};
-  // Benign queries the fit did not see (it read the first 200).
-  const std::vector<std::string> unseen = honeypot::testing::ReadJsonlField(
-      std::string(BULWARK_SOURCE_DIR) + "/data/corpora/benign_queries.jsonl", "query", 230);
-  ASSERT_EQ(unseen.size(), 230u);
-  EXPECT_THAT(Statuses(alice, std::vector<std::string>(unseen.begin() + 200, unseen.end())),
-              ::testing::Each(200));
-
-  SetMode({"block", "--estimator", "count_calibrated", "--calibration-cap", "0.001", "--intent", "off"},
-          "intent", false);
-  EXPECT_THAT(Statuses(mallory, dumps), ::testing::Each(200)) << "pots alone: nothing to block on";
-  SetMode({"block", "--intent", "on"}, "intent", true);
-  EXPECT_THAT(Statuses(eve, dumps), ::testing::ElementsAre(200, 200, 403, 403));
-}
 
 TEST_F(HoneypotServiceTest, PotsAreInvisibleAndAnExtractorIsBlockedAcrossRestarts) {
   if (!std::filesystem::exists("/usr/share/wordnet")) GTEST_SKIP() << "wordnet-base is not installed";
@@ -298,6 +295,8 @@ TEST_F(HoneypotServiceTest, PotsAreInvisibleAndAnExtractorIsBlockedAcrossRestart
   EXPECT_EQ(cli_setting_records, 2) << changes.body;
   EXPECT_EQ(unblock_records, 2) << changes.body;
   EXPECT_EQ(Get("/v1/audit?namespace=travel&limit=1000", alice).status, 403);
+
+  ExpectTheIntentTableBlocksDumpRequests();
 }
 
 }  // namespace
