@@ -1,8 +1,9 @@
 // `bulwark honeypots fit|show|list|remove`, driven in-process through cli::Run against a store in a
 // temp dir: pots are written through the privileged system path (kind honeypot, source system,
 // principal bulwark:honeypots, never screened), each run's metrics are recorded, search results are
-// byte-identical with pots on and off (vector and hybrid ranking), stacking adds a batch, and bad input
-// changes nothing.
+// byte-identical with pots on and off (vector and hybrid ranking), stacking adds a batch, the fit
+// stores its extraction-intent table (removed with the pots), `honeypots mode` and `sessions
+// unblock` write admin-only audit records as the HTTP routes do, and bad input changes nothing.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -113,6 +114,21 @@ class HoneypotCliTest : public ::testing::Test {
     }
     return all;
   }
+  // How many intent tables the store holds.
+  int IntentTables() {
+    auto repo = SqliteHoneypotRepository::Open(dir_ / "store" / "bulwark.db");
+    EXPECT_TRUE(repo.ok()) << repo.status();
+    int n = 0;
+    if (repo.ok()) {
+      EXPECT_TRUE((*repo)
+                      ->ScanIntentTables([&](const HoneypotIntentTable&) {
+                        ++n;
+                        return absl::OkStatus();
+                      })
+                      .ok());
+    }
+    return n;
+  }
   std::vector<Entry> StoredPots() {
     auto store = MemoryStore::Open(dir_ / "store", StoreOptions{});
     EXPECT_TRUE(store.ok()) << store.status();
@@ -147,6 +163,10 @@ TEST_F(HoneypotCliTest, FitWritesSystemPotsRecordsTheRunAndLeavesSearchUnchanged
   EXPECT_GT(run["metrics"]["training"]["auroc"].get<double>(), 0.5);
   EXPECT_LT(run["metrics"]["indexed"]["privacy_max"].get<double>(),
             run["metrics"]["privacy_bound"].get<double>());
+  // The intent table, calibrated on the same queries and stored signed for serve.
+  ASSERT_TRUE(run.contains("intent")) << run.dump();
+  EXPECT_EQ(run["intent"]["benign_queries"].get<size_t>(), benign_.size());
+  EXPECT_EQ(IntentTables(), 1);
 
   const std::vector<Entry> stored = StoredPots();
   ASSERT_EQ(static_cast<int>(stored.size()), pots);
@@ -200,6 +220,8 @@ TEST_F(HoneypotCliTest, RemoveDeletesPotsAndRetiresRuns) {
   EXPECT_EQ(removed.json()["runs_retired"], 1);
   EXPECT_TRUE(StoredPots().empty());
   EXPECT_TRUE(InNs({"honeypots", "show"}).json()["runs"].empty());
+  EXPECT_EQ(removed.json()["intent_tables_removed"], 1);
+  EXPECT_EQ(IntentTables(), 0);
   EXPECT_EQ(Fit().code, 0);  // a fresh fit is allowed again
 }
 
@@ -258,6 +280,25 @@ TEST_F(HoneypotCliTest, SessionsListAndUnblockTheStoredBlocks) {
   CliResult unblock = InNs({"sessions", "unblock", "--principal", "mallory"});
   ASSERT_EQ(unblock.code, 0) << unblock.err;
   EXPECT_TRUE(InNs({"sessions", "list"}).json().empty());
+
+  // Both changes are audited as the HTTP routes audit theirs (the refused ones are not).
+  CliResult audit = InNs({"audit"});
+  ASSERT_EQ(audit.code, 0) << audit.err;
+  const nlohmann::json records = audit.json()["records"];
+  std::vector<std::string> operations;
+  for (const nlohmann::json& r : records) {
+    EXPECT_EQ(r["principal"], "bulwark:cli");
+    EXPECT_EQ(r["detail"]["via"], "cli");
+    operations.push_back(r["operation"]);
+    if (r["operation"] == "honeypot_setting") {
+      EXPECT_EQ(r["detail"]["before"]["mode"], "monitor");
+      EXPECT_EQ(r["detail"]["after"]["mode"], "block");
+      EXPECT_EQ(r["detail"]["after"]["k_obs"], 3);
+    } else {
+      EXPECT_EQ(r["detail"]["unblocked_principal"], "mallory");
+    }
+  }
+  EXPECT_THAT(operations, ::testing::UnorderedElementsAre("honeypot_setting", "unblock_session"));
 }
 
 }  // namespace

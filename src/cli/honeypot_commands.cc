@@ -8,14 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "cli/honeypot_monitor_commands.h"
 #include "cli/query_file.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "embed/wordnet_canonicalizer.h"
 #include "honeypot/bigram_lm.h"
 #include "honeypot/honeypot_fit.h"
+#include "honeypot/intent_evidence.h"
 #include "honeypot/lexical_realizer.h"
 #include "retrieval/honeypot_guard.h"
+#include "retrieval/honeypot_intent_table.h"
 #include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 #include "store/memory_store.h"
@@ -161,6 +164,26 @@ absl::StatusOr<HoneypotRun> StoreFit(MemoryStore& store, HoneypotRepository& rep
   return run;
 }
 
+// Calibrates the extraction-intent table on the fit's benign and attack queries (the grammar is not
+// trained on them: p0 per category, p1 pooled; honeypot/intent_evidence.h) and stores it signed
+// with the run, replacing the namespace's previous table. Returns the table.
+absl::StatusOr<honeypot::IntentCalibration> StoreIntentTable(MemoryStore& store, HoneypotRepository& repo,
+                                                             std::string_view ns, int64_t run_id,
+                                                             const std::vector<std::string>& attack,
+                                                             const std::vector<std::string>& benign) {
+  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<honeypot::IntentGrammar> grammar,
+                           honeypot::IntentGrammar::Default());
+  BULWARK_ASSIGN_OR_RETURN(honeypot::IntentCalibration table,
+                           honeypot::IntentCalibration::Fit(*grammar, benign, attack));
+  IntentTableStore tables(&repo, &store.impl().entries->keyring());
+  if (auto s = tables.Put(ns, run_id, table); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("the pots and their run were stored but not the intent table "
+                                               "(fit again with --stack, or remove): ",
+                                               s.message()));
+  }
+  return table;
+}
+
 double Num(const nlohmann::json& j, std::initializer_list<const char*> path) {
   const nlohmann::json* at = &j;
   for (const char* key : path) {
@@ -218,10 +241,18 @@ int RunFit(const CommandEnv& env, const HoneypotFitFlags& f) {
   if (!fit.ok()) return FailCommand(env, fit.status());
   auto run = StoreFit(store, *opened->repo, env.name_space, *fit, previous->last_batch + 1);
   if (!run.ok()) return FailCommand(env, run.status());
+  auto intent = StoreIntentTable(store, *opened->repo, env.name_space, run->run_id, *attack, *benign);
+  if (!intent.ok()) return FailCommand(env, intent.status());
   if (env.json) {
-    env.out << RunJson(*run).dump() << "\n";
+    nlohmann::json out = RunJson(*run);
+    out["intent"] = intent->ToJson();
+    env.out << out.dump() << "\n";
   } else {
     PrintRun(env.out, *run);
+    env.out << "  intent table (serve adds it; `honeypots mode ... --intent off` does not):";
+    for (size_t c = 0; c < intent->categories.size(); ++c)
+      env.out << " " << intent->categories[c] << " " << intent->llr[c];
+    env.out << "\n";
   }
   return 0;
 }
@@ -270,67 +301,17 @@ int RunRemove(const CommandEnv& env) {
   }
   auto runs = opened->repo->RemoveRuns(env.name_space, opened->store->impl().env->NowMicros());
   if (!runs.ok()) return FailCommand(env, runs.status());
+  auto tables = opened->repo->DeleteIntentTable(env.name_space);
+  if (!tables.ok()) return FailCommand(env, tables.status());
   if (env.json) {
-    env.out << nlohmann::json{{"pots_removed", pots->size()}, {"runs_retired", *runs}}.dump() << "\n";
+    env.out << nlohmann::json{{"pots_removed", pots->size()},
+                              {"runs_retired", *runs},
+                              {"intent_tables_removed", *tables}}
+                   .dump()
+            << "\n";
   } else {
     env.out << "removed " << pots->size() << " honeypots and retired " << *runs << " runs in "
             << env.name_space << "\n";
-  }
-  return 0;
-}
-
-// `sessions list|unblock` over the stored blocks. A running server keeps its own copy of the
-// monitor: it sees an unblock made here within its refresh interval (a second).
-int RunSessions(const CommandEnv& env, bool unblock, const std::string& principal,
-                const std::string& session) {
-  auto opened = OpenAll(env);
-  if (!opened.ok()) return FailCommand(env, opened.status());
-  auto guard = HoneypotGuard::Create({}, opened->store->impl().entries.get(), opened->repo.get(), nullptr);
-  if (!guard.ok()) return FailCommand(env, guard.status());
-  if (unblock) {
-    if (auto s = (*guard)->Unblock(env.name_space, principal, session); !s.ok()) return FailCommand(env, s);
-    env.out << (env.json ? nlohmann::json{{"unblocked", true}}.dump() : std::string("unblocked")) << "\n";
-    return 0;
-  }
-  auto blocked = (*guard)->Blocked(env.name_space);
-  if (!blocked.ok()) return FailCommand(env, blocked.status());
-  nlohmann::json out = nlohmann::json::array();
-  for (const BlockedKey& b : *blocked) {
-    out.push_back({{"namespace", b.name_space},
-                   {"principal", b.principal},
-                   {"session", b.session},
-                   {"rounds", b.state.sprt.rounds},
-                   {"pot_hits", b.state.pot_hits},
-                   {"decided_at_us", b.state.decided_at_us}});
-    if (!env.json) {
-      env.out << b.name_space << "  " << b.principal << "  "
-              << (b.session.empty() ? "(principal)" : b.session) << "  after " << b.state.sprt.decided_round
-              << " searches, " << b.state.pot_hits << " pot hits\n";
-    }
-  }
-  if (env.json) env.out << out.dump() << "\n";
-  return 0;
-}
-
-// `honeypots mode MODE [--k-obs N] [--estimator E] [--calibration-cap C] [--h0 P] [--alpha A]
-// [--beta B]`: the namespace's signed monitor setting (fields not given keep their stored values).
-int RunMode(const CommandEnv& env, const nlohmann::json& given) {
-  auto opened = OpenAll(env);
-  if (!opened.ok()) return FailCommand(env, opened.status());
-  auto guard = HoneypotGuard::Create({}, opened->store->impl().entries.get(), opened->repo.get(), nullptr);
-  if (!guard.ok()) return FailCommand(env, guard.status());
-  auto setting = GuardSetting::FromJson(given, (*guard)->Setting(env.name_space));
-  if (!setting.ok()) return FailCommand(env, setting.status());
-  if (auto s = (*guard)->PutSetting(env.name_space, *setting); !s.ok()) return FailCommand(env, s);
-  nlohmann::json out = setting->ToJson();
-  out["namespace"] = env.name_space;
-  if (env.json) {
-    env.out << out.dump() << "\n";
-  } else {
-    env.out << "honeypot monitor of " << env.name_space << ": " << ToString(setting->mode) << ", k_obs "
-            << setting->k_obs << ", estimator " << honeypot::ToString(setting->estimator) << ", h0 "
-            << honeypot::ToString(setting->h0) << ", alpha " << setting->alpha << ", beta " << setting->beta
-            << " (a running server applies it within a second)\n";
   }
   return 0;
 }
@@ -347,7 +328,7 @@ struct HoneypotCommands::Flags {
   CLI::App* sessions_unblock = nullptr;
   std::string principal, session;
   CLI::App* mode = nullptr;
-  std::string mode_name, estimator, h0;
+  std::string mode_name, estimator, h0, intent;
   int k_obs = 4;
   double calibration_cap = 0, alpha = 0.1, beta = 0.1;
 };
@@ -395,6 +376,11 @@ void HoneypotCommands::Register(CLI::App& app) {
       ->check(CLI::IsMember({"restart", "floor", "cusum"}));
   f.mode->add_option("--alpha", f.alpha, "the SPRT's false-block budget (default 0.1)");
   f.mode->add_option("--beta", f.beta, "the SPRT's miss budget (default 0.1)");
+  f.mode
+      ->add_option(
+          "--intent", f.intent,
+          "add the extraction-intent table the fit stored to every search's evidence: on (default) | off")
+      ->check(CLI::IsMember({"on", "off"}));
 
   CLI::App* sessions = app.add_subcommand("sessions", "sessions and principals the honeypot monitor blocked");
   sessions->require_subcommand(1);
@@ -418,10 +404,11 @@ std::optional<int> HoneypotCommands::Run(const CommandEnv& env) {
     if (f.mode->count("--h0") > 0) given["h0"] = f.h0;
     if (f.mode->count("--alpha") > 0) given["alpha"] = f.alpha;
     if (f.mode->count("--beta") > 0) given["beta"] = f.beta;
-    return RunMode(env, given);
+    if (f.mode->count("--intent") > 0) given["intent"] = f.intent == "on";
+    return RunHoneypotMode(env, given);
   }
-  if (f.sessions_list->parsed()) return RunSessions(env, false, "", "");
-  if (f.sessions_unblock->parsed()) return RunSessions(env, true, f.principal, f.session);
+  if (f.sessions_list->parsed()) return RunHoneypotSessions(env, false, "", "");
+  if (f.sessions_unblock->parsed()) return RunHoneypotSessions(env, true, f.principal, f.session);
   return std::nullopt;
 }
 

@@ -5,14 +5,15 @@
 //
 //   honeypots fit --attack-log F [--attack-log F ...] --benign-queries F [--ratio R] [--seed S]
 //                 [--stack]          fit pots for the namespace (-n), write them, store the run
+//                                    and its signed extraction-intent table (serve adds it)
 //   honeypots show                   the namespace's current runs and their metrics
 //   honeypots list                   its pots (id, batch, text): admin only, as the CLI is
 //   honeypots remove                 deletes every pot of the namespace and retires its runs
-//   honeypots mode off|monitor|block [--k-obs N]   the namespace's stored monitor setting (a running
-//                                    server applies it at its next start)
+//   honeypots mode off|monitor|block [--k-obs N] [--intent on|off] ...   the namespace's stored
+//                                    monitor setting (a running server applies it within a second)
 //   sessions list                    the blocks the monitor stored for the namespace
-//   sessions unblock --principal P [--session S]   clears one (a running server: at its restart,
-//                                    or at once through POST /v1/admin/sessions/unblock)
+//   sessions unblock --principal P [--session S]   clears one (a running server: within a second)
+// `mode` and `sessions` are in honeypot_monitor_commands.h; their changes are audited.
 //
 // An attack log is read for its "query" fields (JSONL as `bulwark-lab attack extraction` writes
 // it; plain lines also count as queries), so the product binary links no attack code.

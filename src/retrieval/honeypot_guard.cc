@@ -88,6 +88,8 @@ HoneypotGuard::HoneypotGuard(const HoneypotGuardOptions& options,
       repository_(repository),
       env_(env),
       settings_(std::make_unique<GuardSettingStore>(&entries->backend(), &entries->keyring())),
+      intent_tables_(repository ? std::make_unique<IntentTableStore>(repository, &entries->keyring())
+                                : nullptr),
       defaults_(std::move(defaults)) {}
 
 HoneypotGuard::~HoneypotGuard() = default;
@@ -110,7 +112,8 @@ absl::StatusOr<std::unique_ptr<HoneypotGuard>> HoneypotGuard::Create(const Honey
   setting.h0 = options.monitor.sprt.lower_boundary;
   setting.alpha = options.monitor.sprt.alpha;
   setting.beta = options.monitor.sprt.beta;
-  auto defaults = std::make_shared<const Params>(Params{setting, monitor->sprt(), options.monitor.llr});
+  auto defaults = std::make_shared<const Params>(
+      Params{setting, monitor->sprt(), options.monitor.llr, options.intent, nullptr});
   std::unique_ptr<HoneypotGuard> guard(new HoneypotGuard(options, std::move(monitor), entries, repository,
                                                          env ? env : Env::Default(), std::move(defaults)));
   BULWARK_RETURN_IF_ERROR(guard->LoadBlocks());
@@ -152,7 +155,8 @@ absl::Status HoneypotGuard::LoadBlocks() {
 }
 
 absl::StatusOr<std::shared_ptr<const HoneypotGuard::Params>> HoneypotGuard::MakeParams(
-    std::string_view name_space, const GuardSetting& setting) const {
+    std::string_view name_space, const GuardSetting& setting,
+    std::shared_ptr<const honeypot::IntentEvidence> table) const {
   BULWARK_RETURN_IF_ERROR(setting.Validate());
   BULWARK_ASSIGN_OR_RETURN(honeypot::Sprt sprt,
                            honeypot::Sprt::Create({setting.alpha, setting.beta, setting.h0}));
@@ -166,7 +170,25 @@ absl::StatusOr<std::shared_ptr<const HoneypotGuard::Params>> HoneypotGuard::Make
     }
   }
   BULWARK_RETURN_IF_ERROR(honeypot::ValidateLlrOptions(llr));
-  return std::make_shared<const Params>(Params{setting, sprt, std::move(llr)});
+  std::shared_ptr<const honeypot::IntentEvidence> intent;
+  if (setting.intent) intent = table != nullptr ? table : options_.intent;
+  return std::make_shared<const Params>(
+      Params{setting, sprt, std::move(llr), std::move(intent), std::move(table)});
+}
+
+absl::Status HoneypotGuard::ReadTables(bool strict, const ParamsMap& previous, TableMap* out) const {
+  if (intent_tables_ == nullptr) return absl::OkStatus();
+  return intent_tables_->Scan([&](std::string_view ns, const absl::StatusOr<StoredIntentTable>& table) {
+    if (table.ok()) {
+      (*out)[std::string(ns)] = table->evidence;
+      return absl::OkStatus();
+    }
+    if (strict) return table.status();
+    spdlog::error("honeypot intent table of namespace {} not applied: {}", ns, table.status().ToString());
+    if (auto it = previous.find(std::string(ns)); it != previous.end() && it->second->table != nullptr)
+      (*out)[std::string(ns)] = it->second->table;
+    return absl::OkStatus();
+  });
 }
 
 absl::Status HoneypotGuard::ReadSettings(bool strict, const ParamsMap& previous, ParamsMap* out) const {
@@ -177,8 +199,14 @@ absl::Status HoneypotGuard::ReadSettings(bool strict, const ParamsMap& previous,
     if (auto it = previous.find(std::string(ns)); it != previous.end()) (*out)[std::string(ns)] = it->second;
     return absl::OkStatus();
   };
+  TableMap tables;
+  BULWARK_RETURN_IF_ERROR(ReadTables(strict, previous, &tables));
+  auto table_of = [&](std::string_view ns) -> std::shared_ptr<const honeypot::IntentEvidence> {
+    auto it = tables.find(std::string(ns));
+    return it == tables.end() ? nullptr : it->second;
+  };
   auto add = [&](std::string_view ns, const GuardSetting& setting) -> absl::Status {
-    auto params = MakeParams(ns, setting);
+    auto params = MakeParams(ns, setting, table_of(ns));
     if (params.ok()) {
       (*out)[std::string(ns)] = *std::move(params);
       return absl::OkStatus();
@@ -189,7 +217,7 @@ absl::Status HoneypotGuard::ReadSettings(bool strict, const ParamsMap& previous,
       fallback.estimator = honeypot::LlrEstimatorKind::kCount;
       spdlog::warn("honeypot setting of namespace {}: {}; using count (Eq. 17)", ns,
                    ToStd(params.status().message()));
-      BULWARK_ASSIGN_OR_RETURN((*out)[std::string(ns)], MakeParams(ns, fallback));
+      BULWARK_ASSIGN_OR_RETURN((*out)[std::string(ns)], MakeParams(ns, fallback, table_of(ns)));
       return absl::OkStatus();
     }
     return keep_or_fail(ns, params.status());
@@ -206,10 +234,20 @@ absl::Status HoneypotGuard::ReadSettings(bool strict, const ParamsMap& previous,
       return add(row.name_space, setting);
     }));
   }
-  return settings_->Scan([&](std::string_view ns, const absl::StatusOr<GuardSetting>& setting) {
-    if (!setting.ok()) return keep_or_fail(ns, setting.status());
-    return add(ns, *setting);
-  });
+  BULWARK_RETURN_IF_ERROR(
+      settings_->Scan([&](std::string_view ns, const absl::StatusOr<GuardSetting>& setting) {
+        if (!setting.ok()) return keep_or_fail(ns, setting.status());
+        return add(ns, *setting);
+      }));
+  // A namespace with a table and no setting of its own: the defaults with its table.
+  for (const auto& [ns, table] : tables) {
+    if (out->contains(ns)) continue;
+    auto params = std::make_shared<Params>(*defaults_);
+    params->table = table;
+    if (params->setting.intent) params->intent = table;
+    (*out)[ns] = std::move(params);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status HoneypotGuard::RefreshBlocks() {
@@ -278,8 +316,13 @@ GuardSetting HoneypotGuard::Setting(std::string_view name_space) const {
   return ParamsOf(name_space)->setting;
 }
 
+std::shared_ptr<const honeypot::IntentEvidence> HoneypotGuard::Intent(std::string_view name_space) const {
+  return ParamsOf(name_space)->intent;
+}
+
 absl::Status HoneypotGuard::PutSetting(std::string_view name_space, const GuardSetting& setting) {
-  BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const Params> params, MakeParams(name_space, setting));
+  BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const Params> params,
+                           MakeParams(name_space, setting, ParamsOf(name_space)->table));
   BULWARK_RETURN_IF_ERROR(settings_->Put(name_space, setting));
   absl::MutexLock lock(&mu_);
   params_[std::string(name_space)] = std::move(params);
@@ -341,9 +384,9 @@ absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(const SessionKey&
   for (const EntryStore::ObservedRow& r : rows) top.push_back({r.score, r.is_pot});
   honeypot::Observation obs;
   obs.top = top;
-  if (options_.intent != nullptr && !request_text.empty()) obs.text_llr = options_.intent->Llr(request_text);
-  observations_.fetch_add(1);
   const std::shared_ptr<const Params> params = ParamsOf(key.ns);
+  if (params->intent != nullptr && !request_text.empty()) obs.text_llr = params->intent->Llr(request_text);
+  observations_.fetch_add(1);
   verdict = monitor_->Observe(key, obs, env_->NowMicros(), params->sprt, params->llr);
   absl::Status persisted;
   if (verdict.session == honeypot::SprtDecision::kH1) persisted.Update(PersistBlock(key, KeyLevel::kSession));

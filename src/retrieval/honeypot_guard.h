@@ -11,7 +11,9 @@
 // The observation never reaches the caller; search results are the same with the guard on or
 // off. Each namespace has a GuardSetting (retrieval/honeypot_settings.h): its mode — off (no
 // observation), monitor (default: observe and record decisions, refuse nothing), block (refuse
-// blocked keys) —, k_obs, estimator and SPRT. Settings and blocks are read from storage at Create
+// blocked keys) —, k_obs, estimator, SPRT and whether the extraction-intent table its fit stored
+// (retrieval/honeypot_intent_table.h) adds the query text's evidence to every round's LLR.
+// Settings, intent tables and blocks are read from storage at Create
 // and again every `settings_refresh_ms`, so `bulwark honeypots mode` and `bulwark sessions unblock`
 // run by another process reach a running server within that interval. Thread-safe.
 #pragma once
@@ -32,6 +34,7 @@
 #include "bulwark/env.h"
 #include "honeypot/intent_evidence.h"
 #include "honeypot/session_monitor.h"
+#include "retrieval/honeypot_intent_table.h"
 #include "retrieval/honeypot_settings.h"
 #include "storage/honeypot_repository.h"
 #include "store/entry_store.h"
@@ -47,8 +50,9 @@ struct HoneypotGuardOptions {
   // How often stored settings and blocks are read again (the first search after the interval
   // reads them; < 0: only at Create). A repository is needed for blocks and legacy settings.
   int settings_refresh_ms = 1000;
-  // Query-text evidence added to every observed search's LLR (honeypot/intent_evidence.h); null:
-  // none (the pots' evidence alone).
+  // Query-text evidence added to every observed search's LLR (honeypot/intent_evidence.h) of a
+  // namespace whose setting has `intent` and which has no stored table of its own (the stored
+  // table wins); null: none (the pots' evidence alone).
   std::shared_ptr<const honeypot::IntentEvidence> intent;
 };
 
@@ -64,8 +68,9 @@ class HoneypotGuard {
  public:
   // `entries` is required; `repository` may be null (blocks are then not persisted and the
   // count_calibrated estimator, whose table is the newest fit run's, is unavailable). Loads every
-  // persisted block into the monitor and every namespace's stored setting. InvalidArgument for bad
-  // options; DataLoss for a damaged stored block or setting; the repository's errors.
+  // persisted block into the monitor and every namespace's stored setting and intent table.
+  // InvalidArgument for bad options; DataLoss for a damaged stored block, setting or intent table;
+  // the repository's errors.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<HoneypotGuard>> Create(
       const HoneypotGuardOptions& options, EntryStore* entries, HoneypotRepository* repository, Env* env);
   ~HoneypotGuard();
@@ -77,14 +82,17 @@ class HoneypotGuard {
   int KObs(std::string_view name_space) const;
   // The namespace's setting in force (stored, legacy or the defaults; SetMode not included).
   GuardSetting Setting(std::string_view name_space) const;
+  // The intent evidence the namespace's searches get: its stored table, else the options' (null
+  // when its setting's `intent` is off or there is neither).
+  std::shared_ptr<const honeypot::IntentEvidence> Intent(std::string_view name_space) const;
   // Signs and stores the namespace's setting and applies it at once in this process.
   // InvalidArgument for an invalid setting or namespace; FailedPrecondition for count_calibrated
   // when the namespace has no current fit run with a calibrated table of k_obs + 1 entries; the
   // backend's errors.
   [[nodiscard]] absl::Status PutSetting(std::string_view name_space, const GuardSetting& setting);
-  // Reads the stored settings and blocks again now (what the refresh interval does): a block
-  // deleted from storage since the last read is cleared in the monitor. A setting that no longer
-  // verifies keeps the namespace's previous one (logged). The storage's errors.
+  // Reads the stored settings, intent tables and blocks again now (what the refresh interval
+  // does): a block deleted from storage since the last read is cleared in the monitor. A setting or
+  // table that no longer verifies keeps the namespace's previous one (logged). The storage's errors.
   [[nodiscard]] absl::Status Refresh();
 
   // Before retrieval: PermissionDenied("session_blocked") if the namespace is in block mode and a
@@ -131,16 +139,24 @@ class HoneypotGuard {
     GuardSetting setting;
     honeypot::Sprt sprt;
     honeypot::LlrOptions llr;
+    std::shared_ptr<const honeypot::IntentEvidence> intent;  // in use: null when off or none
+    std::shared_ptr<const honeypot::IntentEvidence> table;   // the namespace's stored table, if any
   };
   using ParamsMap = absl::flat_hash_map<std::string, std::shared_ptr<const Params>>;
+  using TableMap = absl::flat_hash_map<std::string, std::shared_ptr<const honeypot::IntentEvidence>>;
 
   HoneypotGuard(const HoneypotGuardOptions& options, std::unique_ptr<honeypot::SessionMonitor> monitor,
                 EntryStore* entries, HoneypotRepository* repository, Env* env,
                 std::shared_ptr<const Params> defaults);
   absl::Status LoadBlocks();
-  // The params of `setting` for `name_space` (its calibrated table from the newest current run).
-  absl::StatusOr<std::shared_ptr<const Params>> MakeParams(std::string_view name_space,
-                                                           const GuardSetting& setting) const;
+  // The params of `setting` for `name_space` (its calibrated table from the newest current run;
+  // `table`: its stored intent table, null if none).
+  absl::StatusOr<std::shared_ptr<const Params>> MakeParams(
+      std::string_view name_space, const GuardSetting& setting,
+      std::shared_ptr<const honeypot::IntentEvidence> table) const;
+  // Every stored intent table. `strict`: the first bad one is the error; otherwise a bad one keeps
+  // `previous`' table for its namespace.
+  absl::Status ReadTables(bool strict, const ParamsMap& previous, TableMap* out) const;
   // Every stored setting (legacy rows, then signed ones over them). `strict`: the first bad one is
   // the error; otherwise a bad one keeps `previous`' entry for its namespace.
   absl::Status ReadSettings(bool strict, const ParamsMap& previous, ParamsMap* out) const;
@@ -155,6 +171,7 @@ class HoneypotGuard {
   HoneypotRepository* repository_;
   Env* env_;
   std::unique_ptr<GuardSettingStore> settings_;
+  std::unique_ptr<IntentTableStore> intent_tables_;  // null without a repository
   const std::shared_ptr<const Params> defaults_;
   mutable absl::Mutex mu_;
   ParamsMap params_ ABSL_GUARDED_BY(mu_);

@@ -85,7 +85,8 @@ nlohmann::json GuardSetting::ToJson() const {
           {"calibration_cap", calibration_cap},
           {"h0", honeypot::ToString(h0)},
           {"alpha", alpha},
-          {"beta", beta}};
+          {"beta", beta},
+          {"intent", intent}};
 }
 
 absl::Status GuardSetting::Validate() const {
@@ -106,7 +107,7 @@ absl::StatusOr<GuardSetting> GuardSetting::FromJson(const nlohmann::json& j, con
   if (!j.is_object()) return absl::InvalidArgumentError("a honeypot setting is a JSON object");
   for (const auto& [key, value] : j.items()) {
     if (key != "mode" && key != "k_obs" && key != "estimator" && key != "calibration_cap" && key != "h0" &&
-        key != "alpha" && key != "beta") {
+        key != "alpha" && key != "beta" && key != "intent") {
       return Bad(key, "unknown field");
     }
   }
@@ -123,6 +124,10 @@ absl::StatusOr<GuardSetting> GuardSetting::FromJson(const nlohmann::json& j, con
   BULWARK_RETURN_IF_ERROR(ReadNumber(j, "calibration_cap", &s.calibration_cap));
   BULWARK_RETURN_IF_ERROR(ReadNumber(j, "alpha", &s.alpha));
   BULWARK_RETURN_IF_ERROR(ReadNumber(j, "beta", &s.beta));
+  if (auto it = j.find("intent"); it != j.end()) {
+    if (!it->is_boolean()) return Bad("intent", "must be true or false");
+    s.intent = it->get<bool>();
+  }
   BULWARK_RETURN_IF_ERROR(s.Validate());
   return s;
 }

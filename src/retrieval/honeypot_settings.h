@@ -47,9 +47,14 @@ struct GuardSetting {
   honeypot::LowerBoundary h0 = honeypot::LowerBoundary::kRestart;
   double alpha = 0.1;  // the SPRT's error budgets: 0 < alpha, beta < 1, alpha + beta < 1
   double beta = 0.1;
+  // Add the extraction-intent grammar's evidence (honeypot/intent_evidence.h) with the table the
+  // namespace's fit stored (retrieval/honeypot_intent_table.h); a namespace without a stored table
+  // has pot evidence alone. On by default: the table is calibrated on the operator's own benign
+  // queries and one request alone never blocks (the table's cap).
+  bool intent = true;
   bool operator==(const GuardSetting&) const = default;
 
-  // {"mode", "k_obs", "estimator", "calibration_cap", "h0", "alpha", "beta"}.
+  // {"mode", "k_obs", "estimator", "calibration_cap", "h0", "alpha", "beta", "intent"}.
   nlohmann::json ToJson() const;
   // Fields absent from `j` keep the values of `base`. InvalidArgument for an unknown field, a
   // wrong type or a value out of range (Validate).

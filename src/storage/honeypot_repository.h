@@ -1,6 +1,7 @@
 // HoneypotRepository: the persistent state of MemPot honeypots (DESIGN 4.7, issue #13): one row
 // per fit run (its metrics, the memories it covered and the pots it wrote, for `honeypots show`
-// and stack mode), and the session monitor's blocked keys, so that a block survives a restart.
+// and stack mode), the session monitor's blocked keys, so that a block survives a restart, and
+// each namespace's extraction-intent table (the query-text evidence the serve path adds).
 // The pots themselves are entries (kind = honeypot) in the entry store; this holds what is about
 // them. The honeypot layer owns the meaning of every text and byte string; a repository stores
 // them and bounds what it hands back.
@@ -46,12 +47,25 @@ struct HoneypotSetting {
   int k_obs = 4;
 };
 
+// The extraction-intent table of a namespace (honeypot::IntentCalibration::ToJson, calibrated by
+// `honeypots fit`), signed by the layer above (retrieval/honeypot_intent_table.h): the repository
+// stores the text, the key id and the tag and hands them back as stored.
+struct HoneypotIntentTable {
+  std::string name_space;
+  int64_t run_id = 0;  // the fit run it was calibrated with
+  std::string table;   // JSON object
+  int64_t sign_key_id = 0;
+  std::string tag;  // bytes
+};
+
 class HoneypotRepository {
  public:
   // Limits on what a repository accepts and hands back (stored bytes are untrusted).
   static constexpr size_t kMaxRunTextBytes = 64 << 20;
   static constexpr size_t kMaxKeyBytes = 1 << 20;
   static constexpr size_t kMaxStateBytes = 1024;
+  static constexpr size_t kMaxIntentTableBytes = 1 << 20;
+  static constexpr size_t kMaxTagBytes = 64;
 
   virtual ~HoneypotRepository() = default;
 
@@ -79,6 +93,15 @@ class HoneypotRepository {
   // Every block, by key. DataLoss for a stored row over the limits.
   [[nodiscard]] virtual absl::Status ScanBlocks(
       const std::function<absl::Status(const HoneypotBlock&)>& visit) = 0;
+
+  // Inserts or replaces the namespace's intent table. InvalidArgument for an empty namespace, a
+  // table over kMaxIntentTableBytes, a tag over kMaxTagBytes or a key id outside [0, 2^32).
+  [[nodiscard]] virtual absl::Status PutIntentTable(const HoneypotIntentTable& table) = 0;
+  // Deletes the namespace's intent table; returns how many were deleted (0 or 1).
+  [[nodiscard]] virtual absl::StatusOr<int64_t> DeleteIntentTable(std::string_view name_space) = 0;
+  // Every intent table, by namespace. DataLoss for a stored row over the limits.
+  [[nodiscard]] virtual absl::Status ScanIntentTables(
+      const std::function<absl::Status(const HoneypotIntentTable&)>& visit) = 0;
 };
 
 }  // namespace bulwark

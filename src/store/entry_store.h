@@ -281,7 +281,11 @@ class EntryStore {
                                          std::span<const IndexHit> memory_hits, size_t k_obs) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The observation over the fused ranking from the active memories' vector and BM25 hits at the
-  // same depth (best first) and the pot index (hybrid_search.cc). Requires mu_ (shared).
+  // same depth (best first) and the pot index (hybrid_search.cc). The callers pass depth = k_obs:
+  // the hybrid observation fuses each ranking's first k_obs rows over memories and pots, a fixed
+  // depth independent of the search's, so the pot index is asked for k_obs rows (its int8-bounded
+  // path) and not for the search's depth (doc/honeypots.md, "The observation"). Requires mu_
+  // (shared).
   std::vector<ObservedRow> ObserveFused(const NamespaceIndex& index, const std::vector<float>& query,
                                         const QueryTerms& terms, std::span<const IndexHit> memory_vector_hits,
                                         std::span<const Bm25Hit> memory_lexical_hits, size_t depth,

@@ -146,13 +146,13 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::ObserveLocked(
     const NamespaceIndex& index, const std::vector<float>& query, const QueryTerms* terms,
     size_t k_obs) const {
   const IndexFilter memories;  // active memories
-  const size_t depth = terms ? std::max(k_obs, static_cast<size_t>(options_.hybrid.depth)) : k_obs;
+  // The observation's depth is k_obs for hybrid ranking too (ObserveFused).
   BULWARK_ASSIGN_OR_RETURN(std::vector<IndexHit> hits,
-                           index.vectors->Search(query, static_cast<int>(depth), memories));
+                           index.vectors->Search(query, static_cast<int>(k_obs), memories));
   if (terms == nullptr) return ObserveVector(index, query, hits, k_obs);
   const std::vector<Bm25Hit> lexical =
-      index.lexical.Search(terms->tokens, static_cast<int>(depth), nullptr, nullptr, terms->weights);
-  return ObserveFused(index, query, *terms, hits, lexical, depth, k_obs);
+      index.lexical.Search(terms->tokens, static_cast<int>(k_obs), nullptr, nullptr, terms->weights);
+  return ObserveFused(index, query, *terms, hits, lexical, k_obs, k_obs);
 }
 
 }  // namespace bulwark

@@ -146,8 +146,12 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
         index.lexical.Search(terms.tokens, static_cast<int>(depth), allowed ? &InAllowed : nullptr,
                              allowed ? &allowed_set : nullptr, terms.weights);
     if (observation != nullptr && own_scan && !observation->observed) {
+      // The observation's depth is k_obs, not the search's (ObserveFused): each ranking's first
+      // k_obs rows (depth >= k_obs here).
+      const std::span<const IndexHit> vector_best(vector_hits->data(), std::min(vector_hits->size(), k_obs));
+      const std::span<const Bm25Hit> lexical_best(lexical_hits.data(), std::min(lexical_hits.size(), k_obs));
       *observation = {observation->k_obs, /*observed=*/true, /*own_scan=*/true,
-                      ObserveFused(index, query, terms, *vector_hits, lexical_hits, depth, k_obs)};
+                      ObserveFused(index, query, terms, vector_best, lexical_best, k_obs, k_obs)};
     }
     std::vector<int64_t> vector_ids, lexical_ids;
     vector_ids.reserve(vector_hits->size());

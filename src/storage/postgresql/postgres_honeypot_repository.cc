@@ -38,6 +38,13 @@ CREATE TABLE IF NOT EXISTS honeypot_settings(
   mode      TEXT NOT NULL,
   k_obs     BIGINT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS honeypot_intent(
+  namespace   TEXT COLLATE "C" PRIMARY KEY,
+  run_id      BIGINT NOT NULL,
+  intent      TEXT NOT NULL,
+  sign_key_id BIGINT NOT NULL,
+  tag         BYTEA NOT NULL
+);
 )sql";
 
 // The same checks as sqlite_honeypot_repository.cc's.
@@ -62,6 +69,15 @@ absl::Status CheckSetting(const HoneypotSetting& setting) {
       setting.name_space.size() > R::kMaxKeyBytes) {
     return absl::InvalidArgumentError(
         "honeypot setting: k_obs must be 1 to 64 and the mode at most 16 bytes");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckIntentTable(const HoneypotIntentTable& t) {
+  if (t.name_space.empty() || t.name_space.size() > R::kMaxKeyBytes ||
+      t.table.size() > R::kMaxIntentTableBytes || t.tag.size() > R::kMaxTagBytes || t.sign_key_id < 0 ||
+      t.sign_key_id > UINT32_MAX) {
+    return absl::InvalidArgumentError("honeypot intent table: empty namespace, or a field over its limit");
   }
   return absl::OkStatus();
 }
@@ -177,6 +193,43 @@ class PostgresHoneypotRepository : public HoneypotRepository {
     return absl::OkStatus();
   }
 
+  absl::Status PutIntentTable(const HoneypotIntentTable& table) override {
+    BULWARK_RETURN_IF_ERROR(CheckIntentTable(table));
+    absl::MutexLock lock(&mu_);
+    const std::vector<PgParam> params = {PgParam::Text(table.name_space), PgParam::Int(table.run_id),
+                                         PgParam::Text(table.table), PgParam::Int(table.sign_key_id),
+                                         PgParam::Bytes(table.tag)};
+    return conn_
+        ->Query(
+            "INSERT INTO honeypot_intent(namespace, run_id, intent, sign_key_id, tag) VALUES($1,$2,$3,$4,$5) "
+            "ON CONFLICT(namespace) DO UPDATE SET run_id = excluded.run_id, intent = excluded.intent, "
+            "sign_key_id = excluded.sign_key_id, tag = excluded.tag",
+            params)
+        .status();
+  }
+
+  absl::StatusOr<int64_t> DeleteIntentTable(std::string_view name_space) override {
+    absl::MutexLock lock(&mu_);
+    const std::vector<PgParam> params = {PgParam::Text(name_space)};
+    BULWARK_ASSIGN_OR_RETURN(auto r,
+                             conn_->Query("DELETE FROM honeypot_intent WHERE namespace = $1", params));
+    return r.AffectedRows();
+  }
+
+  absl::Status ScanIntentTables(
+      const std::function<absl::Status(const HoneypotIntentTable&)>& visit) override {
+    absl::MutexLock lock(&mu_);
+    BULWARK_ASSIGN_OR_RETURN(auto r, conn_->Query("SELECT namespace, run_id, intent, sign_key_id, tag "
+                                                  "FROM honeypot_intent ORDER BY namespace"));
+    for (int i = 0; i < r.rows(); ++i) {
+      HoneypotIntentTable table{r.Bytes(i, 0), r.Int(i, 1), r.Bytes(i, 2), r.Int(i, 3), r.Bytes(i, 4)};
+      if (!CheckIntentTable(table).ok())
+        return absl::DataLossError("a stored honeypot intent table is malformed");
+      BULWARK_RETURN_IF_ERROR(visit(table));
+    }
+    return absl::OkStatus();
+  }
+
  private:
   absl::Mutex mu_;  // serializes all use of conn_
   std::unique_ptr<pg::PgConnection> conn_ ABSL_GUARDED_BY(mu_);
@@ -188,7 +241,7 @@ absl::StatusOr<std::unique_ptr<HoneypotRepository>> OpenPostgresHoneypotReposito
     std::string_view conninfo) {
   BULWARK_ASSIGN_OR_RETURN(auto conn, pg::PgConnection::Open(conninfo));
   BULWARK_RETURN_IF_ERROR(pg::RequireStore(*conn));
-  BULWARK_RETURN_IF_ERROR(pg::ExecSchema(*conn, kHoneypotSchema, "honeypot_settings"));
+  BULWARK_RETURN_IF_ERROR(pg::ExecSchema(*conn, kHoneypotSchema, "honeypot_intent"));
   return std::unique_ptr<HoneypotRepository>(new PostgresHoneypotRepository(std::move(conn)));
 }
 

@@ -224,6 +224,46 @@ TEST_P(RepositoryContract, HoneypotSettingsRoundTripAndAreBounded) {
               StatusIs(absl::StatusCode::kDataLoss));
 }
 
+TEST_P(RepositoryContract, HoneypotIntentTablesRoundTripReplaceAndAreBounded) {
+  auto repo = Honeypots();
+  ASSERT_NE(repo, nullptr);
+  const std::string tag("\x00\xffT\x00", 4);  // bytes: NULs survive
+  ASSERT_THAT(repo->PutIntentTable({"b", 7, R"({"llr":[1]})", 2, tag}), IsOk());
+  ASSERT_THAT(repo->PutIntentTable({"a", 1, R"({"llr":[0]})", 1, "t"}), IsOk());
+  ASSERT_THAT(repo->PutIntentTable({"b", 8, R"({"llr":[0.5]})", 3, tag}), IsOk());  // replaces
+  EXPECT_THAT(repo->PutIntentTable({"", 1, "{}", 1, "t"}), StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(repo->PutIntentTable({"c", 1, "{}", 1, std::string(HoneypotRepository::kMaxTagBytes + 1, 't')}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  EXPECT_THAT(repo->PutIntentTable({"c", 1, "{}", -1, "t"}), StatusIs(absl::StatusCode::kInvalidArgument));
+  auto scan = [&] {
+    std::vector<HoneypotIntentTable> tables;
+    EXPECT_THAT(repo->ScanIntentTables([&](const HoneypotIntentTable& t) {
+      tables.push_back(t);
+      return absl::OkStatus();
+    }),
+                IsOk());
+    return tables;
+  };
+  std::vector<HoneypotIntentTable> tables = scan();
+  ASSERT_EQ(tables.size(), 2u);
+  EXPECT_EQ(tables[0].name_space, "a");
+  EXPECT_EQ(tables[1].run_id, 8);
+  EXPECT_EQ(tables[1].table, R"({"llr":[0.5]})");
+  EXPECT_EQ(tables[1].sign_key_id, 3);
+  EXPECT_EQ(tables[1].tag, tag);
+  auto deleted = repo->DeleteIntentTable("a");
+  ASSERT_THAT(deleted, IsOk());
+  EXPECT_EQ(*deleted, 1);
+  deleted = repo->DeleteIntentTable("a");
+  ASSERT_THAT(deleted, IsOk());
+  EXPECT_EQ(*deleted, 0);
+  ASSERT_EQ(scan().size(), 1u);
+  // A row edited out of range behind the repository's back is refused on the way out.
+  ASSERT_THAT(store_->ExecSql("UPDATE honeypot_intent SET sign_key_id = -5"), IsOk());
+  EXPECT_THAT(repo->ScanIntentTables([](const HoneypotIntentTable&) { return absl::OkStatus(); }),
+              StatusIs(absl::StatusCode::kDataLoss));
+}
+
 TEST_P(RepositoryContract, HoneypotRefusesOversizedInputAndChangesNothing) {
   auto repo = Honeypots();
   ASSERT_NE(repo, nullptr);

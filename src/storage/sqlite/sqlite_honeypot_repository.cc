@@ -37,6 +37,16 @@ absl::Status CheckSetting(const HoneypotSetting& setting) {
   return absl::OkStatus();
 }
 
+absl::Status CheckIntentTable(const HoneypotIntentTable& t) {
+  using R = HoneypotRepository;
+  if (t.name_space.empty() || t.name_space.size() > R::kMaxKeyBytes ||
+      t.table.size() > R::kMaxIntentTableBytes || t.tag.size() > R::kMaxTagBytes || t.sign_key_id < 0 ||
+      t.sign_key_id > UINT32_MAX) {
+    return absl::InvalidArgumentError("honeypot intent table: empty namespace, or a field over its limit");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<SqliteHoneypotRepository>> SqliteHoneypotRepository::Open(
@@ -155,6 +165,46 @@ absl::Status SqliteHoneypotRepository::ScanBlocks(
     if (auto s = visit(block); !s.ok()) return s;
   }
   return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "read honeypot blocks");
+}
+
+absl::Status SqliteHoneypotRepository::PutIntentTable(const HoneypotIntentTable& table) {
+  if (auto s = CheckIntentTable(table); !s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  Statement st(db_,
+               "INSERT OR REPLACE INTO honeypot_intent(namespace, run_id, intent, sign_key_id, tag) "
+               "VALUES(?,?,?,?,?)");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, table.name_space);
+  st.Bind(2, table.run_id);
+  st.Bind(3, table.table);
+  st.Bind(4, table.sign_key_id);
+  st.BindBlob(5, table.tag.data(), table.tag.size());
+  return st.Run("save honeypot intent table");
+}
+
+absl::StatusOr<int64_t> SqliteHoneypotRepository::DeleteIntentTable(std::string_view name_space) {
+  absl::MutexLock lock(&mu_);
+  Statement st(db_, "DELETE FROM honeypot_intent WHERE namespace = ?");
+  if (auto s = st.status(); !s.ok()) return s;
+  st.Bind(1, name_space);
+  if (auto s = st.Run("delete honeypot intent table"); !s.ok()) return s;
+  return static_cast<int64_t>(sqlite3_changes(db_));
+}
+
+absl::Status SqliteHoneypotRepository::ScanIntentTables(
+    const std::function<absl::Status(const HoneypotIntentTable&)>& visit) {
+  absl::MutexLock lock(&mu_);
+  Statement st(db_,
+               "SELECT namespace, run_id, intent, sign_key_id, tag FROM honeypot_intent ORDER BY namespace");
+  if (auto s = st.status(); !s.ok()) return s;
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    HoneypotIntentTable table{st.Text(0), st.Int(1), st.Text(2), st.Int(3), st.Blob(4)};
+    if (!CheckIntentTable(table).ok())
+      return absl::DataLossError("a stored honeypot intent table is malformed");
+    if (auto s = visit(table); !s.ok()) return s;
+  }
+  return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "read honeypot intent tables");
 }
 
 }  // namespace bulwark

@@ -1,7 +1,7 @@
 // SqliteHoneypotRepository: HoneypotRepository in the store's main database file (bulwark.db),
-// through its own connection, in two tables it creates if absent (honeypot_runs, honeypot_blocks,
-// honeypot_settings; doc/store_format.md). Creating them is the whole upgrade: a store made before them opens
-// unchanged and the schema version is not bumped.
+// through its own connection, in tables it creates if absent (honeypot_runs, honeypot_blocks,
+// honeypot_settings, honeypot_intent; doc/store_format.md). Creating them is the whole upgrade: a store made
+// before them opens unchanged and the schema version is not bumped.
 #pragma once
 
 #include <absl/synchronization/mutex.h>
@@ -32,6 +32,10 @@ class SqliteHoneypotRepository final : public HoneypotRepository {
   absl::Status PutBlock(const HoneypotBlock& block) override;
   absl::Status DeleteBlock(std::string_view key) override;
   absl::Status ScanBlocks(const std::function<absl::Status(const HoneypotBlock&)>& visit) override;
+  absl::Status PutIntentTable(const HoneypotIntentTable& table) override;
+  absl::StatusOr<int64_t> DeleteIntentTable(std::string_view name_space) override;
+  absl::Status ScanIntentTables(
+      const std::function<absl::Status(const HoneypotIntentTable&)>& visit) override;
 
  private:
   explicit SqliteHoneypotRepository(sqlite3* db) : db_(db) {}

@@ -147,6 +147,13 @@ CREATE TABLE IF NOT EXISTS honeypot_settings(
   mode      TEXT NOT NULL,
   k_obs     INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS honeypot_intent(
+  namespace   TEXT PRIMARY KEY,
+  run_id      INTEGER NOT NULL,
+  intent      TEXT NOT NULL,
+  sign_key_id INTEGER NOT NULL,
+  tag         BLOB NOT NULL
+);
 )sql";
 
 absl::StatusOr<bool> HasColumn(sqlite3* db, const char* table, const char* column) {
