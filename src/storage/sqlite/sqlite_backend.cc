@@ -88,7 +88,10 @@ SqliteBackend::SqliteBackend(sqlite3* db) : db_(db) {}
 
 SqliteBackend::~SqliteBackend() {
   // sqlite3_close refuses to close a connection with unfinalized statements.
-  for (auto* slot : {&get_row_, &get_entry_, &begin_read_, &end_read_, &last_event_seq_}) slot->reset();
+  for (auto* slot : {&get_row_, &get_entry_, &begin_read_, &end_read_, &last_event_seq_, &insert_entry_,
+                     &insert_event_, &newest_link_, &get_head_, &put_head_}) {
+    slot->reset();
+  }
   sqlite3_close(db_);
 }
 
@@ -127,11 +130,14 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
 
 absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertLocked(std::span<const Entry> entries,
                                                                  std::span<const HistoryEvent> events) {
-  Statement st(db_,
-               "INSERT INTO entries(id, namespace, text, metadata, principal, source, kind, state, "
-               "created_at_us, updated_at_us, embedding, key_id, tag, report) "
-               "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  BULWARK_RETURN_IF_ERROR(st.status());
+  BULWARK_ASSIGN_OR_RETURN(
+      Statement * cached,
+      Cached(insert_entry_,
+             "INSERT INTO entries(id, namespace, text, metadata, principal, source, kind, "
+             "state, created_at_us, updated_at_us, embedding, key_id, tag, report) "
+             "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+  Statement& st = *cached;
+  ResetOnExit reset(st);
   std::vector<int64_t> row_ids;
   row_ids.reserve(entries.size());
   for (const Entry& e : entries) {
