@@ -9,11 +9,14 @@
 #include <memory>
 #include <span>
 #include <utility>
+#include <vector>
 
 #include "core/status_macros.h"
 #include "storage/postgresql/pg_connection.h"
+#include "storage/sqlite/sqlite_entry_rows.h"
 #include "storage/sqlite/sqlite_event_rows.h"
 #include "storage/sqlite/sqlite_util.h"
+#include "storage/sqlite/vector_codec.h"
 #include "storage/storage_opener.h"
 #include "storage/store_layout.h"
 #include "storage/stored_report.h"
@@ -125,8 +128,11 @@ Row ReadSqliteRow(const Statement& st, const TableSpec& t) {
 // a passed write's report as an empty column, and the members of an add's or update's detail
 // that its entry row still holds. The copy carries every row whole, as the other engine (and a
 // reader of the rows) expects them: the history is read through the events' decoder and the
-// report is spelled out.
+// report is spelled out. Since version 7 an entry's vector may be packed (vector_codec.h); the copy
+// carries it raw, as PostgreSQL stores it (a packed value that does not decode is copied as it is,
+// and the target's verify reports that row as SQLite's would).
 constexpr char kHistoryTable[] = "history";
+constexpr int kEntriesEmbeddingColumn = 11;
 constexpr int kEntriesReportColumn = 14;
 
 Row ReadSqliteHistoryRow(const Statement& st) {
@@ -158,8 +164,12 @@ std::string SqliteSelect(const TableSpec& t) {
 Row ReadSqliteTableRow(const Statement& st, const TableSpec& t) {
   if (std::string_view(t.name) == kHistoryTable) return ReadSqliteHistoryRow(st);
   Row row = ReadSqliteRow(st, t);
-  if (std::string_view(t.name) == "entries" && row[kEntriesReportColumn].value.empty()) {
+  if (std::string_view(t.name) != "entries") return row;
+  if (row[kEntriesReportColumn].value.empty())
     row[kEntriesReportColumn] = PgParam::Text(PassedReport().dump());
+  std::vector<float> vector;
+  if (sqlite_rows::DecodeStoredVector(row[kEntriesEmbeddingColumn].value, &vector).ok()) {
+    row[kEntriesEmbeddingColumn] = PgParam::Bytes(sqlite_rows::EmbeddingBytes(vector));
   }
   return row;
 }

@@ -3,7 +3,9 @@
 // engines (SQLite directory, PostgreSQL URL: storage_opener.h). It is the storage half of
 // `bulwark migrate`: it checks nothing about signatures (the command verifies the source before
 // and the target after, with the keyring), and because every signature is computed above storage,
-// the copied rows verify with the same keyring in the target.
+// the copied rows verify with the same keyring in the target. One column changes form, not value:
+// an SQLite entry's packed vector (schema version 7, sqlite/vector_codec.h) is copied as its raw
+// floats, the form PostgreSQL stores (the floats, and so the signatures, are the same).
 //
 // The target must have just been created by OpenStorage(to, create=true) and hold no rows: the
 // copy writes into it in one transaction per database (SQLite: the store's file and audit.db;

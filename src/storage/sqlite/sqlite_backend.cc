@@ -31,12 +31,15 @@ using sqlite_rows::EmbeddingBytes;
 using sqlite_rows::kEventColumns;
 using sqlite_rows::kMmapOn;
 
-// A new file's page size (doc/store_format.md): an entry row (a d = 384 vector is 1,536 bytes, plus
-// its text, id and tag) is about half of SQLite's default 4 KiB page, so one fits and the rest of
-// the page is wasted; a 64 KiB page (SQLite's largest) holds 34 or more, leaving on average half a
-// row empty per page. Set before the file's first page is written; a file made earlier keeps its
-// page size.
-constexpr char kNewFilePageSize[] = "PRAGMA page_size=65536; ";
+// A new file's page size (doc/store_format.md). Every commit writes each page it touches to the WAL
+// whole, with a checksum, and a single add touches about seven B-trees (the entries table, its
+// id and namespace indexes, the history and its index, the meta row of the chain's head): about
+// 40 KB of WAL per add at 4 KiB against 460 KB at 64 KiB, which cost an add about 1.7x the CPU
+// (bench/RESULTS.md, "The add path and the page size"). Disk: a row with a packed lexical vector
+// (vector_codec.h, about 1.1 KB) fits three to a 4 KiB page; a row with a dense d = 384 vector
+// (1.86 KB) fits two, about 2.05 KB of page per entry. Set before the file's first page is
+// written; a file made earlier keeps its page size (64 KiB for those made by schema version 6).
+constexpr char kNewFilePageSize[] = "PRAGMA page_size=4096; ";
 // The WAL is checkpointed into the file once it holds this many bytes (in pages of the file's size).
 constexpr int64_t kWalCheckpointBytes = 32 << 20;
 
@@ -85,7 +88,10 @@ SqliteBackend::SqliteBackend(sqlite3* db) : db_(db) {}
 
 SqliteBackend::~SqliteBackend() {
   // sqlite3_close refuses to close a connection with unfinalized statements.
-  for (auto* slot : {&get_row_, &get_entry_, &begin_read_, &end_read_, &last_event_seq_}) slot->reset();
+  for (auto* slot : {&get_row_, &get_entry_, &begin_read_, &end_read_, &last_event_seq_, &insert_entry_,
+                     &insert_event_, &newest_link_, &get_head_, &put_head_}) {
+    slot->reset();
+  }
   sqlite3_close(db_);
 }
 
@@ -124,11 +130,14 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
 
 absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertLocked(std::span<const Entry> entries,
                                                                  std::span<const HistoryEvent> events) {
-  Statement st(db_,
-               "INSERT INTO entries(id, namespace, text, metadata, principal, source, kind, state, "
-               "created_at_us, updated_at_us, embedding, key_id, tag, report) "
-               "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  BULWARK_RETURN_IF_ERROR(st.status());
+  BULWARK_ASSIGN_OR_RETURN(
+      Statement * cached,
+      Cached(insert_entry_,
+             "INSERT INTO entries(id, namespace, text, metadata, principal, source, kind, "
+             "state, created_at_us, updated_at_us, embedding, key_id, tag, report) "
+             "VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?)"));
+  Statement& st = *cached;
+  ResetOnExit reset(st);
   std::vector<int64_t> row_ids;
   row_ids.reserve(entries.size());
   for (const Entry& e : entries) {

@@ -129,6 +129,12 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   std::unique_ptr<Statement> begin_read_ ABSL_GUARDED_BY(mu_);  // BEGIN and COMMIT around GetRows' lookups
   std::unique_ptr<Statement> end_read_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<Statement> last_event_seq_ ABSL_GUARDED_BY(mu_);
+  // The statements every add runs (parsing them again cost more than running them), prepared once.
+  std::unique_ptr<Statement> insert_entry_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> insert_event_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> newest_link_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> get_head_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> put_head_ ABSL_GUARDED_BY(mu_);
   const HistoryChainSigner* chain_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Seqs of the events the current (or last) write appended; guarded by mu_.
   std::vector<int64_t> inserted_event_seqs_ ABSL_GUARDED_BY(mu_);

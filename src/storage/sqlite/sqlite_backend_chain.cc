@@ -23,10 +23,10 @@ namespace {
 using sqlite_rows::DecodeEvent;
 using sqlite_rows::kEventColumns;
 
-// The newest event's seq and link, inside the caller's transaction.
-absl::StatusOr<std::pair<int64_t, HistoryLink>> ReadNewestLink(sqlite3* db) {
-  Statement st(db, "SELECT seq, link_key_id, link FROM history ORDER BY seq DESC LIMIT 1");
-  BULWARK_RETURN_IF_ERROR(st.status());
+// The newest event's seq and link, inside the caller's transaction, with `st` (kNewestLink).
+constexpr char kNewestLink[] = "SELECT seq, link_key_id, link FROM history ORDER BY seq DESC LIMIT 1";
+absl::StatusOr<std::pair<int64_t, HistoryLink>> ReadNewestLink(sqlite3* db, Statement& st) {
+  ResetOnExit reset(st);
   const int rc = st.Step();
   if (rc == SQLITE_DONE) return std::pair<int64_t, HistoryLink>{0, {}};
   if (rc != SQLITE_ROW) return SqliteError(db, "read the newest history event");
@@ -65,8 +65,9 @@ void SqliteBackend::SetHistoryChain(const HistoryChainSigner* signer) {
 }
 
 absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HeadLocked() {
-  Statement st(db_, "SELECT value FROM meta WHERE key = ?");
-  BULWARK_RETURN_IF_ERROR(st.status());
+  BULWARK_ASSIGN_OR_RETURN(Statement * cached, Cached(get_head_, "SELECT value FROM meta WHERE key = ?"));
+  Statement& st = *cached;
+  ResetOnExit reset(st);
   st.Bind(1, kHistoryHeadKey);
   const int rc = st.Step();
   if (rc == SQLITE_DONE) return std::optional<HistoryHead>();
@@ -76,9 +77,13 @@ absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HeadLocked() {
 
 absl::Status SqliteBackend::PutHeadLocked(const HistoryHead& head) {
   const std::string json = EncodeHistoryHead(head);
-  Statement st(
-      db_, "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value");
-  BULWARK_RETURN_IF_ERROR(st.status());
+  BULWARK_ASSIGN_OR_RETURN(
+      Statement * cached,
+      Cached(
+          put_head_,
+          "INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value"));
+  Statement& st = *cached;
+  ResetOnExit reset(st);
   st.Bind(1, kHistoryHeadKey);
   st.Bind(2, json);
   return st.Run("write the history head");
@@ -87,14 +92,18 @@ absl::Status SqliteBackend::PutHeadLocked(const HistoryHead& head) {
 absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> events,
                                                std::span<const Entry> written) {
   if (events.empty()) return absl::OkStatus();
-  Statement ins(db_,
-                "INSERT INTO history(seq, entry_id, namespace, event, actor, at_us, detail, key_id, tag, "
-                "link_key_id, link, detail_ref) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)");
-  BULWARK_RETURN_IF_ERROR(ins.status());
+  BULWARK_ASSIGN_OR_RETURN(
+      Statement * cached,
+      Cached(insert_event_,
+             "INSERT INTO history(seq, entry_id, namespace, event, actor, at_us, detail, "
+             "key_id, tag, link_key_id, link, detail_ref) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)"));
+  Statement& ins = *cached;
+  ResetOnExit reset(ins);
   int64_t seq = 0;
   std::string previous;
   if (chain_ != nullptr) {
-    absl::StatusOr<std::pair<int64_t, HistoryLink>> newest = ReadNewestLink(db_);
+    BULWARK_ASSIGN_OR_RETURN(Statement * newest_link, Cached(newest_link_, kNewestLink));
+    absl::StatusOr<std::pair<int64_t, HistoryLink>> newest = ReadNewestLink(db_, *newest_link);
     if (!newest.ok()) return newest.status();
     absl::StatusOr<std::optional<HistoryHead>> head = HeadLocked();
     if (!head.ok()) return head.status();
@@ -168,7 +177,8 @@ absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HistoryChainHead() {
 
 absl::StatusOr<std::pair<int64_t, HistoryLink>> SqliteBackend::NewestLink() {
   absl::MutexLock lock(&mu_);
-  return ReadNewestLink(db_);
+  BULWARK_ASSIGN_OR_RETURN(Statement * newest_link, Cached(newest_link_, kNewestLink));
+  return ReadNewestLink(db_, *newest_link);
 }
 
 absl::StatusOr<int64_t> SqliteBackend::LinkEventsFromBeforeTheChain() {

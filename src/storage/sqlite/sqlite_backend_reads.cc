@@ -58,10 +58,7 @@ absl::StatusOr<std::optional<StoredRow>> SqliteBackend::ReadOneRow(
   auto cached = Cached(slot, sql);
   if (!cached.ok()) return cached.status();
   Statement& st = **cached;
-  struct ResetOnExit {
-    Statement& st;
-    ~ResetOnExit() { st.Reset(); }
-  } reset{st};
+  ResetOnExit reset(st);
   bind(st);
   int rc = st.Step();
   if (rc == SQLITE_ROW) return std::optional<StoredRow>(DecodeRow(st));

@@ -1,10 +1,12 @@
 // What the SQLite file stores more compactly since schema version 6 (doc/store_format.md,
 // "Storage efficiency"): history details that refer to their entry's text and metadata read back
 // whole, and get their own copy before the entry's text, metadata, source or state changes; a passed
-// write keeps only the verdict; a new file has large pages; the load scan and the
-// per-namespace count the index is sized with.
+// write keeps only the verdict; a new file has 4 KiB pages (schema version 7) and packs sparse
+// vectors; the load scan and the per-namespace count the index is sized with.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "storage/sqlite/raw_sql.h"
 #include "storage/sqlite/sqlite_backend.h"
@@ -180,7 +182,7 @@ TEST_F(SqliteCompactRowsTest, APassedWriteKeepsItsVerdictAndAFlaggedOneIsKeptWho
   EXPECT_EQ(read("A3"), quarantined.report);
 }
 
-TEST_F(SqliteCompactRowsTest, ANewFileHasLargePagesAndTheLoadScanSkipsTheReport) {
+TEST_F(SqliteCompactRowsTest, ANewFileHasSmallPagesAndTheLoadScanSkipsTheReport) {
   std::vector<Entry> entries = {CompactEntry("A1", "one"), CompactEntry("A2", "two"),
                                 CompactEntry("B1", "three")};
   entries[0].report = {{"gate", {{"flagged", false}}}};
@@ -190,7 +192,7 @@ TEST_F(SqliteCompactRowsTest, ANewFileHasLargePagesAndTheLoadScanSkipsTheReport)
   ASSERT_THAT(raw, IsOk());
   auto page = (*raw)->Query("PRAGMA page_size");
   ASSERT_THAT(page, IsOk());
-  EXPECT_EQ(SqlInt((*page)[0][0]), 65536);
+  EXPECT_EQ(SqlInt((*page)[0][0]), 4096);
   std::vector<std::string> ids;
   ASSERT_THAT(db_->ScanRowsToIndex([&](const StoredRow& row) {
     EXPECT_TRUE(row.ok()) << row.decode_error;
@@ -205,6 +207,34 @@ TEST_F(SqliteCompactRowsTest, ANewFileHasLargePagesAndTheLoadScanSkipsTheReport)
   ASSERT_THAT(counts, IsOk());
   EXPECT_THAT(*counts, ::testing::UnorderedElementsAre(std::pair<std::string, int64_t>("ns", 2),
                                                        std::pair<std::string, int64_t>("other", 1)));
+}
+
+TEST_F(SqliteCompactRowsTest, ASparseVectorIsStoredPackedAndReadBackBitForBit) {
+  Entry sparse = CompactEntry("A1", "one");
+  sparse.embedding.assign(384, 0.0f);
+  for (size_t i = 0; i < 384; i += 3) sparse.embedding[i] = 0.01f * static_cast<float>(i) - 1.0f;
+  sparse.embedding[1] = -0.0f;  // kept: only all-zero bit patterns are left out
+  ASSERT_THAT(db_->InsertEntries(std::vector<Entry>{sparse}, {}), IsOk());
+  auto raw = RawSqlFile::Open(dir_ / "bulwark.db");
+  ASSERT_THAT(raw, IsOk());
+  auto length = (*raw)->Query("SELECT length(embedding) FROM entries WHERE id = 'A1'");
+  ASSERT_THAT(length, IsOk());
+  EXPECT_LT(SqlInt((*length)[0][0]), 1536 / 2) << "129 of 384 floats and a 48-byte bitmap";
+  EXPECT_EQ(SqlInt((*length)[0][0]) % 4, 1);
+  auto row = db_->GetEntry("ns", "A1");
+  ASSERT_THAT(row, IsOk());
+  ASSERT_TRUE(row->has_value());
+  EXPECT_TRUE((*row)->ok()) << (*row)->decode_error;
+  ASSERT_EQ((*row)->entry.embedding.size(), 384u);
+  EXPECT_EQ(std::memcmp((*row)->entry.embedding.data(), sparse.embedding.data(), 384 * sizeof(float)), 0);
+  // A packed value someone cut short is a decode problem of that row, not a crash or a short vector.
+  ASSERT_THAT((*raw)->Exec("UPDATE entries SET embedding = substr(embedding, 1, length(embedding) - 4)"),
+              IsOk());
+  auto cut = db_->GetEntry("ns", "A1");
+  ASSERT_THAT(cut, IsOk());
+  ASSERT_TRUE(cut->has_value());
+  EXPECT_THAT((*cut)->decode_error, ::testing::HasSubstr("stored vector"));
+  EXPECT_TRUE((*cut)->entry.embedding.empty());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "storage/sqlite/vector_codec.h"
 #include "storage/stored_report.h"
 
 namespace bulwark::sqlite_rows {
@@ -41,7 +42,7 @@ void BindEntry(Statement& st, const Entry& e) {
   st.Bind(8, ToString(e.state));
   st.Bind(9, e.created_at_us);
   st.Bind(10, e.updated_at_us);
-  std::string embedding = EmbeddingBytes(e.embedding);
+  const std::string embedding = EncodeStoredVector(e.embedding);  // packed when that is shorter
   st.BindBlob(11, embedding.data(), embedding.size());
   st.Bind(12, static_cast<int64_t>(e.key_id));
   st.BindBlob(13, e.tag.data(), e.tag.size());
@@ -74,14 +75,8 @@ void DecodeRowInto(const Statement& st, StoredRow* row) {
   e.state = state.value_or(State::kQuarantined);
   e.created_at_us = st.Int(9);
   e.updated_at_us = st.Int(10);
-  const std::string_view embedding = st.BlobView(11);
-  if (embedding.size() % sizeof(float) != 0) {
-    AddProblem(row, "embedding size is not a multiple of 4 bytes");
-    e.embedding.clear();
-  } else {
-    e.embedding.resize(embedding.size() / sizeof(float));
-    if (!embedding.empty()) std::memcpy(e.embedding.data(), embedding.data(), embedding.size());
-  }
+  if (absl::Status s = DecodeStoredVector(st.BlobView(11), &e.embedding); !s.ok())
+    AddProblem(row, std::string(s.message()));
   int64_t key_id = st.Int(12);
   if (key_id < 0 || key_id > UINT32_MAX) AddProblem(row, "key id out of range");
   e.key_id = static_cast<uint32_t>(key_id);

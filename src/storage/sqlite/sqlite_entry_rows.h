@@ -29,7 +29,8 @@ inline constexpr char kSignedEntryColumns[] =
     "updated_at_us, embedding, key_id, tag";
 inline constexpr char kReportColumn[] = ", report";
 
-// A vector as the bytes of its floats (host order: little-endian).
+// A vector as the bytes of its floats (host order: little-endian): the query history's form. An
+// entry row's vector is stored as vector_codec.h says.
 std::string EmbeddingBytes(const std::vector<float>& embedding);
 
 // Binds an entry's columns (the signed ones, then the report) to parameters 1 .. 14 of an INSERT

@@ -13,6 +13,9 @@
 //      settings ("retrieval/<namespace>") are signed; both are marked for their first signing
 //   6  history events may store their detail's text and metadata by reference to the entry's row
 //      (detail_ref); older events keep theirs
+//   7  an entry's vector may be stored packed (storage/sqlite/vector_codec.h); rows written before
+//      keep their raw vectors, which version 7 reads as they are. Nothing is rewritten: the version
+//      only keeps builds that cannot read packed vectors away from the file
 #include "storage/sqlite/sqlite_schema.h"
 
 #include <absl/strings/numbers.h>
@@ -250,6 +253,9 @@ absl::Status DetailReferences(sqlite3* db) {
   return Exec(db, "ALTER TABLE history ADD COLUMN detail_ref INTEGER NOT NULL DEFAULT 0;");
 }
 
+// 6 -> 7: new rows may hold packed vectors; the rows there are stay raw (both forms are read).
+absl::Status PackedVectors(sqlite3*) { return absl::OkStatus(); }
+
 struct Migration {
   int to_version;
   const char* what;
@@ -264,6 +270,7 @@ constexpr Migration kMigrations[] = {
     {4, "the history chain", LinkHistory},
     {5, "the query gate manifest; signed retrieval settings", SignGateSetAndSettings},
     {6, "history details refer to their entry's text and metadata", DetailReferences},
+    {7, "entry vectors may be packed", PackedVectors},
 };
 static_assert(kMigrations[std::size(kMigrations) - 1].to_version == kStoreSchemaVersion);
 

@@ -3,14 +3,17 @@
 // audit log still in the store's file) opens at the current version with every table, leaves the
 // markers for the rows its signing layers must sign once, keeps its rows, and upgrades only once;
 // a version 5 store keeps its events' whole details and gains detail references (version 6); a
-// newer version is refused.
+// version 6 store (64 KiB pages, raw vectors) keeps its pages and rows and writes packed vectors
+// beside them (version 7); a newer version is refused.
 #include "storage/sqlite/sqlite_schema.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "storage/sqlite/raw_sql.h"
 #include "storage/sqlite/sqlite_backend.h"
 #include "storage/storage_opener.h"
+#include "storage/store_copy.h"
 #include "testing/exec_sql.h"
 #include "testing/status_matchers.h"
 #include "testing/temp_dir.h"
@@ -141,6 +144,79 @@ TEST_F(SqliteSchemaTest, VersionFiveKeepsItsWholeDetailsAndGainsDetailReferences
   ASSERT_EQ(history->size(), 1u);
   EXPECT_EQ((*history)[0].detail, (nlohmann::json{{"text", "old text"}, {"metadata", {{"k", 1}}}}))
       << "the event keeps its own detail (detail_ref 0)";
+}
+
+TEST_F(SqliteSchemaTest, VersionSixKeepsItsPagesAndRawVectorsAndWritesPackedOnes) {
+  // A file made by schema version 6: 64 KiB pages; a row with a raw vector {0, 0.6, 0, 0.8}.
+  testing::ExecSql(db(),
+                   "PRAGMA page_size=65536; CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);");
+  { ASSERT_THAT(OpenStorage(dir_.path().string(), /*create=*/false), IsOk()); }
+  testing::ExecSql(
+      db(),
+      "INSERT INTO entries(row_id, id, namespace, text, metadata, principal, source, kind, state, "
+      "created_at_us, updated_at_us, embedding, key_id, tag, report) VALUES(1, 'A1', 'ns', 'old', '{}', 'p', "
+      "'user', 'memory', 'active', 1, 1, x'000000009A99193F00000000CDCC4C3F', 1, x'00', '');"
+      "UPDATE meta SET value = '6' WHERE key = 'schema_version';");
+  auto backend = SqliteBackend::Open(db(), /*create=*/false);
+  ASSERT_THAT(backend, IsOk());
+  EXPECT_EQ(Meta(**backend, "schema_version"), std::to_string(kStoreSchemaVersion));
+  auto old = (*backend)->GetEntry("ns", "A1");
+  ASSERT_THAT(old, IsOk());
+  ASSERT_TRUE(old->has_value());
+  EXPECT_TRUE((*old)->ok()) << (*old)->decode_error;
+  EXPECT_EQ((*old)->entry.embedding, (std::vector<float>{0.0f, 0.6f, 0.0f, 0.8f}));
+  Entry sparse = (*old)->entry;
+  sparse.id = "A2";
+  sparse.embedding.assign(64, 0.0f);
+  sparse.embedding[5] = 0.25f;
+  ASSERT_THAT((*backend)->InsertEntries(std::vector<Entry>{sparse}, {}), IsOk());
+  auto raw = RawSqlFile::Open(db());
+  ASSERT_THAT(raw, IsOk());
+  auto stored = (*raw)->Query("SELECT length(embedding) FROM entries ORDER BY row_id");
+  ASSERT_THAT(stored, IsOk());
+  ASSERT_EQ(stored->size(), 2u);
+  EXPECT_EQ(SqlInt((*stored)[0][0]), 16) << "the old row is not rewritten";
+  EXPECT_EQ(SqlInt((*stored)[1][0]), 17) << "2 + 8 + 4 bytes and 3 of padding (1 mod 4)";
+  auto page = (*raw)->Query("PRAGMA page_size");
+  ASSERT_THAT(page, IsOk());
+  EXPECT_EQ(SqlInt((*page)[0][0]), 65536) << "a file keeps its page size";
+  auto back = (*backend)->GetEntry("ns", "A2");
+  ASSERT_THAT(back, IsOk());
+  ASSERT_TRUE(back->has_value());
+  EXPECT_EQ((*back)->entry.embedding, sparse.embedding);
+}
+
+TEST_F(SqliteSchemaTest, ACopyCarriesPackedVectorsAsRawFloats) {
+  Entry sparse;
+  sparse.id = "A1";
+  sparse.name_space = "ns";
+  sparse.text = "t";
+  sparse.metadata = nlohmann::json::object();
+  sparse.principal = "p";
+  sparse.embedding.assign(384, 0.0f);
+  sparse.embedding[7] = 0.5f;
+  sparse.key_id = 1;
+  sparse.tag = "tag";
+  {
+    auto from = OpenStorage(dir_.path().string(), /*create=*/true);
+    ASSERT_THAT(from, IsOk());
+    ASSERT_THAT(from->entries->InsertEntries(std::vector<Entry>{sparse}, {}), IsOk());
+  }
+  testing::TempDir to;
+  { ASSERT_THAT(OpenStorage(to.path().string(), /*create=*/true), IsOk()); }
+  ASSERT_THAT(CopyStoreRows(dir_.path().string(), to.path().string()), IsOk());
+  auto raw = RawSqlFile::Open(to.path() / "bulwark.db");
+  ASSERT_THAT(raw, IsOk());
+  auto length = (*raw)->Query("SELECT length(embedding) FROM entries");
+  ASSERT_THAT(length, IsOk());
+  ASSERT_EQ(length->size(), 1u);
+  EXPECT_EQ(SqlInt((*length)[0][0]), 384 * 4);
+  auto copied = OpenStorage(to.path().string(), /*create=*/false);
+  ASSERT_THAT(copied, IsOk());
+  auto row = copied->entries->GetEntry("ns", "A1");
+  ASSERT_THAT(row, IsOk());
+  ASSERT_TRUE(row->has_value());
+  EXPECT_EQ((*row)->entry.embedding, sparse.embedding);
 }
 
 TEST_F(SqliteSchemaTest, ANewStoreIsCurrentAndANewerVersionIsRefused) {

@@ -70,6 +70,18 @@ class Statement {
   int rc_;
 };
 
+// Resets a statement (kept prepared for reuse) when the scope ends, on every path.
+class ResetOnExit {
+ public:
+  explicit ResetOnExit(Statement& st) : st_(st) {}
+  ~ResetOnExit() { st_.Reset(); }
+  ResetOnExit(const ResetOnExit&) = delete;
+  ResetOnExit& operator=(const ResetOnExit&) = delete;
+
+ private:
+  Statement& st_;
+};
+
 // BEGIN IMMEDIATE ... COMMIT; rolls back on destruction unless committed.
 class Transaction {
  public:
