@@ -12,12 +12,12 @@
 
 namespace bulwark {
 
-// Rank's accumulators, one set per thread, sized to the largest index ranked on it; every slot a
-// Rank touches is zero again when it returns.
+// Rank's accumulators, one set per thread, sized to the largest index ranked on it (9 bytes a
+// document: 9 MB per searching thread at 1M memories); every slot a Rank touches is zero again
+// when it returns.
 struct Bm25Index::Scratch {
   static constexpr uint8_t kAccepted = 1, kRefused = 2, kCandidate = 4, kTouched = 8;
-  std::vector<double> acc;        // by slot: partial score
-  std::vector<double> exact;      // by slot: exact score of a candidate
+  std::vector<double> acc;        // by slot: partial score; a candidate's exact one once scored
   std::vector<uint8_t> flags;     // by slot: the k* bits
   std::vector<uint32_t> touched;  // the slots some added term's postings hold
   std::vector<uint32_t> candidates;
@@ -38,7 +38,6 @@ struct Bm25Index::Scratch {
   void Clear() {
     for (const uint32_t d : touched) {
       acc[d] = 0;
-      exact[d] = 0;
       flags[d] = 0;
     }
     touched.clear();
@@ -239,7 +238,6 @@ std::vector<Bm25Hit> Bm25Index::Rank(const Bm25Index& statistics, std::span<cons
   if (s.acc.size() < ids_.size()) {
     s.acc.resize(ids_.size(), 0.0);
     s.flags.resize(ids_.size(), 0);
-    s.exact.resize(ids_.size(), 0.0);
   }
   const size_t wanted = static_cast<size_t>(k);
   double theta = 0;
@@ -258,15 +256,14 @@ std::vector<Bm25Hit> Bm25Index::Rank(const Bm25Index& statistics, std::span<cons
     s.candidates.push_back(d);
   }
   ScoreCandidates(terms, avgdl, &s);
-  std::erase_if(s.candidates, [&](uint32_t d) { return !(s.exact[d] > 0); });
+  std::erase_if(s.candidates, [&](uint32_t d) { return !(s.acc[d] > 0); });
   const size_t keep = std::min(s.candidates.size(), wanted);
-  std::partial_sort(s.candidates.begin(), s.candidates.begin() + static_cast<ptrdiff_t>(keep),
-                    s.candidates.end(), [&](uint32_t a, uint32_t b) {
-                      return s.exact[a] != s.exact[b] ? s.exact[a] > s.exact[b] : ids_[a] < ids_[b];
-                    });
+  std::partial_sort(
+      s.candidates.begin(), s.candidates.begin() + static_cast<ptrdiff_t>(keep), s.candidates.end(),
+      [&](uint32_t a, uint32_t b) { return s.acc[a] != s.acc[b] ? s.acc[a] > s.acc[b] : ids_[a] < ids_[b]; });
   std::vector<Bm25Hit> hits;
   hits.reserve(keep);
-  for (size_t i = 0; i < keep; ++i) hits.push_back({ids_[s.candidates[i]], s.exact[s.candidates[i]]});
+  for (size_t i = 0; i < keep; ++i) hits.push_back({ids_[s.candidates[i]], s.acc[s.candidates[i]]});
   s.Clear();
   return hits;
 }
@@ -327,15 +324,18 @@ void Bm25Index::ScoreCandidates(std::span<const RankTerm> terms, double avgdl, S
                                          [](const Posting& p, uint32_t doc) { return p.doc < doc; });
         if (it != t.postings->end() && it->doc == d) score += Contribution(t.idf, it->tf, lengths_[d], avgdl);
       }
-      s->exact[d] = score;
+      s->acc[d] = score;
     }
     return;
   }
-  for (const uint32_t d : s->candidates) s->flags[d] |= Scratch::kCandidate;
+  for (const uint32_t d : s->candidates) {
+    s->flags[d] |= Scratch::kCandidate;
+    s->acc[d] = 0;
+  }
   for (const RankTerm& t : terms) {
     for (const Posting& p : *t.postings) {
       if (s->flags[p.doc] & Scratch::kCandidate) {
-        s->exact[p.doc] += Contribution(t.idf, p.tf, lengths_[p.doc], avgdl);
+        s->acc[p.doc] += Contribution(t.idf, p.tf, lengths_[p.doc], avgdl);
       }
     }
   }
