@@ -13,8 +13,19 @@
 //                 / (tf(t, d) + k1 * (1 - b + b * |d| / avgdl))
 // N documents, df(t) documents containing t, |d| tokens of d, avgdl the mean |d|.
 //
+// Top-k with max-score pruning (Turtle & Flood 1995, "Query evaluation: strategies and
+// optimizations", IP&M 31(6); the "essential terms" form of Mallia et al. 2019): each term keeps
+// its largest tf and its shortest document, so its contribution to any document is at most
+// ub(t) = idf(t) * score(max tf, min |d|). Terms are added best bound first; once the bounds of
+// the terms left sum to less than the k-th best (partial) score so far, no document missing from
+// the accumulator can enter the top k and the rest of the postings (the common words') are not
+// read. The candidates that can still reach the top k are then scored exactly, term by term in
+// query order, as exhaustive scoring adds them, so the top k, its scores (bit for bit) and its tie
+// order are those of scoring every posting (bm25_index_test compares them on random corpora).
+//
 // Thread safety: not synchronized; Add against everything else is the caller's to serialize;
-// concurrent Search calls are safe.
+// concurrent Search calls are safe (each thread ranks in accumulators of its own, kept between
+// calls: 9 bytes per document of the largest index it has ranked).
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -22,6 +33,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,6 +72,11 @@ class Bm25Index {
   std::vector<Bm25Hit> Search(std::span<const std::string> query_tokens, int k, Accept accept = nullptr,
                               const void* context = nullptr,
                               std::span<const double> query_weights = {}) const;
+  // Search without pruning: every posting of every query term is scored. The same result as
+  // Search; kept as the reference for tests and benchmarks.
+  std::vector<Bm25Hit> SearchExhaustive(std::span<const std::string> query_tokens, int k,
+                                        Accept accept = nullptr, const void* context = nullptr,
+                                        std::span<const double> query_weights = {}) const;
 
   // The score `doc_tokens` would have as a document of this index, with the index's statistics (N,
   // df, avgdl) as they are, without adding it: a document scored this way changes no other
@@ -76,6 +93,10 @@ class Bm25Index {
   std::vector<Bm25Hit> SearchWithStatisticsOf(const Bm25Index& statistics,
                                               std::span<const std::string> query_tokens, int k,
                                               std::span<const double> query_weights = {}) const;
+  // How many postings the calling thread's last Search, SearchExhaustive or SearchWithStatisticsOf
+  // read while accumulating (exact scoring of the candidates aside): what pruning saves, for tests
+  // and benchmarks.
+  static size_t PostingsReadByLastSearch();
   // Gives back the spare capacity of the postings lists (they grow by doubling while documents are
   // added): called once a bulk load is done.
   void ShrinkToFit();
@@ -89,9 +110,41 @@ class Bm25Index {
     uint32_t doc = 0;  // position in ids_
     uint32_t tf = 0;
   };
+  // What bounds a term's contribution: its largest tf and the length of its shortest document.
+  // Raised by Add; a Remove leaves them as they are (still bounds, only looser).
+  struct TermBound {
+    uint32_t max_tf = 0;
+    uint32_t min_length = std::numeric_limits<uint32_t>::max();
+  };
+  // A distinct query term as ranking uses it.
+  struct RankTerm {
+    const std::vector<Posting>* postings = nullptr;
+    double idf = 0;    // query weight * idf
+    double bound = 0;  // no document's contribution from this term exceeds it
+  };
+  struct Scratch;  // per-thread accumulators of Rank (bm25_index.cc)
+  static Scratch& ThreadScratch();
   static constexpr int64_t kFreeSlot = -1;  // ids_ value of a removed document's slot
+
+  // One term's contribution to a document's score (the summand of the header's formula).
+  double Contribution(double idf, double tf, double length, double avgdl) const {
+    const double norm = options_.k1 * (1 - options_.b + options_.b * length / avgdl);
+    return idf * tf * (options_.k1 + 1) / (tf + norm);
+  }
+  // The distinct query terms this index holds with a positive weighted idf, in query order.
+  std::vector<RankTerm> RankTerms(const Bm25Index& statistics, std::span<const std::string> query_tokens,
+                                  std::span<const double> query_weights, double avgdl) const;
+  // Pruned (prune) or exhaustive top-k of this index's documents against `statistics`.
   std::vector<Bm25Hit> Rank(const Bm25Index& statistics, std::span<const std::string> query_tokens, int k,
-                            Accept accept, const void* context, std::span<const double> query_weights) const;
+                            Accept accept, const void* context, std::span<const double> query_weights,
+                            bool prune) const;
+  // Max-score accumulation (see the header paragraph); returns the bound of the terms not added.
+  double AccumulateEssential(std::span<const RankTerm> terms, size_t k, Accept accept, const void* context,
+                             double avgdl, Scratch* s, double* theta) const;
+  // The k-th best accumulated score among accepted documents; 0 if fewer than k.
+  double KthBest(size_t k, Accept accept, const void* context, Scratch* s) const;
+  // The exact scores (query order) of s->candidates into s->acc (the partial scores are spent).
+  void ScoreCandidates(std::span<const RankTerm> terms, double avgdl, Scratch* s) const;
   // The postings of `term`, or null if no document holds it.
   const std::vector<Posting>* PostingsOf(std::string_view term) const;
   // The id of `term`, given a new one (from free_terms_ first) if it has none.
@@ -107,7 +160,8 @@ class Bm25Index {
   // Each distinct term is held once (a document holds 4-byte term ids, not copies of its words):
   // term -> id, and by id its postings and its text (to erase it when its last posting goes).
   absl::flat_hash_map<std::string, uint32_t> term_ids_;
-  std::vector<std::vector<Posting>> postings_;  // by term id; empty for a free id
+  std::vector<std::vector<Posting>> postings_;  // by term id, ascending doc; empty for a free id
+  std::vector<TermBound> bounds_;               // by term id
   std::vector<std::string> term_names_;         // by term id; empty for a free id
   std::vector<uint32_t> free_terms_;
 };

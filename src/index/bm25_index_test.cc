@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <map>
+#include <random>
 #include <span>
 #include <string>
 #include <vector>
@@ -221,6 +224,146 @@ TEST(Bm25Index, QueryWeightsScaleEachTermsContribution) {
   EXPECT_DOUBLE_EQ(
       index.ScoreDocument(Tokens{"insurance", "~n1", "may"}, query, std::vector<double>{1, 0.25}),
       weighted[1].score);
+}
+
+// The reference: every live document scored by ScoreDocument (no postings read at all), filtered,
+// best first, equal scores to the lower id.
+std::vector<Bm25Hit> Reference(const Bm25Index& statistics, const std::map<int64_t, Tokens>& docs,
+                               const Tokens& query, int k, std::span<const double> weights,
+                               const std::function<bool(int64_t)>& accept) {
+  std::vector<Bm25Hit> all;
+  for (const auto& [id, tokens] : docs) {
+    if (accept && !accept(id)) continue;
+    const double score = statistics.ScoreDocument(tokens, query, weights);
+    if (score > 0) all.push_back({id, score});
+  }
+  std::sort(all.begin(), all.end(), [](const Bm25Hit& a, const Bm25Hit& b) {
+    return a.score != b.score ? a.score > b.score : a.id < b.id;
+  });
+  if (all.size() > static_cast<size_t>(std::max(k, 0))) all.resize(static_cast<size_t>(std::max(k, 0)));
+  return all;
+}
+
+void ExpectSameHits(const std::vector<Bm25Hit>& got, const std::vector<Bm25Hit>& want,
+                    const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].id, want[i].id) << what << " rank " << i;
+    EXPECT_EQ(got[i].score, want[i].score) << what << " rank " << i;  // bit for bit
+  }
+}
+
+// A random corpus with a skewed vocabulary (a few words in most documents, as "i" and "my" are in
+// the store), exact duplicates (equal scores), removals and re-adds into freed slots.
+struct RandomCorpus {
+  explicit RandomCorpus(uint32_t seed) : rng(seed) {
+    vocabulary = std::uniform_int_distribution<int>(3, 120)(rng);
+    const int documents = std::uniform_int_distribution<int>(1, 400)(rng);
+    for (int64_t id = 1; id <= documents; ++id) {
+      Tokens tokens = rng() % 10 == 0 && !docs.empty() ? docs.begin()->second : RandomTokens(20);
+      docs[id * 3] = tokens;
+    }
+  }
+  std::string Word() {
+    const int w =
+        static_cast<int>(std::pow(std::uniform_real_distribution<double>(0, 1)(rng), 3) * vocabulary);
+    return "w" + std::to_string(w);
+  }
+  Tokens RandomTokens(int max_length) {
+    Tokens tokens(std::uniform_int_distribution<int>(0, max_length)(rng));
+    for (std::string& t : tokens) t = Word();
+    return tokens;
+  }
+  std::mt19937 rng;
+  int vocabulary = 0;
+  std::map<int64_t, Tokens> docs;
+};
+
+TEST(Bm25Index, PrunedTopKEqualsExhaustiveScoringOnRandomCorpora) {
+  int pruned_queries = 0;
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    RandomCorpus corpus(seed);
+    Bm25Index index({.k1 = seed % 3 == 0 ? 0.5 : 1.2, .b = seed % 4 == 0 ? 0.0 : 0.75});
+    for (const auto& [id, tokens] : corpus.docs) ASSERT_THAT(index.Add(id, tokens), IsOk());
+    // Remove a third, then add some again (new tokens): they take freed slots.
+    for (auto it = corpus.docs.begin(); it != corpus.docs.end();) {
+      if (corpus.rng() % 3 != 0) {
+        ++it;
+        continue;
+      }
+      ASSERT_THAT(index.Remove(it->first), IsOk());
+      it = corpus.docs.erase(it);
+    }
+    for (int64_t id = 2; id < 200; id += 3) {
+      if (corpus.rng() % 2 == 0) continue;
+      corpus.docs[id] = corpus.RandomTokens(20);
+      ASSERT_THAT(index.Add(id, corpus.docs[id]), IsOk());
+    }
+    for (int q = 0; q < 25; ++q) {
+      Tokens query = corpus.RandomTokens(9);
+      if (q % 5 == 0) query.push_back("absent");
+      std::vector<double> weights;
+      if (q % 2 == 1) {
+        for (size_t i = 0; i < query.size(); ++i) weights.push_back((corpus.rng() % 5) * 0.5);  // zeros too
+      }
+      const int k = std::uniform_int_distribution<int>(1, 40)(corpus.rng);
+      const int64_t modulus = 2 + q % 3;
+      const std::function<bool(int64_t)> filter = [&](int64_t id) { return id % modulus != 0; };
+      const bool filtered = q % 3 == 0;
+      const Bm25Index::Accept accept = [](const void* c, int64_t id) {
+        return (*static_cast<const std::function<bool(int64_t)>*>(c))(id);
+      };
+      const std::string what = "seed " + std::to_string(seed) + " query " + std::to_string(q);
+      const auto want = Reference(index, corpus.docs, query, k, weights, filtered ? filter : nullptr);
+      ExpectSameHits(index.Search(query, k, filtered ? accept : nullptr, &filter, weights), want, what);
+      ExpectSameHits(index.SearchExhaustive(query, k, filtered ? accept : nullptr, &filter, weights), want,
+                     what + " exhaustive");
+      const size_t exhaustive_reads = Bm25Index::PostingsReadByLastSearch();
+      index.Search(query, k, filtered ? accept : nullptr, &filter, weights);
+      pruned_queries += Bm25Index::PostingsReadByLastSearch() < exhaustive_reads;
+    }
+  }
+  EXPECT_GT(pruned_queries, 100) << "pruning skipped postings in too few queries to test it";
+}
+
+TEST(Bm25Index, PrunedSearchWithStatisticsOfEqualsScoreDocument) {
+  for (uint32_t seed = 100; seed < 120; ++seed) {
+    RandomCorpus memories(seed), pots(seed + 1000);
+    Bm25Index memory_index, pot_index;
+    for (const auto& [id, tokens] : memories.docs) ASSERT_THAT(memory_index.Add(id, tokens), IsOk());
+    for (const auto& [id, tokens] : pots.docs) ASSERT_THAT(pot_index.Add(id, tokens), IsOk());
+    for (int q = 0; q < 10; ++q) {
+      const Tokens query = memories.RandomTokens(8);
+      const int k = 1 + q * 3;
+      ExpectSameHits(pot_index.SearchWithStatisticsOf(memory_index, query, k),
+                     Reference(memory_index, pots.docs, query, k, {}, nullptr),
+                     "seed " + std::to_string(seed) + " query " + std::to_string(q));
+    }
+  }
+}
+
+TEST(Bm25Index, ACommonWordStillCountsInThePrunedTopKScores) {
+  // 2,000 documents hold "i"; 3 hold "marathon". Top 2 of {"marathon", "i"}: the two marathon
+  // documents that also hold "i" (their exact scores include its small contribution).
+  Bm25Index index;
+  for (int64_t id = 0; id < 2000; ++id) {
+    Tokens tokens{"i", "w" + std::to_string(id)};
+    if (id == 5 || id == 900) tokens.push_back("marathon");
+    ASSERT_THAT(index.Add(id, tokens), IsOk());
+  }
+  ASSERT_THAT(index.Add(5000, Tokens{"marathon", "x", "y"}), IsOk());
+  const Tokens query{"i", "marathon"};
+  const auto hits = index.Search(query, 2);
+  // Only "marathon"'s 3 postings were accumulated: with the top 2 found, "i" (bound far below
+  // their scores) could lift no other document.
+  EXPECT_EQ(Bm25Index::PostingsReadByLastSearch(), 3u);
+  ASSERT_EQ(hits.size(), 2u);
+  EXPECT_EQ(hits[0].id, 5);
+  EXPECT_EQ(hits[1].id, 900);
+  EXPECT_EQ(hits[0].score, index.ScoreDocument(Tokens{"i", "w5", "marathon"}, query));
+  ASSERT_EQ(index.SearchExhaustive(query, 2).size(), 2u);
+  EXPECT_EQ(Bm25Index::PostingsReadByLastSearch(), 2003u);
+  EXPECT_GT(hits[0].score, index.ScoreDocument(Tokens{"marathon", "x", "y"}, query));
 }
 
 }  // namespace

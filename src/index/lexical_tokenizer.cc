@@ -5,6 +5,7 @@
 #include <absl/container/flat_hash_set.h>
 #include <libstemmer.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <utility>
@@ -33,6 +34,13 @@ const absl::flat_hash_set<std::string_view>& StopWords() {
       new absl::flat_hash_set<std::string_view>(std::begin(kStopWords), std::end(kStopWords));
   return *words;
 }
+
+// Words that frame a question and say nothing of its subject: interrogatives and auxiliaries.
+constexpr std::string_view kQuestionWords[] = {
+    "what", "when", "where", "which", "who",    "whom",  "whose", "why",  "how",
+    "do",   "does", "did",   "doing", "is",     "are",   "was",   "were", "be",
+    "been", "am",   "can",   "could", "should", "would", "will",
+};
 
 struct StemmerDeleter {
   void operator()(sb_stemmer* s) const { sb_stemmer_delete(s); }
@@ -79,6 +87,10 @@ bool IsWordByte(unsigned char c) {
 
 bool IsLexicalStopWord(std::string_view word) { return StopWords().contains(word); }
 
+bool IsLexicalQuestionWord(std::string_view word) {
+  return std::find(std::begin(kQuestionWords), std::end(kQuestionWords), word) != std::end(kQuestionWords);
+}
+
 std::vector<std::string> LexicalTokenizer::Tokens(std::string_view text) const {
   std::vector<std::string> tokens;
   sb_stemmer* stemmer = options_.stem ? ThreadStemmer() : nullptr;
@@ -93,6 +105,7 @@ std::vector<std::string> LexicalTokenizer::Tokens(std::string_view text) const {
       if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
     }
     if (options_.stop_words && IsLexicalStopWord(word)) continue;
+    if (options_.question_words && IsLexicalQuestionWord(word)) continue;
     if (stemmer != nullptr) Stem(stemmer, &word);
     if (!word.empty()) tokens.push_back(std::move(word));
   }

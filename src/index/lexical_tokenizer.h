@@ -4,7 +4,9 @@
 //
 //   1. words: maximal runs of ASCII letters and digits and of non-ASCII bytes (UTF-8 sequences are
 //      kept whole), ASCII letters lowercased; words longer than kMaxWordBytes are dropped
-//   2. stop words (optional): a fixed list of English function words is dropped
+//   2. stop words (optional): a fixed list of English function words is dropped; question words
+//      (optional, for queries): the interrogatives and auxiliaries that frame a question ("what",
+//      "when", "do", "does", "can", ...), never the pronouns ("i", "my": whose memory it is)
 //   3. stemming (optional): the Snowball English (Porter2) stemmer of libstemmer (Debian
 //      libstemmer-dev), so "appointments" and "appointment" meet
 //
@@ -18,8 +20,9 @@
 namespace bulwark {
 
 struct LexicalTokenizerOptions {
-  bool stem = true;        // Snowball English stemming
-  bool stop_words = true;  // drop English function words
+  bool stem = true;             // Snowball English stemming
+  bool stop_words = true;       // drop English function words
+  bool question_words = false;  // drop interrogatives and auxiliaries (IsLexicalQuestionWord)
 };
 
 class LexicalTokenizer {
@@ -41,5 +44,8 @@ class LexicalTokenizer {
 
 // True if `word` (lowercase) is on the tokenizer's stop-word list.
 bool IsLexicalStopWord(std::string_view word);
+// True if `word` (lowercase) is an interrogative or auxiliary that frames a question (a subset of
+// the stop words without pronouns, articles and prepositions).
+bool IsLexicalQuestionWord(std::string_view word);
 
 }  // namespace bulwark

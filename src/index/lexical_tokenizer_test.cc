@@ -25,6 +25,16 @@ TEST(LexicalTokenizer, OptionsOff) {
               ElementsAre("when", "are", "my", "appointments"));
 }
 
+TEST(LexicalTokenizer, QuestionWordsGoPronounsStay) {
+  const LexicalTokenizer tokenizer({.stem = true, .stop_words = false, .question_words = true});
+  EXPECT_THAT(tokenizer.Tokens("What time does my daughter go to sleep?"),
+              ElementsAre("time", "my", "daughter", "go", "to", "sleep"));
+  EXPECT_THAT(tokenizer.Tokens("When can I text you? Who is Bev?"), ElementsAre("i", "text", "you", "bev"));
+  EXPECT_TRUE(IsLexicalQuestionWord("which"));
+  EXPECT_FALSE(IsLexicalQuestionWord("my"));
+  EXPECT_FALSE(IsLexicalQuestionWord("whatever"));
+}
+
 TEST(LexicalTokenizer, KeepsUtf8WordsWholeAndBoundsWords) {
   const LexicalTokenizer tokenizer({.stem = false, .stop_words = true});
   EXPECT_THAT(tokenizer.Tokens("Żurek pâté"), ElementsAre("Żurek", "pâté"));  // non-ASCII not lowercased

@@ -60,6 +60,7 @@ absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config)
                                                "lexical_weight",
                                                "stem",
                                                "stop_words",
+                                               "query_question_words",
                                                "bm25_k1",
                                                "bm25_b",
                                                "concepts",
@@ -95,6 +96,7 @@ absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config)
   if (auto s = ReadNumber(config, "bm25_b", 0, 1, &options.bm25.b); !s.ok()) return s;
   if (auto s = ReadBool(config, "stem", &options.tokenizer.stem); !s.ok()) return s;
   if (auto s = ReadBool(config, "stop_words", &options.tokenizer.stop_words); !s.ok()) return s;
+  if (auto s = ReadBool(config, "query_question_words", &options.query_question_words); !s.ok()) return s;
   if (auto s = ReadBool(config, "concepts", &options.concepts); !s.ok()) return s;
   if (auto s = ReadNumber(config, "concept_weight", 0, 1e6, &options.concept_weight); !s.ok()) return s;
   ConceptOptions& doc = options.document_concepts;

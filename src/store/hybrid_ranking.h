@@ -41,6 +41,11 @@ struct HybridOptions {
   double vector_weight = 1;                          // >= 0
   double lexical_weight = 3;                         // >= 0
   LexicalTokenizerOptions tokenizer = {.stem = true, .stop_words = false};
+  // Whether a query's question words ("what", "when", "do", "can", ...: IsLexicalQuestionWord)
+  // are BM25 terms. Off by default since session 10: dropping them raised the tuning split's MRR
+  // by +0.007 / +0.018 / +0.026 (persona / 1k / 10k; doc/retrieval.md "Question words"). Documents
+  // always keep them (they count in |d|).
+  bool query_question_words = false;
   Bm25Options bm25;
   // WordNet concept terms in the lexical index (embed/wordnet_concepts.h): a memory's words add
   // their synsets and hypernyms, a query's words their synsets, weighted `concept_weight` against
@@ -62,7 +67,7 @@ struct HybridOptions {
 
 // StoreOptions::retrieval_config: null -> the defaults; otherwise an object with any of
 // {"default": "vector"|"hybrid", "rrf_k", "depth", "vector_weight", "lexical_weight", "stem",
-//  "stop_words", "bm25_k1", "bm25_b", "concepts", "concept_weight", "concept_senses",
+//  "stop_words", "query_question_words", "bm25_k1", "bm25_b", "concepts", "concept_weight", "concept_senses",
 //  "concept_up", "concept_min_depth", "concept_holonyms", "query_senses", "query_verbs", "glosses",
 //  "gloss_weight", "gloss_query_related", "gloss_senses"}.
 // InvalidArgument names an unknown key, a wrong type or a value out of range.

@@ -16,6 +16,9 @@ constexpr absl::string_view kGlossPrefix = "^";
 
 LexicalTerms::LexicalTerms(const HybridOptions& options, const std::string& wordnet_dir)
     : words_(options.tokenizer),
+      query_words_({.stem = options.tokenizer.stem,
+                    .stop_words = options.tokenizer.stop_words,
+                    .question_words = !options.query_question_words}),
       document_options_(options.document_concepts),
       query_options_{.senses = options.query_senses,
                      .up = 0,
@@ -67,7 +70,7 @@ std::vector<std::string> LexicalTerms::Document(std::string_view text) const {
 
 QueryTerms LexicalTerms::Query(std::string_view text) const {
   QueryTerms query;
-  query.tokens = words_.Tokens(text);
+  query.tokens = query_words_.Tokens(text);
   query.weights.assign(query.tokens.size(), 1.0);
   if (glosses_ != nullptr) {
     for (const std::string& word : concept_words_.Tokens(text)) {

@@ -37,7 +37,8 @@ class LexicalTerms {
 
   // A memory's terms: its words, then its concept terms.
   std::vector<std::string> Document(std::string_view text) const;
-  // A query's terms: its words (weight 1), then its concept terms (weight concept_weight).
+  // A query's terms: its words (weight 1; without "what", "when", "do", ... unless
+  // HybridOptions::query_question_words), then its concept terms (weight concept_weight).
   QueryTerms Query(std::string_view text) const;
 
   bool concepts_enabled() const { return concepts_ != nullptr; }
@@ -45,6 +46,7 @@ class LexicalTerms {
 
  private:
   LexicalTokenizer words_;
+  LexicalTokenizer query_words_;  // words_ without question words (HybridOptions::query_question_words)
   LexicalTokenizer concept_words_{{.stem = false, .stop_words = true}};  // unstemmed, for WordNet
   std::shared_ptr<const WordNetConcepts> concepts_;                      // null: concepts off
   ConceptOptions document_options_;

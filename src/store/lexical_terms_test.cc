@@ -94,5 +94,24 @@ TEST(LexicalTermsGlossTest, AQueryWordMeetsTheGlossOfAMemoryWord) {
   EXPECT_EQ(hits[0].id, 2);
 }
 
+// A query's question words are no BM25 terms by default (HybridOptions::query_question_words);
+// a memory keeps every word, so its length is the same either way.
+TEST(LexicalTermsQuestionWordsTest, AQueryDropsItsQuestionWordsUnlessAsked) {
+  absl::StatusOr<HybridOptions> defaults = ParseRetrievalConfig(nullptr);
+  ASSERT_TRUE(defaults.ok()) << defaults.status();
+  EXPECT_FALSE(defaults->query_question_words);
+  const LexicalTerms terms(*defaults);
+  const QueryTerms query = terms.Query("When does my flight leave?");
+  EXPECT_EQ(query.tokens, (std::vector<std::string>{"my", "flight", "leav"}));
+  EXPECT_EQ(query.weights, (std::vector<double>{1, 1, 1}));
+  EXPECT_EQ(terms.Document("When does my flight leave?").size(), 5u);
+  absl::StatusOr<HybridOptions> kept = ParseRetrievalConfig({{"query_question_words", true}});
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(LexicalTerms(*kept).Query("When does my flight leave?").tokens,
+            (std::vector<std::string>{"when", "doe", "my", "flight", "leav"}));
+  EXPECT_THAT(ParseRetrievalConfig({{"query_question_words", 1}}),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 }  // namespace
 }  // namespace bulwark
