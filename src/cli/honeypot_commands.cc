@@ -38,19 +38,6 @@ namespace {
 
 constexpr char kHoneypotPrincipal[] = "bulwark:honeypots";
 
-// The store and its honeypot repository, opened together.
-struct Opened {
-  std::unique_ptr<MemoryStore> store;
-  std::unique_ptr<HoneypotRepository> repo;
-};
-
-absl::StatusOr<Opened> OpenAll(const CommandEnv& env) {
-  Opened o;
-  BULWARK_ASSIGN_OR_RETURN(o.store, MemoryStore::Open(env.store, env.store_options));
-  BULWARK_ASSIGN_OR_RETURN(o.repo, OpenHoneypotRepository(o.store->impl().layout.dir().string()));
-  return o;
-}
-
 // The namespace's current (not removed) runs, oldest first.
 absl::StatusOr<std::vector<HoneypotRun>> CurrentRuns(HoneypotRepository& repo, std::string_view ns) {
   std::vector<HoneypotRun> runs;
@@ -218,7 +205,7 @@ void PrintRun(std::ostream& out, const HoneypotRun& run) {
 }
 
 int RunFit(const CommandEnv& env, const HoneypotFitFlags& f) {
-  auto opened = OpenAll(env);
+  auto opened = OpenHoneypotStore(env);
   if (!opened.ok()) return FailCommand(env, opened.status());
   MemoryStore& store = *opened->store;
   auto attack = AttackQueries(f.attack_logs);
@@ -258,7 +245,7 @@ int RunFit(const CommandEnv& env, const HoneypotFitFlags& f) {
 }
 
 int RunShow(const CommandEnv& env) {
-  auto opened = OpenAll(env);
+  auto opened = OpenHoneypotStore(env);
   if (!opened.ok()) return FailCommand(env, opened.status());
   auto runs = CurrentRuns(*opened->repo, env.name_space);
   if (!runs.ok()) return FailCommand(env, runs.status());
@@ -274,7 +261,7 @@ int RunShow(const CommandEnv& env) {
 }
 
 int RunList(const CommandEnv& env) {
-  auto opened = OpenAll(env);
+  auto opened = OpenHoneypotStore(env);
   if (!opened.ok()) return FailCommand(env, opened.status());
   auto pots = Pots(*opened->store, env.name_space);
   if (!pots.ok()) return FailCommand(env, pots.status());
@@ -291,7 +278,7 @@ int RunList(const CommandEnv& env) {
 }
 
 int RunRemove(const CommandEnv& env) {
-  auto opened = OpenAll(env);
+  auto opened = OpenHoneypotStore(env);
   if (!opened.ok()) return FailCommand(env, opened.status());
   auto pots = Pots(*opened->store, env.name_space);
   if (!pots.ok()) return FailCommand(env, pots.status());

@@ -16,24 +16,19 @@
 #include "store/memory_store_impl.h"
 
 namespace bulwark::cli {
+
+absl::StatusOr<HoneypotStore> OpenHoneypotStore(const CommandEnv& env) {
+  HoneypotStore o;
+  BULWARK_ASSIGN_OR_RETURN(o.store, MemoryStore::Open(env.store, env.store_options));
+  BULWARK_ASSIGN_OR_RETURN(o.repo, OpenHoneypotRepository(o.store->impl().layout.dir().string()));
+  return o;
+}
+
 namespace {
 
 // The principal of the audit records of changes made through this CLI (the HTTP routes record
 // their caller).
 constexpr char kCliPrincipal[] = "bulwark:cli";
-
-// The store and its honeypot repository, opened together.
-struct Opened {
-  std::unique_ptr<MemoryStore> store;
-  std::unique_ptr<HoneypotRepository> repo;
-};
-
-absl::StatusOr<Opened> OpenAll(const CommandEnv& env) {
-  Opened o;
-  BULWARK_ASSIGN_OR_RETURN(o.store, MemoryStore::Open(env.store, env.store_options));
-  BULWARK_ASSIGN_OR_RETURN(o.repo, OpenHoneypotRepository(o.store->impl().layout.dir().string()));
-  return o;
-}
 
 // The audit log of the store, opened before a change so that a store whose log cannot be opened
 // is not changed unaudited.
@@ -67,7 +62,7 @@ absl::Status AuditChange(AuditLog& log, MemoryStore& store, std::string_view ns,
 // monitor: it sees an unblock made here within its refresh interval (a second).
 int RunHoneypotSessions(const CommandEnv& env, bool unblock, const std::string& principal,
                         const std::string& session) {
-  auto opened = OpenAll(env);
+  auto opened = OpenHoneypotStore(env);
   if (!opened.ok()) return FailCommand(env, opened.status());
   auto guard = HoneypotGuard::Create({}, opened->store->impl().entries.get(), opened->repo.get(), nullptr);
   if (!guard.ok()) return FailCommand(env, guard.status());
@@ -106,7 +101,7 @@ int RunHoneypotSessions(const CommandEnv& env, bool unblock, const std::string& 
 // `honeypots mode MODE [--k-obs N] [--estimator E] [--calibration-cap C] [--h0 P] [--alpha A]
 // [--beta B]`: the namespace's signed monitor setting (fields not given keep their stored values).
 int RunHoneypotMode(const CommandEnv& env, const nlohmann::json& given) {
-  auto opened = OpenAll(env);
+  auto opened = OpenHoneypotStore(env);
   if (!opened.ok()) return FailCommand(env, opened.status());
   auto guard = HoneypotGuard::Create({}, opened->store->impl().entries.get(), opened->repo.get(), nullptr);
   if (!guard.ok()) return FailCommand(env, guard.status());

@@ -6,12 +6,25 @@
 // changed.
 #pragma once
 
+#include <absl/status/statusor.h>
+
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "cli/command_env.h"
+#include "storage/honeypot_repository.h"
+#include "store/memory_store.h"
 
 namespace bulwark::cli {
+
+// The store and its honeypot repository, opened together (every `honeypots` and `sessions`
+// subcommand).
+struct HoneypotStore {
+  std::unique_ptr<MemoryStore> store;
+  std::unique_ptr<HoneypotRepository> repo;
+};
+[[nodiscard]] absl::StatusOr<HoneypotStore> OpenHoneypotStore(const CommandEnv& env);
 
 // `sessions list` (unblock false) or `sessions unblock --principal P [--session S]`. Returns the
 // exit code (0, or 1 with the message on env.err).
