@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -48,6 +49,12 @@ struct StoreOptions {
   // events it has not seen and brings the index up to date with the entries they name. 0: before
   // every search; negative: never (the index then follows only this process's writes).
   int other_writers_check_ms = 100;
+
+  // The index snapshot (StoreLayout::index_snapshot(), store/index_snapshot.h) is written when a
+  // store whose index holds at least this many rows closes after an open that found no usable
+  // snapshot, or after a tenth of its rows changed since the one it read; a negative value: never
+  // read or written.
+  int64_t index_snapshot_min_rows = 10'000;
 
   Env* env = nullptr;  // default: Env::Default()
 };
