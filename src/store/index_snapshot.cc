@@ -338,7 +338,10 @@ absl::StatusOr<SnapshotNamespace> ReadNamespace(
       BULWARK_RETURN_IF_ERROR(in.Skip(bytes));  // this CPU keeps no int8 copy: the MAC covers it still
     }
   }
-  BULWARK_RETURN_IF_ERROR(ns.vectors->FinishRestore(int8_filled));
+  if (absl::Status restored = ns.vectors->FinishRestore(int8_filled); !restored.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("namespace ", ns.name, " in the index snapshot: ", restored.message()));
+  }
   return ns;
 }
 
@@ -359,7 +362,8 @@ absl::StatusOr<uint64_t> WriteIndexSnapshot(const std::filesystem::path& path, i
   for (const IndexSnapshotSource::Namespace& ns : source.namespaces) {
     if (ns.vectors->dimension() != dimension || ns.name.empty() ||
         ns.name.size() > kMaxSnapshotNamespaceBytes) {
-      return absl::FailedPreconditionError(absl::StrCat("namespace ", ToAbsl(ns.name), " cannot be snapshotted"));
+      return absl::FailedPreconditionError(
+          absl::StrCat("namespace ", ToAbsl(ns.name), " cannot be snapshotted"));
     }
   }
   const std::filesystem::path temp = path.string() + absl::StrCat(".tmp-", ::getpid());
