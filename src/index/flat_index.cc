@@ -201,6 +201,70 @@ absl::Status FlatIndex::Remove(int64_t row_id) {
   return absl::OkStatus();
 }
 
+FlatIndex::ConstParts FlatIndex::Parts() const {
+  return {std::span<const float>(data_.data(), data_.size()), row_ids_, states_, kinds_, int8_.get()};
+}
+
+absl::StatusOr<FlatIndex::MutableParts> FlatIndex::StartRestore(size_t rows, size_t capacity) {
+  capacity = std::max(rows, capacity);
+  data_.clear();
+  row_ids_.clear();
+  states_.clear();
+  kinds_.clear();
+  positions_.clear();
+  if (int8_) int8_->Clear();
+  if (capacity > data_.max_size() / stride_) {
+    return absl::ResourceExhaustedError(absl::StrCat("cannot restore ", rows, " index rows"));
+  }
+  MutableParts parts;
+  try {
+    data_.reserve(capacity * stride_);
+    row_ids_.reserve(capacity);
+    states_.reserve(capacity);
+    kinds_.reserve(capacity);
+    data_.resize(rows * stride_);
+    row_ids_.resize(rows);
+    states_.resize(rows);
+    kinds_.resize(rows);
+    if (int8_) parts.int8 = int8_->ResizeForRestore(rows, capacity);
+  } catch (const std::bad_alloc&) {
+    data_.clear();
+    row_ids_.clear();
+    states_.clear();
+    kinds_.clear();
+    if (int8_) int8_->Clear();
+    return absl::ResourceExhaustedError(absl::StrCat("out of memory restoring ", rows, " index rows"));
+  }
+  parts.rows = std::span<float>(data_.data(), data_.size());
+  parts.row_ids = row_ids_;
+  parts.states = states_;
+  parts.kinds = kinds_;
+  return parts;
+}
+
+absl::Status FlatIndex::FinishRestore(bool int8_filled) {
+  absl::Status status;
+  positions_.reserve(row_ids_.capacity());
+  for (size_t p = 0; p < row_ids_.size() && status.ok(); ++p) {
+    if (!IsKnown(static_cast<State>(states_[p])) || !IsKnown(static_cast<Kind>(kinds_[p]))) {
+      status = absl::InvalidArgumentError(absl::StrCat("row ", row_ids_[p], ": unknown state or kind"));
+    } else if (!positions_.try_emplace(row_ids_[p], p).second) {
+      status = absl::InvalidArgumentError(absl::StrCat("row ", row_ids_[p], " appears twice"));
+    }
+  }
+  if (!status.ok()) {
+    StartRestore(0, 0).IgnoreError();  // empty again
+    return status;
+  }
+  if (int8_ && !int8_filled) {
+    int8_->Clear();
+    for (size_t p = 0; p < row_ids_.size(); ++p) {
+      int8_->Append(std::span<const float>(RowData(p), static_cast<size_t>(dimension_)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status FlatIndex::CheckSearch(std::span<const float> query, int k) const {
   if (query.size() != static_cast<size_t>(dimension_)) {
     return absl::InvalidArgumentError(

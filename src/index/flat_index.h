@@ -104,6 +104,32 @@ class FlatIndex final : public VectorIndex {
       std::span<const float> query, int k, const IndexFilter& filter,
       std::span<const int64_t> row_ids) const override;
 
+  // --- Index snapshots (store/index_snapshot.h): the arrays by position, as they are. ---
+  size_t stride() const { return stride_; }
+  struct ConstParts {
+    std::span<const float> rows;  // size() * stride() floats, padding zero
+    std::span<const int64_t> row_ids;
+    std::span<const uint8_t> states, kinds;
+    const Int8Rows* int8 = nullptr;  // null in ScanMode::kExact
+  };
+  ConstParts Parts() const;
+  struct MutableParts {
+    std::span<float> rows;
+    std::span<int64_t> row_ids;
+    std::span<uint8_t> states, kinds;
+    // Empty spans in ScanMode::kExact.
+    Int8Rows::MutableArrays int8;
+  };
+  // Restoring: drops every row, makes the index hold `rows` rows with every array zero (with room
+  // for `capacity` >= rows rows, as Reserve) and returns the arrays for the caller to fill with
+  // what Parts() of an index of the same dimension held. Then FinishRestore must be called before
+  // any other call. ResourceExhausted if the memory cannot be had (the index is empty then).
+  [[nodiscard]] absl::StatusOr<MutableParts> StartRestore(size_t rows, size_t capacity);
+  // Checks the filled arrays and builds the row id map; `int8_filled`: the int8 arrays were filled
+  // too (else, in kInt8Bounded mode, they are encoded from the rows here). InvalidArgument for a
+  // state or kind outside its enumerators or a repeated row id: the index is empty then.
+  [[nodiscard]] absl::Status FinishRestore(bool int8_filled);
+
  private:
   FlatIndex(int dimension, SimdLevel level, ScanMode mode);
 

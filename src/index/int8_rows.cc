@@ -136,6 +136,30 @@ void Int8Rows::Reserve(size_t rows) {
   err_norms_.reserve(blocks * kBlockRows);
 }
 
+namespace {
+template <typename T>
+std::span<const std::byte> Bytes(const std::vector<T>& v) {
+  return std::as_bytes(std::span<const T>(v));
+}
+template <typename T>
+std::span<std::byte> MutableBytes(std::vector<T>& v) {
+  return std::as_writable_bytes(std::span<T>(v));
+}
+}  // namespace
+
+Int8Rows::ConstArrays Int8Rows::Arrays() const {
+  return {Bytes(lines_), Bytes(scales_), Bytes(row_norms_), Bytes(err_norms_)};
+}
+
+Int8Rows::MutableArrays Int8Rows::ResizeForRestore(size_t rows, size_t capacity) {
+  Clear();
+  Reserve(std::max(rows, capacity));
+  const size_t blocks = (rows + kBlockRows - 1) / kBlockRows;
+  EnsureBlocks(blocks);
+  size_ = rows;
+  return {MutableBytes(lines_), MutableBytes(scales_), MutableBytes(row_norms_), MutableBytes(err_norms_)};
+}
+
 void Int8Rows::EnsureBlocks(size_t blocks) {
   lines_.resize(blocks * dimension_, Line{});
   scales_.resize(blocks * kBlockRows, 0.0f);

@@ -87,6 +87,21 @@ class Int8Rows {
 
   size_t blocks() const { return (size_ + kBlockRows - 1) / kBlockRows; }
 
+  // The arrays behind the rows, for index snapshots (store/index_snapshot.h): `lines` holds
+  // blocks() * dimension lines of kBlockRows bytes, each of the others blocks() * kBlockRows floats
+  // (positions past size() zero).
+  struct ConstArrays {
+    std::span<const std::byte> lines, scales, row_norms, err_norms;
+  };
+  struct MutableArrays {
+    std::span<std::byte> lines, scales, row_norms, err_norms;
+  };
+  ConstArrays Arrays() const;
+  // Drops every row, then makes the arrays those of `rows` rows, all zero, and returns them for the
+  // caller to fill with what Arrays() of rows of the same dimension held (with room for
+  // `capacity` >= rows rows). Throws std::bad_alloc (the caller maps it to a status).
+  MutableArrays ResizeForRestore(size_t rows, size_t capacity);
+
  private:
   struct alignas(64) Line {
     int8_t bytes[kBlockRows];

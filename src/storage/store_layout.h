@@ -8,6 +8,9 @@
 //                         evict the entries' page cache)
 //   <dir>/keyring.json    signing keys (mode 0600), unless configured elsewhere
 //   <dir>/gate.json       the write-gate configuration (optional; doc/write_gate.md)
+//   <dir>/index.snap      the index snapshot: an untrusted, MACed cache of the in-memory vector
+//                         indexes that an open starts from (store/index_snapshot.h); deleting it
+//                         only makes the next open scan the rows
 //
 // A PostgreSQL store (a postgresql:// or postgres:// location, storage_opener.h) keeps no files:
 // every table, the audit log's included, is in its database, so database() and audit_database()
@@ -38,6 +41,10 @@ class StoreLayout {
   std::filesystem::path write_gate_config() const {
     return postgres_ ? std::filesystem::path() : dir_ / kWriteGateConfigFile;
   }
+  // The index snapshot; empty for a PostgreSQL store (its replicas load from the change feed).
+  std::filesystem::path index_snapshot() const {
+    return postgres_ ? std::filesystem::path() : dir_ / kIndexSnapshotFile;
+  }
   // True if the directory holds a store (its main database file exists). Always true for a
   // PostgreSQL location: opening it tells (NotFound when the database holds no store).
   bool StoreExists() const;
@@ -46,6 +53,7 @@ class StoreLayout {
   static constexpr char kAuditDatabaseFile[] = "audit.db";
   static constexpr char kKeyringFile[] = "keyring.json";
   static constexpr char kWriteGateConfigFile[] = "gate.json";
+  static constexpr char kIndexSnapshotFile[] = "index.snap";
 
  private:
   std::filesystem::path dir_;

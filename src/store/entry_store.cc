@@ -75,7 +75,7 @@ EntryStore::EntryStore(std::unique_ptr<StorageBackend> backend, std::unique_ptr<
       chain_(std::make_unique<HistoryChain>(signer_.get())),
       terms_(options.hybrid) {}
 
-EntryStore::~EntryStore() = default;
+EntryStore::~EntryStore() { MaybeWriteSnapshot(); }
 
 absl::Status EntryStore::LoadIndexes() {
   absl::MutexLock lock(&mu_);
@@ -94,6 +94,30 @@ absl::Status EntryStore::LoadIndexes() {
     total_rows += std::max<int64_t>(rows, 0);
   }
   row_versions_.reserve(static_cast<size_t>(total_rows));
+  std::vector<int64_t> pot_rows;
+  const bool from_snapshot = LoadSnapshot(expected_rows, &pot_rows);
+  if (!from_snapshot) BULWARK_RETURN_IF_ERROR(ScanIndexes(expected_rows));
+  // A row older than its own history was rolled back while no process had the store open: it is
+  // withheld from the first read on (CheckRow).
+  BULWARK_RETURN_IF_ERROR(
+      backend_->ScanNewestEventTimes([this](int64_t row_id, int64_t at_us)
+                                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { NoteVersion(row_id, at_us); }));
+  if (!from_snapshot) {
+    open_report_ = {};
+    for (const auto& [name_space, index] : indexes_) {
+      changes_since_snapshot_ += static_cast<int64_t>(index->vectors->size());
+    }
+    return absl::OkStatus();
+  }
+  BULWARK_RETURN_IF_ERROR(LoadPots(pot_rows));
+  // The rows changed after the snapshot's seq, from the history, as another writer's would be.
+  const int64_t changes_before = changes_since_snapshot_;
+  BULWARK_RETURN_IF_ERROR(CatchUpLocked());
+  open_report_ = {.from_snapshot = true, .caught_up_entries = changes_since_snapshot_ - changes_before};
+  return absl::OkStatus();
+}
+
+absl::Status EntryStore::ScanIndexes(const absl::flat_hash_map<std::string, int64_t>& expected_rows) {
   // One pass over the rows' vectors and states (not their text, metadata or report) into the vector
   // indexes' final arrays. The lexical and metadata indexes are built on first use
   // (EnsureSideIndexes); the honeypots' pot indexes next, from their full rows.
@@ -113,11 +137,7 @@ absl::Status EntryStore::LoadIndexes() {
         }
         return absl::OkStatus();
       }));
-  BULWARK_RETURN_IF_ERROR(LoadPots(pot_rows));
-  // A row older than its own history was rolled back while no process had the store open: it is
-  // withheld from the first read on (CheckRow).
-  return backend_->ScanNewestEventTimes([this](int64_t row_id, int64_t at_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(
-                                            mu_) { NoteVersion(row_id, at_us); });
+  return LoadPots(pot_rows);
 }
 
 absl::Status EntryStore::LoadPots(std::span<const int64_t> pot_rows) {
@@ -302,6 +322,7 @@ absl::Status EntryStore::ApplyTransition(const RowForUpdate& read, std::string_v
   }
   NoteOwnEvents();
   NoteVersion(read.row_id, entry.updated_at_us);
+  ++changes_since_snapshot_;
   NamespaceIndex* index = IndexFor(entry.name_space);
   if (purge || entry.state == State::kDeleted) {
     UnindexRow(entry.name_space, read.row_id);
@@ -353,6 +374,7 @@ void EntryStore::IndexRow(int64_t row_id, const Entry& entry) {
     known_namespaces_.insert(entry.name_space);
     return;
   }
+  ++changes_since_snapshot_;
   NamespaceIndex* index = IndexFor(entry.name_space);
   if (auto s = index->vectors->Add(row_id, entry.embedding, entry.state, entry.kind); !s.ok()) {
     spdlog::error("entry {} is stored but could not be indexed: {}", entry.id, s.ToString());

@@ -88,9 +88,17 @@ class EntryStore {
     // False (a replica of a replica group, doc/scale-out.md "Placement"): the open loads no
     // namespace; HoldNamespace loads the ones placed here, and catching up skips the others.
     bool hold_all_namespaces = true;
+    // The index snapshot (store/index_snapshot.h; StoreLayout::index_snapshot()). Empty: none is
+    // read or written. When set, the open starts from it if it checks (else scans the rows, with
+    // a warning), and the destructor writes a new one when the index holds at least
+    // `snapshot_min_rows` rows and the open had none usable, or at least a tenth of the rows
+    // changed since the one it read (WriteSnapshot).
+    std::filesystem::path snapshot_path;
+    int64_t snapshot_min_rows = 10'000;
   };
   // Takes the backend and the keyring; loads every indexable row into the in-memory vector index
-  // (reading its vector and state, not its text or metadata) and every honeypot into the pot
+  // (reading its vector and state, not its text or metadata; or, from a snapshot that checks, the
+  // vector indexes as of its seq, then the rows changed after it) and every honeypot into the pot
   // indexes. A namespace's lexical and metadata indexes are built when a search first needs them.
   // InvalidArgument for a dimension the index cannot hold; the backend's error otherwise.
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<EntryStore>> Open(
@@ -244,6 +252,21 @@ class EntryStore {
     int64_t vectors = 0;             // rows in the held namespaces' vector indexes
   };
   Holding Held() const;
+  // Catches up with every writer, then writes the index snapshot (Options::snapshot_path) of the
+  // vector indexes and the rollback bookkeeping as of the newest seq, atomically; searches wait
+  // meanwhile. Returns its size in bytes. FailedPrecondition without a snapshot path or while the
+  // history chain is broken; the backend's or the file's error otherwise (the old file stays).
+  [[nodiscard]] absl::StatusOr<uint64_t> WriteSnapshot() ABSL_LOCKS_EXCLUDED(mu_);
+  // How the open loaded the index (tests, stats): from a snapshot (and how many entries it then
+  // re-indexed from the history after it), or by scanning the rows.
+  struct OpenReport {
+    bool from_snapshot = false;
+    int64_t caught_up_entries = 0;
+  };
+  OpenReport open_report() const {
+    absl::ReaderMutexLock lock(&mu_);
+    return open_report_;
+  }
   // Entry counts per namespace and the keyring's state.
   [[nodiscard]] absl::StatusOr<StoreStats> Stats(const EmbedderFingerprint& embedder);
   [[nodiscard]] absl::StatusOr<uint32_t> RotateSigningKey();
@@ -258,6 +281,16 @@ class EntryStore {
              const Options& options);
 
   absl::Status LoadIndexes();
+  // The open's scan of every row (no usable snapshot). Requires mu_ (unique).
+  absl::Status ScanIndexes(const absl::flat_hash_map<std::string, int64_t>& expected_rows)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Starts the indexes from the snapshot if it reads and checks against the store (entry_store_
+  // snapshot.cc): installs its vector indexes and row versions, sets seen_event_seq_ to its seq and
+  // returns true; false (with a warning unless there is none) if the open must scan. Requires mu_.
+  bool LoadSnapshot(const absl::flat_hash_map<std::string, int64_t>& expected_rows,
+                    std::vector<int64_t>* pot_rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The destructor's part: WriteSnapshot if Options::snapshot_path asks for it (see Options).
+  void MaybeWriteSnapshot();
   // After the open's scan: reads the honeypot rows (2-4 % of a namespace) in full and puts them in
   // their pot indexes (SyncSideIndexes verifies each). Requires mu_ (unique).
   absl::Status LoadPots(std::span<const int64_t> pot_rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -434,6 +467,10 @@ class EntryStore {
   absl::Mutex hold_mu_ ABSL_ACQUIRED_BEFORE(mu_);
   absl::flat_hash_set<std::string> held_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<std::string> known_namespaces_ ABSL_GUARDED_BY(mu_);
+  // Index changes (rows indexed, re-indexed or changed state) since the snapshot the open read,
+  // or since the open's scan (counting every row then): what MaybeWriteSnapshot weighs.
+  int64_t changes_since_snapshot_ ABSL_GUARDED_BY(mu_) = 0;
+  OpenReport open_report_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> next_catch_up_us_{0};
   mutable absl::Mutex bad_mu_;
   absl::flat_hash_set<int64_t> bad_rows_ ABSL_GUARDED_BY(bad_mu_);    // rows that failed verification

@@ -153,7 +153,11 @@ absl::Status EntryStore::ReindexEntry(const std::string& name_space, const std::
     return absl::OkStatus();
   }
   UnindexRow(name_space, r.row_id);
-  if (Indexable(r)) IndexRow(r.row_id, r.entry);
+  if (Indexable(r)) {
+    IndexRow(r.row_id, r.entry);
+  } else {
+    ++changes_since_snapshot_;  // dropped (IndexRow counts the rest)
+  }
   return absl::OkStatus();
 }
 

@@ -5,6 +5,7 @@
 
 #include <absl/strings/str_cat.h>
 
+#include <algorithm>
 #include <deque>
 #include <fstream>
 #include <sstream>
@@ -138,7 +139,10 @@ absl::StatusOr<std::unique_ptr<MemoryStore::Impl>> Assemble(const std::filesyste
   BULWARK_ASSIGN_OR_RETURN(
       impl->entries, EntryStore::Open(std::move(backend), std::make_unique<Keyring>(std::move(keyring)),
                                       {impl->embedder->dimension(), options.other_writers_check_ms, impl->env,
-                                       hybrid, keyring_path, options.hold_all_namespaces}));
+                                       hybrid, keyring_path, options.hold_all_namespaces,
+                                       options.index_snapshot_min_rows < 0 ? std::filesystem::path()
+                                                                           : impl->layout.index_snapshot(),
+                                       std::max<int64_t>(options.index_snapshot_min_rows, 0)}));
   impl->retrieval = std::make_unique<RetrievalSettings>(&impl->entries->backend(), &impl->entries->keyring(),
                                                         hybrid.default_retrieval,
                                                         options.other_writers_check_ms, impl->env);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -53,6 +54,12 @@ struct StoreOptions {
   // none. A replica of a replica group holds only the namespaces placed on it (doc/scale-out.md,
   // "Placement").
   bool hold_all_namespaces = true;
+
+  // The index snapshot (StoreLayout::index_snapshot(), store/index_snapshot.h) is written when a
+  // store whose index holds at least this many rows closes after an open that found no usable
+  // snapshot, or after a tenth of its rows changed since the one it read; a negative value: never
+  // read or written.
+  int64_t index_snapshot_min_rows = 10'000;
 
   Env* env = nullptr;  // default: Env::Default()
 };

@@ -1,0 +1,108 @@
+// IndexSnapshot: the file that lets an open skip the scan of every row (issue #12 point 3,
+// open-to-first-search): EntryStore's vector indexes (row ids, states, kinds, float32 rows and their
+// int8 copy, by position) and its rollback bookkeeping (each row's newest version), as of one
+// history seq. An open reads it (one sequential read at disk/memory speed into the final arrays,
+// no decoding, no encoding) and then applies the history events committed after that seq from the
+// store, exactly as it catches up with other writers, so the index equals one built from the rows.
+//
+// The file is an UNTRUSTED cache (StoreLayout::index_snapshot()). Anything wrong with it makes the
+// reader fail and the open rebuild from the store, never a different index:
+//   * a keyed MAC, HMAC-SHA256 under K = HMAC(keyring key `key_id`, "bulwark.index.snapshot.v1"),
+//     over every byte before it (the header, the seq and the counts included), checked before
+//     anything read is used: a file changed or made without the store's keyring is refused;
+//   * version, byte order, dimension, row stride or int8 block layout unlike this build's: refused;
+//   * every count is bounded by the bytes left in the file before anything is allocated, and the
+//     file's size is part of the header: a truncated or extended file is refused.
+// Entries cannot be hidden by it: a file refused is ignored; an authentic file (made by a process
+// holding the key) reflects every row up to its seq, the events after its seq are applied from
+// the signed, chained history (the chain head is checked at every open), and EntryStore checks the
+// seq, the chain link at the seq and the row count per namespace against the store
+// (entry_store_snapshot.cc). Every search hit is still read back and verified against its signed
+// row.
+//
+// Format (version 1, little-endian, doc in bench/RESULTS.md "Index snapshot"):
+//   header: "BWIXSNAP", u32 version, u32 byte-order mark 0x01020304, u32 dimension, u32 stride,
+//           u32 int8 block rows, u32 key id, i64 seq, u32 link length, 32 link bytes,
+//           u64 namespaces, u64 row versions, u64 file size
+//   per namespace: u32 name length, name, i64 rows in the store at seq, u64 indexed rows n,
+//           u8 has-int8, n row ids (i64), n states (u8), n kinds (u8), n * stride floats,
+//           [int8 arrays: lines, scales, row norms, error norms (Int8Rows::Arrays)]
+//   row versions: count x (i64 row id, i64 updated_at_us)
+//   32-byte MAC
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/functional/function_ref.h>
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "index/flat_index.h"
+#include "provenance/keyring.h"
+
+namespace bulwark {
+
+inline constexpr uint32_t kIndexSnapshotVersion = 1;
+// Namespace names longer than this are refused (the store's own limit is far lower).
+inline constexpr uint32_t kMaxSnapshotNamespaceBytes = 4096;
+
+// One namespace's part of a snapshot.
+struct SnapshotNamespace {
+  std::string name;
+  int64_t store_rows = 0;  // rows of the namespace in the store (every state) at the seq
+  std::unique_ptr<FlatIndex> vectors;
+};
+
+// A row's newest version (updated_at_us) as the rollback check knows it.
+struct RowVersion {
+  int64_t row_id = 0;
+  int64_t version = 0;
+};
+
+struct IndexSnapshot {
+  int64_t seq = 0;   // every history event up to it is reflected
+  std::string link;  // the history chain link of event `seq` (empty for a store without events)
+  std::vector<SnapshotNamespace> namespaces;
+  std::vector<RowVersion> row_versions;
+};
+
+// What WriteIndexSnapshot writes: borrowed from the caller, which holds them still meanwhile.
+struct IndexSnapshotSource {
+  int64_t seq = 0;
+  std::string_view link;
+  struct Namespace {
+    std::string_view name;
+    int64_t store_rows = 0;
+    const FlatIndex* vectors = nullptr;  // not null; of the dimension written
+  };
+  std::vector<Namespace> namespaces;
+  const absl::flat_hash_map<int64_t, int64_t>* row_versions = nullptr;  // not null
+};
+
+// Writes `source` to `path` atomically: a temporary file beside it, fsync, rename over `path`,
+// fsync of the directory. A crash leaves the old file or none, never a partial one under `path`.
+// Signs with the keyring's newest key. Returns the bytes written; FailedPrecondition for an empty
+// keyring or a namespace of another dimension; Internal for an I/O or OpenSSL error (the
+// temporary file is removed).
+[[nodiscard]] absl::StatusOr<uint64_t> WriteIndexSnapshot(const std::filesystem::path& path, int dimension,
+                                                          const IndexSnapshotSource& source,
+                                                          const Keyring& keyring);
+
+// Reads the snapshot at `path` for an index of `dimension`; `capacity(name, rows)` gives the rows
+// to make room for in a namespace's index (>= rows: the rows added since are appended without
+// regrowing). NotFound if there is no file; FailedPrecondition for another version, byte order,
+// dimension or layout; DataLoss for a file that is truncated, bigger than its header says,
+// malformed, signed with a key the keyring lacks, or whose MAC does not match. Nothing read is
+// returned unless the whole file checked.
+[[nodiscard]] absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(
+    const std::filesystem::path& path, int dimension, const Keyring& keyring,
+    absl::FunctionRef<size_t(std::string_view name, size_t rows)> capacity);
+
+}  // namespace bulwark
