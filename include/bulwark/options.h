@@ -99,6 +99,11 @@ struct Options {
   // Searches see writes by other processes to the same store within this long; 0: checked before
   // every search; negative: never.
   int other_writers_check_ms = 100;
+  // A store whose index holds at least this many entries leaves a keyed index snapshot
+  // (<store dir>/index.snap) when it closes, from which the next open skips the row scan; an
+  // untrusted cache, checked against the keyring and the history before use. Negative: none is
+  // read or written.
+  int64_t index_snapshot_min_rows = 10'000;
   Env* env = nullptr;  // clock and randomness; default Env::Default(); not owned
 };
 

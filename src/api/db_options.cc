@@ -133,6 +133,7 @@ absl::StatusOr<StoreOptions> ToStoreOptions(const std::filesystem::path& dir, co
   out.max_metadata_bytes = options.limits.max_metadata_bytes;
   out.max_batch_entries = options.limits.max_batch_entries;
   out.other_writers_check_ms = options.other_writers_check_ms;
+  out.index_snapshot_min_rows = options.index_snapshot_min_rows;
   out.env = options.env;
   return out;
 }

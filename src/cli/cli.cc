@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -45,6 +46,7 @@ struct GlobalFlags {
   std::string keyring;
   bool json = false;
   size_t max_text_bytes = StoreOptions{}.max_text_bytes;
+  int64_t index_snapshot_min_rows = StoreOptions{}.index_snapshot_min_rows;
 };
 
 struct Io {
@@ -65,6 +67,7 @@ std::string DefaultPrincipal() {
 StoreOptions MakeOptions(const GlobalFlags& g) {
   StoreOptions options;
   options.max_text_bytes = g.max_text_bytes;
+  options.index_snapshot_min_rows = g.index_snapshot_min_rows;
   if (!g.keyring.empty()) options.keyring_path = g.keyring;
   return options;
 }
@@ -206,6 +209,11 @@ void AddGlobalFlags(CLI::App& app, GlobalFlags* g, std::string* backend) {
   app.add_option("--max-text-bytes", g->max_text_bytes, "largest accepted text")
       ->capture_default_str()
       ->check(CLI::Range(1, 16 << 20));
+  app.add_option("--index-snapshot-min-rows", g->index_snapshot_min_rows,
+                 "leave an index snapshot (index.snap) at close from this many indexed entries; -1: none")
+      ->envname("BULWARK_INDEX_SNAPSHOT_MIN_ROWS")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 40));
   app.add_flag("--json", g->json, "machine-readable JSON output");
 }
 
