@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -52,6 +53,24 @@ TEST_F(CliTest, WalkthroughInitAddSearchVerify) {
 
   Result stats = Cli({"stats", "--json"});
   EXPECT_EQ(stats.json()["namespaces"][0]["active"], 2);
+}
+
+TEST_F(CliTest, IndexSnapshotIsLeftAtCloseUnlessTurnedOff) {
+  Init();
+  const std::filesystem::path snapshot = dir_ / "store" / "index.snap";
+  ASSERT_EQ(Cli({"--index-snapshot-min-rows", "1", "add", "The garden hose is in the shed"}).code, 0);
+  EXPECT_TRUE(std::filesystem::exists(snapshot));
+  Result search = Cli({"--index-snapshot-min-rows", "1", "search", "garden hose", "-k", "1", "--json"});
+  ASSERT_EQ(search.code, 0) << search.err;
+  ASSERT_EQ(search.json()["hits"].size(), 1u);
+  EXPECT_THAT(search.json()["hits"][0]["text"].get<std::string>(), HasSubstr("shed"));
+
+  std::filesystem::remove(snapshot);
+  ASSERT_EQ(Cli({"--index-snapshot-min-rows", "-1", "add", "The ladder is in the garage"}).code, 0);
+  EXPECT_FALSE(std::filesystem::exists(snapshot));
+  Result bad = Cli({"--index-snapshot-min-rows", "many", "search", "ladder"});
+  EXPECT_NE(bad.code, 0);
+  EXPECT_FALSE(std::filesystem::exists(snapshot));
 }
 
 TEST_F(CliTest, ImportIsOneBatchAndABadLineImportsNothing) {
