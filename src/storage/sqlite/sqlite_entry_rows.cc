@@ -76,7 +76,7 @@ void DecodeRowInto(const Statement& st, StoredRow* row) {
   e.created_at_us = st.Int(9);
   e.updated_at_us = st.Int(10);
   if (absl::Status s = DecodeStoredVector(st.BlobView(11), &e.embedding); !s.ok())
-    AddProblem(row, std::string(s.message()));
+    AddProblem(row, absl::StrCat("embedding: ", s.message()));  // names the column, as PostgreSQL's does
   int64_t key_id = st.Int(12);
   if (key_id < 0 || key_id > UINT32_MAX) AddProblem(row, "key id out of range");
   e.key_id = static_cast<uint32_t>(key_id);
