@@ -3,11 +3,9 @@
 // bounds-checked: a damaged or hostile database yields DataLoss, never a crash.
 #include "embed/wordnet_canonicalizer.h"
 
-#include <absl/base/thread_annotations.h>
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/ascii.h>
 #include <absl/strings/str_cat.h>
-#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
 #include <charconv>
@@ -19,6 +17,7 @@
 
 #include "core/hex.h"
 #include "core/status_macros.h"
+#include "embed/shared_per_directory.h"
 
 namespace bulwark {
 namespace {
@@ -188,13 +187,6 @@ absl::StatusOr<std::string> SynsetRepresentative(std::string_view data_file, uin
   return first;
 }
 
-ABSL_CONST_INIT absl::Mutex g_shared_mu(absl::kConstInit);
-absl::flat_hash_map<std::string, std::shared_ptr<const WordNetCanonicalizer>>& SharedCache()
-    ABSL_EXCLUSIVE_LOCKS_REQUIRED(g_shared_mu) {
-  static auto* cache = new absl::flat_hash_map<std::string, std::shared_ptr<const WordNetCanonicalizer>>();
-  return *cache;
-}
-
 std::vector<std::string> RequiredFiles() {
   std::vector<std::string> files;
   for (std::string_view pos : kPosNames) {
@@ -229,14 +221,12 @@ absl::StatusOr<std::shared_ptr<const WordNetCanonicalizer>> WordNetCanonicalizer
     const std::string& dir) {
   std::filesystem::path normal = std::filesystem::path(dir).lexically_normal();
   if (!normal.has_filename() && normal.has_relative_path()) normal = normal.parent_path();
-  const std::string key = normal.string();
-  absl::MutexLock lock(&g_shared_mu);
-  auto& cache = SharedCache();
-  if (auto it = cache.find(key); it != cache.end()) return it->second;
-  BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<WordNetCanonicalizer> loaded, Load(key));
-  std::shared_ptr<const WordNetCanonicalizer> shared = std::move(loaded);
-  cache.emplace(key, shared);
-  return shared;
+  return SharedPerDirectory<WordNetCanonicalizer>(
+      normal.string(),
+      [](const std::string& key) -> absl::StatusOr<std::shared_ptr<const WordNetCanonicalizer>> {
+        BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<WordNetCanonicalizer> loaded, Load(key));
+        return std::shared_ptr<const WordNetCanonicalizer>(std::move(loaded));
+      });
 }
 
 absl::StatusOr<std::unique_ptr<WordNetCanonicalizer>> WordNetCanonicalizer::Load(const std::string& dir) {

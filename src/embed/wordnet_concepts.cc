@@ -3,10 +3,8 @@
 // bounds-checked: a damaged database yields DataLoss, never a crash.
 #include "embed/wordnet_concepts.h"
 
-#include <absl/base/thread_annotations.h>
 #include <absl/container/flat_hash_set.h>
 #include <absl/strings/str_cat.h>
-#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
 #include <charconv>
@@ -14,6 +12,7 @@
 #include <fstream>
 
 #include "core/status_macros.h"
+#include "embed/shared_per_directory.h"
 #include "embed/wordnet_files.h"
 
 namespace bulwark {
@@ -29,18 +28,15 @@ bool IsConceptWord(std::string_view s) {
 
 uint32_t Key(uint32_t offset, bool verb) { return (offset << 1) | (verb ? 1u : 0u); }
 
-ABSL_CONST_INIT absl::Mutex g_concepts_mu(absl::kConstInit);
-
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<const WordNetConcepts>> WordNetConcepts::Shared(const std::string& dir) {
-  absl::MutexLock lock(&g_concepts_mu);
-  static auto* cache = new absl::flat_hash_map<std::string, std::shared_ptr<const WordNetConcepts>>();
-  if (auto it = cache->find(dir); it != cache->end()) return it->second;
-  std::shared_ptr<WordNetConcepts> loaded(new WordNetConcepts());
-  BULWARK_RETURN_IF_ERROR(loaded->LoadFrom(dir));
-  cache->emplace(dir, loaded);
-  return std::shared_ptr<const WordNetConcepts>(std::move(loaded));
+  return SharedPerDirectory<WordNetConcepts>(
+      dir, [](const std::string& d) -> absl::StatusOr<std::shared_ptr<const WordNetConcepts>> {
+        std::shared_ptr<WordNetConcepts> loaded(new WordNetConcepts());
+        BULWARK_RETURN_IF_ERROR(loaded->LoadFrom(d));
+        return loaded;
+      });
 }
 
 absl::Status WordNetConcepts::LoadFrom(const std::string& dir) {

@@ -3,9 +3,7 @@
 // related words resolved through its pointers.
 #include "embed/wordnet_glosses.h"
 
-#include <absl/base/thread_annotations.h>
 #include <absl/strings/str_cat.h>
-#include <absl/synchronization/mutex.h>
 
 #include <algorithm>
 #include <array>
@@ -21,6 +19,7 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "embed/idf_table.h"
+#include "embed/shared_per_directory.h"
 #include "embed/wordnet_files.h"
 
 namespace bulwark {
@@ -51,8 +50,6 @@ std::string_view Definition(std::string_view gloss) {
   return quote == std::string_view::npos ? gloss : gloss.substr(0, quote);
 }
 
-ABSL_CONST_INIT absl::Mutex g_glosses_mu(absl::kConstInit);
-
 }  // namespace
 
 struct WordNetGlosses::ParsedSynset {
@@ -62,13 +59,12 @@ struct WordNetGlosses::ParsedSynset {
 };
 
 absl::StatusOr<std::shared_ptr<const WordNetGlosses>> WordNetGlosses::Shared(const std::string& dir) {
-  absl::MutexLock lock(&g_glosses_mu);
-  static auto* cache = new absl::flat_hash_map<std::string, std::shared_ptr<const WordNetGlosses>>();
-  if (auto it = cache->find(dir); it != cache->end()) return it->second;
-  std::shared_ptr<WordNetGlosses> loaded(new WordNetGlosses());
-  BULWARK_RETURN_IF_ERROR(loaded->LoadFrom(dir));
-  cache->emplace(dir, loaded);
-  return std::shared_ptr<const WordNetGlosses>(std::move(loaded));
+  return SharedPerDirectory<WordNetGlosses>(
+      dir, [](const std::string& d) -> absl::StatusOr<std::shared_ptr<const WordNetGlosses>> {
+        std::shared_ptr<WordNetGlosses> loaded(new WordNetGlosses());
+        BULWARK_RETURN_IF_ERROR(loaded->LoadFrom(d));
+        return loaded;
+      });
 }
 
 uint64_t WordNetGlosses::Key(std::string_view word) {
