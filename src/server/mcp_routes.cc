@@ -14,8 +14,6 @@
 // Origin (DNS rebinding): a request with an Origin header is served only when that origin is a
 // loopback one or names the very host the request was sent to; otherwise 403 with a JSON-RPC
 // error without id. `?namespace=` sets the default namespace of tool calls that name none.
-#include <absl/strings/ascii.h>
-
 #include <memory>
 
 #include "core/status_macros.h"
@@ -34,25 +32,6 @@ std::optional<std::string> HeaderOf(const httplib::Request& request, const char*
   return request.get_header_value(name);
 }
 
-// True when the request has no Origin, or its Origin is http(s):// followed by a loopback
-// authority or by the request's own Host.
-bool OriginAllowed(const httplib::Request& request) {
-  if (!request.has_header("Origin")) return true;
-  const std::string origin = request.get_header_value("Origin");
-  std::string_view authority = origin;
-  if (authority.starts_with("http://")) {
-    authority.remove_prefix(7);
-  } else if (authority.starts_with("https://")) {
-    authority.remove_prefix(8);
-  } else {
-    return false;  // "null", other schemes
-  }
-  if (authority.empty() || authority.find('/') != std::string_view::npos) return false;
-  if (IsLoopbackAuthority(authority)) return true;
-  const std::string host = request.get_header_value("Host");
-  return !host.empty() && absl::AsciiStrToLower(host) == absl::AsciiStrToLower(ToAbsl(authority));
-}
-
 Reply JsonRpcReply(int status, const std::optional<nlohmann::json>& response) {
   Reply reply;
   reply.status = status;
@@ -62,7 +41,7 @@ Reply JsonRpcReply(int status, const std::optional<nlohmann::json>& response) {
 }
 
 absl::StatusOr<Reply> Serve(McpService& service, const mcp::Dispatcher& dispatcher, const Call& call) {
-  if (!OriginAllowed(call.http)) {
+  if (!McpOriginAllowed(call.http)) {
     return JsonRpcReply(403, mcp::ErrorResponse(mcp::RpcError{
                                  mcp::kInvalidRequest, "Forbidden: this Origin may not use the MCP endpoint",
                                  nullptr, nullptr}));

@@ -12,6 +12,7 @@
 #include "server/authorization.h"
 #include "server/mem0_mapping.h"
 #include "server/query_params.h"
+#include "server/request_guards.h"
 #include "server/request_parsing.h"
 
 namespace bulwark::server {
@@ -99,8 +100,10 @@ std::optional<RequestNamespace> Mem0(const RouteSpec& route, const Call& call,
 }
 
 std::optional<RequestNamespace> Mcp(const Call& call) {
-  // A browser's request keeps its Origin check where it arrived: it is never forwarded.
-  if (call.http.has_header("Origin")) return std::nullopt;
+  // A browser's request is checked for its Origin where it arrived (the Host it was sent to); one
+  // refused there is answered there (403). An allowed one is routed like any other: the Origin
+  // header is not forwarded, its check is done.
+  if (!McpOriginAllowed(call.http)) return std::nullopt;
   std::optional<json> body = BodyObject(call);
   if (!body || body->value("method", "") != "tools/call") return std::nullopt;
   const json params = body->value("params", json::object());

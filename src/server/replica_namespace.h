@@ -10,8 +10,9 @@
 //                granted namespace whose storage holds the id (`find_entry`).
 //   MCP /mcp     a tools/call by its tool (add_memory, update_memory, delete_memory write; the
 //                others read) and its namespace argument, else ?namespace=, else the caller's only
-//                granted namespace. A request with an Origin header (a browser's) is not routed:
-//                the MCP handler checks its Origin where it arrived.
+//                granted namespace. A request whose Origin the MCP endpoint refuses
+//                (McpOriginAllowed, request_guards.h) is not routed: it is refused where it
+//                arrived; one it allows is routed like any other (its Origin is not forwarded).
 //
 // nullopt when the request is store-wide (admin, /v1/namespaces, MCP's initialize or tools/list)
 // or names no valid namespace: the handler then runs where the request was received and answers

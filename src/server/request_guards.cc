@@ -89,6 +89,19 @@ bool IsLoopbackAuthority(std::string_view authority) {
   return SameIgnoringCase(*host, "localhost") || *host == "::1" || IsLoopbackIpv4(*host);
 }
 
+bool McpOriginAllowed(const httplib::Request& request) {
+  if (!request.has_header("Origin")) return true;
+  const std::string origin = request.get_header_value("Origin");
+  std::string_view authority = origin;
+  if (!(TakePrefix(&authority, "http://") || TakePrefix(&authority, "https://"))) {
+    return false;  // "null", other schemes
+  }
+  if (authority.empty() || authority.find('/') != std::string_view::npos) return false;
+  if (IsLoopbackAuthority(authority)) return true;
+  const std::string host = request.get_header_value("Host");
+  return !host.empty() && SameIgnoringCase(host, authority);
+}
+
 absl::Status CheckLocalOrigin(const httplib::Request& request) {
   if (request.has_header("Host") && !IsLoopbackAuthority(request.get_header_value("Host"))) {
     return ForbiddenOrigin("--insecure-dev answers only requests addressed to a loopback Host");

@@ -25,6 +25,12 @@ namespace bulwark::server {
 // and Origin, RFC 3986: an IPv6 address is bracketed).
 bool IsLoopbackAuthority(std::string_view authority);
 
+// The MCP endpoint's Origin rule (DNS rebinding; mcp_routes.cc): true when the request has no
+// Origin header, or its Origin is "http://" or "https://" followed by a loopback authority or by
+// the request's own Host (case-insensitive). False for "null", other schemes, and an Origin with a
+// path.
+bool McpOriginAllowed(const httplib::Request& request);
+
 // OK if the Host header is a loopback authority, any Origin header is "http://" or "https://"
 // followed by a loopback authority, and Sec-Fetch-Site is not "cross-site". PermissionDenied with
 // API code "forbidden_origin" otherwise. A missing Host (HTTP/1.0) is allowed.

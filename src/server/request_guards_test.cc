@@ -41,6 +41,18 @@ TEST(IsLoopbackAuthorityTest, LoopbackNamesOnly) {
   }
 }
 
+TEST(McpOriginAllowedTest, NoOriginALoopbackOneOrTheRequestsOwnHost) {
+  EXPECT_TRUE(McpOriginAllowed(WithHeaders({{"Host", "mem.example:8420"}})));
+  EXPECT_TRUE(McpOriginAllowed(WithHeaders({{"Host", "mem.example"}, {"Origin", "http://localhost:3000"}})));
+  EXPECT_TRUE(
+      McpOriginAllowed(WithHeaders({{"Host", "Mem.Example:8420"}, {"Origin", "https://mem.example:8420"}})));
+  for (const char* origin : {"https://evil.example", "null", "file://", "http://mem.example:8420/x",
+                             "http://mem.example:9999", "ftp://localhost", "http://"}) {
+    EXPECT_FALSE(McpOriginAllowed(WithHeaders({{"Host", "mem.example:8420"}, {"Origin", origin}}))) << origin;
+  }
+  EXPECT_FALSE(McpOriginAllowed(WithHeaders({{"Origin", "http://mem.example"}}))) << "no Host to match";
+}
+
 TEST(CheckLocalOriginTest, RefusesForeignHostOriginAndCrossSiteFetches) {
   EXPECT_TRUE(CheckLocalOrigin(WithHeaders({{"Host", "127.0.0.1:8420"}})).ok());
   EXPECT_TRUE(CheckLocalOrigin(WithHeaders({})).ok()) << "HTTP/1.0 without Host";
