@@ -163,11 +163,12 @@ class StorageBackend {
     std::string name_space;
     std::string entry_id;
   };
-  // For every entry row with history: its row id and the newest at_us of its events. A write sets
-  // the entry's updated_at_us and its event's at_us to the same time, so a row older than its
-  // newest event was replaced by an earlier version of itself.
+  // For every entry row with history (of namespace `name_space`; "" = every namespace): its row id
+  // and the newest at_us of its events. A write sets the entry's updated_at_us and its event's at_us
+  // to the same time, so a row older than its newest event was replaced by an earlier version of
+  // itself.
   [[nodiscard]] virtual absl::Status ScanNewestEventTimes(
-      const std::function<void(int64_t, int64_t)>& visit) = 0;
+      std::string_view name_space, const std::function<void(int64_t, int64_t)>& visit) = 0;
   [[nodiscard]] virtual absl::StatusOr<int64_t> LastEventSeq() = 0;
   [[nodiscard]] virtual absl::StatusOr<std::vector<EventRef>> EventsAfter(int64_t seq) = 0;
   // The seqs of the events the last successful InsertEntries, UpdateEntry or PurgeEntry appended

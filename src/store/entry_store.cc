@@ -99,9 +99,9 @@ absl::Status EntryStore::LoadIndexes() {
   if (!from_snapshot) BULWARK_RETURN_IF_ERROR(ScanIndexes(expected_rows));
   // A row older than its own history was rolled back while no process had the store open: it is
   // withheld from the first read on (CheckRow).
-  BULWARK_RETURN_IF_ERROR(
-      backend_->ScanNewestEventTimes([this](int64_t row_id, int64_t at_us)
-                                         ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { NoteVersion(row_id, at_us); }));
+  BULWARK_RETURN_IF_ERROR(backend_->ScanNewestEventTimes(
+      "", [this](int64_t row_id, int64_t at_us)
+              ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { NoteVersion(row_id, at_us); }));
   if (!from_snapshot) {
     open_report_ = {};
     for (const auto& [name_space, index] : indexes_) {

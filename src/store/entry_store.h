@@ -241,6 +241,8 @@ class EntryStore {
   bool Holds(std::string_view name_space) const;
   // Loads the namespace's verified rows into a new index (built outside the lock, so searches of
   // other namespaces go on), then applies the namespace's events committed since the load began.
+  // As at an open, a row older than its history's newest event (rolled back in storage) is
+  // withheld from every read.
   // OK at once if it is held; the backend's error otherwise (then it is not held).
   [[nodiscard]] absl::Status HoldNamespace(std::string_view name_space) ABSL_LOCKS_EXCLUDED(mu_);
   // Drops the namespace's index (nothing of it stays in memory but row versions). No-op when every

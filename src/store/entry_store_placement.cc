@@ -59,6 +59,10 @@ absl::Status EntryStore::HoldNamespace(std::string_view name_space) {
         return absl::OkStatus();
       }));
   index->vectors = std::move(vectors);
+  // The start-up load's rollback check (LoadIndexes), for this namespace: a row older than its own
+  // history's newest event was rolled back while no process held it, and is withheld (CheckRow).
+  BULWARK_RETURN_IF_ERROR(backend_->ScanNewestEventTimes(
+      ns, [&versions](int64_t row_id, int64_t at_us) { versions.emplace_back(row_id, at_us); }));
   const size_t rows = index->vectors->size();
   absl::MutexLock lock(&mu_);
   indexes_[ns] = std::move(index);

@@ -5,7 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "store/entry_store.h"
 #include "store/memory_store.h"
+#include "store/memory_store_impl.h"
 #include "testing/exec_sql.h"
 #include "testing/lexical_store.h"
 #include "testing/temp_dir.h"
@@ -73,6 +75,24 @@ TEST_F(RollbackTest, AnOlderVersionIsWithheldAfterReopening) {
   ASSERT_EQ(report->bad_rows.size(), 1u);
   EXPECT_EQ(report->bad_rows[0].id, poison_);
   EXPECT_THAT(report->bad_rows[0].reason, HasSubstr("rolled back"));
+}
+
+// A replica of a replica group (hold_all_namespaces = false) opens holding nothing and loads a
+// namespace later (HoldNamespace: placement, a first read, a leadership): the load makes the open's
+// check too, so a row rolled back while no process held it is withheld from the first read on.
+TEST_F(RollbackTest, AnOlderVersionIsWithheldWhenItsNamespaceIsLoadedAfterTheOpen) {
+  store_.reset();
+  RollBack();
+  StoreOptions options = testing::LexicalStoreOptions();
+  options.hold_all_namespaces = false;
+  auto replica = MemoryStore::Open(dir_.path(), options);
+  ASSERT_TRUE(replica.ok()) << replica.status();
+  store_ = *std::move(replica);
+  ASSERT_TRUE(store_->impl().entries->HoldNamespace("default").ok());
+  EXPECT_THAT(Found(), Not(Contains(poison_))) << "indexed as active again, but older than its history";
+  auto got = store_->Get("default", poison_);
+  EXPECT_EQ(got.status().code(), absl::StatusCode::kDataLoss) << got.status();
+  EXPECT_THAT(std::string(got.status().message()), HasSubstr("rolled back"));
 }
 
 TEST_F(RollbackTest, ANewerVersionFromAnotherProcessIsNotARollback) {

@@ -103,7 +103,8 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
   absl::StatusOr<std::vector<HistoryEvent>> History(std::string_view name_space,
                                                     std::string_view id) override;
   absl::Status ScanHistory(const std::function<absl::Status(const HistoryEvent&)>& visit) override;
-  absl::Status ScanNewestEventTimes(const std::function<void(int64_t, int64_t)>& visit) override;
+  absl::Status ScanNewestEventTimes(std::string_view name_space,
+                                    const std::function<void(int64_t, int64_t)>& visit) override;
   absl::StatusOr<int64_t> LastEventSeq() override;
   absl::StatusOr<std::vector<EventRef>> EventsAfter(int64_t seq) override;
   std::vector<int64_t> TakeInsertedEventSeqs() override;

@@ -111,12 +111,17 @@ absl::Status PostgresBackend::ScanHistory(const std::function<absl::Status(const
                          [&](const PgResult& page, int r) { return visit(pg::DecodeEventRow(page, r)); });
 }
 
-absl::Status PostgresBackend::ScanNewestEventTimes(const std::function<void(int64_t, int64_t)>& visit) {
+absl::Status PostgresBackend::ScanNewestEventTimes(std::string_view name_space,
+                                                   const std::function<void(int64_t, int64_t)>& visit) {
   absl::MutexLock lock(&mu_);
-  BULWARK_ASSIGN_OR_RETURN(auto result,
-                           conn_->Query("SELECT e.row_id, MAX(h.at_us) FROM entries e JOIN history h "
-                                        "ON h.entry_id = e.id AND h.namespace = e.namespace "
-                                        "GROUP BY e.row_id"));
+  std::vector<PgParam> params;
+  if (!name_space.empty()) params.push_back(PgParam::Text(name_space));
+  BULWARK_ASSIGN_OR_RETURN(
+      auto result,
+      conn_->Query(absl::StrCat("SELECT e.row_id, MAX(h.at_us) FROM entries e JOIN history h "
+                                "ON h.entry_id = e.id AND h.namespace = e.namespace",
+                                name_space.empty() ? "" : " WHERE e.namespace = $1", " GROUP BY e.row_id"),
+                   params));
   for (int r = 0; r < result.rows(); ++r) visit(result.Int(r, 0), result.Int(r, 1));
   return absl::OkStatus();
 }

@@ -294,9 +294,17 @@ TEST_P(StorageBackendContract, EventSeqsAreTheWritersOwnAndEventsAfterListsThem)
   EXPECT_EQ((*after)[0].name_space, "n2");
   EXPECT_EQ((*after)[0].entry_id, "B1");
   std::vector<std::pair<int64_t, int64_t>> times;
-  ASSERT_THAT(db_->ScanNewestEventTimes([&](int64_t row, int64_t at) { times.emplace_back(row, at); }),
+  ASSERT_THAT(db_->ScanNewestEventTimes("", [&](int64_t row, int64_t at) { times.emplace_back(row, at); }),
               IsOk());
   EXPECT_EQ(times.size(), 2u);
+  std::vector<std::pair<int64_t, int64_t>> of_n2;  // one namespace's rows only
+  ASSERT_THAT(db_->ScanNewestEventTimes("n2", [&](int64_t row, int64_t at) { of_n2.emplace_back(row, at); }),
+              IsOk());
+  ASSERT_EQ(of_n2.size(), 1u);
+  EXPECT_THAT(times, ::testing::Contains(of_n2[0]));
+  int none = 0;
+  ASSERT_THAT(db_->ScanNewestEventTimes("n9", [&](int64_t, int64_t) { ++none; }), IsOk());
+  EXPECT_EQ(none, 0);
   int events = 0;
   ASSERT_THAT(db_->ScanHistory([&](const HistoryEvent& ev) {
     EXPECT_EQ(ev.seq, first[0] + events++);

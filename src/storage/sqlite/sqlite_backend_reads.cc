@@ -206,16 +206,18 @@ absl::Status SqliteBackend::ScanHistory(const std::function<absl::Status(const H
   }
 }
 
-absl::Status SqliteBackend::ScanNewestEventTimes(const std::function<void(int64_t, int64_t)>& visit) {
+absl::Status SqliteBackend::ScanNewestEventTimes(std::string_view name_space,
+                                                 const std::function<void(int64_t, int64_t)>& visit) {
   absl::MutexLock lock(&mu_);
   NoMmapWhileScanning no_mmap(db_);
   // From the history and the (namespace, id) index alone: the entries table (the vectors) is not
   // read. The index is created at every open (sqlite_schema.cc).
-  Statement st(
-      db_,
-      "SELECT e.row_id, MAX(h.at_us) FROM entries e INDEXED BY entries_by_namespace_id JOIN history h "
-      "ON h.entry_id = e.id AND h.namespace = e.namespace GROUP BY e.row_id");
+  Statement st(db_, absl::StrCat("SELECT e.row_id, MAX(h.at_us) FROM entries e INDEXED BY "
+                                 "entries_by_namespace_id JOIN history h "
+                                 "ON h.entry_id = e.id AND h.namespace = e.namespace",
+                                 name_space.empty() ? "" : " WHERE e.namespace = ?", " GROUP BY e.row_id"));
   BULWARK_RETURN_IF_ERROR(st.status());
+  if (!name_space.empty()) st.Bind(1, name_space);
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) visit(st.Int(0), st.Int(1));
   return rc == SQLITE_DONE ? absl::OkStatus() : SqliteError(db_, "read the newest event times");
