@@ -119,12 +119,18 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Open(std::string_vie
     return absl::InvalidArgumentError(absl::StrCat("bad PostgreSQL connection string: ", message));
   }
   PQconninfoFree(options);
-  // connect_timeout comes before the expanded connection string, which overrides it when it names
-  // its own (PQconnectdbParams with expand_dbname).
+  // The defaults (kDefaultConnectionSettings) come before the expanded connection string, which
+  // overrides each one it names itself (PQconnectdbParams with expand_dbname).
   const std::string dbname(conninfo);
-  const char* const keywords[] = {"connect_timeout", "dbname", nullptr};
-  const char* const values[] = {"10", dbname.c_str(), nullptr};
-  PgConnPtr conn(PQconnectdbParams(keywords, values, /*expand_dbname=*/1));
+  std::vector<const char*> keywords;
+  std::vector<const char*> values;
+  for (const auto& [keyword, value] : kDefaultConnectionSettings) {
+    keywords.push_back(keyword);
+    values.push_back(value);
+  }
+  keywords.insert(keywords.end(), {"dbname", nullptr});
+  values.insert(values.end(), {dbname.c_str(), nullptr});
+  PgConnPtr conn(PQconnectdbParams(keywords.data(), values.data(), /*expand_dbname=*/1));
   if (conn == nullptr || PQstatus(conn.get()) != CONNECTION_OK) {
     return absl::UnavailableError(
         absl::StrCat("cannot connect to PostgreSQL: ", ConnectionMessage(conn.get())));

@@ -21,8 +21,13 @@
 // once per kReopenInterval. Inside a transaction (PgTransaction) it is never reopened: the
 // transaction's statements fail with Unavailable, and its COMMIT's outcome is then unknown to this
 // process (PgTransaction::Commit). Session state set by Open is set again; prepared statements are
-// prepared again on first use. Connections are made with connect_timeout=10 unless the connection
-// string names its own, so that every attempt is bounded.
+// prepared again on first use. Connections are made with the settings of kDefaultConnectionSettings
+// unless the connection string names its own: every attempt is bounded (connect_timeout), and a
+// peer host that died or was cut off without closing the connection (power loss, a partition) is
+// noticed in bounded time (TCP keepalives when idle or waiting for an answer, tcp_user_timeout
+// when sent data stays unacknowledged), after which the call fails with Unavailable. A server
+// process that hangs on a live host (SIGSTOP, a stuck disk) is NOT noticed by these: its kernel
+// still answers TCP; doc/scale-out.md says what bounds that case.
 //
 // A PgConnection is not thread-safe (neither is a PGconn): its owner serializes all use.
 #pragma once
@@ -38,6 +43,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace bulwark::pg {
@@ -114,6 +120,14 @@ class PgResult {
  private:
   PgResultPtr result_;
 };
+
+// The libpq settings every connection gets unless its connection string names its own (see above):
+// a connection attempt gives up after 10 s; an idle connection (or one waiting for an answer)
+// whose peer stops answering TCP is dropped after 10 + 3 x 5 = 25 s of silence; data unacknowledged
+// for 30 s drops it too (Linux only, as libpq documents).
+inline constexpr std::pair<const char*, const char*> kDefaultConnectionSettings[] = {
+    {"connect_timeout", "10"},    {"keepalives", "1"},       {"keepalives_idle", "10"},
+    {"keepalives_interval", "5"}, {"keepalives_count", "3"}, {"tcp_user_timeout", "30000"}};
 
 class PgConnection {
  public:

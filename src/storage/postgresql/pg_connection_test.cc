@@ -56,6 +56,28 @@ TEST(PgConnectionOpen, UnreachableServerIsUnavailableAndBadStringIsInvalid) {
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// The connection's effective settings, as libpq reports them.
+std::string SettingOf(const PgConnection& conn, std::string_view keyword) {
+  std::string value;
+  PQconninfoOption* options = PQconninfo(conn.raw());
+  for (PQconninfoOption* o = options; o != nullptr && o->keyword != nullptr; ++o) {
+    if (keyword == o->keyword && o->val != nullptr) value = o->val;
+  }
+  PQconninfoFree(options);
+  return value;
+}
+
+TEST_F(PgConnectionTest, KeepalivesAreOnByDefaultAndTheConnectionStringOverridesThem) {
+  for (const auto& [keyword, value] : kDefaultConnectionSettings) {
+    EXPECT_EQ(SettingOf(*conn_, keyword), value) << keyword;
+  }
+  auto own = PgConnection::Open(conninfo_ + " keepalives_idle=60 tcp_user_timeout=0");
+  ASSERT_THAT(own, IsOk());
+  EXPECT_EQ(SettingOf(**own, "keepalives_idle"), "60");
+  EXPECT_EQ(SettingOf(**own, "tcp_user_timeout"), "0");
+  EXPECT_EQ(SettingOf(**own, "keepalives_count"), "3");
+}
+
 TEST_F(PgConnectionTest, BinaryBytesAndIntegersRoundTrip) {
   std::string bytes("\0\x01\xff\x80zz", 6);  // NUL and high bytes: only binary form carries them as-is
   const std::vector<PgParam> params = {PgParam::Text("a"), PgParam::Int(-1234567890123),
