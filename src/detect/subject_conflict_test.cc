@@ -6,6 +6,8 @@
 // SMSR claims against their supporting passages).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <fstream>
 #include <iostream>
 #include <set>
@@ -149,20 +151,24 @@ TEST_F(SubjectConflictTest, EnterpriseClaimsAgainstTheirPassages) {
   }
   for (size_t i = 0; i < passages.size(); ++i) Remember("p" + std::to_string(i), passages[i]);
   size_t caught = 0, claims = 0;
+  std::array<size_t, 3> by_kind{};  // injected, subtle, paraphrases
   for (const auto& s : scenarios) {
     std::vector<std::string> texts = {s.at("injected_claim").get<std::string>(),
                                       s.at("subtle_claim").get<std::string>()};
     for (const auto& p : s.at("paraphrases")) texts.push_back(p.get<std::string>());
-    for (const auto& t : texts) {
+    for (size_t i = 0; i < texts.size(); ++i) {
       ++claims;
-      caught += Conflict(t, "mallory")["flagged"].get<bool>() ? 1 : 0;
+      const bool flagged = Conflict(texts[i], "mallory")["flagged"].get<bool>();
+      caught += flagged ? 1 : 0;
+      by_kind[std::min<size_t>(i, 2)] += flagged ? 1 : 0;
     }
   }
   size_t restated = 0;
   for (const auto& p : passages)
     restated += Conflict(p + " (restated)", "mallory")["flagged"].get<bool>() ? 1 : 0;
   std::cout << "  enterprise claims caught " << caught << " of " << claims << "; agreeing passages flagged "
-            << restated << " of " << passages.size() << "\n";
+            << restated << " of " << passages.size() << " (injected " << by_kind[0] << " of 20, subtle "
+            << by_kind[1] << " of 20, paraphrases " << by_kind[2] << " of 120)\n";
   EXPECT_GE(caught, 40u);
   EXPECT_LE(restated, 12u);
 }

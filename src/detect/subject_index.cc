@@ -13,13 +13,16 @@ namespace {
 
 constexpr size_t kMaxSubjectTextBytes = 16 * 1024;
 
-// Words that say how a claim holds (modality, negation, time of the statement), not what it is
-// about; the tokenizer's stop words already drop the function words.
+// Words that say how a claim holds (modality, negation, time of the statement) or that are one of
+// its values (weekdays and months are date slots: slot_extractor.h), not what it is about; the
+// tokenizer's stop words already drop the function words. Stems, as the tokenizer gives them.
 bool IsFrameWord(std::string_view w) {
   static const auto* words = new absl::flat_hash_set<std::string_view>{
-      "must", "may",   "might", "shall",   "need", "never", "without", "cannot", "now",
-      "also", "alway", "everi", "each",    "per",  "new",   "longer",  "anymor", "updat",
-      "note", "pleas", "still", "alreadi", "ani",  "all",   "none",    "onli",   "instead"};
+      "must",   "may",     "might",     "shall",    "need",   "never",    "without", "cannot",  "now",
+      "also",   "alway",   "everi",     "each",     "per",    "new",      "longer",  "anymor",  "updat",
+      "note",   "pleas",   "still",     "alreadi",  "ani",    "all",      "none",    "onli",    "instead",
+      "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",  "januari", "februari",
+      "march",  "april",   "june",      "juli",     "august", "septemb",  "octob",   "novemb",  "decemb"};
   return words->contains(w);
 }
 
@@ -97,13 +100,15 @@ std::vector<std::pair<double, uint32_t>> SubjectIndex::Overlapping(const Terms& 
   thread_local absl::flat_hash_map<uint32_t, double> shared;
   shared.clear();
   double total = 0;
+  const size_t max_scanned =
+      std::min(kMaxPostingsScanned, std::max(kCommonShare, terms_.size() / kCommonShare));
   for (uint64_t t : terms) {
     auto p = postings_.find(t);
     const size_t df = p == postings_.end() ? 0 : p->second.size();
     const double idf = Idf(df);
     if (idf <= 0) continue;  // in (almost) every memory: says nothing of the subject
     total += idf;
-    if (df == 0 || df > kMaxPostingsScanned) continue;
+    if (df == 0 || df > max_scanned) continue;
     for (uint32_t row : p->second) shared[row] += idf;
   }
   if (total <= 0) return out;

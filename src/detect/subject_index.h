@@ -6,7 +6,7 @@
 // manager" are far apart as bags of words (cosine 0.3-0.5 with the lexical embedder), but they
 // name the same subject (expense claims, manager approval) and give it another value. What they
 // share are the subject's content words, and those are the namespace's rare words: the terms of
-// a write (stemmed, without stop words, modals, negations, numbers and codes:
+// a write (stemmed, without stop words, modals, negations, weekdays, months, numbers and codes:
 // lexical_tokenizer.h) are weighted by their inverse document frequency in the namespace,
 //
 //   idf(t) = ln((N + 1) / (df(t) + 0.5)),
@@ -17,9 +17,10 @@
 //
 // i.e. how much of what the write is about the memory is about too (a write's words the store has
 // never seen count with df = 0: a claim about something new matches nothing). Candidates come from
-// an inverted index of the terms, so a write costs the postings of its words; words in more than
-// kMaxPostingsScanned memories are too common to pick a subject and are not scanned (they still
-// count in the sums). Whether the matched memory is contradicted is the caller's decision
+// an inverted index of the terms, so a write costs the postings of its words; a word in more than
+// 1/kCommonShare of the memories (and more than kCommonShare of them), or in more than
+// kMaxPostingsScanned, is too common to pick a subject (idf below ln 32) and is not scanned (it
+// still counts in the sums). Whether the matched memory is contradicted is the caller's decision
 // (conflict_detector.cc: a slot value or polarity that differs).
 //
 // Not thread-safe: the owner (MemoryTable) holds its lock around every call.
@@ -49,6 +50,7 @@ class SubjectIndex {
  public:
   static constexpr size_t kMaxTerms = 64;              // distinct terms kept per text
   static constexpr size_t kMaxPostingsScanned = 1024;  // a term in more memories is not scanned
+  static constexpr size_t kCommonShare = 32;           // nor one in more than 1/32 of them
 
   using Terms = std::vector<uint64_t>;  // hashed terms, distinct, sorted
 
