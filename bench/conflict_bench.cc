@@ -5,6 +5,8 @@
 //
 //   BM_ConflictOnly/N   the conflict detector alone against N stored memories (signature scan,
 //                       exact re-rank of 32 candidates, slot extraction and comparison)
+//   BM_ConflictUncalibrated/N  the same with the configured thresholds (calibration on these
+//                       notes may switch the subject path off: this measures it running)
 //   BM_FloodOnly        the flood detector alone (windows of 64 writes per principal, 256 per
 //                       namespace, full)
 //   BM_OddTokenOnly     the odd_token detector alone
@@ -57,7 +59,7 @@ struct Fixture {
   std::vector<std::string> texts;
   std::vector<std::vector<float>> embeddings;
 
-  Fixture(size_t memories, size_t m, const char* only, bool without_new = false) {
+  Fixture(size_t memories, size_t m, const char* only, bool without_new = false, bool calibrate = true) {
     embedder = *CreateEmbedder({{"kind", "lexical"}});
     nlohmann::json config = {{"memsad", {{"history_capacity", m}}}};
     // conflict, flood and odd_token are off by default: the whole gate turns them on.
@@ -86,8 +88,10 @@ struct Fixture {
       input.reference_texts.push_back(Note(rng));
       input.reference_embeddings.push_back(*embedder->Embed(input.reference_texts.back()));
     }
-    gate->state().SetCalibration(
-        "ns", std::make_shared<NamespaceCalibration>(*CalibrateNamespace(input, gate->instances())));
+    if (calibrate) {
+      gate->state().SetCalibration(
+          "ns", std::make_shared<NamespaceCalibration>(*CalibrateNamespace(input, gate->instances())));
+    }
     for (int i = 0; i < 256; ++i) {
       texts.push_back(Note(rng));
       embeddings.push_back(*embedder->Embed(texts.back()));
@@ -102,6 +106,12 @@ void BM_ConflictOnly(benchmark::State& state) {
   f.Run(state);
 }
 BENCHMARK(BM_ConflictOnly)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
+
+void BM_ConflictUncalibrated(benchmark::State& state) {
+  Fixture f(static_cast<size_t>(state.range(0)), 20, "conflict", false, /*calibrate=*/false);
+  f.Run(state);
+}
+BENCHMARK(BM_ConflictUncalibrated)->Arg(10000)->Unit(benchmark::kMicrosecond);
 
 void BM_FloodOnly(benchmark::State& state) {
   Fixture f(0, 20, "flood");

@@ -88,7 +88,7 @@ def persona_run(args, persona, tmp):
         if args.gate_config:
             with open(args.gate_config) as src:
                 dst.write(src.read())
-        else:  # the defaults plus the conflict, flood and odd_token detectors (off by default)
+        else:  # the defaults plus the conflict and flood detectors (off by default); odd_token explicit
             dst.write(json.dumps({"conflict": {"enabled": True}, "flood": {"enabled": True},
                                   "odd_token": {"enabled": True}}))
     mem_file = os.path.join(tmp, f"{persona}_m.jsonl")

@@ -44,7 +44,7 @@ TEST(MainFormatTest, GateConfigPrintsAsMainDid) {
   EXPECT_FALSE(defaults->ToJson()["conflict"]["enabled"].get<bool>());
   EXPECT_FALSE(defaults->ToJson()["flood"]["enabled"].get<bool>());
   EXPECT_FALSE(defaults->ToJson()["llm_judge"]["enabled"].get<bool>());
-  EXPECT_FALSE(defaults->ToJson()["odd_token"]["enabled"].get<bool>());
+  EXPECT_TRUE(defaults->ToJson()["odd_token"]["enabled"].get<bool>());
   auto parsed = WriteGateConfig::FromJson(nlohmann::json::parse(kMainInput));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(WithoutNewDetectors(parsed->ToJson()), kMainPrinted);

@@ -78,6 +78,7 @@ double MemoryTable::Cosine(std::span<const float> a, std::span<const float> b) c
 void MemoryTable::Put(std::string_view name_space, const StoredMemory& memory) {
   if (memory.embedding.size() != dim_) return;
   const Signature sig = Sign(memory.embedding);
+  SubjectIndex::Terms terms = SubjectIndex::TermsOf(memory.text);
   Row row{std::string(memory.id),
           std::string(memory.principal),
           memory.source,
@@ -88,12 +89,16 @@ void MemoryTable::Put(std::string_view name_space, const StoredMemory& memory) {
   Namespace& ns = namespaces_[ToAbsl(name_space)];
   auto [it, inserted] = ns.position.try_emplace(row.id, ns.rows.size());
   if (inserted) {
+    row.key = ns.next_key++;
+    ns.key_position[row.key] = ns.rows.size();
     ns.rows.push_back(std::move(row));
     ns.signatures.push_back(sig);
   } else {
+    row.key = ns.rows[it->second].key;
     ns.rows[it->second] = std::move(row);
     ns.signatures[it->second] = sig;
   }
+  ns.subjects.Put(ns.rows[it->second].key, std::move(terms));
 }
 
 void MemoryTable::Remove(std::string_view name_space, std::string_view id) {
@@ -105,10 +110,13 @@ void MemoryTable::Remove(std::string_view name_space, std::string_view id) {
   if (it == ns.position.end()) return;
   const size_t pos = it->second;
   ns.position.erase(it);
+  ns.subjects.Remove(ns.rows[pos].key);
+  ns.key_position.erase(ns.rows[pos].key);
   if (pos + 1 != ns.rows.size()) {  // swap-remove
     ns.rows[pos] = std::move(ns.rows.back());
     ns.signatures[pos] = ns.signatures.back();
     ns.position[ns.rows[pos].id] = pos;
+    ns.key_position[ns.rows[pos].key] = pos;
   }
   ns.rows.pop_back();
   ns.signatures.pop_back();
@@ -179,6 +187,29 @@ std::vector<MemoryMatch> MemoryTable::Contradicted(std::string_view name_space,
     SlotDiff diff = DiffSlots(row.slots, slots);
     if (!diff.contradicts()) continue;
     out.push_back({row.id, row.principal, row.source, near[i].first, std::move(diff)});
+  }
+  return out;
+}
+
+std::vector<MemoryMatch> MemoryTable::SubjectContradicted(std::string_view name_space,
+                                                          const SubjectIndex::Terms& terms,
+                                                          std::string_view text, const TextSlots& slots,
+                                                          double min_overlap, size_t limit) const {
+  std::vector<MemoryMatch> out;
+  if (limit == 0) return out;
+  absl::ReaderMutexLock lock(&mu_);
+  auto ns_it = namespaces_.find(ToAbsl(name_space));
+  if (ns_it == namespaces_.end()) return out;
+  const Namespace& ns = ns_it->second;
+  for (const auto& [overlap, key] : ns.subjects.Overlapping(terms, min_overlap, 4 * limit)) {
+    if (out.size() >= limit) break;
+    auto pos = ns.key_position.find(key);
+    if (pos == ns.key_position.end()) continue;
+    const Row& row = ns.rows[pos->second];
+    if (row.text == text) continue;
+    std::optional<SlotDiff> diff = SubjectDiff(row.slots, slots);
+    if (!diff.has_value()) continue;
+    out.push_back({row.id, row.principal, row.source, overlap, std::move(*diff), /*by_subject=*/true});
   }
   return out;
 }

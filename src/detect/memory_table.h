@@ -31,6 +31,7 @@
 
 #include "bulwark/entry.h"
 #include "detect/slot_extractor.h"
+#include "detect/subject_index.h"
 
 namespace bulwark {
 
@@ -55,8 +56,9 @@ struct MemoryMatch {
   std::string id;
   std::string principal;
   Source source = Source::kUser;
-  double similarity = 0;
-  SlotDiff diff;  // how the query's slots change this memory's
+  double similarity = 0;    // cosine of the embeddings; the subject overlap when by_subject
+  SlotDiff diff;            // how the query's slots change this memory's
+  bool by_subject = false;  // matched by subject words (SubjectContradicted), not by embedding
 };
 
 class MemoryTable {
@@ -81,6 +83,15 @@ class MemoryTable {
   std::vector<MemoryMatch> Contradicted(std::string_view name_space, std::span<const float> embedding,
                                         std::string_view text, const TextSlots& slots, double min_similarity,
                                         size_t limit) const;
+  // The stored memories about the same subject as a write of `terms` (SubjectIndex::TermsOf):
+  // subject overlap >= min_overlap (subject_index.h), best first, at most `limit`, whose text is
+  // not `text`, and that the write contradicts: a time, date, amount, number, e-mail, URL, phone or
+  // account value replaced (a changed name alone does not count: names say whose or which thing
+  // the text is about, so both texts naming people or places and none in common are about
+  // different subjects and are skipped), or the polarity flipped. `similarity` is the overlap.
+  std::vector<MemoryMatch> SubjectContradicted(std::string_view name_space, const SubjectIndex::Terms& terms,
+                                               std::string_view text, const TextSlots& slots,
+                                               double min_overlap, size_t limit) const;
   // The (at most `limit`) stored memories nearest to `embedding` among the signature candidates,
   // best first, leaving out any whose text is `text` (the write itself). Empty for an empty or
   // unknown namespace or an embedding of the wrong size.
@@ -102,11 +113,15 @@ class MemoryTable {
     std::string text;
     TextSlots slots;
     std::vector<float> embedding;
+    uint32_t key = 0;  // stable across swap-removes: the subject index's row key
   };
   struct Namespace {
     std::vector<Signature> signatures;  // by row position
     std::vector<Row> rows;
-    absl::flat_hash_map<std::string, size_t> position;  // id -> row position
+    absl::flat_hash_map<std::string, size_t> position;   // id -> row position
+    SubjectIndex subjects;                               // by Row::key
+    absl::flat_hash_map<uint32_t, size_t> key_position;  // Row::key -> row position
+    uint32_t next_key = 0;
   };
   // Positions of the (at most kCandidates) rows nearest in signature, into `out`.
   void Candidates(const Namespace& ns, const Signature& query, std::vector<uint32_t>* out) const;

@@ -4,6 +4,8 @@
 #include <array>
 #include <string>
 
+#include "detect/abbreviation_model.h"
+
 namespace bulwark {
 namespace {
 
@@ -18,6 +20,9 @@ bool IsWrapper(char c) {
   static constexpr std::string_view kWrappers = ".,;:!?\"'()[]{}<>*`";
   return kWrappers.find(c) != std::string_view::npos;
 }
+
+// The longest run of a code-like token that may be an abbreviation ("cust", "stg", "db").
+constexpr size_t kMaxAbbreviationLetters = 4;
 
 struct Run {
   size_t begin = 0, end = 0;  // offsets in the token
@@ -78,7 +83,12 @@ void ScoreToken(size_t offset, std::string_view tok, const CharTrigramModel& mod
     std::array<char, 64> lower{};
     const size_t n = std::min(r.end - r.begin, lower.size());
     for (size_t k = 0; k < n; ++k) lower[k] = static_cast<char>(tok[r.begin + k] | 0x20);
-    const double bits = model.BitsPerChar(std::string_view(lower.data(), n));
+    const std::string_view run(lower.data(), n);
+    double bits = model.BitsPerChar(run);
+    // A short run of a code-like token may be an abbreviation (the header).
+    if (code_like && n <= kMaxAbbreviationLetters) {
+      bits = std::min(bits, AbbreviationModel::Default().BitsPerLetter(run));
+    }
     if (bits > best->bits_per_char) {
       *best = OddestToken{bits, offset, tok.size(), offset + r.begin, r.end - r.begin};
     }

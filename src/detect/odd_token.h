@@ -17,8 +17,12 @@
 //     spelling alone it is indistinguishable from a texting abbreviation.
 //
 // A token is code-like when it joins letters with digits, '_' or an inner '-', or is camelCase;
-// its letter runs (split at case changes too) are judged one by one. The text's score is the
-// highest bits-per-character of a judged run. Linear in the text; reads at most kMaxOddTokenBytes.
+// its letter runs (split at case changes too) are judged one by one. A run of 2-4 letters there
+// is often an abbreviation ("db-stage-2", "cust-7f3a", "cfg_v2"): it is judged both as spelling
+// and as an abbreviation (abbreviation_model.h: letters that follow one another inside English
+// words), and scores the lower of the two, so "db" (6.4 bits as spelling, 5.9 as an abbreviation)
+// passes and "vx", "jxw", "qrz" (7.0-7.5 as abbreviations) do not. The text's score is the highest
+// bits-per-character of a judged run. Linear in the text; reads at most kMaxOddTokenBytes.
 #pragma once
 
 #include <cstddef>
