@@ -4,8 +4,9 @@
 // installed), every query of the persona's labelled set in turn, k = 10, record_query off.
 // Hybrid is measured at the default fusion depth (30), at 100, and with WordNet gloss terms in
 // the lexical index ({"glosses": true, "gloss_weight": 1}, doc/retrieval.md; a store of its own,
-// since the option shapes the index). Each benchmark times each search separately, twice: on the
-// wall clock (p50_us, p99_us) and on the calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID:
+// since the option shapes the index), with answer-type terms and with pseudo-relevance feedback
+// (store/answer_types.h, store/query_feedback.h; a store each). Each benchmark times each search separately,
+// twice: on the wall clock (p50_us, p99_us) and on the calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID:
 // cpu_p50_us, cpu_p99_us), which stops while the thread is preempted, so a loaded host's
 // scheduler cannot put its time slices into the CPU percentiles. The target is hybrid p99 <= 2x
 // vector p99 at 10k entries (issue #19 point 4).
@@ -78,9 +79,10 @@ struct Fixture {
 };
 
 // Store 0: the default retrieval_config (fusion depth 30); 1: {"depth": 100}; 2: WordNet gloss
-// terms in the lexical index.
+// terms in the lexical index; 3: answer-type terms ({"answer_types": true}, doc/retrieval.md);
+// 4: pseudo-relevance feedback ({"prf_docs": 2, "prf_terms": 5, "prf_weight": 0.2}).
 Fixture& Store(int config) {
-  static Fixture* stores[3] = {nullptr, nullptr, nullptr};
+  static Fixture* stores[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
   Fixture*& f = stores[config];
   if (f == nullptr) {
     auto* fixture = new Fixture();
@@ -89,6 +91,8 @@ Fixture& Store(int config) {
     StoreOptions options;
     if (config == 1) options.retrieval_config = {{"depth", 100}};
     if (config == 2) options.retrieval_config = {{"glosses", true}, {"gloss_weight", 1}};
+    if (config == 3) options.retrieval_config = {{"answer_types", true}};
+    if (config == 4) options.retrieval_config = {{"prf_docs", 2}, {"prf_terms", 5}, {"prf_weight", 0.2}};
     auto store = MemoryStore::Create(fixture->dir.path(), options);
     if (!store.ok() || texts.size() != kEntries || fixture->queries.empty()) std::abort();
     fixture->store = *std::move(store);
@@ -108,9 +112,9 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 // range(0): 0 vector, 1 hybrid (default fusion depth 30), 2 hybrid with fusion depth 100, 3 hybrid
-// with gloss terms.
+// with gloss terms, 4 hybrid with answer-type terms, 5 hybrid with pseudo-relevance feedback.
 void BM_Search(benchmark::State& state) {
-  static constexpr int kStore[] = {0, 0, 1, 2};
+  static constexpr int kStore[] = {0, 0, 1, 2, 3, 4};
   Fixture& f = Store(kStore[state.range(0)]);
   const Retrieval retrieval = state.range(0) >= 1 ? Retrieval::kHybrid : Retrieval::kVector;
   if (!f.store->impl().retrieval->Set(kNs, retrieval).ok()) std::abort();
@@ -130,12 +134,25 @@ void BM_Search(benchmark::State& state) {
   state.counters["p99_us"] = Percentile(micros, 0.99);
   state.counters["cpu_p50_us"] = Percentile(cpu_micros, 0.50);
   state.counters["cpu_p99_us"] = Percentile(cpu_micros, 0.99);
-  static constexpr const char* kSuffix[] = {"", "", " depth 100", " glosses"};
+  static constexpr const char* kSuffix[] = {"", "", " depth 100", " glosses", " answer types", " prf"};
   state.SetLabel(std::string(ToString(retrieval)) + kSuffix[state.range(0)]);
 }
 // Alternating repetitions, so both rankings see the same machine state.
-BENCHMARK(BM_Search)->Arg(0)->Arg(1)->Arg(2)->Arg(3)->Arg(0)->Arg(1)->Arg(2)->Arg(3)->Iterations(2000)->Unit(
-    benchmark::kMicrosecond);
+BENCHMARK(BM_Search)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(3)
+    ->Arg(4)
+    ->Arg(5)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(2)
+    ->Arg(3)
+    ->Arg(4)
+    ->Arg(5)
+    ->Iterations(2000)
+    ->Unit(benchmark::kMicrosecond);
 
 // The store's lexical terms of the 10k texts in a Bm25Index of their own (default options).
 struct LexicalFixture {

@@ -86,6 +86,23 @@ uint32_t Bm25Index::TermId(std::string_view term) {
   return id;
 }
 
+std::vector<std::pair<std::string_view, uint32_t>> Bm25Index::DocumentTerms(int64_t id) const {
+  std::vector<std::pair<std::string_view, uint32_t>> out;
+  const auto it = position_by_id_.find(id);
+  if (it == position_by_id_.end()) return out;
+  const std::vector<uint32_t>& terms = terms_[it->second];
+  out.reserve(terms.size());
+  for (const uint32_t t : terms) {
+    out.emplace_back(term_names_[t], static_cast<uint32_t>(postings_[t].size()));
+  }
+  return out;
+}
+
+double Bm25Index::Idf(uint32_t df) const {
+  const double n = static_cast<double>(size());
+  return std::log(1.0 + (n - df + 0.5) / (df + 0.5));
+}
+
 Bm25Index::Bm25Index(Bm25Options options) : options_(options) {
   options_.k1 = std::max(0.0, options_.k1);
   options_.b = std::clamp(options_.b, 0.0, 1.0);

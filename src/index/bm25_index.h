@@ -37,6 +37,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace bulwark {
@@ -93,6 +94,13 @@ class Bm25Index {
   std::vector<Bm25Hit> SearchWithStatisticsOf(const Bm25Index& statistics,
                                               std::span<const std::string> query_tokens, int k,
                                               std::span<const double> query_weights = {}) const;
+  // The distinct terms of document `id` with the number of documents holding each (its df), in
+  // no particular order; empty if `id` is not in the index. For query expansion from feedback
+  // documents (store/query_feedback.h); reads what Add keeps, stores nothing new.
+  std::vector<std::pair<std::string_view, uint32_t>> DocumentTerms(int64_t id) const;
+  // idf(t) of the header's formula for a term `df` of this index's documents hold.
+  double Idf(uint32_t df) const;
+
   // How many postings the calling thread's last Search, SearchExhaustive or SearchWithStatisticsOf
   // read while accumulating (exact scoring of the candidates aside): what pruning saves, for tests
   // and benchmarks.

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/status_macros.h"
 #include "core/strings.h"
 
 namespace bulwark {
@@ -36,6 +37,35 @@ absl::Status ReadBool(const nlohmann::json& config, const char* key, bool* out) 
   return absl::OkStatus();
 }
 
+// The keys of StoreOptions::retrieval_config.
+constexpr std::string_view kKeys[] = {"default",
+                                      "rrf_k",
+                                      "depth",
+                                      "vector_weight",
+                                      "lexical_weight",
+                                      "stem",
+                                      "stop_words",
+                                      "query_question_words",
+                                      "bm25_k1",
+                                      "bm25_b",
+                                      "concepts",
+                                      "concept_weight",
+                                      "concept_senses",
+                                      "concept_up",
+                                      "concept_min_depth",
+                                      "concept_holonyms",
+                                      "query_senses",
+                                      "query_verbs",
+                                      "glosses",
+                                      "gloss_weight",
+                                      "gloss_query_related",
+                                      "gloss_senses",
+                                      "answer_types",
+                                      "answer_type_weight",
+                                      "prf_docs",
+                                      "prf_terms",
+                                      "prf_weight"};
+
 }  // namespace
 
 std::string_view ToString(Retrieval retrieval) {
@@ -53,28 +83,6 @@ absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config)
   HybridOptions options;
   if (config.is_null()) return options;
   if (!config.is_object()) return absl::InvalidArgumentError("retrieval_config must be a JSON object");
-  static constexpr std::string_view kKeys[] = {"default",
-                                               "rrf_k",
-                                               "depth",
-                                               "vector_weight",
-                                               "lexical_weight",
-                                               "stem",
-                                               "stop_words",
-                                               "query_question_words",
-                                               "bm25_k1",
-                                               "bm25_b",
-                                               "concepts",
-                                               "concept_weight",
-                                               "concept_senses",
-                                               "concept_up",
-                                               "concept_min_depth",
-                                               "concept_holonyms",
-                                               "query_senses",
-                                               "query_verbs",
-                                               "glosses",
-                                               "gloss_weight",
-                                               "gloss_query_related",
-                                               "gloss_senses"};
   for (const auto& [key, value] : config.items()) {
     if (std::find(std::begin(kKeys), std::end(kKeys), key) == std::end(kKeys)) {
       return absl::InvalidArgumentError(absl::StrCat("retrieval_config: unknown key \"", key, "\""));
@@ -118,6 +126,14 @@ absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config)
   if (auto s = ReadNumber(config, "gloss_senses", 1, WordNetGlosses::kMaxSenses, &gloss_senses); !s.ok())
     return s;
   options.gloss_senses = static_cast<int>(gloss_senses);
+  BULWARK_RETURN_IF_ERROR(ReadBool(config, "answer_types", &options.answer_types));
+  BULWARK_RETURN_IF_ERROR(ReadNumber(config, "answer_type_weight", 0, 1e6, &options.answer_type_weight));
+  double prf_docs = options.prf_docs, prf_terms = options.prf_terms;
+  BULWARK_RETURN_IF_ERROR(ReadNumber(config, "prf_docs", 0, 20, &prf_docs));
+  BULWARK_RETURN_IF_ERROR(ReadNumber(config, "prf_terms", 1, 100, &prf_terms));
+  BULWARK_RETURN_IF_ERROR(ReadNumber(config, "prf_weight", 0, 1e6, &options.prf_weight));
+  options.prf_docs = static_cast<int>(prf_docs);
+  options.prf_terms = static_cast<int>(prf_terms);
   doc.senses = static_cast<int>(senses);
   doc.up = static_cast<int>(up);
   doc.min_depth = static_cast<int>(min_depth);

@@ -63,13 +63,25 @@ struct HybridOptions {
   double gloss_weight = 0.5;       // >= 0
   double gloss_query_related = 0;  // >= 0; 0: the query's words only
   int gloss_senses = 1;            // 1 .. WordNetGlosses::kMaxSenses
+  // Answer-type terms in the lexical index (store/answer_types.h): a memory holds "#date",
+  // "#time", "#amount", "#number", "#name" for the kinds of slots it states, a question asks for
+  // its type's terms ("when" -> "#date", "#time") with weight `answer_type_weight`.
+  bool answer_types = false;
+  double answer_type_weight = 1;  // >= 0
+  // Pseudo-relevance feedback (store/query_feedback.h): the top `prf_docs` of the first fused
+  // ranking give up to `prf_terms` expansion words, weighted up to `prf_weight`, and the lexical
+  // side is searched again with them. prf_docs 0: off.
+  int prf_docs = 0;         // 0 .. 20
+  int prf_terms = 10;       // 1 .. 100
+  double prf_weight = 0.3;  // >= 0
 };
 
 // StoreOptions::retrieval_config: null -> the defaults; otherwise an object with any of
 // {"default": "vector"|"hybrid", "rrf_k", "depth", "vector_weight", "lexical_weight", "stem",
 //  "stop_words", "query_question_words", "bm25_k1", "bm25_b", "concepts", "concept_weight", "concept_senses",
 //  "concept_up", "concept_min_depth", "concept_holonyms", "query_senses", "query_verbs", "glosses",
-//  "gloss_weight", "gloss_query_related", "gloss_senses"}.
+//  "gloss_weight", "gloss_query_related", "gloss_senses", "answer_types", "answer_type_weight",
+//  "prf_docs", "prf_terms", "prf_weight"}.
 // InvalidArgument names an unknown key, a wrong type or a value out of range.
 [[nodiscard]] absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config);
 

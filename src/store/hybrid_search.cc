@@ -17,6 +17,7 @@
 #include "store/entry_keys.h"
 #include "store/entry_store.h"
 #include "store/namespace_index.h"
+#include "store/query_feedback.h"
 
 namespace bulwark {
 namespace {
@@ -33,6 +34,20 @@ float Cosine(const std::vector<float>& a, const std::vector<float>& b) {
   float dot = 0;
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) dot += a[i] * b[i];
   return dot;  // stored and query embeddings are L2-normalized by the embedders
+}
+
+std::vector<int64_t> IdsOf(const std::vector<IndexHit>& hits) {
+  std::vector<int64_t> ids;
+  ids.reserve(hits.size());
+  for (const IndexHit& h : hits) ids.push_back(h.row_id);
+  return ids;
+}
+
+std::vector<int64_t> IdsOf(const std::vector<Bm25Hit>& hits) {
+  std::vector<int64_t> ids;
+  ids.reserve(hits.size());
+  for (const Bm25Hit& h : hits) ids.push_back(h.id);
+  return ids;
 }
 
 // Bm25Index::Accept over the metadata filter's candidate rows.
@@ -109,7 +124,8 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
                                                       const SearchOptions& options) {
   BULWARK_RETURN_IF_ERROR(PrepareSearch(name_space, query, options, /*lexical=*/true));
   SearchObservation* const observation = options.observation;
-  const QueryTerms terms = terms_.Query(query_text);
+  QueryTerms terms = terms_.Query(query_text);
+  bool expand = options_.hybrid.prf_docs > 0;  // until the first rankings gave the feedback
 
   IndexFilter filter;
   if (options.include_quarantined) filter.states |= StateBit(State::kQuarantined);
@@ -142,9 +158,18 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
     auto vector_hits = allowed ? index.vectors->SearchRows(query, static_cast<int>(depth), filter, *allowed)
                                : index.vectors->Search(query, static_cast<int>(depth), filter);
     if (!vector_hits.ok()) return vector_hits.status();
-    const std::vector<Bm25Hit> lexical_hits =
+    std::vector<Bm25Hit> lexical_hits =
         index.lexical.Search(terms.tokens, static_cast<int>(depth), allowed ? &InAllowed : nullptr,
                              allowed ? &allowed_set : nullptr, terms.weights);
+    if (expand) {  // pseudo-relevance feedback (query_feedback.h) from the first fused ranking
+      expand = false;
+      terms = ExpandWithFeedback(index.lexical, terms,
+                                 FuseRankings(IdsOf(*vector_hits), IdsOf(lexical_hits), options_.hybrid),
+                                 options_.hybrid);
+      lexical_hits =
+          index.lexical.Search(terms.tokens, static_cast<int>(depth), allowed ? &InAllowed : nullptr,
+                               allowed ? &allowed_set : nullptr, terms.weights);
+    }
     if (observation != nullptr && own_scan && !observation->observed) {
       // The observation's depth is k_obs, not the search's (ObserveFused): each ranking's first
       // k_obs rows (depth >= k_obs here).
@@ -153,12 +178,8 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
       *observation = {observation->k_obs, /*observed=*/true, /*own_scan=*/true,
                       ObserveFused(index, query, terms, vector_best, lexical_best, k_obs, k_obs)};
     }
-    std::vector<int64_t> vector_ids, lexical_ids;
-    vector_ids.reserve(vector_hits->size());
-    for (const IndexHit& h : *vector_hits) vector_ids.push_back(h.row_id);
-    lexical_ids.reserve(lexical_hits.size());
-    for (const Bm25Hit& h : lexical_hits) lexical_ids.push_back(h.id);
-    const std::vector<int64_t> fused = FuseRankings(vector_ids, lexical_ids, options_.hybrid);
+    const std::vector<int64_t> fused =
+        FuseRankings(IdsOf(*vector_hits), IdsOf(lexical_hits), options_.hybrid);
     BULWARK_RETURN_IF_ERROR(TakeVerified(name_space, fused, {}, filter, options, query, k, &seen, &result));
     const bool exhausted = vector_hits->size() < depth && lexical_hits.size() < depth;
     if (result.hits.size() >= k || exhausted || depth >= searchable) break;

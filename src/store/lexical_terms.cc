@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/strings.h"
+#include "store/answer_types.h"
 
 namespace bulwark {
 namespace {
@@ -28,7 +29,9 @@ LexicalTerms::LexicalTerms(const HybridOptions& options, const std::string& word
       concept_weight_(options.concept_weight),
       gloss_weight_(options.gloss_weight),
       gloss_query_related_(options.gloss_query_related),
-      gloss_senses_(options.gloss_senses) {
+      gloss_senses_(options.gloss_senses),
+      answer_types_(options.answer_types),
+      answer_type_weight_(options.answer_type_weight) {
   if (options.glosses) {
     absl::StatusOr<std::shared_ptr<const WordNetGlosses>> glosses = WordNetGlosses::Shared(wordnet_dir);
     absl::StatusOr<std::shared_ptr<const WordNetCanonicalizer>> canonicalizer =
@@ -61,9 +64,13 @@ std::vector<std::string> LexicalTerms::Document(std::string_view text) const {
       });
     }
   }
-  if (concepts_ == nullptr) return terms;
-  for (const std::string& word : concept_words_.Tokens(text)) {
-    concepts_->DocumentConcepts(word, document_options_, &terms);
+  if (concepts_ != nullptr) {
+    for (const std::string& word : concept_words_.Tokens(text)) {
+      concepts_->DocumentConcepts(word, document_options_, &terms);
+    }
+  }
+  if (answer_types_) {
+    for (std::string& term : AnswerTypeTerms(TextAnswerTypes(text))) terms.push_back(std::move(term));
   }
   return terms;
 }
@@ -84,11 +91,18 @@ QueryTerms LexicalTerms::Query(std::string_view text) const {
       });
     }
   }
-  if (concepts_ == nullptr) return query;
-  for (const std::string& word : concept_words_.Tokens(text)) {
-    concepts_->QueryConcepts(word, query_options_, &query.tokens);
+  if (concepts_ != nullptr) {
+    for (const std::string& word : concept_words_.Tokens(text)) {
+      concepts_->QueryConcepts(word, query_options_, &query.tokens);
+    }
+    query.weights.resize(query.tokens.size(), concept_weight_);
   }
-  query.weights.resize(query.tokens.size(), concept_weight_);
+  if (answer_types_) {
+    for (std::string& term : AnswerTypeTerms(QuestionAnswerTypes(text))) {
+      query.tokens.push_back(std::move(term));
+      query.weights.push_back(answer_type_weight_);
+    }
+  }
   return query;
 }
 

@@ -7,7 +7,9 @@
 // "^" + their own canonical form; a query's words ask for "^" + their canonical form with weight
 // gloss_weight, and for their own neighbourhoods with gloss_weight * gloss_query_related). So
 // "what vehicle" meets "I drive" ("drive": "operate or control a vehicle") through BM25, whose
-// IDF discounts words that many glosses share. Independent of the store's embedder. Thread-safe.
+// IDF discounts words that many glosses share. With HybridOptions::answer_types, answer-type terms
+// (store/answer_types.h: a memory's slot kinds, "#date", "#amount", ...; a question's asked-for
+// kinds, weighted answer_type_weight). Independent of the store's embedder. Thread-safe.
 #pragma once
 
 #include <memory>
@@ -35,10 +37,11 @@ class LexicalTerms {
   explicit LexicalTerms(const HybridOptions& options,
                         const std::string& wordnet_dir = std::string(WordNetCanonicalizer::kDefaultDir));
 
-  // A memory's terms: its words, then its concept terms.
+  // A memory's terms: its words, then its gloss, concept and answer-type terms.
   std::vector<std::string> Document(std::string_view text) const;
   // A query's terms: its words (weight 1; without "what", "when", "do", ... unless
-  // HybridOptions::query_question_words), then its concept terms (weight concept_weight).
+  // HybridOptions::query_question_words), then its gloss and concept terms (weight
+  // concept_weight) and its answer-type terms (weight answer_type_weight).
   QueryTerms Query(std::string_view text) const;
 
   bool concepts_enabled() const { return concepts_ != nullptr; }
@@ -57,6 +60,8 @@ class LexicalTerms {
   double gloss_weight_;
   double gloss_query_related_;
   int gloss_senses_;
+  bool answer_types_;
+  double answer_type_weight_;
 };
 
 }  // namespace bulwark
