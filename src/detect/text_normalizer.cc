@@ -209,11 +209,31 @@ icu::UnicodeString FoldCase(const icu::UnicodeString& text) {
   return result;
 }
 
+bool MayStartDefanged(char c) { return c == 'h' || c == '[' || c == '(' || c == '{'; }
+
+// Whether Refang would change `s`: one of its forms occurs.
+bool IsDefanged(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (!MayStartDefanged(s[i])) continue;
+    const std::string_view at = s.substr(i);
+    if (at.starts_with("hxxp") || at.starts_with("[.]") || at.starts_with("(.)") || at.starts_with("{.}") ||
+        at.starts_with("[dot]") || at.starts_with("[:]"))
+      return true;
+  }
+  return false;
+}
+
 // "hxxps://host[.]example" -> "https://host.example".
 std::string Refang(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
+    // Only 'h', '[', '(' and '{' can start a defanged form: copy up to the next one at once.
+    size_t next = i;
+    while (next < s.size() && !MayStartDefanged(s[next])) ++next;
+    out.append(s.data() + i, next - i);
+    i = next;
+    if (i == s.size()) break;
     if (s.compare(i, 4, "hxxp") == 0) {
       out += "http";
       i += 4;
@@ -244,14 +264,29 @@ bool SingleAt(std::string_view s, size_t i) {
          (i + 1 == s.size() || !IsAsciiAlnum(s[i + 1]));
 }
 
+// The first i' >= i where SingleAt(s, i'), or s.size(): one pass, each character read once.
+size_t NextSingle(std::string_view s, size_t i) {
+  bool previous = i > 0 && i <= s.size() && IsAsciiAlnum(s[i - 1]);
+  bool current = i < s.size() && IsAsciiAlnum(s[i]);
+  for (; i < s.size(); ++i) {
+    const bool next = i + 1 < s.size() && IsAsciiAlnum(s[i + 1]);
+    if (current && !previous && !next) return i;
+    previous = current;
+    current = next;
+  }
+  return s.size();
+}
+
 // Joins runs of >= min_run single letters separated by one spacer ("i g n o r e", "i.g.n.o.r.e");
 // a gap of 2-6 spaces between such runs is a word break ("i g n o r e   t h e").
 std::string JoinSpacedLetters(std::string_view s, size_t min_run) {
   std::string out;
   out.reserve(s.size());
   for (size_t i = 0; i < s.size();) {
-    if (!SingleAt(s, i)) {
-      out.push_back(s[i++]);
+    if (!SingleAt(s, i)) {  // copy up to the next single letter at once
+      const size_t next = NextSingle(s, i + 1);
+      out.append(s.data() + i, next - i);
+      i = next;
       continue;
     }
     std::string joined(1, s[i]);
@@ -310,8 +345,8 @@ char LeetLetter(char c) {
 
 // Reads tokens that mix letters and digits as leetspeak ("1gn0r3" -> "ignore"); tokens of digits
 // alone (times, amounts, codes) are left as they are.
-std::string UndoLeetspeak(std::string_view s) {
-  std::string out(s);
+void UndoLeetspeak(std::string* text) {
+  std::string& out = *text;
   for (size_t i = 0; i < out.size();) {
     if (!IsAsciiAlnum(out[i])) {
       ++i;
@@ -324,14 +359,13 @@ std::string UndoLeetspeak(std::string_view s) {
     }
     i = j;
   }
-  return out;
 }
 
 bool IsBase64Char(char c) { return IsAsciiAlnum(c) || c == '+' || c == '/'; }
 
-// Base64 runs of the raw text that decode to mostly printable ASCII, lower-cased, one per line.
-std::string DecodeBase64Runs(std::string_view raw, size_t min_run) {
-  std::string out;
+// Appends to `out` the base64 runs of the raw text that decode to mostly printable ASCII,
+// lower-cased, one per line.
+void DecodeBase64Runs(std::string_view raw, size_t min_run, std::string* out) {
   for (size_t i = 0; i < raw.size();) {
     if (!IsBase64Char(raw[i])) {
       ++i;
@@ -349,14 +383,34 @@ std::string DecodeBase64Runs(std::string_view raw, size_t min_run) {
         });
         if (printable * 10 >= decoded.size() * 9) {
           for (char& c : decoded) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-          out.push_back('\n');
-          out += decoded;
+          out->push_back('\n');
+          *out += decoded;
         }
       }
     }
     i = end;
   }
-  return out;
+}
+
+// The first three steps for text that is all ASCII, without ICU: NFKC_Casefold maps A-Z to a-z and
+// leaves every other ASCII character as it is, and no ASCII character is invisible, a look-alike
+// or a tag, so this is exactly what StripInvisible + FoldCase + FoldScripts give (the test
+// TextNormalizerTest.AsciiFastPathEqualsTheIcuPath compares them). False if `text` is not ASCII.
+bool FoldAscii(std::string_view text, std::string* folded) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) >= 0x80) return false;
+  }
+  folded->resize(text.size());
+  char* out = folded->data();
+  for (char c : text) {
+    if (c >= 'A' && c <= 'Z') {
+      c = static_cast<char>(c - 'A' + 'a');
+    } else if (c == ' ' || (c >= '\t' && c <= '\r' && c != '\n')) {  // u_isUWhiteSpace but a line break
+      c = ' ';
+    }
+    *out++ = c;
+  }
+  return true;
 }
 
 }  // namespace
@@ -369,16 +423,22 @@ NormalizedText NormalizeText(std::string_view text, const NormalizerOptions& opt
     text = text.substr(0, cut);
     out.truncated = true;
   }
-  std::string tags;
-  const icu::UnicodeString kept = StripInvisible(Decode(text), &out, &tags);
-  FoldScripts(FoldCase(kept), &out);
-  if (!tags.empty()) {
-    for (char& c : tags) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-    out.folded += "\n";
-    out.folded += tags;
+  if (!options.ascii_fast_path || !FoldAscii(text, &out.folded)) {
+    std::string tags;
+    const icu::UnicodeString kept = StripInvisible(Decode(text), &out, &tags);
+    FoldScripts(FoldCase(kept), &out);
+    if (!tags.empty()) {
+      for (char& c : tags) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+      out.folded += "\n";
+      out.folded += tags;
+    }
   }
-  out.deobfuscated = UndoLeetspeak(JoinSpacedLetters(Refang(out.folded), options.min_spaced_run));
-  out.deobfuscated += DecodeBase64Runs(text, options.min_base64_run);
+  // Refang, join spaced letters, read leetspeak, append decoded base64: one new string, the
+  // refanged copy only when something is defanged.
+  out.deobfuscated = IsDefanged(out.folded) ? JoinSpacedLetters(Refang(out.folded), options.min_spaced_run)
+                                            : JoinSpacedLetters(out.folded, options.min_spaced_run);
+  UndoLeetspeak(&out.deobfuscated);
+  DecodeBase64Runs(text, options.min_base64_run, &out.deobfuscated);
   return out;
 }
 

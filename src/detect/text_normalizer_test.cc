@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 
 namespace bulwark {
@@ -89,6 +92,46 @@ TEST(TextNormalizerTest, BoundsTheWorkAndSurvivesInvalidUtf8) {
   EXPECT_EQ(NormalizeText(accents, options).folded, std::string(999, 'a'));
   const NormalizedText bad = NormalizeText(std::string("ab\xFF\xFEzz", 6));
   EXPECT_EQ(bad.folded, "ab\uFFFD\uFFFDzz");
+}
+
+void ExpectSameAsIcuPath(const std::string& text) {
+  NormalizerOptions icu;
+  icu.ascii_fast_path = false;
+  const NormalizedText fast = NormalizeText(text), slow = NormalizeText(text, icu);
+  EXPECT_EQ(fast.folded, slow.folded) << text;
+  EXPECT_EQ(fast.deobfuscated, slow.deobfuscated) << text;
+  EXPECT_EQ(fast.zero_width, slow.zero_width) << text;
+  EXPECT_EQ(fast.bidi_controls, slow.bidi_controls) << text;
+  EXPECT_EQ(fast.tag_characters, slow.tag_characters) << text;
+  EXPECT_EQ(fast.mixed_script_words, slow.mixed_script_words) << text;
+  EXPECT_EQ(fast.truncated, slow.truncated) << text;
+}
+
+// All-ASCII text skips ICU; the result must be exactly the ICU path's: every ASCII character alone
+// and between letters, random ASCII strings, and the injection training set's texts.
+TEST(TextNormalizerTest, AsciiFastPathEqualsTheIcuPath) {
+  for (int c = 0; c < 0x80; ++c) {
+    ExpectSameAsIcuPath(std::string(1, static_cast<char>(c)));
+    ExpectSameAsIcuPath(std::string("Ab") + static_cast<char>(c) + "Z9 x");
+  }
+  std::mt19937 rng(7);
+  const std::string alphabet = "aAeEiIoO01345789 \t\n\r\v\f.-_*|+[](){}:/=hxps";
+  for (int i = 0; i < 300; ++i) {
+    std::string s(rng() % 80, ' ');
+    for (char& c : s)
+      c = rng() % 4 == 0 ? static_cast<char>(rng() % 0x80) : alphabet[rng() % alphabet.size()];
+    ExpectSameAsIcuPath(s);
+  }
+  std::ifstream in(std::string(BULWARK_SOURCE_DIR) + "/data/injection/injection_train.jsonl");
+  std::string line;
+  int texts = 0;
+  while (std::getline(in, line)) {
+    ExpectSameAsIcuPath(nlohmann::json::parse(line).at("text").get<std::string>());
+    ++texts;
+  }
+  EXPECT_GT(texts, 800);
+  // Not ASCII: the ICU path whatever the option says.
+  EXPECT_EQ(NormalizeText("\u0406gnore").folded, "ignore");
 }
 
 }  // namespace

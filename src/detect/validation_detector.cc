@@ -12,7 +12,7 @@ namespace {
 
 class ValidationDetector final : public WriteDetector {
  public:
-  explicit ValidationDetector(std::unique_ptr<ValidationRules> rules) : rules_(std::move(rules)) {}
+  explicit ValidationDetector(std::shared_ptr<const ValidationRules> rules) : rules_(std::move(rules)) {}
   const DetectorDescriptor& descriptor() const override { return ValidationDescriptor(); }
 
   DetectorVerdict Evaluate(const WriteCandidate& c, const NamespaceState&) const override {
@@ -57,7 +57,7 @@ class ValidationDetector final : public WriteDetector {
     return out;
   }
 
-  std::unique_ptr<ValidationRules> rules_;
+  std::shared_ptr<const ValidationRules> rules_;
 };
 
 DetectorDescriptor MakeValidationDescriptor() {
@@ -73,9 +73,12 @@ DetectorDescriptor MakeValidationDescriptor() {
   d.create = [](const nlohmann::json& options,
                 const GateResources&) -> absl::StatusOr<std::unique_ptr<WriteDetector>> {
     const std::string rules_file = options.value("rules_file", std::string());
-    BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<ValidationRules> rules, rules_file.empty()
-                                                                         ? ValidationRules::Default()
-                                                                         : ValidationRules::Load(rules_file));
+    if (rules_file.empty()) {  // the compiled-in rules: one compiled copy per process
+      BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const ValidationRules> rules,
+                               ValidationRules::SharedDefault());
+      return std::make_unique<ValidationDetector>(std::move(rules));
+    }
+    BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<ValidationRules> rules, ValidationRules::Load(rules_file));
     return std::make_unique<ValidationDetector>(std::move(rules));
   };
   return d;

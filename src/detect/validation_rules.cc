@@ -162,6 +162,11 @@ absl::StatusOr<std::unique_ptr<ValidationRules>> ValidationRules::Default() {
   return Parse(kDefaultValidationRules);
 }
 
+absl::StatusOr<std::shared_ptr<const ValidationRules>> ValidationRules::SharedDefault() {
+  static const auto* shared = new absl::StatusOr<std::shared_ptr<const ValidationRules>>(Default());
+  return *shared;
+}
+
 absl::StatusOr<std::unique_ptr<ValidationRules>> ValidationRules::Load(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read validation rules ", path));
