@@ -126,7 +126,8 @@ class HoneypotServiceTest : public testing::ServiceFixture {
   // with the default estimator and the table on is never refused on queries the fit did not see;
   // with the pots' evidence held near 0 (count_calibrated capped at 0.001), a principal asking to
   // dump the store (a new session id per search) is searched freely with the table off and
-  // refused after two requests with it on. Run after FitPots, on fresh readers.
+  // refused from the second request on with it on (the second decides, and the deciding search is
+  // refused itself). Run after FitPots, on fresh readers.
   void ExpectTheIntentTableBlocksDumpRequests() {
     const std::string bob = Reader("bob"), trent = Reader("trent"), eve = Reader("eve");
     // Wordings written for this test (no generator's template, none in the fit's attack log).
@@ -144,7 +145,7 @@ class HoneypotServiceTest : public testing::ServiceFixture {
             "intent", false);
     EXPECT_THAT(Statuses(trent, dumps), ::testing::Each(200)) << "pots alone: nothing to block on";
     SetMode({"block", "--intent", "on"}, "intent", true);
-    EXPECT_THAT(Statuses(eve, dumps), ::testing::ElementsAre(200, 200, 403, 403));
+    EXPECT_THAT(Statuses(eve, dumps), ::testing::ElementsAre(200, 403, 403, 403));
   }
 
   std::vector<std::string> benign_;
@@ -185,7 +186,7 @@ TEST_F(HoneypotServiceTest, PotsAreInvisibleAndAnExtractorIsBlockedAcrossRestart
       ASSERT_EQ(a.status, 200) << a.body;
     }
   }
-  ASSERT_GE(refused_at, 1) << "the extractor was never blocked";
+  ASSERT_GE(refused_at, 0) << "the extractor was never blocked";
   RecordProperty("attack_searches_before_refusal", refused_at);
   EXPECT_EQ(Post("/v1/memories/search", mallory, {{"namespace", "travel"}, {"query", benign_[0]}}, "fresh")
                 .error_code(),

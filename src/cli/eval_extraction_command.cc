@@ -40,6 +40,15 @@ class EvalExtractionCommand final : public EvalSubcommand {
                     "memories drawn as extra fit positives (honeypot FitOptions::coverage_probes)")
         ->check(CLI::Range(0, 1000000))
         ->capture_default_str();
+    sub->add_option("--unseen-weight", config_.base.unseen_weight,
+                    "count_calibrated: weight rho of the unseen-family component of the alternative "
+                    "(0: the plain table)")
+        ->check(CLI::Range(0.0, 0.99))
+        ->capture_default_str();
+    sub->add_flag("--answer-deciding-search", answer_deciding_,
+                  "answer the search that decides a block (refused by default)");
+    sub->add_option("--trace", trace_path_,
+                    "write every replayed session's per-round observation here (JSONL)");
     sub->add_option("--estimators", config_.estimators,
                     "count_calibrated, count, similarity; NAME+intent adds the intent grammar's evidence")
         ->capture_default_str();
@@ -55,6 +64,8 @@ class EvalExtractionCommand final : public EvalSubcommand {
     memories->resize(std::min<size_t>(memories->size(), memories_));
     config_.memories = *std::move(memories);
     config_.leave_one_out = !no_held_out_;
+    config_.base.trace = !trace_path_.empty();
+    config_.base.refuse_deciding_search = !answer_deciding_;
     config_.base.benign_query_files = {DefaultCorpusPath("benign_queries.jsonl")};
     config_.base.fit.seed = ctx.flags().seed;
     config_.base.generator_seed = ctx.flags().seed;
@@ -74,6 +85,11 @@ class EvalExtractionCommand final : public EvalSubcommand {
     });
     spdlog::set_level(level);
     if (!result.ok()) return ctx.Fail(result.status());
+    if (!trace_path_.empty()) {
+      std::ofstream trace(trace_path_);
+      for (const nlohmann::json& line : result->traces) trace << line.dump() << "\n";
+      if (!trace.good()) return ctx.Fail(absl::UnavailableError("cannot write " + trace_path_));
+    }
     nlohmann::json json = eval::ToJson(*result);
     json["config"] = {{"memories", config_.memories.size()},
                       {"attack_sessions", config_.attack_sessions},
@@ -81,6 +97,8 @@ class EvalExtractionCommand final : public EvalSubcommand {
                       {"leave_one_out", config_.leave_one_out},
                       {"external_memories", config_.external_memories},
                       {"coverage_probes", config_.base.fit.coverage_probes},
+                      {"unseen_weight", config_.base.unseen_weight},
+                      {"refuse_deciding_search", config_.base.refuse_deciding_search},
                       {"seed", ctx.flags().seed}};
     return ctx.Finish(eval::ToMarkdown(*result), json);
   }
@@ -88,6 +106,8 @@ class EvalExtractionCommand final : public EvalSubcommand {
  private:
   size_t memories_ = 300;
   bool no_held_out_ = false;
+  std::string trace_path_;
+  bool answer_deciding_ = false;
   eval::ExtractionEvalConfig config_;
 };
 

@@ -147,7 +147,7 @@ absl::Status IndexedMetrics(const RowMatrixXf& attack, const RowMatrixXf& benign
   const PotObservation a = HardPotScores(attack, TopKScores(attack, memories, k), pots, k);
   const PotObservation b = HardPotScores(benign, TopKScores(benign, memories, k), pots, k);
   absl::StatusOr<CountCalibration> cal =
-      CountCalibration::Fit(b.pots_in_top_k, a.pots_in_top_k, k, o.calibration_cap);
+      CountCalibration::Fit(b.pots_in_top_k, a.pots_in_top_k, k, o.calibration_cap, o.unseen_weight);
   if (!cal.ok()) return cal.status();
   result->calibration = *cal;
   auto mean = [](const std::vector<int>& v) {

@@ -72,6 +72,10 @@ struct FitOptions {
   std::string safety_content;     // S of Eq. 14 (e.g. the namespace's public description)
   IndexVector index_vector = IndexVector::kRealized;
   double calibration_cap = 0;  // CountCalibration::Fit's cap (0: none)
+  // CountCalibration::Fit's unseen_weight rho: the calibrated alternative is (1 - rho) x what the
+  // fit's attack queries drew + rho x what benign queries drew, so that an attack family the
+  // pots were not fitted on is not argued benign by the pots' silence. [0, 1); 0: the plain table.
+  double unseen_weight = 0.5;
   // Coverage probes: this many memory embeddings, drawn uniformly without replacement (seeded),
   // join the attack queries as InfoNCE positives for training (not for the metrics or the
   // calibration). They stand for what every extractor does whatever its phrasing -- it asks for

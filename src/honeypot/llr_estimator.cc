@@ -41,9 +41,11 @@ absl::StatusOr<LlrEstimatorKind> ParseLlrEstimatorKind(std::string_view name) {
 
 absl::StatusOr<CountCalibration> CountCalibration::Fit(std::span<const int> benign_counts,
                                                        std::span<const int> attack_counts, int k_obs,
-                                                       double cap) {
+                                                       double cap, double unseen_weight) {
   if (k_obs < 1 || k_obs > 64)
     return absl::InvalidArgumentError("count calibration: k_obs must be in [1, 64]");
+  if (!(unseen_weight >= 0 && unseen_weight < 1))
+    return absl::InvalidArgumentError("count calibration: unseen_weight must be in [0, 1)");
   if (benign_counts.empty() || attack_counts.empty()) {
     return absl::InvalidArgumentError("count calibration: needs benign and attack observations");
   }
@@ -64,7 +66,8 @@ absl::StatusOr<CountCalibration> CountCalibration::Fit(std::span<const int> beni
   if (!p1.ok()) return p1.status();
   CountCalibration cal;
   for (int n = 0; n <= k_obs; ++n) {
-    double l = std::log((*p1)[static_cast<size_t>(n)] / (*p0)[static_cast<size_t>(n)]);
+    const double ratio = (*p1)[static_cast<size_t>(n)] / (*p0)[static_cast<size_t>(n)];
+    double l = std::log((1 - unseen_weight) * ratio + unseen_weight);
     if (cap > 0) l = std::clamp(l, -cap, cap);
     cal.llr.push_back(l);
   }

@@ -48,12 +48,19 @@ struct CountCalibration {
   std::vector<double> llr;
 
   // Fits the table from the pot counts n (0 .. k_obs) that benign and attack queries drew, with
-  // p(n) = (c(n) + 1/2) / (N + (k_obs + 1) / 2) (Jeffreys prior) on each side, then clamps every
-  // entry to [-cap, cap] (cap <= 0: no clamp; cap = log A forbids single-round decisions).
-  // InvalidArgument if k_obs is outside [1, 64], a side is empty or a count is outside [0, k_obs].
+  // p(n) = (c(n) + 1/2) / (N + (k_obs + 1) / 2) (Jeffreys prior) on each side, against the
+  // contaminated alternative
+  //   p1'(n) = (1 - rho) p1(n) + rho p0(n),   llr[n] = log((1 - rho) p1(n) / p0(n) + rho)
+  // (rho = unseen_weight: the share of an extractor's queries the pots tell nothing about -- an
+  // attack family the fit never saw draws pots like a benign user; rho = 0 is the plain table),
+  // then clamps every entry to [-cap, cap] (cap <= 0: no clamp; cap = log A forbids single-round
+  // decisions). With rho > 0 no entry is below log(rho): a round without pots can cancel at most
+  // -log(rho) of other evidence (doc/honeypots.md, "Unseen attack families").
+  // InvalidArgument if k_obs is outside [1, 64], a side is empty, a count is outside [0, k_obs]
+  // or unseen_weight is outside [0, 1).
   [[nodiscard]] static absl::StatusOr<CountCalibration> Fit(std::span<const int> benign_counts,
                                                             std::span<const int> attack_counts, int k_obs,
-                                                            double cap = 0);
+                                                            double cap = 0, double unseen_weight = 0);
   // {"llr": [..]}. FromJson: InvalidArgument unless 2 .. 65 finite numbers.
   nlohmann::json ToJson() const;
   [[nodiscard]] static absl::StatusOr<CountCalibration> FromJson(const nlohmann::json& j);

@@ -5,8 +5,13 @@
 #include <cmath>
 #include <vector>
 
+#include "testing/status_matchers.h"
+
 namespace bulwark::honeypot {
 namespace {
+
+using ::bulwark::testing::IsOk;
+using ::bulwark::testing::StatusIs;
 
 TEST(LlrEstimatorTest, CountIncrementTable) {
   // research/mempot.md 2.5: log((n + eps) / (k - n + eps)).
@@ -58,6 +63,35 @@ TEST(LlrEstimatorTest, CalibratedCountIsTheJeffreysSmoothedLogRatio) {
   LlrOptions o{.kind = LlrEstimatorKind::kCountCalibrated, .calibration = *cal};
   const std::vector<RetrievedRow> top = {{0.5f, true}, {0.5f, true}, {0.5f, true}};
   EXPECT_EQ(ObservationLlr(Observation{top, {}, {}}, o), cal->llr[2]);
+}
+
+// The unseen-family mixture: llr = log((1 - rho) p1 / p0 + rho), so a round without pots costs at
+// most -log(rho), and strong pot evidence loses about -log(1 - rho).
+TEST(LlrEstimatorTest, UnseenWeightMixesTheBenignPmfIntoTheAlternative) {
+  std::vector<int> benign(98, 0), attack;
+  benign.insert(benign.end(), 2, 1);
+  attack.insert(attack.end(), 10, 0);
+  attack.insert(attack.end(), 90, 1);
+  auto plain = CountCalibration::Fit(benign, attack, 1);
+  auto mixed = CountCalibration::Fit(benign, attack, 1, /*cap=*/0, /*unseen_weight=*/0.5);
+  ASSERT_THAT(plain, IsOk());
+  ASSERT_THAT(mixed, IsOk());
+  for (size_t n = 0; n < 2; ++n) {
+    EXPECT_NEAR(mixed->llr[n], std::log(0.5 * std::exp(plain->llr[n]) + 0.5), 1e-12) << n;
+  }
+  EXPECT_LT(plain->llr[0], -2.0);                   // the pots' silence argues "benign" strongly
+  EXPECT_GT(mixed->llr[0], std::log(0.5) - 1e-12);  // at most log 2 with rho = 1/2
+  EXPECT_GT(mixed->llr[1], plain->llr[1] - std::log(2.0) - 1e-12);
+  // Applied before the cap.
+  auto capped = CountCalibration::Fit(benign, attack, 1, /*cap=*/1.1, /*unseen_weight=*/0.5);
+  ASSERT_THAT(capped, IsOk());
+  EXPECT_NEAR(capped->llr[1], 1.1, 1e-12);
+  EXPECT_NEAR(capped->llr[0], mixed->llr[0], 1e-12);
+  for (double bad : {-0.1, 1.0, std::nan("")}) {
+    EXPECT_THAT(CountCalibration::Fit(benign, attack, 1, 0, bad),
+                StatusIs(absl::StatusCode::kInvalidArgument))
+        << bad;
+  }
 }
 
 TEST(LlrEstimatorTest, CalibrationJsonRoundTripAndValidation) {

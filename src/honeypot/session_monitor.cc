@@ -206,6 +206,7 @@ MonitorVerdict SessionMonitor::Observe(const SessionKey& key, const Observation&
                                        const Sprt& sprt, const LlrOptions& llr) {
   MonitorVerdict v;
   v.llr = ObservationLlr(obs, llr);
+  v.text_llr = obs.text_llr;
   v.pots = obs.pot_count();
   absl::MutexLock lock(&mu_);
   if (Runs(KeyLevel::kSession, key)) {

@@ -64,7 +64,8 @@ struct KeyState {
 struct MonitorVerdict {
   bool blocked = false;                              // some level has decided H1 (now or before)
   bool tracked = true;                               // false when a full table of blocked keys left no room
-  double llr = 0;                                    // this round's LLR
+  double llr = 0;                                    // this round's LLR (pots + text)
+  double text_llr = 0;                               // of which the query text's (Observation)
   int pots = 0;                                      // pots in the observation
   SprtDecision session = SprtDecision::kContinue;    // this round's decisions (kContinue when a
   SprtDecision principal = SprtDecision::kContinue;  //   level does not run)

@@ -193,12 +193,14 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   }
 
   if (observe) {
-    // The observation never changes what this search returns; a failure is logged, not raised.
+    // The observation never changes what this search returns, except that in block mode the
+    // search that decides H1 is refused; a failure is logged, not raised.
     absl::StatusOr<honeypot::MonitorVerdict> v =
         ObserveCaller(*guard_, *store_, caller, request.query, embedding, observation);
     if (!v.ok()) {
       spdlog::warn("honeypot monitor: {}", ToStd(v.status().message()));
     } else {
+      BULWARK_RETURN_IF_ERROR(guard_->CheckDecided(caller, *v));
       result.honeypot = *v;
     }
     result.stages.observe = clock.Lap();

@@ -6,7 +6,9 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "core/status_macros.h"
@@ -360,6 +362,12 @@ absl::Status HoneypotGuard::CheckAllowed(const SessionKey& key) const {
   return refused;
 }
 
+absl::Status HoneypotGuard::CheckDecided(const SessionKey& key,
+                                         const honeypot::MonitorVerdict& verdict) const {
+  if (!verdict.blocked || !options_.refuse_deciding_search) return absl::OkStatus();
+  return CheckAllowed(key);
+}
+
 absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Observe(const SessionKey& key,
                                                                 const std::vector<float>& query,
                                                                 std::string_view query_text,
@@ -386,6 +394,17 @@ absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(const SessionKey&
   obs.top = top;
   const std::shared_ptr<const Params> params = ParamsOf(key.ns);
   if (params->intent != nullptr && !request_text.empty()) obs.text_llr = params->intent->Llr(request_text);
+  if (options_.relevance && !rows.empty()) {
+    // The best memory cosine (the fused order of a hybrid observation is not the cosine order);
+    // with only pots in the top k_obs, the lowest row's cosine bounds it.
+    float best = -std::numeric_limits<float>::infinity(), lowest = std::numeric_limits<float>::infinity();
+    for (const EntryStore::ObservedRow& r : rows) {
+      lowest = std::min(lowest, r.score);
+      if (!r.is_pot) best = std::max(best, r.score);
+    }
+    if (!std::isfinite(best)) best = lowest;
+    obs.text_llr += options_.relevance->Llr(best);
+  }
   observations_.fetch_add(1);
   verdict = monitor_->Observe(key, obs, env_->NowMicros(), params->sprt, params->llr);
   absl::Status persisted;

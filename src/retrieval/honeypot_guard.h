@@ -26,6 +26,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -33,6 +34,7 @@
 
 #include "bulwark/env.h"
 #include "honeypot/intent_evidence.h"
+#include "honeypot/relevance_evidence.h"
 #include "honeypot/session_monitor.h"
 #include "retrieval/honeypot_intent_table.h"
 #include "retrieval/honeypot_settings.h"
@@ -50,10 +52,18 @@ struct HoneypotGuardOptions {
   // How often stored settings and blocks are read again (the first search after the interval
   // reads them; < 0: only at Create). A repository is needed for blocks and legacy settings.
   int settings_refresh_ms = 1000;
+  // Block mode: the search whose observation decides H1 is refused too (CheckDecided), so the
+  // deciding query's hits never reach the extractor; false: it is answered and only later searches
+  // are refused (the behaviour before 2026-11-24 evening).
+  bool refuse_deciding_search = true;
   // Query-text evidence added to every observed search's LLR (honeypot/intent_evidence.h) of a
   // namespace whose setting has `intent` and which has no stored table of its own (the stored
   // table wins); null: none (the pots' evidence alone).
   std::shared_ptr<const honeypot::IntentEvidence> intent;
+  // Relevance evidence added to every observed search's LLR (honeypot/relevance_evidence.h): the
+  // observation's best memory cosine below the calibrated threshold. Unset: none. Evaluation
+  // only for now (no stored table: `honeypots fit` does not calibrate one).
+  std::optional<honeypot::RelevanceCalibration> relevance;
 };
 
 // One blocked key as the admin routes list it.
@@ -101,6 +111,10 @@ class HoneypotGuard {
   // pot_hits, statistic), for the audit record (never for the caller).
   static constexpr char kRefusalPayloadUrl[] = "bulwark.dev/honeypot-refusal";
   [[nodiscard]] absl::Status CheckAllowed(const honeypot::SessionKey& key) const;
+  // After the observation of a search, before its hits are returned: CheckAllowed's refusal when
+  // `verdict` is blocked and the options refuse the deciding search; OK otherwise.
+  [[nodiscard]] absl::Status CheckDecided(const honeypot::SessionKey& key,
+                                          const honeypot::MonitorVerdict& verdict) const;
   // After retrieval (not in off mode): feeds the observation of `query` to the monitor and
   // persists a new H1 decision. The repository's error if persisting fails (the decision stands
   // in memory); the store's errors for the observation.

@@ -196,13 +196,57 @@ TEST_F(HoneypotGuardTest, IntentEvidenceAddsUpAcrossRotatingSessions) {
         EXPECT_THAT(found.status(), StatusIs(absl::StatusCode::kPermissionDenied));
       }
     }
-    // With the grammar: 1.1 + 1.1 >= log A at the principal level after two searches.
-    EXPECT_EQ(allowed, with_intent ? 2 : 4) << (with_intent ? "with" : "without") << " intent evidence";
+    // With the grammar: 1.1 + 1.1 >= log A at the principal level after two searches, and the
+    // deciding second search is refused itself (refuse_deciding_search).
+    EXPECT_EQ(allowed, with_intent ? 1 : 4) << (with_intent ? "with" : "without") << " intent evidence";
     request.session = "fresh";
     request.principal = "alice";
     request.query = kUserQuery;
     for (int t = 0; t < 4; ++t) EXPECT_THAT(retriever.Search(request).status(), IsOk());
   }
+}
+
+// Relevance evidence: a search whose best memory cosine is under the threshold adds the table's
+// LLR (honeypot/relevance_evidence.h); one above it adds nothing. With refuse_deciding_search off,
+// the deciding search is answered and only the next one refused.
+TEST_F(HoneypotGuardTest, RelevanceEvidenceAndTheDecidingSearch) {
+  for (const bool refuse : {true, false}) {
+    HoneypotGuardOptions options;
+    options.default_mode = HoneypotMode::kBlock;
+    options.monitor.llr.kind = honeypot::LlrEstimatorKind::kCountCalibrated;
+    options.monitor.llr.calibration.llr.assign(5, 0.0);                                // pots say nothing
+    options.relevance = honeypot::RelevanceCalibration{.threshold = 2.0, .llr = 1.1};  // every cosine < 2
+    options.refuse_deciding_search = refuse;
+    auto guard = HoneypotGuard::Create(options, store_->impl().entries.get(), nullptr, Env::Default());
+    ASSERT_THAT(guard, IsOk());
+    auto q = store_->embedder().Embed(kUserQuery);
+    ASSERT_THAT(q, IsOk());
+    auto v = (*guard)->Observe({kPotNs, "probe", "p1"}, *q);
+    ASSERT_THAT(v, IsOk());
+    EXPECT_DOUBLE_EQ(v->text_llr, 1.1);
+    EXPECT_DOUBLE_EQ(v->llr, 1.1);
+    DefendedRetriever retriever(store_.get(), nullptr, nullptr);
+    retriever.SetHoneypotGuard(guard->get());
+    DefendedSearchRequest request;
+    request.name_space = kPotNs;
+    request.search.k = 3;
+    request.principal = "prober";
+    request.session = "s";
+    request.query = kUserQuery;
+    std::vector<bool> ok;
+    for (int t = 0; t < 3; ++t) ok.push_back(retriever.Search(request).ok());
+    // 1.1 + 1.1 >= log A: the second search decides.
+    EXPECT_EQ(ok, refuse ? std::vector<bool>({true, false, false}) : std::vector<bool>({true, true, false}));
+  }
+  HoneypotGuardOptions options;
+  options.relevance = honeypot::RelevanceCalibration{.threshold = -2.0, .llr = 1.1};  // no cosine below
+  auto guard = HoneypotGuard::Create(options, store_->impl().entries.get(), nullptr, Env::Default());
+  ASSERT_THAT(guard, IsOk());
+  auto q = store_->embedder().Embed(kUserQuery);
+  ASSERT_THAT(q, IsOk());
+  auto v = (*guard)->Observe({kPotNs, "reader", "r1"}, *q);
+  ASSERT_THAT(v, IsOk());
+  EXPECT_EQ(v->text_llr, 0.0);
 }
 
 TEST_F(HoneypotGuardTest, BlocksSurviveARestartAndUnblockClearsThem) {

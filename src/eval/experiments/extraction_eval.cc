@@ -87,7 +87,26 @@ absl::StatusOr<Store> Defended(const ExtractionEvalConfig& config, const std::fi
   return s;
 }
 
-constexpr std::string_view kIntentSuffix = "+intent";
+constexpr std::string_view kIntentSuffix = "intent";
+constexpr std::string_view kRelevanceSuffix = "relevance";
+
+void AddTraces(const std::vector<SessionOutcome>& outcomes, const std::string& protocol,
+               const std::string& estimator, ExtractionEvalResult* result) {
+  for (const SessionOutcome& o : outcomes) {
+    nlohmann::json rounds = nlohmann::json::array();
+    for (const SessionOutcome::Round& r : o.rounds) {
+      rounds.push_back({r.pots, std::round(r.llr * 1000) / 1000, std::round(r.text_llr * 1000) / 1000,
+                        std::round(r.session_statistic * 1000) / 1000});
+    }
+    result->traces.push_back({{"protocol", protocol},
+                              {"estimator", estimator},
+                              {"session", o.session},
+                              {"style", o.style},
+                              {"label", ToString(o.label)},
+                              {"detected_at", o.detected_at},
+                              {"rounds", std::move(rounds)}});
+  }
+}
 
 // Rows of `attacks` for every estimator on `s`, and the benign sessions' cost per search.
 // `first` (may be null) receives the first estimator's outcomes.
@@ -97,16 +116,26 @@ absl::Status AddRows(Store& s, const ExtractionEvalConfig& config,
                      std::vector<SessionOutcome>* first = nullptr) {
   for (const std::string& estimator : config.estimators) {
     SessionEvalConfig replay = config.base;
-    // "NAME+intent": the estimator with the extraction-intent grammar's evidence fused in.
-    const bool intent = estimator.ends_with(kIntentSuffix);
-    replay.intent_evidence = intent;
-    BULWARK_ASSIGN_OR_RETURN(replay.estimator, honeypot::ParseLlrEstimatorKind(
-                                                   intent ? std::string_view(estimator).substr(
-                                                                0, estimator.size() - kIntentSuffix.size())
-                                                          : std::string_view(estimator)));
+    // "NAME+intent", "NAME+relevance", "NAME+intent+relevance": the estimator with the
+    // extraction-intent grammar's and/or the relevance evidence fused in.
+    const std::vector<std::string> parts = absl::StrSplit(estimator, '+');
+    replay.intent_evidence = false;
+    replay.relevance_evidence = false;
+    for (size_t i = 1; i < parts.size(); ++i) {
+      if (parts[i] == kIntentSuffix) {
+        replay.intent_evidence = true;
+      } else if (parts[i] == kRelevanceSuffix) {
+        replay.relevance_evidence = true;
+      } else {
+        return absl::InvalidArgumentError(absl::StrCat("estimator '", estimator, "': unknown evidence '",
+                                                       parts[i], "' (intent | relevance)"));
+      }
+    }
+    BULWARK_ASSIGN_OR_RETURN(replay.estimator, honeypot::ParseLlrEstimatorKind(parts[0]));
     BULWARK_ASSIGN_OR_RETURN(std::vector<SessionOutcome> outcomes,
                              ReplaySessions(*s.store, s.defended, sessions, replay));
     if (first != nullptr && first->empty()) *first = outcomes;
+    if (config.base.trace) AddTraces(outcomes, protocol, estimator, result);
     for (const std::string& attack : attacks) {
       for (int length : {8, 64}) {
         ExtractionRow row = Row(outcomes, attack, length);

@@ -43,7 +43,8 @@ struct ExtractionEvalConfig {
   int attack_sessions = 17;        // per family (6 families: 102), 64 queries each; 1 .. 10000
   int benign_sessions = 150;       // per length (8 and 64: 300); 1 .. 10000
   uint64_t session_seed = 1;       // of the evaluation sessions (not the fit's)
-  // "+intent" after a name adds the extraction-intent grammar's evidence (intent_evidence.h).
+  // "+intent" after a name adds the extraction-intent grammar's evidence (intent_evidence.h),
+  // "+relevance" the relevance evidence (relevance_evidence.h).
   std::vector<std::string> estimators = {"count_calibrated+intent", "count_calibrated", "count+intent",
                                          "similarity"};
   bool leave_one_out = true;
@@ -68,6 +69,10 @@ struct ExtractionEvalResult {
   size_t external_memories = 0;  // memories of the external store (0: not run)
   size_t external_pots = 0;
   double seconds = 0;
+  // With config.base.trace: one JSON object per replayed session and estimator, {"protocol",
+  // "estimator", "session", "style", "label", "detected_at", "rounds": [[pots, llr, text_llr,
+  // session statistic], ...]} (for reading why a session did or did not block).
+  std::vector<nlohmann::json> traces;
 };
 
 // Runs the experiment, creating stores in subdirectories of `dir`. `progress` gets a stage name.

@@ -2,11 +2,14 @@
 #include "eval/experiments/session_eval.h"
 
 #include <absl/container/flat_hash_set.h>
+#include <absl/strings/cord.h>
 #include <absl/strings/str_cat.h>
+#include <absl/types/optional.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "attack/extraction/attack_log.h"
@@ -14,7 +17,6 @@
 #include "attack/extraction/run_extraction.h"
 #include "core/status_macros.h"
 #include "embed/wordnet_canonicalizer.h"
-#include "eval/roc.h"
 #include "honeypot/bigram_lm.h"
 #include "honeypot/lexical_realizer.h"
 #include "retrieval/defended_retriever.h"
@@ -129,18 +131,32 @@ void Split(const std::vector<std::string>& all, bool split, std::vector<std::str
 }
 
 // The pot counts that `queries` draw in the top k_obs of the namespace's observation.
-absl::StatusOr<std::vector<int>> PotCounts(MemoryStore& store, const SessionEvalConfig& config,
-                                           const std::vector<std::string>& queries) {
-  std::vector<int> counts;
+// Per query: the pots in its observation and its best memory cosine (the lowest row's cosine when
+// the observation holds only pots, as HoneypotGuard::Record reads it).
+struct ObservedCounts {
+  std::vector<int> pots;
+  std::vector<float> best_memory;
+};
+
+absl::StatusOr<ObservedCounts> PotCounts(MemoryStore& store, const SessionEvalConfig& config,
+                                         const std::vector<std::string>& queries) {
+  ObservedCounts out;
   for (const std::string& q : queries) {
     BULWARK_ASSIGN_OR_RETURN(std::vector<float> embedding, store.embedder().Embed(q));
     BULWARK_ASSIGN_OR_RETURN(auto rows,
                              store.impl().entries->Observe(config.name_space, embedding, config.k_obs));
     int pots = 0;
-    for (const auto& r : rows) pots += r.is_pot ? 1 : 0;
-    counts.push_back(pots);
+    float best = -std::numeric_limits<float>::infinity(), lowest = std::numeric_limits<float>::infinity();
+    for (const auto& r : rows) {
+      pots += r.is_pot ? 1 : 0;
+      lowest = std::min(lowest, r.score);
+      if (!r.is_pot) best = std::max(best, r.score);
+    }
+    if (!std::isfinite(best)) best = std::isfinite(lowest) ? lowest : 0.0f;
+    out.pots.push_back(pots);
+    out.best_memory.push_back(best);
   }
-  return counts;
+  return out;
 }
 
 struct TrainingQueries {
@@ -209,12 +225,16 @@ absl::StatusOr<DefendedStore> BuildDefendedStore(MemoryStore& store, std::span<c
   out.fit.pots = pots.size();
   out.fit.metrics = std::move(fit.metrics);
   // The count LLR table from queries the pots were not trained on (research/mempot.md 2.5).
-  BULWARK_ASSIGN_OR_RETURN(std::vector<int> benign_counts, PotCounts(store, config, calibration_set.benign));
-  BULWARK_ASSIGN_OR_RETURN(std::vector<int> attack_counts, PotCounts(store, config, calibration_set.attack));
-  BULWARK_ASSIGN_OR_RETURN(
-      out.calibration,
-      honeypot::CountCalibration::Fit(benign_counts, attack_counts, config.k_obs, config.calibration_cap));
+  BULWARK_ASSIGN_OR_RETURN(ObservedCounts benign, PotCounts(store, config, calibration_set.benign));
+  BULWARK_ASSIGN_OR_RETURN(ObservedCounts attack, PotCounts(store, config, calibration_set.attack));
+  BULWARK_ASSIGN_OR_RETURN(out.calibration,
+                           honeypot::CountCalibration::Fit(benign.pots, attack.pots, config.k_obs,
+                                                           config.calibration_cap, config.unseen_weight));
   out.fit.metrics["eval_calibration"] = out.calibration.ToJson();
+  BULWARK_ASSIGN_OR_RETURN(
+      out.relevance, honeypot::RelevanceCalibration::Fit(benign.best_memory, attack.best_memory,
+                                                         config.relevance_quantile, config.relevance_cap));
+  out.fit.metrics["eval_relevance_calibration"] = out.relevance.ToJson();
   BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const honeypot::IntentGrammar> grammar,
                            honeypot::IntentGrammar::Default());
   BULWARK_ASSIGN_OR_RETURN(honeypot::IntentCalibration intent,
@@ -227,6 +247,39 @@ absl::StatusOr<DefendedStore> BuildDefendedStore(MemoryStore& store, std::span<c
 }
 
 namespace {
+
+// The SPRT statistic a session_blocked refusal carries (HoneypotGuard::kRefusalPayloadUrl); +inf
+// if it carries none.
+double RefusedStatistic(const absl::Status& refused) {
+  const absl::optional<absl::Cord> payload = refused.GetPayload(HoneypotGuard::kRefusalPayloadUrl);
+  if (!payload) return std::numeric_limits<double>::infinity();
+  const Json detail = Json::parse(std::string(*payload), nullptr, /*allow_exceptions=*/false);
+  if (!detail.is_object() || !detail.contains("statistic") || !detail["statistic"].is_number())
+    return std::numeric_limits<double>::infinity();
+  return detail["statistic"].get<double>();
+}
+
+// Folds the monitor's verdict on query t (0-based) into the session's score, detection and trace.
+void ScoreRound(const honeypot::MonitorVerdict& v, size_t t, const SessionEvalConfig& config,
+                SessionOutcome* out, bool* scored) {
+  // After an H0 decision the monitor reports S reset to 0; the round's value was <= log B.
+  const double lower = std::log(config.sprt.beta / (1 - config.sprt.alpha));
+  const double st = std::max(v.session == honeypot::SprtDecision::kH0 ? lower : v.session_statistic,
+                             v.principal == honeypot::SprtDecision::kH0 ? lower : v.principal_statistic);
+  // Ties of the maximum (capped LLRs make many) go to the session that reached it first.
+  const double tie_broken = st - kTieBreakPerQuery * static_cast<double>(t + 1);
+  out->score = *scored ? std::max(out->score, tie_broken) : tie_broken;
+  *scored = true;
+  if (v.blocked && out->detected_at == 0) out->detected_at = t + 1;
+  if (config.trace) {
+    out->rounds.push_back({.pots = v.pots,
+                           .llr = v.llr,
+                           .text_llr = v.text_llr,
+                           .session_statistic = v.session_statistic,
+                           .h0 = v.session == honeypot::SprtDecision::kH0,
+                           .blocked = v.blocked});
+  }
+}
 
 // Replays one session through `retriever` (guard attached) and counts its undefended leakage.
 absl::StatusOr<SessionOutcome> ReplayOne(MemoryStore& store, DefendedRetriever& retriever,
@@ -244,7 +297,13 @@ absl::StatusOr<SessionOutcome> ReplayOne(MemoryStore& store, DefendedRetriever& 
     request.query = s.queries[t];
     absl::StatusOr<DefendedSearchResult> result = retriever.Search(request);
     if (!result.ok() && result.status().code() != absl::StatusCode::kPermissionDenied) return result.status();
-    if (!result.ok()) {  // blocked: what the store would have returned without the defense
+    if (!result.ok()) {            // blocked: what the store would have returned without the defense
+      if (out.detected_at == 0) {  // the deciding search itself was refused (CheckDecided)
+        out.detected_at = t + 1;
+        const double st = RefusedStatistic(result.status()) - kTieBreakPerQuery * static_cast<double>(t + 1);
+        out.score = scored ? std::max(out.score, st) : st;
+        scored = true;
+      }
       ++out.refused;
       SearchOptions plain;
       plain.k = config.k;
@@ -257,18 +316,7 @@ absl::StatusOr<SessionOutcome> ReplayOne(MemoryStore& store, DefendedRetriever& 
       defended.insert(h.entry.id);
       undefended.insert(h.entry.id);
     }
-    if (result->honeypot) {
-      // After an H0 decision the monitor reports S reset to 0; the round's value was <= log B.
-      const honeypot::MonitorVerdict& v = *result->honeypot;
-      const double lower = std::log(config.sprt.beta / (1 - config.sprt.alpha));
-      const double st = std::max(v.session == honeypot::SprtDecision::kH0 ? lower : v.session_statistic,
-                                 v.principal == honeypot::SprtDecision::kH0 ? lower : v.principal_statistic);
-      // Ties of the maximum (capped LLRs make many) go to the session that reached it first.
-      const double tie_broken = st - kTieBreakPerQuery * static_cast<double>(t + 1);
-      out.score = scored ? std::max(out.score, tie_broken) : tie_broken;
-      scored = true;
-      if (v.blocked && out.detected_at == 0) out.detected_at = t + 1;
-    }
+    if (result->honeypot) ScoreRound(*result->honeypot, t, config, &out, &scored);
   }
   out.leaked = defended.size();
   out.leaked_undefended = undefended.size();
@@ -289,6 +337,8 @@ absl::StatusOr<std::vector<SessionOutcome>> ReplaySessions(
   if (config.estimator == LlrEstimatorKind::kCountCalibrated)
     options.monitor.llr.calibration = defended.calibration;
   if (config.intent_evidence) options.intent = defended.intent;
+  options.refuse_deciding_search = config.refuse_deciding_search;
+  if (config.relevance_evidence) options.relevance = defended.relevance;
   BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<HoneypotGuard> guard,
                            HoneypotGuard::Create(options, store.impl().entries.get(), nullptr, nullptr));
   DefendedRetriever retriever(&store, nullptr, nullptr);
@@ -301,175 +351,6 @@ absl::StatusOr<std::vector<SessionOutcome>> ReplaySessions(
     if (progress) progress(outcomes.size(), sessions.size());
   }
   return outcomes;
-}
-
-namespace {
-
-using OutcomeRefs = std::vector<const SessionOutcome*>;
-
-// The metrics of positives `pos` against negatives `neg`; one-sided numbers only when the
-// corresponding `own_*` flag says the side belongs to the row.
-SessionMetrics Metrics(const OutcomeRefs& pos, const OutcomeRefs& neg, bool own_pos, bool own_neg) {
-  SessionMetrics m;
-  m.attack_sessions = pos.size();
-  m.benign_sessions = neg.size();
-  std::vector<double> p, n;
-  for (const SessionOutcome* o : pos) p.push_back(o->score);
-  for (const SessionOutcome* o : neg) n.push_back(o->score);
-  if (!p.empty() && !n.empty()) {
-    m.auroc = Auroc(p, n);
-    m.tpr_at_1fpr = TprAtFpr(RocCurve(p, n), 0.01);
-  }
-  for (const SessionOutcome* o : neg) m.benign_blocked += o->detected_at > 0 ? 1 : 0;
-  if (own_neg && !neg.empty()) {
-    m.fpr_at_block = static_cast<double>(m.benign_blocked) / static_cast<double>(neg.size());
-    m.fpr_ci = ClopperPearson(static_cast<int64_t>(m.benign_blocked), static_cast<int64_t>(neg.size()));
-  }
-  std::vector<double> fdt;
-  for (const SessionOutcome* o : pos) {
-    if (o->detected_at > 0) fdt.push_back(static_cast<double>(o->detected_at));
-    m.leaked += o->leaked;
-    m.leaked_undefended += o->leaked_undefended;
-  }
-  m.detected = fdt.size();
-  if (own_pos && !pos.empty()) {
-    m.detected_fraction = static_cast<double>(fdt.size()) / static_cast<double>(pos.size());
-    m.leakage = m.leaked_undefended == 0
-                    ? 0.0
-                    : static_cast<double>(m.leaked) / static_cast<double>(m.leaked_undefended);
-    if (!fdt.empty()) {
-      double sum = 0;
-      for (double d : fdt) sum += d;
-      m.fdt_mean = sum / static_cast<double>(fdt.size());
-      std::sort(fdt.begin(), fdt.end());
-      const size_t h = fdt.size() / 2;
-      m.fdt_median = fdt.size() % 2 == 1 ? fdt[h] : (fdt[h - 1] + fdt[h]) / 2;
-    }
-  }
-  return m;
-}
-
-Json Num(const std::optional<double>& v) { return v && std::isfinite(*v) ? Json(*v) : Json(nullptr); }
-
-Json Headline(const SessionMetrics& m) {
-  return {{"auroc", Num(m.auroc)},
-          {"tpr_at_1fpr", Num(m.tpr_at_1fpr)},
-          {"fpr_at_block", Num(m.fpr_at_block)},
-          {"fdt_mean", Num(m.fdt_mean)},
-          {"detected_fraction", Num(m.detected_fraction)},
-          {"leakage", Num(m.leakage)}};
-}
-
-Json Counts(const SessionMetrics& m) {
-  return {{"attack_sessions", m.attack_sessions},
-          {"benign_sessions", m.benign_sessions},
-          {"detected", m.detected},
-          {"benign_blocked", m.benign_blocked},
-          {"fpr_at_block_ci95", {m.fpr_ci.lo, m.fpr_ci.hi}},
-          {"fdt_median", Num(m.fdt_median)},
-          {"leaked_memories", m.leaked},
-          {"leaked_memories_undefended", m.leaked_undefended}};
-}
-
-std::string Cell(const std::optional<double>& v, int precision = 3) {
-  if (!v || !std::isfinite(*v)) return "-";
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(precision);
-  s << *v;
-  return s.str();
-}
-
-void Row(std::ostringstream& out, const std::string& name, const SessionMetrics& m) {
-  out << "| " << name << " | " << m.attack_sessions << " / " << m.benign_sessions << " | " << Cell(m.auroc)
-      << " | " << Cell(m.tpr_at_1fpr) << " | " << Cell(m.fpr_at_block);
-  if (m.fpr_at_block) out << " [" << Cell(m.fpr_ci.lo) << ", " << Cell(m.fpr_ci.hi) << "]";
-  out << " | " << Cell(m.fdt_mean, 2) << " | " << Cell(m.detected_fraction) << " | " << Cell(m.leakage);
-  if (m.leakage) out << " (" << m.leaked << " / " << m.leaked_undefended << ")";
-  out << " |\n";
-}
-
-}  // namespace
-
-SessionEvalSummary SummarizeSessions(std::span<const SessionOutcome> outcomes) {
-  OutcomeRefs attacks, benign;
-  std::map<std::string, std::pair<OutcomeRefs, OutcomeRefs>> styles;  // style -> (attacks, benign)
-  for (const SessionOutcome& o : outcomes) {
-    const bool attack = o.label == SessionLabel::kAttack;
-    (attack ? attacks : benign).push_back(&o);
-    auto& [a, b] = styles[o.style];
-    (attack ? a : b).push_back(&o);
-  }
-  SessionEvalSummary summary;
-  summary.overall = Metrics(attacks, benign, true, true);
-  for (const auto& [style, sides] : styles) {
-    const bool own_pos = !sides.first.empty(), own_neg = !sides.second.empty();
-    summary.by_style[style] =
-        Metrics(own_pos ? sides.first : attacks, own_neg ? sides.second : benign, own_pos, own_neg);
-  }
-  return summary;
-}
-
-Json ToJson(const SessionEvalSummary& summary, const DefendedStore& defended,
-            std::span<const SessionOutcome> outcomes, const SessionEvalConfig& config) {
-  Json by_style = Json::object(), style_counts = Json::object();
-  for (const auto& [style, m] : summary.by_style) {
-    by_style[style] = Headline(m);
-    style_counts[style] = Counts(m);
-  }
-  Json sessions = Json::array();
-  for (const SessionOutcome& o : outcomes) {
-    sessions.push_back({{"session", o.session},
-                        {"label", ToString(o.label)},
-                        {"style", o.style},
-                        {"queries", o.queries},
-                        {"score", std::isfinite(o.score) ? Json(o.score) : Json(nullptr)},
-                        {"detected_at", o.detected_at},
-                        {"leaked", o.leaked},
-                        {"leaked_undefended", o.leaked_undefended}});
-  }
-  const SessionEvalFit& f = defended.fit;
-  Json detail = {{"overall", Counts(summary.overall)},
-                 {"by_style", style_counts},
-                 {"fit",
-                  {{"memories", f.memories},
-                   {"quarantined", f.quarantined},
-                   {"attack_queries", f.attack_queries},
-                   {"generated_attack_logs", f.generated_attacks},
-                   {"benign_queries", f.benign_queries},
-                   {"pots", f.pots},
-                   {"seconds", f.seconds},
-                   {"metrics", f.metrics}}},
-                 {"config",
-                  {{"k", config.k},
-                   {"k_obs", config.k_obs},
-                   {"estimator", honeypot::ToString(config.estimator)},
-                   {"alpha", config.sprt.alpha},
-                   {"beta", config.sprt.beta},
-                   {"lower_boundary", honeypot::ToString(config.sprt.lower_boundary)},
-                   {"ratio", config.fit.ratio},
-                   {"seed", config.fit.seed},
-                   {"intent_evidence", config.intent_evidence},
-                   {"score", "max over the session of the SPRT statistic after each query"}}},
-                 {"sessions", sessions}};
-  return {{"overall", Headline(summary.overall)}, {"by_style", by_style}, {"detail", detail}};
-}
-
-std::string ToMarkdown(const SessionEvalSummary& summary, const DefendedStore& defended,
-                       const SessionEvalConfig& config) {
-  std::ostringstream out;
-  const SessionEvalFit& f = defended.fit;
-  out << "fit: " << f.memories << " memories (" << f.quarantined << " quarantined), " << f.pots
-      << " pots from " << f.attack_queries << (f.generated_attacks ? " generated" : " logged")
-      << " attack and " << f.benign_queries << " benign queries; estimator "
-      << honeypot::ToString(config.estimator) << (config.intent_evidence ? " + intent grammar" : "") << ", k "
-      << config.k << ", k_obs " << config.k_obs << "\n\n"
-      << "| sessions | attack / benign | AUROC | TPR@1%FPR | FPR at block [95 % CI] | mean FDT | detected | "
-         "leakage (defended / undefended) |\n"
-      << "|---|---|---|---|---|---|---|---|\n";
-  Row(out, "all", summary.overall);
-  for (const auto& [style, m] : summary.by_style) Row(out, "style " + style, m);
-  return out.str();
 }
 
 }  // namespace bulwark::eval

@@ -41,6 +41,7 @@
 #include "eval/experiments/session_file.h"
 #include "honeypot/honeypot_fit.h"
 #include "honeypot/intent_evidence.h"
+#include "honeypot/relevance_evidence.h"
 #include "honeypot/session_monitor.h"
 #include "store/memory_store.h"
 
@@ -75,12 +76,26 @@ struct SessionEvalConfig {
   // needs two pot-drawing queries to block: on held-out personas one query was too often a
   // benign user's (doc/eval.md, "eval sessions": measured numbers).
   double calibration_cap = 1.1;
+  // The table's unseen-family weight rho (CountCalibration::Fit): the alternative is a mixture in
+  // which a share rho of an extractor's queries draws pots as benign ones do (a family the pots
+  // were not fitted on). 0: the plain table (before 2026-11-24 evening); [0, 1).
+  double unseen_weight = 0.5;
   // Query-text evidence (honeypot/intent_evidence.h) fused into the SPRT: the extraction-intent
   // grammar, its table calibrated on the same held-out halves as the count table (benign: the
   // simulator and memory-derived queries; attack: the fit's attack queries, pooled).
   bool intent_evidence = true;
   double intent_cap = 1.1;  // the table's cap (IntentCalibration::Fit)
   std::string wordnet_dir = "/usr/share/wordnet";
+  // Relevance evidence (honeypot/relevance_evidence.h): a query whose best memory cosine is below
+  // the benign `relevance_quantile` adds the calibrated LLR (same held-out halves). Off by default.
+  bool relevance_evidence = false;
+  double relevance_quantile = 0.1;
+  double relevance_cap = 1.1;
+  // The search that decides H1 is refused too (HoneypotGuardOptions::refuse_deciding_search);
+  // false: it is answered (and leaks) as before 2026-11-24 evening.
+  bool refuse_deciding_search = true;
+  // Keep every session's per-round observation (SessionOutcome::rounds), for tracing.
+  bool trace = false;
 };
 
 // What the fit did (for the report).
@@ -100,6 +115,7 @@ struct DefendedStore {
   SessionEvalFit fit;
   honeypot::CountCalibration calibration;
   std::shared_ptr<const honeypot::IntentEvidence> intent;  // always built; used if intent_evidence
+  honeypot::RelevanceCalibration relevance;                // always fitted; used if relevance_evidence
 };
 
 // Step 1. Errors: InvalidArgument for a bad config or no memories; the errors of AddBatch, the
@@ -118,9 +134,17 @@ struct SessionOutcome {
   size_t queries = 0;
   double score = 0;              // max_t (S_t - 1e-6 t) over both SPRT levels
   size_t detected_at = 0;        // 1-based query index of the block; 0 if never blocked
-  size_t refused = 0;            // queries refused after the block
+  size_t refused = 0;            // queries refused (the deciding one, then every later one)
   size_t leaked = 0;             // distinct memories returned before the block
   size_t leaked_undefended = 0;  // distinct memories all its queries return without the defense
+  // With SessionEvalConfig::trace: one entry per observed round, in order.
+  struct Round {
+    int pots = 0;
+    double llr = 0, text_llr = 0;  // the round's LLR and its query-text part
+    double session_statistic = 0;  // S after the round (0 after an H0 restart)
+    bool h0 = false, blocked = false;
+  };
+  std::vector<Round> rounds;
 };
 
 // Step 2 on a store prepared by BuildDefendedStore. `progress` gets (sessions done, total).

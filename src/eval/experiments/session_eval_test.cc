@@ -175,7 +175,8 @@ TEST_F(SessionEvalEndToEnd, BlocksUnseenExtractionSessionsAndNotBenignOnes) {
     if (o.label == SessionLabel::kAttack) {
       EXPECT_GT(o.detected_at, 0u) << o.session << " was not blocked (score " << o.score << ")";
       EXPECT_LT(o.leaked, o.leaked_undefended) << o.session;
-      EXPECT_EQ(o.refused, o.queries - o.detected_at) << o.session;  // every query after the block is refused
+      // The deciding query and every later one are refused (refuse_deciding_search).
+      EXPECT_EQ(o.refused, o.queries - o.detected_at + 1) << o.session;
     } else {
       benign_blocked += o.detected_at > 0 ? 1 : 0;
       if (o.detected_at == 0) {
