@@ -171,6 +171,14 @@ class StorageBackend {
       std::string_view name_space, const std::function<void(int64_t, int64_t)>& visit) = 0;
   [[nodiscard]] virtual absl::StatusOr<int64_t> LastEventSeq() = 0;
   [[nodiscard]] virtual absl::StatusOr<std::vector<EventRef>> EventsAfter(int64_t seq) = 0;
+  // EventsAfter for a reader that holds only the namespaces `held` (a replica of a replica group):
+  // every event after `seq` of a namespace in `held`, and for each other namespace with events
+  // after `seq` one EventRef naming it, with the seq of its newest such event and an empty
+  // entry_id; in seq order, from one snapshot, so the newest seq listed is EventsAfter's. The
+  // reader learns every namespace and how far it read without a row per event of the others.
+  // The default filters EventsAfter; PostgreSQL answers it in one query.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<EventRef>> HeldEventsAfter(
+      int64_t seq, const std::vector<std::string>& held);
   // The seqs of the events the last successful InsertEntries, UpdateEntry or PurgeEntry appended
   // (so the writer can tell its own events from other writers'), and forgets them.
   virtual std::vector<int64_t> TakeInsertedEventSeqs() = 0;

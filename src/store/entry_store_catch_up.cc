@@ -117,7 +117,11 @@ absl::StatusOr<int64_t> EntryStore::CatchUpNow() {
 }
 
 absl::Status EntryStore::CatchUpLocked() {
-  auto events = backend_->EventsAfter(seen_event_seq_);
+  // A replica lists only its held namespaces' events; of the others, each namespace's newest seq.
+  auto events =
+      options_.hold_all_namespaces
+          ? backend_->EventsAfter(seen_event_seq_)
+          : backend_->HeldEventsAfter(seen_event_seq_, std::vector<std::string>(held_.begin(), held_.end()));
   if (!events.ok()) return events.status();
   // Each entry once, however many of its events are new.
   absl::flat_hash_set<std::pair<std::string, std::string>> changed;
@@ -125,6 +129,10 @@ absl::Status EntryStore::CatchUpLocked() {
   int64_t last = seen_event_seq_;
   for (const StorageBackend::EventRef& e : *events) {
     last = std::max(last, e.seq);
+    if (e.entry_id.empty()) {  // a namespace not held: known, nothing of it is read or kept
+      known_namespaces_.insert(e.name_space);
+      continue;
+    }
     if (own_event_seqs_.contains(e.seq)) continue;  // this process's own write: indexed already
     if (changed.insert({e.name_space, e.entry_id}).second) order.push_back(&e);
   }

@@ -71,9 +71,10 @@ absl::Status EntryStore::HoldNamespace(std::string_view name_space) {
   for (const auto& [row_id, at_us] : versions) NoteVersion(row_id, at_us);
   BULWARK_RETURN_IF_ERROR(LoadPots(pot_rows));
   // The namespace's events the catch-up skipped while the scan ran.
-  BULWARK_ASSIGN_OR_RETURN(std::vector<StorageBackend::EventRef> events, backend_->EventsAfter(from_seq));
+  BULWARK_ASSIGN_OR_RETURN(std::vector<StorageBackend::EventRef> events,
+                           backend_->HeldEventsAfter(from_seq, {ns}));
   for (const StorageBackend::EventRef& e : events) {
-    if (e.seq > seen_event_seq_ || e.name_space != ns) continue;
+    if (e.seq > seen_event_seq_ || e.name_space != ns || e.entry_id.empty()) continue;
     BULWARK_RETURN_IF_ERROR(ReindexEntry(e.name_space, e.entry_id));
   }
   spdlog::info("holding namespace '{}': {} rows indexed", ns, rows);

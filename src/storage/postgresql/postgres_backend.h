@@ -107,6 +107,8 @@ class PostgresBackend final : public StorageBackend, public DefenseStateReposito
                                     const std::function<void(int64_t, int64_t)>& visit) override;
   absl::StatusOr<int64_t> LastEventSeq() override;
   absl::StatusOr<std::vector<EventRef>> EventsAfter(int64_t seq) override;
+  absl::StatusOr<std::vector<EventRef>> HeldEventsAfter(int64_t seq,
+                                                        const std::vector<std::string>& held) override;
   std::vector<int64_t> TakeInsertedEventSeqs() override;
   absl::StatusOr<int64_t> SignEventsFromBeforeSigning(
       const std::function<void(HistoryEvent*)>& sign) override;

@@ -147,6 +147,33 @@ absl::StatusOr<std::vector<StorageBackend::EventRef>> PostgresBackend::EventsAft
   return events;
 }
 
+absl::StatusOr<std::vector<StorageBackend::EventRef>> PostgresBackend::HeldEventsAfter(
+    int64_t seq, const std::vector<std::string>& held) {
+  // One statement, so one snapshot: the held namespaces' events and the others' newest seqs agree.
+  static const std::string sql =
+      "SELECT seq, namespace, entry_id FROM history WHERE seq > $1 AND namespace = ANY($2::text[]) "
+      "UNION ALL SELECT MAX(seq), namespace, '' FROM history WHERE seq > $1 AND namespace <> ALL($2::text[]) "
+      "GROUP BY namespace ORDER BY 1";
+  std::string names = "{";  // an array literal: each element quoted, '"' and '\\' escaped
+  for (size_t i = 0; i < held.size(); ++i) {
+    absl::StrAppend(&names, i ? "," : "", "\"");
+    for (char c : held[i]) {
+      if (c == '"' || c == '\\') names += '\\';
+      names += c;
+    }
+    names += '"';
+  }
+  names += '}';
+  absl::MutexLock lock(&mu_);
+  const std::vector<PgParam> params = {PgParam::Int(seq), PgParam::Text(names)};
+  BULWARK_ASSIGN_OR_RETURN(auto result, ReadLocked("held_events_after", sql, params));
+  std::vector<EventRef> events;
+  events.reserve(result.rows());
+  for (int r = 0; r < result.rows(); ++r)
+    events.push_back({result.Int(r, 0), result.Bytes(r, 1), result.Bytes(r, 2)});
+  return events;
+}
+
 std::vector<int64_t> PostgresBackend::TakeInsertedEventSeqs() {
   absl::MutexLock lock(&mu_);
   return std::exchange(inserted_event_seqs_, {});

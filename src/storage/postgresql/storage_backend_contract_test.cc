@@ -305,6 +305,29 @@ TEST_P(StorageBackendContract, EventSeqsAreTheWritersOwnAndEventsAfterListsThem)
   int none = 0;
   ASSERT_THAT(db_->ScanNewestEventTimes("n9", [&](int64_t, int64_t) { ++none; }), IsOk());
   EXPECT_EQ(none, 0);
+  // A reader holding n2 gets n2's events and n1 named once, by its newest seq, without its entry.
+  auto held = db_->HeldEventsAfter(0, {"n2"});
+  ASSERT_THAT(held, IsOk());
+  ASSERT_EQ(held->size(), 3u);
+  EXPECT_EQ((*held)[0].seq, first[0]);
+  EXPECT_EQ((*held)[0].name_space, "n1");
+  EXPECT_EQ((*held)[0].entry_id, "");
+  EXPECT_EQ((*held)[1].seq, second[0]);
+  EXPECT_EQ((*held)[1].entry_id, "B1");
+  EXPECT_EQ((*held)[2].seq, second[1]);
+  EXPECT_EQ((*held)[2].entry_id, "B1");
+  auto holding_none = db_->HeldEventsAfter(first[0], {});
+  ASSERT_THAT(holding_none, IsOk());
+  ASSERT_EQ(holding_none->size(), 1u);
+  EXPECT_EQ((*holding_none)[0].seq, second[1]) << "the newest seq of n2, which is not held";
+  EXPECT_EQ((*holding_none)[0].name_space, "n2");
+  EXPECT_EQ((*holding_none)[0].entry_id, "");
+  auto quoted = db_->HeldEventsAfter(0, {"a\"b\\c,{}", "n1"});  // quoted in the array literal
+  ASSERT_THAT(quoted, IsOk());
+  ASSERT_EQ(quoted->size(), 2u);
+  EXPECT_EQ((*quoted)[0].entry_id, "A1");
+  EXPECT_EQ((*quoted)[1].name_space, "n2");
+  EXPECT_EQ((*quoted)[1].entry_id, "");
   int events = 0;
   ASSERT_THAT(db_->ScanHistory([&](const HistoryEvent& ev) {
     EXPECT_EQ(ev.seq, first[0] + events++);
