@@ -99,6 +99,12 @@ def persona_run(args, persona, tmp):
         reference = mem_file if args.calibrate == "persona" else args.calibrate
         run(bw + ["-n", persona, "calibrate", "--reference", reference, "--queries", queries,
                   "--target-fpr", str(args.target_fpr)])
+    if args.updates_last:  # the fact updates in a second batch, after the memories they update
+        rows = [json.loads(l) for l in open(mem_file)]
+        is_update = [m.get("metadata", {}).get("kind") == "fact_update" for m in memories]
+        write_import(mem_file, [r for r, u in zip(rows, is_update) if not u])
+        run(bw + ["--principal", "owner", "-n", persona, "add", "--file", mem_file])
+        write_import(mem_file, [r for r, u in zip(rows, is_update) if u])
     run(bw + ["--principal", "owner", "-n", persona, "add", "--file", mem_file])
     poison_file = os.path.join(tmp, f"{persona}_p.jsonl")
     write_import(poison_file, [{"text": p["text"], "metadata": {"i": i, "benign": False}, "source": args.poison_source}
@@ -123,6 +129,10 @@ def main():
     ap.add_argument("--target-fpr", type=float, default=0.02)
     ap.add_argument("--gate-config", help="a gate.json to install in each store (default: the defaults with "
                                           "conflict, flood and odd_token enabled)")
+    ap.add_argument("--updates-last", action="store_true",
+                    help="import the benign fact updates (metadata kind fact_update) as a second batch by the "
+                         "owner, after the memories they update (one batch cannot see itself: the benign cost "
+                         "of conflict on updates shows only this way)")
     ap.add_argument("--json", help="write the counts here")
     ap.add_argument("--misses", action="store_true", help="print the poisons not flagged (never tune on them)")
     args = ap.parse_args()
@@ -132,6 +142,7 @@ def main():
     benign = [0, 0]
     benign_det = collections.Counter()
     superseded = 0
+    benign_conflicts = collections.Counter()  # (kind, action, matched_by) of benign conflict reports
     misses = []
     with tempfile.TemporaryDirectory() as tmp:
         for persona in args.personas.split(","):
@@ -145,6 +156,10 @@ def main():
                     benign[0] += flagged
                     benign_det.update(dets)
                     superseded += e.get("state") == "deleted"
+                    c = e.get("report", {}).get("gate", {}).get("detectors", {}).get("conflict", {}).get("detail", {})
+                    if c.get("conflict"):
+                        kind = memories[md["i"]].get("metadata", {}).get("kind", "note")
+                        benign_conflicts[(kind, c.get("action"), c.get("matched_by"))] += 1
                 else:
                     cat = poisons[md["i"]]["category"]
                     by_cat[cat][1] += 1
@@ -162,6 +177,8 @@ def main():
     print(f"| **all poisons** | {rate(*total)} | |")
     print(f"| **benign (FPR)** | {rate(*benign)} | {', '.join(f'{d} {c}' for d, c in benign_det.most_common())} |")
     print(f"benign memories deleted by a supersede: {superseded}")
+    print("benign writes with a conflict report (kind, action, matched by): " +
+          (", ".join(f"{k} {a} {m}: {n}" for (k, a, m), n in sorted(benign_conflicts.items())) or "none"))
     if args.misses:
         for m in misses:
             print("MISS", *m, sep="\t")

@@ -50,6 +50,15 @@ TEST(SubjectIndexTest, OverlapIsTheShareOfTheWritesRareWords) {
   for (const auto& [overlap, row] : hits) EXPECT_NE(row, 1u);
 }
 
+TEST(SubjectIndexTest, ANamespaceOfOneMemoryIsNotDominatedByNewWords) {
+  SubjectIndex index;
+  index.Put(1, SubjectIndex::TermsOf("The production database backups are kept for 35 days."));
+  const auto hits = index.Overlapping(
+      SubjectIndex::TermsOf("Production database backups are only retained for 7 days."), 0.5, 10);
+  ASSERT_EQ(hits.size(), 1u);
+  EXPECT_GT(hits[0].first, 0.6);  // 3 shared words of weight 1, one new word of weight 1 + ln 2
+}
+
 TEST(SubjectIndexTest, SubjectDiffNeedsAChangedValueOrPolarityAndCompatibleNames) {
   auto diff = [](const char* a, const char* b) { return SubjectDiff(ExtractSlots(a), ExtractSlots(b)); };
   EXPECT_TRUE(diff("Backups are kept for 35 days.", "Backups are kept for 7 days.").has_value());

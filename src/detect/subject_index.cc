@@ -90,7 +90,7 @@ void SubjectIndex::Remove(uint32_t row) {
 }
 
 double SubjectIndex::Idf(size_t df) const {
-  return std::log((static_cast<double>(terms_.size()) + 1.0) / (static_cast<double>(df) + 0.5));
+  return std::log((static_cast<double>(terms_.size()) + 1.0) / (static_cast<double>(df) + 1.0)) + 1.0;
 }
 
 std::vector<std::pair<double, uint32_t>> SubjectIndex::Overlapping(const Terms& terms, double min_overlap,
@@ -106,7 +106,6 @@ std::vector<std::pair<double, uint32_t>> SubjectIndex::Overlapping(const Terms& 
     auto p = postings_.find(t);
     const size_t df = p == postings_.end() ? 0 : p->second.size();
     const double idf = Idf(df);
-    if (idf <= 0) continue;  // in (almost) every memory: says nothing of the subject
     total += idf;
     if (df == 0 || df > max_scanned) continue;
     for (uint32_t row : p->second) shared[row] += idf;

@@ -9,8 +9,10 @@
 // a write (stemmed, without stop words, modals, negations, weekdays, months, numbers and codes:
 // lexical_tokenizer.h) are weighted by their inverse document frequency in the namespace,
 //
-//   idf(t) = ln((N + 1) / (df(t) + 0.5)),
+//   idf(t) = ln((N + 1) / (df(t) + 1)) + 1
 //
+// (the smoothed form: a word no memory holds weighs ln(N + 1) + 1, not more, so a namespace of a
+// few memories is not dominated by the write's new words),
 // and a memory's subject overlap with the write is the share of the write's weight it holds,
 //
 //   overlap(w, m) = sum_{t in w and m} idf(t) / sum_{t in w} idf(t)   (in [0, 1]),
