@@ -4,6 +4,7 @@
 // it), and bad configuration refused.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -121,7 +122,8 @@ TEST_F(HybridSearchTest, BadConfigurationIsRefusedAtOpen) {
         nlohmann::json{{"stem", "yes"}}, nlohmann::json{{"unknown", 1}}, nlohmann::json("hybrid"),
         nlohmann::json{{"concepts", "yes"}}, nlohmann::json{{"concept_senses", 0}},
         nlohmann::json{{"query_senses", 9}}, nlohmann::json{{"concept_weight", -1}},
-        nlohmann::json{{"concept_up", 9}}, nlohmann::json{{"query_verbs", 1}}}) {
+        nlohmann::json{{"concept_up", 9}}, nlohmann::json{{"query_verbs", 1}},
+        nlohmann::json{{"answer_types", "yes"}}, nlohmann::json{{"prf_docs", 21}}}) {
     auto store = MemoryStore::Open(dir_.path(), HybridOptionsFor(bad));
     EXPECT_THAT(store.status(), StatusIs(absl::StatusCode::kInvalidArgument)) << bad.dump();
   }
@@ -158,6 +160,43 @@ TEST_F(HybridSearchTest, OnlyActiveFilterMatchingRowsOfTheNamespace) {
   ASSERT_THAT(store_->Delete("a", other.id, "admin"), IsOk());
   EXPECT_EQ(Ids("a", "Biscuit recipe butter"), std::vector{mine.id});
   EXPECT_EQ(Ids("b", "Biscuit"), std::vector{theirs.id});
+}
+
+// With answer types and pseudo-relevance feedback on (store/answer_types.h, query_feedback.h), the
+// guarantees hold as they do without: another namespace's, a quarantined or a filtered-out entry is
+// never returned, and a quarantined entry's words never expand a query (it is out of the lexical
+// index, so it is no feedback document). Lexical side only (vector weight 0): rows the lexical side
+// does not rank come last, in row order.
+TEST_F(HybridSearchTest, AnswerTypesAndFeedbackKeepTheGuarantees) {
+  Open(HybridOptionsFor({{"default", "hybrid"},
+                         {"vector_weight", 0},
+                         {"answer_types", true},
+                         {"prf_docs", 2},
+                         {"prf_weight", 1}}),
+       /*create=*/false);
+  const Entry mine = MustAdd("a", "Biscuit the dog is walked at 1 pm by Paws on High", {{"topic", "pets"}});
+  const Entry other = MustAdd("a", "Biscuit recipe with butter", {{"topic", "food"}});
+  const Entry theirs = MustAdd("b", "Biscuit the dog is walked at 1 pm");
+  const Entry dentist = MustAdd("a", "The dentist is on Elm Street");
+  const Entry walker = MustAdd("a", "Paws on High sends a new walker", {{"topic", "pets"}});
+  const auto position = [](const std::vector<std::string>& ids, const std::string& id) {
+    return std::find(ids.begin(), ids.end(), id) - ids.begin();
+  };
+  std::vector<std::string> ids = Ids("a", "When is Biscuit walked?");
+  ASSERT_EQ(ids.size(), 4u);
+  EXPECT_EQ(ids[0], mine.id);
+  // The walker shares no query word; the feedback's "paws" and "high" (from mine) rank it.
+  EXPECT_LT(position(ids, walker.id), position(ids, dentist.id));
+  EXPECT_EQ(Ids("a", "When is Biscuit walked?", {.k = 10, .metadata_filter = {{"topic", "food"}}}),
+            std::vector{other.id});
+
+  ASSERT_THAT(store_->Quarantine("a", mine.id, "admin", {"test"}), IsOk());
+  ids = Ids("a", "When is Biscuit walked?");
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids[0], other.id);
+  EXPECT_GT(position(ids, walker.id), position(ids, dentist.id)) << "a quarantined entry expanded the query";
+  EXPECT_EQ(Ids("a", "When is Biscuit walked?", {.k = 10, .include_quarantined = true}).size(), 4u);
+  EXPECT_EQ(Ids("b", "When is Biscuit walked?"), std::vector{theirs.id});
 }
 
 TEST_F(HybridSearchTest, UpdatesAndPurgesReachTheLexicalIndex) {
