@@ -284,9 +284,11 @@ void OpenInProcess(const Flags& flags, size_t entries) {
   const double filtered_s = Seconds(filtered_start);
   const auto [rss3, hwm3] = Rss();
   const double vectors_mb = static_cast<double>(entries) * kDimension * 4 / (1024.0 * 1024.0);
-  std::printf("  in process: the open %s\n", (*store)->impl().entries->open_report().from_snapshot
-                                                 ? "started from the index snapshot"
-                                                 : "scanned the rows (no usable snapshot)");
+  const EntryStore::OpenReport report = (*store)->impl().entries->open_report();
+  std::printf(
+      "  in process: the open %s (BM25 indexes from it: %d)\n",
+      report.from_snapshot ? "started from the index snapshot" : "scanned the rows (no usable snapshot)",
+      report.lexical_from_snapshot);
   std::printf(
       "  in process: open %.3f s, first search %.4f s (%s, %zu hits), first filtered search %.4f s (%s)\n",
       open_s, search_s, result.ok() ? "ok" : result.status().ToString().c_str(),

@@ -113,7 +113,8 @@ absl::Status EntryStore::LoadIndexes() {
   // The rows changed after the snapshot's seq, from the history, as another writer's would be.
   const int64_t changes_before = changes_since_snapshot_;
   BULWARK_RETURN_IF_ERROR(CatchUpLocked());
-  open_report_ = {.from_snapshot = true, .caught_up_entries = changes_since_snapshot_ - changes_before};
+  open_report_.from_snapshot = true;  // LoadSnapshot set lexical_from_snapshot
+  open_report_.caught_up_entries = changes_since_snapshot_ - changes_before;
   return absl::OkStatus();
 }
 
@@ -421,6 +422,7 @@ absl::Status EntryStore::EnsureSideIndexes(std::string_view name_space, bool lex
   if (text) {
     index.lexical.ShrinkToFit();
     index.lexical_built = true;
+    lexical_built_since_snapshot_ = true;
   }
   if (fields) index.metadata_built = true;
   return absl::OkStatus();

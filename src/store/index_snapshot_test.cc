@@ -3,7 +3,9 @@
 // quarantined entries, the honeypot observation -- answers exactly as after an open that scanned
 // the rows. A snapshot that is tampered with, truncated, made with another keyring, ahead of the
 // store or missing rows is ignored (the open scans); a stale one is brought up to date from the
-// history, so rows added, deleted or quarantined after it are (not) found as they must be.
+// history, so rows added, deleted, quarantined or released after it are (not) found as they must
+// be. The BM25 indexes come with it, brought up to date the same way; one written with other
+// lexical terms is built from the rows instead (and written at the next close).
 #include "store/index_snapshot.h"
 
 #include <gtest/gtest.h>
@@ -65,7 +67,7 @@ class IndexSnapshotTest : public ::testing::Test {
   void Open(bool create, bool snapshots) {
     store_.reset();
     StoreOptions options = testing::LexicalStoreOptions();
-    options.retrieval_config = {{"default", "hybrid"}};
+    options.retrieval_config = retrieval_config_;
     options.index_snapshot_min_rows = snapshots ? 1 : -1;
     auto store = create ? MemoryStore::Create(dir_.path(), options) : MemoryStore::Open(dir_.path(), options);
     ASSERT_TRUE(store.ok()) << store.status();
@@ -119,6 +121,7 @@ class IndexSnapshotTest : public ::testing::Test {
     f.put(byte);
   }
   testing::TempDir dir_;
+  nlohmann::json retrieval_config_ = {{"default", "hybrid"}};
   std::unique_ptr<MemoryStore> store_;
   std::map<std::string, std::vector<std::string>> ids_;
 };
@@ -129,6 +132,9 @@ TEST_F(IndexSnapshotTest, TheOpenStartsFromTheSnapshotAndSearchesAnswerAsAfterAS
   Open(false, true);
   EXPECT_TRUE(entries().open_report().from_snapshot);
   EXPECT_EQ(entries().open_report().caught_up_entries, 0);
+  // Both namespaces' BM25 indexes (built as they were written) came with it: nothing to tokenize.
+  EXPECT_EQ(entries().open_report().lexical_from_snapshot, 2);
+  EXPECT_TRUE(entries().SideIndexes("a").lexical);
   const std::vector<Hits> with_snapshot = AllSearches();
   EXPECT_FALSE(with_snapshot.front().empty());
   EXPECT_EQ(with_snapshot, FreshBuild());
@@ -141,9 +147,11 @@ TEST_F(IndexSnapshotTest, ChangesAfterTheSnapshotAreAppliedFromTheHistory) {
   const std::string added = MustAdd("a", "the plumber Zoltan comes on Saturday", {{"topic", "health"}});
   ASSERT_THAT(store_->Delete("a", ids_["a"][0], "alice"), IsOk());
   ASSERT_THAT(store_->Quarantine("a", ids_["a"][5], "admin", {{"why", "review"}}), IsOk());
+  ASSERT_THAT(store_->Release("a", ids_["a"][2], "admin"), IsOk());  // back into the BM25 index
   Open(false, true);
   EXPECT_TRUE(entries().open_report().from_snapshot);
-  EXPECT_EQ(entries().open_report().caught_up_entries, 3);
+  EXPECT_EQ(entries().open_report().caught_up_entries, 4);
+  EXPECT_EQ(entries().open_report().lexical_from_snapshot, 2);  // and brought up to date
   const Hits plumber = Search("a", "plumber Zoltan Saturday", {});
   ASSERT_FALSE(plumber.empty());
   EXPECT_EQ(plumber[0].first, added);
@@ -160,8 +168,16 @@ TEST_F(IndexSnapshotTest, ChangesAfterTheSnapshotAreAppliedFromTheHistory) {
 TEST_F(IndexSnapshotTest, ATamperedOrTruncatedSnapshotIsIgnored) {
   Open(false, true);
   const uint64_t size = std::filesystem::file_size(snapshot());
+  std::string bytes;
+  {
+    std::ifstream in(snapshot(), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t term = bytes.find("dentist");  // a term's name in a BM25 section
+  ASSERT_NE(term, std::string::npos);
   const std::vector<Hits> fresh = FreshBuild();
-  for (const uint64_t offset : {uint64_t{40}, size / 2, size - 1}) {  // header, vectors, MAC
+  for (const uint64_t offset :
+       {uint64_t{40}, size / 2, uint64_t{term}, size - 1}) {  // header, vectors, BM25, MAC
     const std::filesystem::path copy = dir_.path() / "good.snap";
     std::filesystem::copy_file(snapshot(), copy, std::filesystem::copy_options::overwrite_existing);
     Corrupt(offset, '\x5a');
@@ -174,6 +190,23 @@ TEST_F(IndexSnapshotTest, ATamperedOrTruncatedSnapshotIsIgnored) {
   std::filesystem::resize_file(snapshot(), size - 100);
   Open(false, true);
   EXPECT_FALSE(entries().open_report().from_snapshot);
+  EXPECT_EQ(AllSearches(), fresh);
+}
+
+// A BM25 index written by a process that tokenized otherwise is not restored: the vectors are, and
+// the BM25 index is built from the rows on first use (then the next close writes it).
+TEST_F(IndexSnapshotTest, Bm25IndexesOfOtherLexicalTermsAreBuiltFromTheRows) {
+  Open(false, true);
+  retrieval_config_ = {{"default", "hybrid"}, {"stem", false}};
+  const std::vector<Hits> fresh = FreshBuild();
+  Open(false, true);
+  EXPECT_TRUE(entries().open_report().from_snapshot);
+  EXPECT_EQ(entries().open_report().lexical_from_snapshot, 0);
+  EXPECT_FALSE(entries().SideIndexes("a").lexical);
+  EXPECT_EQ(AllSearches(), fresh);  // builds "a"'s (hybrid); "v" ranks by vector only
+  Open(false, true);                // the close wrote "a"'s, with the unstemmed terms
+  EXPECT_TRUE(entries().open_report().from_snapshot);
+  EXPECT_EQ(entries().open_report().lexical_from_snapshot, 1);
   EXPECT_EQ(AllSearches(), fresh);
 }
 
