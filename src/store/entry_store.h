@@ -40,6 +40,7 @@
 #include "index/vector_index.h"
 #include "storage/storage_backend.h"
 #include "store/hybrid_ranking.h"
+#include "store/index_snapshot_row_versions.h"
 #include "store/lexical_terms.h"
 #include "store/memory_store.h"
 #include "store/store_options.h"
@@ -458,7 +459,7 @@ class EntryStore {
   // By row id, the newest updated_at_us this process has seen the row reach: from the row at open,
   // the newest event of its history, and every write since (its own and, caught up, others').
   // Guarded by mu_.
-  absl::flat_hash_map<int64_t, int64_t> row_versions_ ABSL_GUARDED_BY(mu_);
+  RowVersionTable row_versions_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<int64_t> own_event_seqs_ ABSL_GUARDED_BY(mu_);
   // Placement (Options::hold_all_namespaces = false): the namespaces held, and every namespace
   // seen, so a replica can place the ones it does not hold.

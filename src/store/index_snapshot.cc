@@ -110,10 +110,10 @@ absl::Status WriteContents(SnapshotWriter& out, int dimension, size_t stride, ui
     }
     WriteLexicalSection(out, LexicalOf(source, ns));
   }
-  for (const auto& [row_id, version] : *source.row_versions) {
+  source.row_versions->ForEach([&](int64_t row_id, int64_t version) {
     out.Put(row_id);
     out.Put(version);
-  }
+  });
   BULWARK_ASSIGN_OR_RETURN(const auto mac, out.FinalMac());
   out.AppendRaw(std::as_bytes(std::span<const unsigned char>(mac)));
   return out.Finish();

@@ -51,6 +51,7 @@
 #include "index/bm25_index.h"
 #include "index/flat_index.h"
 #include "provenance/keyring.h"
+#include "store/index_snapshot_row_versions.h"
 
 namespace bulwark {
 
@@ -98,7 +99,7 @@ struct IndexSnapshotSource {
   // index is written.
   std::string_view lexical_terms;
   std::vector<Namespace> namespaces;
-  const absl::flat_hash_map<int64_t, int64_t>* row_versions = nullptr;  // not null
+  const RowVersionTable* row_versions = nullptr;  // not null
 };
 
 // Writes `source` to `path` atomically: a temporary file beside it, fsync, rename over `path`,

@@ -115,10 +115,13 @@ class IndexSnapshotTest : public ::testing::Test {
     EXPECT_FALSE(entries().open_report().from_snapshot);
     return AllSearches();
   }
-  void Corrupt(uint64_t offset, char byte) {
+  // Flips bits of one byte (XOR with `mask`, not zero: the byte always changes).
+  void Corrupt(uint64_t offset, char mask) {
     std::fstream f(snapshot(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset));
+    const char byte = static_cast<char>(f.get());
     f.seekp(static_cast<std::streamoff>(offset));
-    f.put(byte);
+    f.put(static_cast<char>(byte ^ mask));
   }
   testing::TempDir dir_;
   nlohmann::json retrieval_config_ = {{"default", "hybrid"}};
@@ -236,7 +239,7 @@ TEST_F(IndexSnapshotTest, AnAuthenticSnapshotThatOmitsRowsOrIsAheadIsIgnored) {
   auto newest = entries().backend().NewestLink();  // the right link: only the counts are wrong
   ASSERT_THAT(newest.status(), IsOk());
   ASSERT_EQ(newest->first, seq);
-  const absl::flat_hash_map<int64_t, int64_t> versions;
+  const RowVersionTable versions;
   auto empty = FlatIndex::Create(store_->embedder().dimension());
   ASSERT_THAT(empty.status(), IsOk());
   for (const int64_t at : {seq, seq + 5}) {
@@ -288,7 +291,7 @@ TEST_F(IndexSnapshotTest, EveryFlippedHeaderByteAndEveryCutIsRefused) {
 TEST(IndexSnapshotFileTest, BadArgumentsAndMissingFilesAreRefused) {
   testing::TempDir dir;
   Keyring empty_keyring;
-  const absl::flat_hash_map<int64_t, int64_t> versions;
+  const RowVersionTable versions;
   IndexSnapshotSource source{.seq = 1, .link = "", .row_versions = &versions};
   EXPECT_EQ(WriteIndexSnapshot(dir.path() / "x.snap", 8, source, empty_keyring).status().code(),
             absl::StatusCode::kFailedPrecondition);
@@ -298,6 +301,42 @@ TEST(IndexSnapshotFileTest, BadArgumentsAndMissingFilesAreRefused) {
   std::ofstream(dir.path() / "short.snap") << "BWIXSNAP";
   EXPECT_EQ(ReadIndexSnapshot(dir.path() / "short.snap", 8, empty_keyring, none).status().code(),
             absl::StatusCode::kDataLoss);
+}
+
+TEST(RowVersionTableTest, KeepsTheNewestVersionOfDenseSparseAndOutOfOrderIds) {
+  RowVersionTable table;
+  table.Reserve(4);
+  EXPECT_FALSE(table.Find(1).has_value());
+  table.Note(1, 50);
+  table.Note(1, 40);  // older: the newest stays
+  table.Note(2, 60);
+  EXPECT_EQ(table.Find(1), 50);
+  EXPECT_EQ(table.Find(2), 60);
+  EXPECT_FALSE(table.Find(0).has_value());
+  EXPECT_FALSE(table.Find(3).has_value());
+  // Far beyond the rows known: kept aside; then the ids between arrive and the array covers it.
+  const int64_t far = 1'000'000;
+  table.Note(far, 7);
+  table.Note(-5, 8);  // never in the array
+  EXPECT_EQ(table.Find(far), 7);
+  EXPECT_EQ(table.Find(-5), 8);
+  for (int64_t id = 3; id <= far; ++id) table.Note(id, id);
+  EXPECT_EQ(table.Find(far), far);  // max(7, far)
+  EXPECT_EQ(table.Find(1), 50);
+  EXPECT_EQ(table.size(), static_cast<size_t>(far) + 1);  // ids 1 .. far and -5
+  size_t visited = 0;
+  int64_t last = -1;
+  bool ascending = true;
+  table.ForEach([&](int64_t id, int64_t version) {
+    ++visited;
+    if (id >= 0) {
+      ascending = ascending && id > last;
+      last = id;
+    }
+    EXPECT_EQ(table.Find(id), version);
+  });
+  EXPECT_EQ(visited, table.size());
+  EXPECT_TRUE(ascending);
 }
 
 }  // namespace
