@@ -18,6 +18,11 @@
 //
 //   build-stor/bench/store_size_bench --entries=100000 [--dir=DIR] [--keep] [--max_build_s=1800]
 //                                     [--bulwark=PATH] [--no_in_process] [--export_jsonl=PATH]
+//                                     [--no_cli] [--open_config=JSON]
+//
+// --no_cli skips the `bulwark search` processes (and keeps the snapshot as it is): only the in-process
+// open is measured, with --open_config as its StoreOptions::retrieval_config (e.g. {"stem": false}:
+// lexical terms unlike the snapshot's, so its BM25 indexes are not restored: the RSS of the rest).
 //
 // --export_jsonl writes the same entries as JSONL and builds nothing: `bulwark add -f` of another
 // build (in batches of --batch lines) then makes the same store in that build's format.
@@ -59,6 +64,8 @@ struct Flags {
   std::filesystem::path dir;
   bool keep = false;
   bool in_process = true;              // --no_in_process: only the fresh `bulwark search` processes
+  bool cli = true;                     // --no_cli: only the in-process open (the snapshot as it is)
+  nlohmann::json open_config;          // --open_config=JSON: the in-process open's retrieval_config
   std::filesystem::path export_jsonl;  // --export_jsonl=PATH: write the entries, build nothing
   double max_build_s = 1800;
   std::string bulwark = BULWARK_CLI_PATH;
@@ -268,7 +275,7 @@ std::pair<double, double> Rss() {
 void OpenInProcess(const Flags& flags, size_t entries) {
   const auto [rss0, hwm0] = Rss();
   const auto start = std::chrono::steady_clock::now();
-  auto store = MemoryStore::Open(flags.dir, {});
+  auto store = MemoryStore::Open(flags.dir, {.retrieval_config = flags.open_config});
   const double open_s = Seconds(start);
   if (!store.ok()) {
     std::printf("  open: %s\n", store.status().ToString().c_str());
@@ -284,9 +291,11 @@ void OpenInProcess(const Flags& flags, size_t entries) {
   const double filtered_s = Seconds(filtered_start);
   const auto [rss3, hwm3] = Rss();
   const double vectors_mb = static_cast<double>(entries) * kDimension * 4 / (1024.0 * 1024.0);
-  std::printf("  in process: the open %s\n", (*store)->impl().entries->open_report().from_snapshot
-                                                 ? "started from the index snapshot"
-                                                 : "scanned the rows (no usable snapshot)");
+  const EntryStore::OpenReport report = (*store)->impl().entries->open_report();
+  std::printf(
+      "  in process: the open %s (BM25 indexes from it: %d)\n",
+      report.from_snapshot ? "started from the index snapshot" : "scanned the rows (no usable snapshot)",
+      report.lexical_from_snapshot);
   std::printf(
       "  in process: open %.3f s, first search %.4f s (%s, %zu hits), first filtered search %.4f s (%s)\n",
       open_s, search_s, result.ok() ? "ok" : result.status().ToString().c_str(),
@@ -342,6 +351,10 @@ int Run(Flags flags) {
       "  index snapshot (a cache, not counted above): %ju bytes = %.0f bytes per entry\n",
       static_cast<uintmax_t>(SnapshotBytes(flags.dir)),
       static_cast<double>(SnapshotBytes(flags.dir)) / static_cast<double>(std::max<size_t>(entries, 1)));
+  if (!flags.cli) {
+    if (flags.in_process) OpenInProcess(flags, entries);
+    return 0;
+  }
   // Without a snapshot first (that process writes one at its close), then from the snapshot.
   std::filesystem::remove(flags.dir / StoreLayout::kIndexSnapshotFile);
   DropCache(flags.dir);
@@ -390,10 +403,19 @@ int main(int argc, char** argv) {
       flags.export_jsonl = v;
     } else if (arg == "--no_in_process") {
       flags.in_process = false;
+    } else if (arg == "--no_cli") {
+      flags.cli = false;
+    } else if (const char* v = value("--open_config")) {
+      flags.open_config = nlohmann::json::parse(v, nullptr, /*allow_exceptions=*/false);
+      if (flags.open_config.is_discarded()) {
+        std::fprintf(stderr, "--open_config is not JSON\n");
+        return 2;
+      }
     } else {
-      std::fprintf(stderr,
-                   "usage: store_size_bench [--entries=N] [--batch=N] [--dir=DIR] [--keep] [--max_build_s=S] "
-                   "[--bulwark=PATH] [--no_in_process] [--export_jsonl=PATH]\n");
+      std::fprintf(
+          stderr,
+          "usage: store_size_bench [--entries=N] [--batch=N] [--dir=DIR] [--keep] [--max_build_s=S] "
+          "[--bulwark=PATH] [--no_in_process] [--no_cli] [--open_config=JSON] [--export_jsonl=PATH]\n");
       return 2;
     }
   }

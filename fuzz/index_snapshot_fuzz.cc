@@ -1,4 +1,5 @@
-// libFuzzer target for the index snapshot reader (store/index_snapshot.h): any bytes in index.snap
+// libFuzzer target for the index snapshot reader (store/index_snapshot.h), BM25 sections included
+// (the seed's are restored: Bm25Index::Restore checks them before the MAC): any bytes in index.snap
 // are refused (NotFound, FailedPrecondition, DataLoss or ResourceExhausted) without a crash, a
 // hang, a read past the file or an allocation beyond the file's size; none passes the MAC, so none
 // is returned. Every count in the file is read and bounded before the MAC is checked at the end,
@@ -43,8 +44,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool written = write(fd, data, size) == static_cast<ssize_t>(size);
   close(fd);
   if (written) {
+    // The seed's lexical terms, so that its BM25 section is restored (Bm25Index::Restore's checks).
     auto snapshot = bulwark::ReadIndexSnapshot(path, kDimension, keyring,
-                                               [](std::string_view, size_t rows) { return rows; });
+                                               [](std::string_view, size_t rows) { return rows; },
+                                               {.terms = "fuzz-terms"});
     if (snapshot.ok()) std::abort();  // no input can carry this run's fresh key's MAC
     const absl::StatusCode code = snapshot.status().code();
     if (code != absl::StatusCode::kDataLoss && code != absl::StatusCode::kFailedPrecondition &&

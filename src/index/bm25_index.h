@@ -29,7 +29,9 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/functional/function_ref.h>
 #include <absl/status/status.h>
+#include <absl/status/statusor.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -113,11 +115,34 @@ class Bm25Index {
   // Distinct terms held (for tests: a removed document's unique words are gone).
   size_t term_count() const { return term_ids_.size(); }
 
- private:
+  // --- Index snapshots (store/index_snapshot.h): the postings as they are (bm25_index_image.cc). ---
   struct Posting {
-    uint32_t doc = 0;  // position in ids_
+    uint32_t doc = 0;  // slot: position in slot_ids()
     uint32_t tf = 0;
   };
+  static constexpr int64_t kFreeSlot = -1;  // slot_ids() value of a removed document's slot
+  // Document ids by slot (kFreeSlot for a free slot).
+  std::span<const int64_t> slot_ids() const { return ids_; }
+  // Postings held, over every term.
+  size_t posting_count() const;
+  // Calls `visit` once per term held, in term id order: its text and its postings (ascending slot).
+  void ForEachTerm(
+      absl::FunctionRef<void(std::string_view term, std::span<const Posting> postings)> visit) const;
+  // An index with `options` holding what slot_ids() and ForEachTerm of another index held: terms
+  // given as their byte lengths over the concatenated `names`, each with `counts[t]` postings, the
+  // postings of term 0 first. Document lengths, N, avgdl and the terms' bounds are derived from
+  // the postings, so every Search ranks as in the index they were taken from (and as in one that
+  // Add built from the same documents: scores do not depend on slots or term ids). InvalidArgument
+  // (nothing built) for a repeated id, a repeated term, a term without postings, a posting of a free or
+  // missing slot, a tf of 0, postings not ascending, a document longer than 2^32 - 1 tokens, or counts that
+  // do not add up to the postings.
+  [[nodiscard]] static absl::StatusOr<Bm25Index> Restore(Bm25Options options, std::span<const int64_t> ids,
+                                                         std::span<const uint32_t> name_lengths,
+                                                         std::string_view names,
+                                                         std::span<const uint32_t> counts,
+                                                         std::span<const Posting> postings);
+
+ private:
   // What bounds a term's contribution: its largest tf and the length of its shortest document.
   // Raised by Add; a Remove leaves them as they are (still bounds, only looser).
   struct TermBound {
@@ -132,7 +157,6 @@ class Bm25Index {
   };
   struct Scratch;  // per-thread accumulators of Rank (bm25_index.cc)
   static Scratch& ThreadScratch();
-  static constexpr int64_t kFreeSlot = -1;  // ids_ value of a removed document's slot
 
   // One term's contribution to a document's score (the summand of the header's formula).
   double Contribution(double idf, double tf, double length, double avgdl) const {

@@ -93,7 +93,7 @@ absl::Status EntryStore::LoadIndexes() {
     expected_rows[name_space] = rows;
     total_rows += std::max<int64_t>(rows, 0);
   }
-  row_versions_.reserve(static_cast<size_t>(total_rows));
+  row_versions_.Reserve(static_cast<size_t>(total_rows) + 1);  // row ids 1 .. total_rows
   std::vector<int64_t> pot_rows;
   const bool from_snapshot = LoadSnapshot(expected_rows, &pot_rows);
   if (!from_snapshot) BULWARK_RETURN_IF_ERROR(ScanIndexes(expected_rows));
@@ -113,7 +113,8 @@ absl::Status EntryStore::LoadIndexes() {
   // The rows changed after the snapshot's seq, from the history, as another writer's would be.
   const int64_t changes_before = changes_since_snapshot_;
   BULWARK_RETURN_IF_ERROR(CatchUpLocked());
-  open_report_ = {.from_snapshot = true, .caught_up_entries = changes_since_snapshot_ - changes_before};
+  open_report_.from_snapshot = true;  // LoadSnapshot set lexical_from_snapshot
+  open_report_.caught_up_entries = changes_since_snapshot_ - changes_before;
   return absl::OkStatus();
 }
 
@@ -364,8 +365,7 @@ absl::StatusOr<uint32_t> EntryStore::RotateSigningKey() {
 }
 
 void EntryStore::NoteVersion(int64_t row_id, int64_t updated_at_us) {
-  int64_t& known = row_versions_[row_id];
-  known = std::max(known, updated_at_us);
+  row_versions_.Note(row_id, updated_at_us);
 }
 
 void EntryStore::IndexRow(int64_t row_id, const Entry& entry) {
@@ -421,6 +421,7 @@ absl::Status EntryStore::EnsureSideIndexes(std::string_view name_space, bool lex
   if (text) {
     index.lexical.ShrinkToFit();
     index.lexical_built = true;
+    lexical_built_since_snapshot_ = true;
   }
   if (fields) index.metadata_built = true;
   return absl::OkStatus();

@@ -40,6 +40,7 @@
 #include "index/vector_index.h"
 #include "storage/storage_backend.h"
 #include "store/hybrid_ranking.h"
+#include "store/index_snapshot_row_versions.h"
 #include "store/lexical_terms.h"
 #include "store/memory_store.h"
 #include "store/store_options.h"
@@ -255,15 +256,17 @@ class EntryStore {
   };
   Holding Held() const;
   // Catches up with every writer, then writes the index snapshot (Options::snapshot_path) of the
-  // vector indexes and the rollback bookkeeping as of the newest seq, atomically; searches wait
-  // meanwhile. Returns its size in bytes. FailedPrecondition without a snapshot path or while the
-  // history chain is broken; the backend's or the file's error otherwise (the old file stays).
+  // vector indexes, the BM25 indexes built so far and the rollback bookkeeping as of the newest seq,
+  // atomically; searches wait meanwhile. Returns its size in bytes. FailedPrecondition without a snapshot
+  // path or while the history chain is broken; the backend's or the file's error otherwise (the old file
+  // stays).
   [[nodiscard]] absl::StatusOr<uint64_t> WriteSnapshot() ABSL_LOCKS_EXCLUDED(mu_);
   // How the open loaded the index (tests, stats): from a snapshot (and how many entries it then
   // re-indexed from the history after it), or by scanning the rows.
   struct OpenReport {
     bool from_snapshot = false;
     int64_t caught_up_entries = 0;
+    int lexical_from_snapshot = 0;  // namespaces whose BM25 index the snapshot held
   };
   OpenReport open_report() const {
     absl::ReaderMutexLock lock(&mu_);
@@ -458,7 +461,7 @@ class EntryStore {
   // By row id, the newest updated_at_us this process has seen the row reach: from the row at open,
   // the newest event of its history, and every write since (its own and, caught up, others').
   // Guarded by mu_.
-  absl::flat_hash_map<int64_t, int64_t> row_versions_ ABSL_GUARDED_BY(mu_);
+  RowVersionTable row_versions_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<int64_t> own_event_seqs_ ABSL_GUARDED_BY(mu_);
   // Placement (Options::hold_all_namespaces = false): the namespaces held, and every namespace
   // seen, so a replica can place the ones it does not hold.
@@ -472,6 +475,9 @@ class EntryStore {
   // Index changes (rows indexed, re-indexed or changed state) since the snapshot the open read,
   // or since the open's scan (counting every row then): what MaybeWriteSnapshot weighs.
   int64_t changes_since_snapshot_ ABSL_GUARDED_BY(mu_) = 0;
+  // A namespace's BM25 index was built from the rows since the open (the snapshot lacked it): the
+  // next close writes a snapshot holding it.
+  bool lexical_built_since_snapshot_ ABSL_GUARDED_BY(mu_) = false;
   OpenReport open_report_ ABSL_GUARDED_BY(mu_);
   std::atomic<int64_t> next_catch_up_us_{0};
   mutable absl::Mutex bad_mu_;

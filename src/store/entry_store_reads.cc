@@ -35,8 +35,8 @@ bool EntryStore::Indexable(const StoredRow& row) {
 }
 
 bool EntryStore::RolledBack(const StoredRow& row) const {
-  auto it = row_versions_.find(row.row_id);
-  return it != row_versions_.end() && row.entry.updated_at_us < it->second;
+  const std::optional<int64_t> known = row_versions_.Find(row.row_id);
+  return known.has_value() && row.entry.updated_at_us < *known;
 }
 
 void EntryStore::ReportBadRow(int64_t row_id, std::string_view id, std::string_view name_space,
@@ -69,7 +69,7 @@ absl::Status EntryStore::CheckRowItself(const StoredRow& row, std::string_view n
   BULWARK_RETURN_IF_ERROR(signer_->Verify(e));
   if (RolledBack(row)) {
     return absl::DataLossError(absl::StrCat("the row is an older version (updated_at_us ", e.updated_at_us,
-                                            ") than this store has seen (", row_versions_.at(row.row_id),
+                                            ") than this store has seen (", *row_versions_.Find(row.row_id),
                                             "): rolled back"));
   }
   return absl::OkStatus();

@@ -37,6 +37,20 @@ namespace {
 // changed after it costs more than a scan.
 int64_t MaxEventsBehind(int64_t total_rows) { return std::max<int64_t>(1'000, total_rows / 4); }
 
+// What a probe text's lexical terms are (the snapshot's SnapshotLexicalOptions::terms): a BM25
+// index written by a process that tokenized otherwise (other options, another stemmer or
+// tokenizer version) is not restored. Empty with WordNet concepts or glosses on: their terms come
+// from data files the probe would not cover, so those BM25 indexes are built from the rows.
+std::string LexicalTermsOf(const LexicalTerms& terms) {
+  if (terms.concepts_enabled() || terms.glosses_enabled()) return "";
+  static constexpr std::string_view kProbe =
+      "What did the Runners' running club decide? It's 3.5km at 07:30 -- e-mail ana@x.org, "
+      "don't be late: Café Größe naïve résumé STOP the and of I NASA v2.1 #tag";
+  std::string out = "bulwark.lexical.v1";
+  for (const std::string& t : terms.Document(kProbe)) absl::StrAppend(&out, "\x1f", ToAbsl(t));
+  return out.size() <= kMaxSnapshotLexicalTermsBytes ? out : "";
+}
+
 // Checks a snapshot read from the file against the store; OK if the open may start from it.
 absl::Status CheckAgainstStore(const IndexSnapshot& snapshot, StorageBackend& backend,
                                const absl::flat_hash_map<std::string, int64_t>& store_rows) {
@@ -80,11 +94,14 @@ absl::Status CheckAgainstStore(const IndexSnapshot& snapshot, StorageBackend& ba
 bool EntryStore::LoadSnapshot(const absl::flat_hash_map<std::string, int64_t>& expected_rows,
                               std::vector<int64_t>* pot_rows) {
   if (options_.snapshot_path.empty()) return false;
+  const std::string lexical_terms = LexicalTermsOf(terms_);
   absl::StatusOr<IndexSnapshot> snapshot = ReadIndexSnapshot(
-      options_.snapshot_path, options_.dimension, *keyring_, [&](std::string_view name, size_t rows) {
+      options_.snapshot_path, options_.dimension, *keyring_,
+      [&](std::string_view name, size_t rows) {
         const auto it = expected_rows.find(ToAbsl(name));
         return std::max(rows, it == expected_rows.end() ? size_t{0} : static_cast<size_t>(it->second));
-      });
+      },
+      {.terms = lexical_terms, .bm25 = options_.hybrid.bm25});
   absl::Status usable = snapshot.status();
   if (usable.ok()) usable = CheckAgainstStore(*snapshot, *backend_, expected_rows);
   if (!usable.ok()) {
@@ -103,6 +120,11 @@ bool EntryStore::LoadSnapshot(const absl::flat_hash_map<std::string, int64_t>& e
       pot_rows->push_back(parts.row_ids[p]);
     }
     index->vectors = std::move(ns.vectors);
+    if (ns.lexical.has_value()) {  // kept up to date from here on, as a built one (catch-up below)
+      index->lexical = *std::move(ns.lexical);
+      index->lexical_built = true;
+      ++open_report_.lexical_from_snapshot;
+    }
   }
   for (const RowVersion& v : snapshot->row_versions) NoteVersion(v.row_id, v.version);
   seen_event_seq_ = snapshot->seq;
@@ -130,22 +152,30 @@ absl::StatusOr<uint64_t> EntryStore::WriteSnapshot() {
     if (attempt == 3) return absl::UnavailableError("other writers keep appending; no snapshot now");
   }
   BULWARK_ASSIGN_OR_RETURN(const auto counts, backend_->CountRowsByNamespace());
-  IndexSnapshotSource source{
-      .seq = seen_event_seq_, .link = newest.second.link, .row_versions = &row_versions_};
+  const std::string lexical_terms = LexicalTermsOf(terms_);
+  IndexSnapshotSource source{.seq = seen_event_seq_,
+                             .link = newest.second.link,
+                             .lexical_terms = lexical_terms,
+                             .row_versions = &row_versions_};
   std::vector<std::unique_ptr<FlatIndex>> empties;  // namespaces with rows but nothing indexed
   for (const auto& [name, rows] : counts) {
     const auto it = indexes_.find(name);
     const FlatIndex* vectors = nullptr;
-    if (it != indexes_.end()) vectors = static_cast<const FlatIndex*>(it->second->vectors.get());
+    const Bm25Index* lexical = nullptr;  // namespaces whose BM25 index was never built: none
+    if (it != indexes_.end()) {
+      vectors = static_cast<const FlatIndex*>(it->second->vectors.get());
+      if (it->second->lexical_built) lexical = &it->second->lexical;
+    }
     if (vectors == nullptr) {
       BULWARK_ASSIGN_OR_RETURN(empties.emplace_back(), FlatIndex::Create(options_.dimension));
       vectors = empties.back().get();
     }
-    source.namespaces.push_back({name, rows, vectors});
+    source.namespaces.push_back({name, rows, vectors, lexical});
   }
   BULWARK_ASSIGN_OR_RETURN(const uint64_t bytes,
                            WriteIndexSnapshot(options_.snapshot_path, options_.dimension, source, *keyring_));
   changes_since_snapshot_ = 0;
+  lexical_built_since_snapshot_ = false;
   return bytes;
 }
 
@@ -158,8 +188,10 @@ void EntryStore::MaybeWriteSnapshot() {
     int64_t rows = 0;
     for (const auto& [name, index] : indexes_) rows += static_cast<int64_t>(index->vectors->size());
     if (rows < options_.snapshot_min_rows || rows == 0) return;
-    const bool worth =
-        !open_report_.from_snapshot ? changes_since_snapshot_ > 0 : changes_since_snapshot_ * 10 >= rows;
+    const bool worth = !open_report_.from_snapshot
+                           ? changes_since_snapshot_ > 0
+                           : changes_since_snapshot_ * 10 >= rows ||
+                                 (lexical_built_since_snapshot_ && !LexicalTermsOf(terms_).empty());
     if (!worth) return;
   }
   absl::StatusOr<uint64_t> written = WriteSnapshot();

@@ -6,9 +6,7 @@
 
 #include <absl/strings/str_cat.h>
 #include <fcntl.h>
-#include <openssl/core_names.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,60 +20,28 @@
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "provenance/signer.h"
+#include "store/index_snapshot_stream.h"
 
 namespace bulwark {
 namespace {
 
+using snapshot_internal::AsBytes;
+using snapshot_internal::ErrnoText;
+using snapshot_internal::kMacBytes;
+using snapshot_internal::LexicalSectionBytes;
+using snapshot_internal::ReadLexicalSection;
+using snapshot_internal::SnapshotReader;
+using snapshot_internal::SnapshotWriter;
+using snapshot_internal::WriteLexicalSection;
+
 constexpr char kMagic[8] = {'B', 'W', 'I', 'X', 'S', 'N', 'A', 'P'};
 constexpr uint32_t kByteOrderMark = 0x01020304;
 constexpr size_t kLinkBytes = 32;
-constexpr size_t kMacBytes = 32;
-constexpr size_t kChunk = size_t{1} << 20;  // bytes per read or write call
-// Magic, version, mark, dimension, stride, block rows, key id, seq, link length and bytes, three u64.
+// Magic, version, mark, dimension, stride, block rows, key id, seq, link length and bytes, three u64
+// (the lexical terms' length and text follow).
 constexpr uint64_t kHeaderBytes = 8 + 6 * 4 + 8 + 4 + kLinkBytes + 3 * 8;
-// The smallest namespace record: name length, store rows, indexed rows, has-int8.
-constexpr uint64_t kMinNamespaceBytes = 4 + 8 + 8 + 1;
-
-std::string ErrnoText(int error) { return std::error_code(error, std::generic_category()).message(); }
-
-// A keyed HMAC-SHA256 over a stream of bytes.
-class StreamMac {
- public:
-  StreamMac() = default;
-  StreamMac(const StreamMac&) = delete;
-  StreamMac& operator=(const StreamMac&) = delete;
-  ~StreamMac() { EVP_MAC_CTX_free(ctx_); }
-
-  absl::Status Init(std::string_view key) {
-    static EVP_MAC* const method = EVP_MAC_fetch(nullptr, OSSL_MAC_NAME_HMAC, nullptr);
-    if (method == nullptr || (ctx_ = EVP_MAC_CTX_new(method)) == nullptr) {
-      return absl::InternalError("OpenSSL has no HMAC");
-    }
-    char digest[] = "SHA256";
-    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                                 OSSL_PARAM_construct_end()};
-    if (EVP_MAC_init(ctx_, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) != 1) {
-      return absl::InternalError("HMAC init failed");
-    }
-    return absl::OkStatus();
-  }
-  void Update(std::span<const std::byte> bytes) {
-    ok_ =
-        ok_ && EVP_MAC_update(ctx_, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) == 1;
-  }
-  absl::StatusOr<std::array<unsigned char, kMacBytes>> Final() {
-    std::array<unsigned char, kMacBytes> out{};
-    size_t length = 0;
-    if (!ok_ || EVP_MAC_final(ctx_, out.data(), &length, out.size()) != 1 || length != kMacBytes) {
-      return absl::InternalError("HMAC failed");
-    }
-    return out;
-  }
-
- private:
-  EVP_MAC_CTX* ctx_ = nullptr;
-  bool ok_ = true;
-};
+// The smallest namespace record: name length, store rows, indexed rows, has-int8, has-BM25.
+constexpr uint64_t kMinNamespaceBytes = 4 + 8 + 8 + 1 + 1;
 
 // The snapshot MAC key of keyring key `key_id`: a key used for nothing else.
 absl::StatusOr<std::string> SnapshotKey(const Keyring& keyring, uint32_t key_id) {
@@ -85,71 +51,24 @@ absl::StatusOr<std::string> SnapshotKey(const Keyring& keyring, uint32_t key_id)
   return HmacSha256(*key, "bulwark.index.snapshot.v1");
 }
 
-template <typename T>
-std::span<const std::byte> AsBytes(const T& value) {
-  return std::as_bytes(std::span<const T>(&value, 1));
-}
-
 // Bytes of a namespace's int8 arrays for `rows` rows (Int8Rows::Arrays).
 uint64_t Int8Bytes(uint64_t rows, uint64_t dimension) {
   const uint64_t blocks = (rows + Int8Rows::kBlockRows - 1) / Int8Rows::kBlockRows;
   return blocks * dimension * Int8Rows::kBlockRows + 3 * blocks * Int8Rows::kBlockRows * sizeof(float);
 }
 
-class SnapshotWriter {
- public:
-  explicit SnapshotWriter(int fd) : fd_(fd) {}
-  StreamMac& mac() { return mac_; }
-  void Append(std::span<const std::byte> bytes) {
-    mac_.Update(bytes);
-    if (buffer_.size() + bytes.size() > kChunk) Flush();
-    if (bytes.size() >= kChunk) {
-      WriteOut(bytes);
-    } else {
-      buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
-    }
-  }
-  template <typename T>
-  void Put(const T& value) {
-    Append(AsBytes(value));
-  }
-  void AppendRaw(std::span<const std::byte> bytes) {  // not MACed: the MAC itself
-    Flush();
-    WriteOut(bytes);
-  }
-  absl::Status Finish() {
-    Flush();
-    return error_;
-  }
-
- private:
-  void Flush() {
-    WriteOut(buffer_);
-    buffer_.clear();
-  }
-  void WriteOut(std::span<const std::byte> bytes) {
-    while (error_.ok() && !bytes.empty()) {
-      const ssize_t n = ::write(fd_, bytes.data(), std::min(bytes.size(), kChunk));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        error_ = absl::InternalError(absl::StrCat("writing the index snapshot: ", ErrnoText(errno)));
-        return;
-      }
-      bytes = bytes.subspan(static_cast<size_t>(n));
-    }
-  }
-  const int fd_;
-  StreamMac mac_;
-  std::vector<std::byte> buffer_;
-  absl::Status error_;
-};
+// The BM25 index written for `ns` (none without lexical terms to name how it was tokenized).
+const Bm25Index* LexicalOf(const IndexSnapshotSource& source, const IndexSnapshotSource::Namespace& ns) {
+  return source.lexical_terms.empty() ? nullptr : ns.lexical;
+}
 
 uint64_t SnapshotSize(int dimension, size_t stride, const IndexSnapshotSource& source) {
-  uint64_t size = kHeaderBytes;
+  uint64_t size = kHeaderBytes + 4 + source.lexical_terms.size();
   for (const IndexSnapshotSource::Namespace& ns : source.namespaces) {
     const uint64_t n = ns.vectors->size();
-    size += kMinNamespaceBytes + ns.name.size() + n * (8 + 1 + 1) + n * stride * sizeof(float);
+    size += kMinNamespaceBytes - 1 + ns.name.size() + n * (8 + 1 + 1) + n * stride * sizeof(float);
     if (ns.vectors->Parts().int8 != nullptr) size += Int8Bytes(n, static_cast<uint64_t>(dimension));
+    size += LexicalSectionBytes(LexicalOf(source, ns));
   }
   return size + source.row_versions->size() * 16 + kMacBytes;
 }
@@ -170,6 +89,8 @@ absl::Status WriteContents(SnapshotWriter& out, int dimension, size_t stride, ui
   out.Put(static_cast<uint64_t>(source.namespaces.size()));
   out.Put(static_cast<uint64_t>(source.row_versions->size()));
   out.Put(file_size);
+  out.Put(static_cast<uint32_t>(source.lexical_terms.size()));
+  out.Append(std::as_bytes(std::span<const char>(source.lexical_terms)));
   for (const IndexSnapshotSource::Namespace& ns : source.namespaces) {
     const FlatIndex::ConstParts parts = ns.vectors->Parts();
     out.Put(static_cast<uint32_t>(ns.name.size()));
@@ -187,57 +108,16 @@ absl::Status WriteContents(SnapshotWriter& out, int dimension, size_t stride, ui
         out.Append(a);
       }
     }
+    WriteLexicalSection(out, LexicalOf(source, ns));
   }
-  for (const auto& [row_id, version] : *source.row_versions) {
+  source.row_versions->ForEach([&](int64_t row_id, int64_t version) {
     out.Put(row_id);
     out.Put(version);
-  }
-  BULWARK_ASSIGN_OR_RETURN(const auto mac, out.mac().Final());
+  });
+  BULWARK_ASSIGN_OR_RETURN(const auto mac, out.FinalMac());
   out.AppendRaw(std::as_bytes(std::span<const unsigned char>(mac)));
   return out.Finish();
 }
-
-// A sequential reader that MACs every byte it hands out and never reads past the file's end.
-class SnapshotReader {
- public:
-  SnapshotReader(int fd, uint64_t size) : fd_(fd), size_(size) {}
-  StreamMac& mac() { return mac_; }
-  uint64_t remaining() const { return size_ - offset_; }
-
-  absl::Status Read(std::span<std::byte> out) {
-    if (out.size() > remaining()) return absl::DataLossError("the index snapshot is truncated");
-    while (!out.empty()) {
-      const ssize_t n = ::pread(fd_, out.data(), std::min(out.size(), kChunk), static_cast<off_t>(offset_));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return absl::DataLossError(absl::StrCat("reading the index snapshot: ", ErrnoText(errno)));
-      mac_.Update(out.first(static_cast<size_t>(n)));
-      offset_ += static_cast<uint64_t>(n);
-      out = out.subspan(static_cast<size_t>(n));
-    }
-    return absl::OkStatus();
-  }
-  template <typename T>
-  absl::StatusOr<T> Get() {
-    T value{};
-    BULWARK_RETURN_IF_ERROR(Read(std::as_writable_bytes(std::span<T>(&value, 1))));
-    return value;
-  }
-  absl::Status Skip(uint64_t bytes) {
-    std::vector<std::byte> scratch(static_cast<size_t>(std::min<uint64_t>(bytes, kChunk)));
-    while (bytes > 0) {
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(bytes, scratch.size()));
-      BULWARK_RETURN_IF_ERROR(Read(std::span<std::byte>(scratch).first(n)));
-      bytes -= n;
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  const int fd_;
-  const uint64_t size_;
-  uint64_t offset_ = 0;
-  StreamMac mac_;
-};
 
 struct Header {
   uint32_t key_id = 0;
@@ -245,6 +125,7 @@ struct Header {
   std::string link;
   uint64_t namespaces = 0;
   uint64_t row_versions = 0;
+  std::string lexical_terms;
 };
 
 // The key id, read before the MAC can start (the prefix is MACed with the rest afterwards).
@@ -291,6 +172,12 @@ absl::StatusOr<Header> ReadHeader(SnapshotReader& in, uint64_t file_size, int di
     return absl::DataLossError(
         absl::StrCat("the index snapshot has ", file_size, " bytes, its header says ", recorded_size));
   }
+  BULWARK_ASSIGN_OR_RETURN(const uint32_t terms_size, in.Get<uint32_t>());
+  if (terms_size > kMaxSnapshotLexicalTermsBytes || terms_size > in.remaining())
+    return absl::DataLossError("malformed lexical terms in the index snapshot header");
+  header.lexical_terms.resize(terms_size);
+  BULWARK_RETURN_IF_ERROR(in.Read(std::as_writable_bytes(std::span<char>(header.lexical_terms))));
+  if (in.remaining() < kMacBytes) return absl::DataLossError("the index snapshot is truncated");
   const uint64_t body = in.remaining() - kMacBytes;
   if (header.namespaces > body / kMinNamespaceBytes || header.row_versions > body / 16) {
     return absl::DataLossError("index snapshot counts exceed its size");
@@ -298,9 +185,11 @@ absl::StatusOr<Header> ReadHeader(SnapshotReader& in, uint64_t file_size, int di
   return header;
 }
 
-// Reads one namespace's record into a new FlatIndex.
-absl::StatusOr<SnapshotNamespace> ReadNamespace(
-    SnapshotReader& in, int dimension, absl::FunctionRef<size_t(std::string_view, size_t)> capacity) {
+// Reads one namespace's record into a new FlatIndex (and a Bm25Index if `lexical` is set and the
+// record has one).
+absl::StatusOr<SnapshotNamespace> ReadNamespace(SnapshotReader& in, int dimension,
+                                                absl::FunctionRef<size_t(std::string_view, size_t)> capacity,
+                                                const Bm25Options* lexical) {
   SnapshotNamespace ns;
   BULWARK_ASSIGN_OR_RETURN(const uint32_t name_size, in.Get<uint32_t>());
   if (name_size == 0 || name_size > kMaxSnapshotNamespaceBytes || name_size > in.remaining()) {
@@ -342,6 +231,7 @@ absl::StatusOr<SnapshotNamespace> ReadNamespace(
     return absl::DataLossError(
         absl::StrCat("namespace ", ns.name, " in the index snapshot: ", restored.message()));
   }
+  BULWARK_ASSIGN_OR_RETURN(ns.lexical, ReadLexicalSection(in, lexical));
   return ns;
 }
 
@@ -395,9 +285,10 @@ absl::StatusOr<uint64_t> WriteIndexSnapshot(const std::filesystem::path& path, i
   return SnapshotSize(dimension, stride, source);
 }
 
-absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(
-    const std::filesystem::path& path, int dimension, const Keyring& keyring,
-    absl::FunctionRef<size_t(std::string_view, size_t)> capacity) {
+absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(const std::filesystem::path& path, int dimension,
+                                                const Keyring& keyring,
+                                                absl::FunctionRef<size_t(std::string_view, size_t)> capacity,
+                                                const SnapshotLexicalOptions& lexical) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return absl::NotFoundError("no index snapshot");
@@ -405,7 +296,7 @@ absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(
   }
   FileCloser closer{fd};
   const off_t end = ::lseek(fd, 0, SEEK_END);
-  if (end < static_cast<off_t>(kHeaderBytes + kMacBytes))
+  if (end < static_cast<off_t>(kHeaderBytes + 4 + kMacBytes))
     return absl::DataLossError("the index snapshot is truncated");
   const uint64_t file_size = static_cast<uint64_t>(end);
   BULWARK_ASSIGN_OR_RETURN(auto probe, FlatIndex::Create(dimension));
@@ -417,8 +308,12 @@ absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(
   IndexSnapshot snapshot;
   snapshot.seq = header.seq;
   snapshot.link = header.link;
+  // BM25 sections are restored only if they were tokenized as this store tokenizes.
+  const bool same_terms = !lexical.terms.empty() && header.lexical_terms == lexical.terms;
+  snapshot.lexical_terms_match = same_terms;
   for (uint64_t i = 0; i < header.namespaces; ++i) {
-    BULWARK_ASSIGN_OR_RETURN(SnapshotNamespace ns, ReadNamespace(in, dimension, capacity));
+    BULWARK_ASSIGN_OR_RETURN(SnapshotNamespace ns,
+                             ReadNamespace(in, dimension, capacity, same_terms ? &lexical.bm25 : nullptr));
     snapshot.namespaces.push_back(std::move(ns));
   }
   if (header.row_versions * 16 > in.remaining())

@@ -1,8 +1,9 @@
 // IndexSnapshot: the file that lets an open skip the scan of every row (issue #12 point 3,
 // open-to-first-search): EntryStore's vector indexes (row ids, states, kinds, float32 rows and their
-// int8 copy, by position) and its rollback bookkeeping (each row's newest version), as of one
-// history seq. An open reads it (one sequential read at disk/memory speed into the final arrays,
-// no decoding, no encoding) and then applies the history events committed after that seq from the
+// int8 copy, by position), the BM25 postings of the namespaces whose lexical index was built (so
+// the first hybrid search tokenizes nothing), and its rollback bookkeeping (each row's newest
+// version), as of one history seq. An open reads it (one sequential read at disk/memory speed into the final
+// arrays, no decoding, no encoding) and then applies the history events committed after that seq from the
 // store, exactly as it catches up with other writers, so the index equals one built from the rows.
 //
 // The file is an UNTRUSTED cache (StoreLayout::index_snapshot()). Anything wrong with it makes the
@@ -20,13 +21,15 @@
 // (entry_store_snapshot.cc). Every search hit is still read back and verified against its signed
 // row.
 //
-// Format (version 1, little-endian, doc in bench/RESULTS.md "Index snapshot"):
+// Format (version 2, little-endian, doc in bench/RESULTS.md "Index snapshot"; version 1 had no
+// lexical terms and no BM25 sections, and is refused like any other version):
 //   header: "BWIXSNAP", u32 version, u32 byte-order mark 0x01020304, u32 dimension, u32 stride,
 //           u32 int8 block rows, u32 key id, i64 seq, u32 link length, 32 link bytes,
-//           u64 namespaces, u64 row versions, u64 file size
+//           u64 namespaces, u64 row versions, u64 file size, u32 lexical terms length, its text
 //   per namespace: u32 name length, name, i64 rows in the store at seq, u64 indexed rows n,
 //           u8 has-int8, n row ids (i64), n states (u8), n kinds (u8), n * stride floats,
-//           [int8 arrays: lines, scales, row norms, error norms (Int8Rows::Arrays)]
+//           [int8 arrays: lines, scales, row norms, error norms (Int8Rows::Arrays)],
+//           BM25 section (index_snapshot_stream.h: u8 present, then the postings by term)
 //   row versions: count x (i64 row id, i64 updated_at_us)
 //   32-byte MAC
 #pragma once
@@ -39,25 +42,33 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "index/bm25_index.h"
 #include "index/flat_index.h"
 #include "provenance/keyring.h"
+#include "store/index_snapshot_row_versions.h"
 
 namespace bulwark {
 
-inline constexpr uint32_t kIndexSnapshotVersion = 1;
+inline constexpr uint32_t kIndexSnapshotVersion = 2;
 // Namespace names longer than this are refused (the store's own limit is far lower).
 inline constexpr uint32_t kMaxSnapshotNamespaceBytes = 4096;
+// Lexical terms descriptions longer than this are refused.
+inline constexpr uint32_t kMaxSnapshotLexicalTermsBytes = 4096;
 
 // One namespace's part of a snapshot.
 struct SnapshotNamespace {
   std::string name;
   int64_t store_rows = 0;  // rows of the namespace in the store (every state) at the seq
   std::unique_ptr<FlatIndex> vectors;
+  // The namespace's BM25 index (its active memories' terms), if the file holds one and it was made
+  // with the lexical terms the reader asked for.
+  std::optional<Bm25Index> lexical;
 };
 
 // A row's newest version (updated_at_us) as the rollback check knows it.
@@ -71,6 +82,7 @@ struct IndexSnapshot {
   std::string link;  // the history chain link of event `seq` (empty for a store without events)
   std::vector<SnapshotNamespace> namespaces;
   std::vector<RowVersion> row_versions;
+  bool lexical_terms_match = false;  // the file's lexical terms were the reader's (and not empty)
 };
 
 // What WriteIndexSnapshot writes: borrowed from the caller, which holds them still meanwhile.
@@ -81,9 +93,13 @@ struct IndexSnapshotSource {
     std::string_view name;
     int64_t store_rows = 0;
     const FlatIndex* vectors = nullptr;  // not null; of the dimension written
+    const Bm25Index* lexical = nullptr;  // null: none written (built from the rows after an open)
   };
+  // What the BM25 indexes' terms were made by (SnapshotLexicalOptions::terms); empty: no BM25
+  // index is written.
+  std::string_view lexical_terms;
   std::vector<Namespace> namespaces;
-  const absl::flat_hash_map<int64_t, int64_t>* row_versions = nullptr;  // not null
+  const RowVersionTable* row_versions = nullptr;  // not null
 };
 
 // Writes `source` to `path` atomically: a temporary file beside it, fsync, rename over `path`,
@@ -95,6 +111,15 @@ struct IndexSnapshotSource {
                                                           const IndexSnapshotSource& source,
                                                           const Keyring& keyring);
 
+// What the reader expects of the BM25 sections: `terms` names how the documents were tokenized
+// (EntryStore: its lexical terms' output for a probe text); a file written with other terms, or an
+// empty `terms`, has its BM25 sections read past (MACed) and not restored. `bm25`: the restored
+// indexes' options (they rank with them; the postings do not depend on them).
+struct SnapshotLexicalOptions {
+  std::string_view terms;
+  Bm25Options bm25;
+};
+
 // Reads the snapshot at `path` for an index of `dimension`; `capacity(name, rows)` gives the rows
 // to make room for in a namespace's index (>= rows: the rows added since are appended without
 // regrowing). NotFound if there is no file; FailedPrecondition for another version, byte order,
@@ -103,6 +128,7 @@ struct IndexSnapshotSource {
 // returned unless the whole file checked.
 [[nodiscard]] absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(
     const std::filesystem::path& path, int dimension, const Keyring& keyring,
-    absl::FunctionRef<size_t(std::string_view name, size_t rows)> capacity);
+    absl::FunctionRef<size_t(std::string_view name, size_t rows)> capacity,
+    const SnapshotLexicalOptions& lexical = {});
 
 }  // namespace bulwark

@@ -3,7 +3,9 @@
 // quarantined entries, the honeypot observation -- answers exactly as after an open that scanned
 // the rows. A snapshot that is tampered with, truncated, made with another keyring, ahead of the
 // store or missing rows is ignored (the open scans); a stale one is brought up to date from the
-// history, so rows added, deleted or quarantined after it are (not) found as they must be.
+// history, so rows added, deleted, quarantined or released after it are (not) found as they must
+// be. The BM25 indexes come with it, brought up to date the same way; one written with other
+// lexical terms is built from the rows instead (and written at the next close).
 #include "store/index_snapshot.h"
 
 #include <gtest/gtest.h>
@@ -65,7 +67,7 @@ class IndexSnapshotTest : public ::testing::Test {
   void Open(bool create, bool snapshots) {
     store_.reset();
     StoreOptions options = testing::LexicalStoreOptions();
-    options.retrieval_config = {{"default", "hybrid"}};
+    options.retrieval_config = retrieval_config_;
     options.index_snapshot_min_rows = snapshots ? 1 : -1;
     auto store = create ? MemoryStore::Create(dir_.path(), options) : MemoryStore::Open(dir_.path(), options);
     ASSERT_TRUE(store.ok()) << store.status();
@@ -113,12 +115,16 @@ class IndexSnapshotTest : public ::testing::Test {
     EXPECT_FALSE(entries().open_report().from_snapshot);
     return AllSearches();
   }
-  void Corrupt(uint64_t offset, char byte) {
+  // Flips bits of one byte (XOR with `mask`, not zero: the byte always changes).
+  void Corrupt(uint64_t offset, char mask) {
     std::fstream f(snapshot(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(offset));
+    const char byte = static_cast<char>(f.get());
     f.seekp(static_cast<std::streamoff>(offset));
-    f.put(byte);
+    f.put(static_cast<char>(byte ^ mask));
   }
   testing::TempDir dir_;
+  nlohmann::json retrieval_config_ = {{"default", "hybrid"}};
   std::unique_ptr<MemoryStore> store_;
   std::map<std::string, std::vector<std::string>> ids_;
 };
@@ -129,6 +135,9 @@ TEST_F(IndexSnapshotTest, TheOpenStartsFromTheSnapshotAndSearchesAnswerAsAfterAS
   Open(false, true);
   EXPECT_TRUE(entries().open_report().from_snapshot);
   EXPECT_EQ(entries().open_report().caught_up_entries, 0);
+  // Both namespaces' BM25 indexes (built as they were written) came with it: nothing to tokenize.
+  EXPECT_EQ(entries().open_report().lexical_from_snapshot, 2);
+  EXPECT_TRUE(entries().SideIndexes("a").lexical);
   const std::vector<Hits> with_snapshot = AllSearches();
   EXPECT_FALSE(with_snapshot.front().empty());
   EXPECT_EQ(with_snapshot, FreshBuild());
@@ -141,9 +150,11 @@ TEST_F(IndexSnapshotTest, ChangesAfterTheSnapshotAreAppliedFromTheHistory) {
   const std::string added = MustAdd("a", "the plumber Zoltan comes on Saturday", {{"topic", "health"}});
   ASSERT_THAT(store_->Delete("a", ids_["a"][0], "alice"), IsOk());
   ASSERT_THAT(store_->Quarantine("a", ids_["a"][5], "admin", {{"why", "review"}}), IsOk());
+  ASSERT_THAT(store_->Release("a", ids_["a"][2], "admin"), IsOk());  // back into the BM25 index
   Open(false, true);
   EXPECT_TRUE(entries().open_report().from_snapshot);
-  EXPECT_EQ(entries().open_report().caught_up_entries, 3);
+  EXPECT_EQ(entries().open_report().caught_up_entries, 4);
+  EXPECT_EQ(entries().open_report().lexical_from_snapshot, 2);  // and brought up to date
   const Hits plumber = Search("a", "plumber Zoltan Saturday", {});
   ASSERT_FALSE(plumber.empty());
   EXPECT_EQ(plumber[0].first, added);
@@ -160,8 +171,16 @@ TEST_F(IndexSnapshotTest, ChangesAfterTheSnapshotAreAppliedFromTheHistory) {
 TEST_F(IndexSnapshotTest, ATamperedOrTruncatedSnapshotIsIgnored) {
   Open(false, true);
   const uint64_t size = std::filesystem::file_size(snapshot());
+  std::string bytes;
+  {
+    std::ifstream in(snapshot(), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t term = bytes.find("dentist");  // a term's name in a BM25 section
+  ASSERT_NE(term, std::string::npos);
   const std::vector<Hits> fresh = FreshBuild();
-  for (const uint64_t offset : {uint64_t{40}, size / 2, size - 1}) {  // header, vectors, MAC
+  for (const uint64_t offset :
+       {uint64_t{40}, size / 2, uint64_t{term}, size - 1}) {  // header, vectors, BM25, MAC
     const std::filesystem::path copy = dir_.path() / "good.snap";
     std::filesystem::copy_file(snapshot(), copy, std::filesystem::copy_options::overwrite_existing);
     Corrupt(offset, '\x5a');
@@ -174,6 +193,23 @@ TEST_F(IndexSnapshotTest, ATamperedOrTruncatedSnapshotIsIgnored) {
   std::filesystem::resize_file(snapshot(), size - 100);
   Open(false, true);
   EXPECT_FALSE(entries().open_report().from_snapshot);
+  EXPECT_EQ(AllSearches(), fresh);
+}
+
+// A BM25 index written by a process that tokenized otherwise is not restored: the vectors are, and
+// the BM25 index is built from the rows on first use (then the next close writes it).
+TEST_F(IndexSnapshotTest, Bm25IndexesOfOtherLexicalTermsAreBuiltFromTheRows) {
+  Open(false, true);
+  retrieval_config_ = {{"default", "hybrid"}, {"stem", false}};
+  const std::vector<Hits> fresh = FreshBuild();
+  Open(false, true);
+  EXPECT_TRUE(entries().open_report().from_snapshot);
+  EXPECT_EQ(entries().open_report().lexical_from_snapshot, 0);
+  EXPECT_FALSE(entries().SideIndexes("a").lexical);
+  EXPECT_EQ(AllSearches(), fresh);  // builds "a"'s (hybrid); "v" ranks by vector only
+  Open(false, true);                // the close wrote "a"'s, with the unstemmed terms
+  EXPECT_TRUE(entries().open_report().from_snapshot);
+  EXPECT_EQ(entries().open_report().lexical_from_snapshot, 1);
   EXPECT_EQ(AllSearches(), fresh);
 }
 
@@ -203,7 +239,7 @@ TEST_F(IndexSnapshotTest, AnAuthenticSnapshotThatOmitsRowsOrIsAheadIsIgnored) {
   auto newest = entries().backend().NewestLink();  // the right link: only the counts are wrong
   ASSERT_THAT(newest.status(), IsOk());
   ASSERT_EQ(newest->first, seq);
-  const absl::flat_hash_map<int64_t, int64_t> versions;
+  const RowVersionTable versions;
   auto empty = FlatIndex::Create(store_->embedder().dimension());
   ASSERT_THAT(empty.status(), IsOk());
   for (const int64_t at : {seq, seq + 5}) {
@@ -255,7 +291,7 @@ TEST_F(IndexSnapshotTest, EveryFlippedHeaderByteAndEveryCutIsRefused) {
 TEST(IndexSnapshotFileTest, BadArgumentsAndMissingFilesAreRefused) {
   testing::TempDir dir;
   Keyring empty_keyring;
-  const absl::flat_hash_map<int64_t, int64_t> versions;
+  const RowVersionTable versions;
   IndexSnapshotSource source{.seq = 1, .link = "", .row_versions = &versions};
   EXPECT_EQ(WriteIndexSnapshot(dir.path() / "x.snap", 8, source, empty_keyring).status().code(),
             absl::StatusCode::kFailedPrecondition);
@@ -265,6 +301,42 @@ TEST(IndexSnapshotFileTest, BadArgumentsAndMissingFilesAreRefused) {
   std::ofstream(dir.path() / "short.snap") << "BWIXSNAP";
   EXPECT_EQ(ReadIndexSnapshot(dir.path() / "short.snap", 8, empty_keyring, none).status().code(),
             absl::StatusCode::kDataLoss);
+}
+
+TEST(RowVersionTableTest, KeepsTheNewestVersionOfDenseSparseAndOutOfOrderIds) {
+  RowVersionTable table;
+  table.Reserve(4);
+  EXPECT_FALSE(table.Find(1).has_value());
+  table.Note(1, 50);
+  table.Note(1, 40);  // older: the newest stays
+  table.Note(2, 60);
+  EXPECT_EQ(table.Find(1), 50);
+  EXPECT_EQ(table.Find(2), 60);
+  EXPECT_FALSE(table.Find(0).has_value());
+  EXPECT_FALSE(table.Find(3).has_value());
+  // Far beyond the rows known: kept aside; then the ids between arrive and the array covers it.
+  const int64_t far = 1'000'000;
+  table.Note(far, 7);
+  table.Note(-5, 8);  // never in the array
+  EXPECT_EQ(table.Find(far), 7);
+  EXPECT_EQ(table.Find(-5), 8);
+  for (int64_t id = 3; id <= far; ++id) table.Note(id, id);
+  EXPECT_EQ(table.Find(far), far);  // max(7, far)
+  EXPECT_EQ(table.Find(1), 50);
+  EXPECT_EQ(table.size(), static_cast<size_t>(far) + 1);  // ids 1 .. far and -5
+  size_t visited = 0;
+  int64_t last = -1;
+  bool ascending = true;
+  table.ForEach([&](int64_t id, int64_t version) {
+    ++visited;
+    if (id >= 0) {
+      ascending = ascending && id > last;
+      last = id;
+    }
+    EXPECT_EQ(table.Find(id), version);
+  });
+  EXPECT_EQ(visited, table.size());
+  EXPECT_TRUE(ascending);
 }
 
 }  // namespace

@@ -1,0 +1,196 @@
+// The index snapshot's byte streams (private to index_snapshot*.cc): a writer and a reader that
+// pass every byte through one keyed HMAC-SHA256 (OpenSSL's EVP_MAC), and the BM25 section of a
+// namespace's record (index_snapshot_lexical.cc).
+#pragma once
+
+#include <absl/status/status.h>
+#include <absl/status/statusor.h>
+#include <absl/strings/str_cat.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+#include "core/status_macros.h"
+#include "index/bm25_index.h"
+
+namespace bulwark::snapshot_internal {
+
+inline constexpr size_t kMacBytes = 32;
+inline constexpr size_t kChunk = size_t{1} << 20;  // bytes per read or write call
+
+inline std::string ErrnoText(int error) { return std::error_code(error, std::generic_category()).message(); }
+
+// A keyed HMAC-SHA256 over a stream of bytes.
+class StreamMac {
+ public:
+  StreamMac() = default;
+  StreamMac(const StreamMac&) = delete;
+  StreamMac& operator=(const StreamMac&) = delete;
+  ~StreamMac() { EVP_MAC_CTX_free(ctx_); }
+
+  absl::Status Init(std::string_view key) {
+    static EVP_MAC* const method = EVP_MAC_fetch(nullptr, OSSL_MAC_NAME_HMAC, nullptr);
+    if (method == nullptr || (ctx_ = EVP_MAC_CTX_new(method)) == nullptr) {
+      return absl::InternalError("OpenSSL has no HMAC");
+    }
+    char digest[] = "SHA256";
+    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
+                                 OSSL_PARAM_construct_end()};
+    if (EVP_MAC_init(ctx_, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) != 1) {
+      return absl::InternalError("HMAC init failed");
+    }
+    return absl::OkStatus();
+  }
+  void Update(std::span<const std::byte> bytes) {
+    ok_ =
+        ok_ && EVP_MAC_update(ctx_, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) == 1;
+  }
+  absl::StatusOr<std::array<unsigned char, kMacBytes>> Final() {
+    std::array<unsigned char, kMacBytes> out{};
+    size_t length = 0;
+    if (!ok_ || EVP_MAC_final(ctx_, out.data(), &length, out.size()) != 1 || length != kMacBytes) {
+      return absl::InternalError("HMAC failed");
+    }
+    return out;
+  }
+
+ private:
+  EVP_MAC_CTX* ctx_ = nullptr;
+  bool ok_ = true;
+};
+
+template <typename T>
+inline std::span<const std::byte> AsBytes(const T& value) {
+  return std::as_bytes(std::span<const T>(&value, 1));
+}
+
+class SnapshotWriter {
+ public:
+  explicit SnapshotWriter(int fd) : fd_(fd) {}
+  StreamMac& mac() { return mac_; }
+  // MACs and writes `bytes` (small ones are buffered, and MACed when the buffer is written: one
+  // MAC update per megabyte, not per field).
+  void Append(std::span<const std::byte> bytes) {
+    if (buffer_.size() + bytes.size() > kChunk) Flush();
+    if (bytes.size() >= kChunk) {
+      mac_.Update(bytes);
+      WriteOut(bytes);
+    } else {
+      buffer_.insert(buffer_.end(), bytes.begin(), bytes.end());
+    }
+  }
+  template <typename T>
+  void Put(const T& value) {
+    Append(AsBytes(value));
+  }
+  // The MAC of everything appended so far.
+  absl::StatusOr<std::array<unsigned char, kMacBytes>> FinalMac() {
+    Flush();
+    return mac_.Final();
+  }
+  void AppendRaw(std::span<const std::byte> bytes) {  // not MACed: the MAC itself
+    Flush();
+    WriteOut(bytes);
+  }
+  absl::Status Finish() {
+    Flush();
+    return error_;
+  }
+
+ private:
+  void Flush() {
+    mac_.Update(buffer_);
+    WriteOut(buffer_);
+    buffer_.clear();
+  }
+  void WriteOut(std::span<const std::byte> bytes) {
+    while (error_.ok() && !bytes.empty()) {
+      const ssize_t n = ::write(fd_, bytes.data(), std::min(bytes.size(), kChunk));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        error_ = absl::InternalError(absl::StrCat("writing the index snapshot: ", ErrnoText(errno)));
+        return;
+      }
+      bytes = bytes.subspan(static_cast<size_t>(n));
+    }
+  }
+  const int fd_;
+  StreamMac mac_;
+  std::vector<std::byte> buffer_;
+  absl::Status error_;
+};
+
+// A sequential reader that MACs every byte it hands out and never reads past the file's end.
+class SnapshotReader {
+ public:
+  SnapshotReader(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  StreamMac& mac() { return mac_; }
+  uint64_t remaining() const { return size_ - offset_; }
+
+  absl::Status Read(std::span<std::byte> out) {
+    if (out.size() > remaining()) return absl::DataLossError("the index snapshot is truncated");
+    while (!out.empty()) {
+      const ssize_t n = ::pread(fd_, out.data(), std::min(out.size(), kChunk), static_cast<off_t>(offset_));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return absl::DataLossError(absl::StrCat("reading the index snapshot: ", ErrnoText(errno)));
+      mac_.Update(out.first(static_cast<size_t>(n)));
+      offset_ += static_cast<uint64_t>(n);
+      out = out.subspan(static_cast<size_t>(n));
+    }
+    return absl::OkStatus();
+  }
+  // Reads `count` values into `out` (resized); DataLoss, before allocating, if the file has fewer
+  // bytes left.
+  template <typename T>
+  absl::Status ReadArray(uint64_t count, std::vector<T>* out) {
+    if (count > remaining() / sizeof(T)) return absl::DataLossError("the index snapshot is truncated");
+    out->resize(static_cast<size_t>(count));
+    return Read(std::as_writable_bytes(std::span<T>(*out)));
+  }
+  template <typename T>
+  absl::StatusOr<T> Get() {
+    T value{};
+    BULWARK_RETURN_IF_ERROR(Read(std::as_writable_bytes(std::span<T>(&value, 1))));
+    return value;
+  }
+  absl::Status Skip(uint64_t bytes) {
+    std::vector<std::byte> scratch(static_cast<size_t>(std::min<uint64_t>(bytes, kChunk)));
+    while (bytes > 0) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(bytes, scratch.size()));
+      BULWARK_RETURN_IF_ERROR(Read(std::span<std::byte>(scratch).first(n)));
+      bytes -= n;
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  const int fd_;
+  const uint64_t size_;
+  uint64_t offset_ = 0;
+  StreamMac mac_;
+};
+
+// A namespace's BM25 section (index_snapshot.h, format): u8 present; if 1, u64 slots, u64 terms,
+// u64 name bytes, u64 postings, then slots x i64 ids, terms x u32 name lengths, the names, terms x
+// u32 posting counts, postings x (u32 slot, u32 tf).
+// Bytes of the section of `lexical` (null: none, one byte).
+uint64_t LexicalSectionBytes(const Bm25Index* lexical);
+void WriteLexicalSection(SnapshotWriter& out, const Bm25Index* lexical);
+// Reads a section; with `options` set, restores the index it holds (nullopt if it holds none),
+// without, reads past it (MACed all the same) and returns nullopt. DataLoss for counts beyond the
+// file or postings Bm25Index::Restore refuses.
+absl::StatusOr<std::optional<Bm25Index>> ReadLexicalSection(SnapshotReader& in, const Bm25Options* options);
+
+}  // namespace bulwark::snapshot_internal
