@@ -67,9 +67,15 @@ std::string PotText(int i) {
   return t + " " + Text(i * 31 + 5).substr(Text(i * 31 + 5).find(':') + 2, 14);
 }
 
+// The fixtures, emptied by main() before exit: destroyed as a function-local static they outlived
+// statics the stores use and the run ended in a heap error (seen 2026-11-24).
+std::map<std::pair<int, bool>, std::unique_ptr<Fixture>>& Fixtures() {
+  static auto* fixtures = new std::map<std::pair<int, bool>, std::unique_ptr<Fixture>>();
+  return *fixtures;
+}
+
 Fixture& Get(int memories, bool hybrid) {
-  static std::map<std::pair<int, bool>, std::unique_ptr<Fixture>> fixtures;
-  auto& f = fixtures[{memories, hybrid}];
+  auto& f = Fixtures()[{memories, hybrid}];
   if (f) return *f;
   f = std::make_unique<Fixture>();
   StoreOptions options;
@@ -132,6 +138,16 @@ BENCHMARK(BM_DefendedSearch)
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
+
+void ClearFixtures() { Fixtures().clear(); }
+
 }  // namespace bulwark
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  bulwark::ClearFixtures();  // while every static the stores use is still alive
+  return 0;
+}
