@@ -14,6 +14,8 @@
 //                       namespace, m = 1000, N memories
 //   BM_GateWithoutConflictAndFlood/N  the same gate with conflict, flood and odd_token disabled
 //   BM_SlotExtraction   ExtractSlots on the written note alone
+//   BM_SubjectTerms     SubjectIndex::TermsOf on the written note alone (once in the conflict
+//                       detector, once more when the memory table takes the committed entry)
 //
 // The stored memories are 10k distinct synthetic notes (names, dates, times, amounts, rooms drawn
 // at random); the written notes are 256 others of the same shapes, cycled, so some of them
@@ -27,6 +29,7 @@
 #include "bulwark/embedder.h"
 #include "detect/memory_table.h"
 #include "detect/slot_extractor.h"
+#include "detect/subject_index.h"
 #include "detect/write_gate.h"
 #include "embed/embedder_factory.h"
 #include "gate_write_loop.h"
@@ -144,6 +147,13 @@ void BM_SlotExtraction(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(ExtractSlots(text));
 }
 BENCHMARK(BM_SlotExtraction)->Unit(benchmark::kMicrosecond);
+
+void BM_SubjectTerms(benchmark::State& state) {
+  const std::string text =
+      "Dentist with Dr Rao on June 14 at 9am, $120 copay; call 555-0142 or rao@clinic.example.";
+  for (auto _ : state) benchmark::DoNotOptimize(SubjectIndex::TermsOf(text));
+}
+BENCHMARK(BM_SubjectTerms)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace bulwark
