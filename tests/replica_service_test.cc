@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <fstream>
 #include <functional>
 #include <future>
 #include <iostream>
@@ -29,6 +30,7 @@
 #include <set>
 #include <thread>
 
+#include "honeypot/fit_test_data.h"
 #include "replication/version_checker.h"
 #include "service_harness.h"
 #include "storage/postgresql/change_feed.h"
@@ -604,6 +606,67 @@ TEST_F(ReplicaServiceTest, ReplicasHoldTheirPlacedNamespacesAndForwardOtherReads
   }
   for (const std::string& id : survivors) HeldBy(id, [&] { return PlacedOrLed(id, names, survivors); });
   ExpectGapFreeVersions();
+}
+
+// The honeypot monitor's statistics live on the namespace's leader (replica_routing.h): searches
+// of a namespace with pots, sent to every replica, are observed by the leader only
+// (bulwark_honeypot_observations_total), so a caller spreading its queries over the replicas
+// meets one SPRT, as on one replica.
+TEST_F(ReplicaServiceTest, SearchesOfAMonitoredNamespaceAreObservedOnItsLeaderOnly) {
+  const std::string corpora = std::string(BULWARK_SOURCE_DIR) + "/data/corpora/";
+  json entries = json::array();
+  for (const std::string& t :
+       honeypot::testing::ReadJsonlField(corpora + "benign_memories.jsonl", "text", 80))
+    entries.push_back({{"text", t}});
+  ASSERT_EQ(On("r2", "POST", "/v1/memories", admin_, {{"namespace", "potted"}, {"entries", entries}}).status,
+            201);
+  const std::string leader = Leader("potted");
+  ASSERT_FALSE(leader.empty());
+  {
+    std::ofstream attack(dir_.path() / "attack.jsonl"), benign(dir_.path() / "benign.jsonl");
+    for (const std::string& q : honeypot::testing::ExtractionAttackQueries())
+      attack << json{{"query", q}}.dump() << "\n";
+    for (const std::string& q :
+         honeypot::testing::ReadJsonlField(corpora + "benign_queries.jsonl", "query", 60))
+      benign << json{{"query", q}}.dump() << "\n";
+  }
+  auto [code, out] = ::bulwark::testing::RunCli(
+      url_, {"--keyring", keyring_, "--json", "-n", "potted", "honeypots", "fit", "--attack-log",
+             (dir_.path() / "attack.jsonl").string(), "--benign-queries",
+             (dir_.path() / "benign.jsonl").string(), "--seed", "3"});
+  ASSERT_EQ(code, 0) << out;
+  // Every replica's index has the pots once it has applied the fit (a version of the store).
+  auto observations = [this](const std::string& id) {
+    const std::string text = On(id, "GET", "/metrics", admin_).body;
+    const std::string name = "bulwark_honeypot_observations_total ";
+    const size_t at = text.find(name);
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size()));
+  };
+  const std::string reader = NewKey("spreader", "potted");
+  auto search_on = [&](const char* id) {
+    Answer a = On(id, "POST", "/v1/memories/search", reader,
+                  {{"namespace", "potted"}, {"query", "what do I have planned this week"}},
+                  {{"X-Bulwark-Session", "spread"}});
+    EXPECT_EQ(a.status, 200) << id << ": " << a.body;
+  };
+  // The leader observes once it has applied the fit; then the other replicas too have had time to.
+  const Clock::time_point deadline = Clock::now() + std::chrono::seconds(10);
+  const double start = observations(leader);
+  while (observations(leader) == start && Clock::now() < deadline) {
+    search_on(leader.c_str());
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_GT(observations(leader), start) << "the leader never observed a search of the fitted namespace";
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::map<std::string, double> before;
+  for (const char* id : {"r1", "r2", "r3"}) before[id] = observations(id);
+  for (const char* id : {"r1", "r2", "r3"}) search_on(id);
+  EXPECT_EQ(observations(leader) - before[leader], 3)
+      << "the leader observes the searches sent to every replica";
+  for (const char* id : {"r1", "r2", "r3"}) {
+    if (id != leader)
+      EXPECT_EQ(observations(id), before[id]) << id << " is not the leader and observes nothing";
+  }
 }
 
 }  // namespace

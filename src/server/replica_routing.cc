@@ -55,7 +55,7 @@ absl::StatusOr<Reply> ReplicaRouting::Handle(const RouteSpec& route, const Call&
   const bool forwarded = call.http.has_header(kForwardedHeader);
   const std::optional<RequestNamespace> target = NamespaceOfRequest(route, call, Lookup());
   if (!target) return RunHere(route, call, coordinator);
-  if (!target->write) {
+  if (!target->write && !(options_.monitored && options_.monitored(target->name_space))) {
     ReplicaPlacement::ReadRoute read = coordinator->RouteRead(target->name_space, forwarded);
     switch (read.kind) {
       case ReplicaPlacement::ReadRoute::Kind::kLocal:
@@ -68,15 +68,22 @@ absl::StatusOr<Reply> ReplicaRouting::Handle(const RouteSpec& route, const Call&
     return RetryLater(503, "replica_unavailable",
                       absl::StrCat("no replica can serve this namespace now (", read.why, "); retry"));
   }
-  ReplicaCoordinator::WriteRoute where = coordinator->RouteWrite(target->name_space, forwarded);
+  return OnLeader(route, call, *target, forwarded, coordinator);
+}
+
+absl::StatusOr<Reply> ReplicaRouting::OnLeader(const RouteSpec& route, const Call& call,
+                                               const RequestNamespace& target, bool forwarded,
+                                               ReplicaCoordinator* coordinator) {
+  ReplicaCoordinator::WriteRoute where = coordinator->RouteWrite(target.name_space, forwarded);
   switch (where.kind) {
     case ReplicaCoordinator::WriteRoute::Kind::kLocal:
+      if (!target.write) return RunHere(route, call, coordinator);
       if (std::optional<Reply> refused = AwaitMinVersion(call, coordinator)) return *std::move(refused);
-      return WriteHere(route, call, target->name_space);
+      return WriteHere(route, call, target.name_space);
     case ReplicaCoordinator::WriteRoute::Kind::kForward:
       if (!forwarded) {
         Reply reply = ForwardTo(where.url, call);
-        if (reply.status == 503) coordinator->ForwardFailed(target->name_space);
+        if (reply.status == 503) coordinator->ForwardFailed(target.name_space);
         return reply;
       }
       return RetryLater(503, "leader_unavailable", "the namespace's leader changed while forwarding; retry");

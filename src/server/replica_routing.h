@@ -13,6 +13,12 @@
 //     loaded first); otherwise it is sent to the namespace's live holders in placement order, the
 //     next one when one does not answer; none answers: 503 {"code": "replica_unavailable"} with
 //     Retry-After: 1.
+//   - Except a read of a namespace the honeypot session monitor observes
+//     (ReplicaRoutingOptions::monitored): it runs where the namespace's writes run, on its leader,
+//     which keeps the monitor's per-session and per-principal statistics, so a caller spreading its
+//     queries over replicas meets one SPRT, as on one replica. A replica that does not hold the
+//     namespace cannot tell whether it has pots, so it sends every read of a monitored mode to
+//     the leader.
 //   - A write that committed here answers with the header `Bulwark-Version: bw1.<ns>.<v>`
 //     (version_token.h) and sends the followers' wake-up hint. A write refused by the lease's
 //     fence (this replica lost the namespace) answers 503 {"code": "not_leader"}, Retry-After: 1.
@@ -28,6 +34,7 @@
 #include <absl/time/time.h>
 
 #include <atomic>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +52,10 @@ inline constexpr char kForwardedHeader[] = "Bulwark-Forwarded";
 struct ReplicaRoutingOptions {
   absl::Duration forward_timeout = absl::Seconds(5);   // connect + answer of a forwarded request
   absl::Duration min_version_wait = absl::Seconds(2);  // the longest a read waits for its version
+  // Whether the honeypot session monitor observes the namespace's searches (serve: its mode is
+  // not off and, when this replica holds it, it has pots); those reads run on the leader. Null:
+  // every holder serves reads.
+  std::function<bool(std::string_view name_space)> monitored;
 };
 
 class ReplicaRouting final : public RouteInterceptor {
@@ -69,6 +80,10 @@ class ReplicaRouting final : public RouteInterceptor {
   Reply ForwardRead(const std::vector<std::string>& urls, const Call& call) const;
   // The write of `name_space`: here as its leader, with the version header on success.
   absl::StatusOr<Reply> WriteHere(const RouteSpec& route, const Call& call, const std::string& name_space);
+  // A write, or a monitored read, of `name_space`: run here when this replica leads it, else sent
+  // to the leader; 503 leader_unavailable when there is none to send it to.
+  absl::StatusOr<Reply> OnLeader(const RouteSpec& route, const Call& call, const RequestNamespace& target,
+                                 bool forwarded, ReplicaCoordinator* coordinator);
   // The request sent on to `url` and its answer; 503 leader_unavailable if it cannot be sent
   // (then *reached is false, when given).
   Reply ForwardTo(const std::string& url, const Call& call, bool* reached = nullptr) const;

@@ -329,7 +329,13 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
         parts.store.get(),
         ReplicaRoutingOptions{
             .forward_timeout = absl::Milliseconds(options.replication.forward_timeout_ms),
-            .min_version_wait = absl::Milliseconds(options.replication.min_version_wait_ms)});
+            .min_version_wait = absl::Milliseconds(options.replication.min_version_wait_ms),
+            // The honeypot monitor's statistics live on the namespace's leader (replica_routing.h).
+            .monitored = [guard = parts.guard.get(),
+                          entries = parts.store->impl().entries.get()](std::string_view ns) {
+              if (guard->Mode(ns) == HoneypotMode::kOff) return false;
+              return !entries->Holds(ns) || entries->HasHoneypots(ns);
+            }});
     backends.interceptor = parts.routing.get();
   }
   auto server = HttpServer::Create(so, backends);
