@@ -24,11 +24,38 @@ endfunction()
 # and JSON templates cost most of that build's compile time (a test batch: 28.5 s at -O1 with
 # coverage, 8.9 s at -O0 without, clang 14). The libraries under test keep -O1 and ASan/UBSan.
 function(bulwark_test_code_options target)
+  # -pthread on all test code, as some dependencies (cpp-httplib's pkg-config flags) add it: the
+  # shared precompiled header must be compiled with the same thread setting as every user.
+  target_compile_options(${target} PRIVATE -pthread)
   if(BULWARK_SANITIZE)
     target_compile_options(${target} PRIVATE -O0)
   else()
     target_compile_options(${target} PRIVATE $<$<CONFIG:RelWithDebInfo,Release>:-O1>)
   endif()
+endfunction()
+
+# One precompiled header for all test code: gtest, gmock, nlohmann/json, the Abseil status
+# headers and the standard headers tests use most, parsed once per build instead of once per test
+# batch (about 1.4 s of a 6 s batch under the sanitizer build). Every test executable reuses it
+# (bulwark_use_test_pch), so it is built with exactly the test code's options. Called once from the
+# top-level CMakeLists.txt after find_package(GTest).
+function(bulwark_add_test_pch)
+  add_library(bulwark_test_pch OBJECT ${PROJECT_SOURCE_DIR}/cmake/test_pch.cc)
+  target_link_libraries(bulwark_test_pch PRIVATE GTest::gmock GTest::gtest nlohmann_json::nlohmann_json
+                        absl::status absl::statusor absl::strings)
+  bulwark_apply_warnings(bulwark_test_pch)
+  bulwark_test_code_options(bulwark_test_pch)
+  target_compile_definitions(bulwark_test_pch PRIVATE BULWARK_BUILD_DIR="${PROJECT_BINARY_DIR}")
+  target_precompile_headers(bulwark_test_pch PRIVATE
+    <gtest/gtest.h> <gmock/gmock.h> <nlohmann/json.hpp> <absl/status/status.h>
+    <absl/status/statusor.h> <absl/strings/str_cat.h> <absl/strings/string_view.h>
+    <algorithm> <atomic> <chrono> <cmath> <filesystem> <fstream> <functional> <map> <memory>
+    <optional> <random> <set> <sstream> <string> <thread> <vector>)
+endfunction()
+
+# Test code compiles with the shared precompiled header (bulwark_add_test_pch).
+function(bulwark_use_test_pch target)
+  target_precompile_headers(${target} REUSE_FROM bulwark_test_pch)
 endfunction()
 
 function(bulwark_library)
@@ -52,6 +79,7 @@ function(bulwark_test)
   bulwark_test_code_options(${ARG_NAME})
   # Tests that run other binaries of the build find them under BULWARK_BUILD_DIR.
   target_compile_definitions(${ARG_NAME} PRIVATE BULWARK_BUILD_DIR="${PROJECT_BINARY_DIR}")
+  bulwark_use_test_pch(${ARG_NAME})
   bulwark_add_suites(${ARG_NAME} "${ARG_LABELS}")
 endfunction()
 
