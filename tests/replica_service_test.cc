@@ -638,7 +638,7 @@ TEST_F(ReplicaServiceTest, SearchesOfAMonitoredNamespaceAreObservedOnItsLeaderOn
   // Every replica's index has the pots once it has applied the fit (a version of the store).
   auto observations = [this](const std::string& id) {
     const std::string text = On(id, "GET", "/metrics", admin_).body;
-    const std::string name = "bulwark_honeypot_observations_total ";
+    const std::string name = "\nbulwark_honeypot_observations_total ";  // the sample, not # HELP
     const size_t at = text.find(name);
     return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size()));
   };
