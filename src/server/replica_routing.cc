@@ -55,7 +55,11 @@ absl::StatusOr<Reply> ReplicaRouting::Handle(const RouteSpec& route, const Call&
   const bool forwarded = call.http.has_header(kForwardedHeader);
   const std::optional<RequestNamespace> target = NamespaceOfRequest(route, call, Lookup());
   if (!target) return RunHere(route, call, coordinator);
-  if (!target->write && !(options_.monitored && options_.monitored(target->name_space))) {
+  if (!target->write) {
+    if (options_.monitored && options_.monitored(target->name_space)) {
+      if (auto on_leader = MonitoredRead(route, call, target->name_space, forwarded, coordinator))
+        return *std::move(on_leader);
+    }
     ReplicaPlacement::ReadRoute read = coordinator->RouteRead(target->name_space, forwarded);
     switch (read.kind) {
       case ReplicaPlacement::ReadRoute::Kind::kLocal:
@@ -77,7 +81,6 @@ absl::StatusOr<Reply> ReplicaRouting::OnLeader(const RouteSpec& route, const Cal
   ReplicaCoordinator::WriteRoute where = coordinator->RouteWrite(target.name_space, forwarded);
   switch (where.kind) {
     case ReplicaCoordinator::WriteRoute::Kind::kLocal:
-      if (!target.write) return RunHere(route, call, coordinator);
       if (std::optional<Reply> refused = AwaitMinVersion(call, coordinator)) return *std::move(refused);
       return WriteHere(route, call, target.name_space);
     case ReplicaCoordinator::WriteRoute::Kind::kForward:
@@ -92,6 +95,21 @@ absl::StatusOr<Reply> ReplicaRouting::OnLeader(const RouteSpec& route, const Cal
   }
   return RetryLater(503, "leader_unavailable",
                     absl::StrCat("no leader for this namespace now (", where.why, "); retry"));
+}
+
+std::optional<absl::StatusOr<Reply>> ReplicaRouting::MonitoredRead(const RouteSpec& route, const Call& call,
+                                                                   const std::string& name_space,
+                                                                   bool forwarded,
+                                                                   ReplicaCoordinator* coordinator) {
+  ReplicaCoordinator::WriteRoute where = coordinator->RouteWrite(name_space, forwarded);
+  if (where.kind == ReplicaCoordinator::WriteRoute::Kind::kLocal) return RunHere(route, call, coordinator);
+  if (where.kind == ReplicaCoordinator::WriteRoute::Kind::kForward && !forwarded) {
+    bool reached = false;
+    Reply reply = ForwardTo(where.url, call, &reached);
+    if (reached) return reply;
+    coordinator->ForwardFailed(name_space);
+  }
+  return std::nullopt;
 }
 
 std::optional<Reply> ReplicaRouting::AwaitMinVersion(const Call& call,

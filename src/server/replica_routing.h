@@ -18,7 +18,9 @@
 //     which keeps the monitor's per-session and per-principal statistics, so a caller spreading its
 //     queries over replicas meets one SPRT, as on one replica. A replica that does not hold the
 //     namespace cannot tell whether it has pots, so it sends every read of a monitored mode to
-//     the leader.
+//     the leader. When no leader takes the read (a takeover: the leader died and its lease has
+//     not expired), it is routed as any other read, to a holder, whose monitor starts afresh
+//     as one server's does after a restart.
 //   - A write that committed here answers with the header `Bulwark-Version: bw1.<ns>.<v>`
 //     (version_token.h) and sends the followers' wake-up hint. A write refused by the lease's
 //     fence (this replica lost the namespace) answers 503 {"code": "not_leader"}, Retry-After: 1.
@@ -80,10 +82,16 @@ class ReplicaRouting final : public RouteInterceptor {
   Reply ForwardRead(const std::vector<std::string>& urls, const Call& call) const;
   // The write of `name_space`: here as its leader, with the version header on success.
   absl::StatusOr<Reply> WriteHere(const RouteSpec& route, const Call& call, const std::string& name_space);
-  // A write, or a monitored read, of `name_space`: run here when this replica leads it, else sent
-  // to the leader; 503 leader_unavailable when there is none to send it to.
+  // A write of `name_space`: run here when this replica leads it, else sent to the leader; 503
+  // leader_unavailable when there is none to send it to.
   absl::StatusOr<Reply> OnLeader(const RouteSpec& route, const Call& call, const RequestNamespace& target,
                                  bool forwarded, ReplicaCoordinator* coordinator);
+  // A read of a namespace the honeypot monitor observes, on its leader (here, or sent there);
+  // nullopt when no leader takes it now (a takeover, or a request already forwarded once): the
+  // read is then routed as any other, to a holder, as one server after a restart would serve it.
+  std::optional<absl::StatusOr<Reply>> MonitoredRead(const RouteSpec& route, const Call& call,
+                                                     const std::string& name_space, bool forwarded,
+                                                     ReplicaCoordinator* coordinator);
   // The request sent on to `url` and its answer; 503 leader_unavailable if it cannot be sent
   // (then *reached is false, when given).
   Reply ForwardTo(const std::string& url, const Call& call, bool* reached = nullptr) const;
