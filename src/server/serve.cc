@@ -227,6 +227,16 @@ absl::Status OpenReadPath(const ServeOptions& options, ServiceParts* parts) {
   return absl::OkStatus();
 }
 
+// Whether the honeypot monitor observes a namespace's searches: its mode is not off and, where this
+// replica holds it, it has pots. Its reads then run on the leader, which keeps the monitor's
+// statistics (replica_routing.h).
+std::function<bool(std::string_view)> MonitoredNamespaces(const ServiceParts& parts) {
+  return [guard = parts.guard.get(), entries = parts.store->impl().entries.get()](std::string_view ns) {
+    if (guard->Mode(ns) == HoneypotMode::kOff) return false;
+    return !entries->Holds(ns) || entries->HasHoneypots(ns);
+  };
+}
+
 // With --replica-id: joins the replica group of the PostgreSQL store (replica_coordinator.h) and
 // points the routing (made before the server) at it. `url` is the listening URL.
 absl::Status StartReplica(const ServeOptions& options, ServiceParts* parts, const std::string& url,
@@ -327,15 +337,9 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   if (replicated) {
     parts.routing = std::make_unique<ReplicaRouting>(
         parts.store.get(),
-        ReplicaRoutingOptions{
-            .forward_timeout = absl::Milliseconds(options.replication.forward_timeout_ms),
-            .min_version_wait = absl::Milliseconds(options.replication.min_version_wait_ms),
-            // The honeypot monitor's statistics live on the namespace's leader (replica_routing.h).
-            .monitored = [guard = parts.guard.get(),
-                          entries = parts.store->impl().entries.get()](std::string_view ns) {
-              if (guard->Mode(ns) == HoneypotMode::kOff) return false;
-              return !entries->Holds(ns) || entries->HasHoneypots(ns);
-            }});
+        ReplicaRoutingOptions{.forward_timeout = absl::Milliseconds(options.replication.forward_timeout_ms),
+                              .min_version_wait = absl::Milliseconds(options.replication.min_version_wait_ms),
+                              .monitored = MonitoredNamespaces(parts)});
     backends.interceptor = parts.routing.get();
   }
   auto server = HttpServer::Create(so, backends);
