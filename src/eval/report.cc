@@ -67,6 +67,10 @@ std::string FormatNumber(double x, int digits) {
   return s.str();
 }
 
+std::string FormatOptional(const std::optional<double>& v, int digits) {
+  return v && std::isfinite(*v) ? FormatNumber(*v, digits) : "-";
+}
+
 std::string FormatWithInterval(double x, const Interval& ci, int digits) {
   return absl::StrCat(FormatNumber(x, digits), " [", FormatNumber(ci.lo, digits), ", ",
                       FormatNumber(ci.hi, digits), "]");

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,8 @@ class MarkdownTable {
 
 // x with `digits` decimals ("-" for NaN).
 std::string FormatNumber(double x, int digits = 3);
+// v with `digits` decimals ("-" when absent, NaN or infinite: a metric that has no value).
+std::string FormatOptional(const std::optional<double>& v, int digits = 3);
 // "0.500 [0.187, 0.813]"
 std::string FormatWithInterval(double x, const Interval& ci, int digits = 3);
 

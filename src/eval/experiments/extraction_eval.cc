@@ -17,6 +17,7 @@
 #include "attack/extraction/run_extraction.h"
 #include "attack/extraction/wordnet_graph.h"
 #include "core/status_macros.h"
+#include "eval/report.h"
 #include "eval/roc.h"
 
 namespace bulwark::eval {
@@ -335,15 +336,6 @@ nlohmann::json Opt(const std::optional<double>& v) {
   return v && std::isfinite(*v) ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
-std::string Fixed(const std::optional<double>& v, int precision = 2) {
-  if (!v || !std::isfinite(*v)) return "-";
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(precision);
-  s << *v;
-  return s.str();
-}
-
 }  // namespace
 
 nlohmann::json ToJson(const ExtractionEvalResult& result) {
@@ -381,8 +373,9 @@ std::string ToMarkdown(const ExtractionEvalResult& result) {
     out << "; external store: " << result.external_memories << " WordNet glosses, " << result.external_pots
         << " pots";
   }
-  out << "; monitor adds " << Fixed(result.added_us_per_search, 1)
-      << " us per search (benign replay minus plain searches); " << Fixed(result.seconds, 1) << " s\n\n"
+  out << "; monitor adds " << FormatOptional(result.added_us_per_search, 1)
+      << " us per search (benign replay minus plain searches); " << FormatOptional(result.seconds, 1)
+      << " s\n\n"
       << "| protocol | attack | estimator | benign T | AUROC | TPR@1% | TPR@10% | FPR at block [95 % CI] | "
          "FDT mean "
          "/ median | detected | leakage |\n"
@@ -390,10 +383,11 @@ std::string ToMarkdown(const ExtractionEvalResult& result) {
   for (const ExtractionRow& r : result.rows) {
     const SessionMetrics& m = r.metrics;
     out << "| " << r.protocol << " | " << r.attack << " | " << r.estimator << " | " << r.benign_length
-        << " | " << Fixed(m.auroc) << " | " << Fixed(m.tpr_at_1fpr) << " | " << Fixed(r.tpr_at_10fpr) << " | "
-        << Fixed(m.fpr_at_block, 3) << " [" << Fixed(m.fpr_ci.lo, 3) << ", " << Fixed(m.fpr_ci.hi, 3)
-        << "] | " << Fixed(m.fdt_mean, 1) << " / " << Fixed(m.fdt_median, 1) << " | "
-        << Fixed(m.detected_fraction) << " | " << Fixed(m.leakage) << " |\n";
+        << " | " << FormatOptional(m.auroc, 2) << " | " << FormatOptional(m.tpr_at_1fpr, 2) << " | "
+        << FormatOptional(r.tpr_at_10fpr, 2) << " | " << FormatOptional(m.fpr_at_block, 3) << " ["
+        << FormatOptional(m.fpr_ci.lo, 3) << ", " << FormatOptional(m.fpr_ci.hi, 3) << "] | "
+        << FormatOptional(m.fdt_mean, 1) << " / " << FormatOptional(m.fdt_median, 1) << " | "
+        << FormatOptional(m.detected_fraction, 2) << " | " << FormatOptional(m.leakage, 2) << " |\n";
   }
   return out.str();
 }

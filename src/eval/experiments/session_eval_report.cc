@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "eval/experiments/session_eval.h"
+#include "eval/report.h"
 #include "eval/roc.h"
 
 namespace bulwark::eval {
@@ -78,20 +79,14 @@ Json Counts(const SessionMetrics& m) {
           {"leaked_memories_undefended", m.leaked_undefended}};
 }
 
-std::string Cell(const std::optional<double>& v, int precision = 3) {
-  if (!v || !std::isfinite(*v)) return "-";
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(precision);
-  s << *v;
-  return s.str();
-}
-
 void Row(std::ostringstream& out, const std::string& name, const SessionMetrics& m) {
-  out << "| " << name << " | " << m.attack_sessions << " / " << m.benign_sessions << " | " << Cell(m.auroc)
-      << " | " << Cell(m.tpr_at_1fpr) << " | " << Cell(m.fpr_at_block);
-  if (m.fpr_at_block) out << " [" << Cell(m.fpr_ci.lo) << ", " << Cell(m.fpr_ci.hi) << "]";
-  out << " | " << Cell(m.fdt_mean, 2) << " | " << Cell(m.detected_fraction) << " | " << Cell(m.leakage);
+  out << "| " << name << " | " << m.attack_sessions << " / " << m.benign_sessions << " | "
+      << FormatOptional(m.auroc) << " | " << FormatOptional(m.tpr_at_1fpr) << " | "
+      << FormatOptional(m.fpr_at_block);
+  if (m.fpr_at_block)
+    out << " [" << FormatOptional(m.fpr_ci.lo) << ", " << FormatOptional(m.fpr_ci.hi) << "]";
+  out << " | " << FormatOptional(m.fdt_mean, 2) << " | " << FormatOptional(m.detected_fraction) << " | "
+      << FormatOptional(m.leakage);
   if (m.leakage) out << " (" << m.leaked << " / " << m.leaked_undefended << ")";
   out << " |\n";
 }
