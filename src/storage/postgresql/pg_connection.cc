@@ -5,8 +5,11 @@
 #include <absl/strings/numbers.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/strip.h>
+#include <poll.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 #include "core/status_macros.h"
@@ -142,9 +145,80 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Open(std::string_vie
 
 absl::Status PgConnection::SetSession() {
   // Every stored timestamp is an integer; UTC and UTF-8 make text comparisons and messages stable.
-  PgResultPtr result(PQexec(
-      conn_.get(), "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'; SET client_min_messages = warning"));
+  BULWARK_ASSIGN_OR_RETURN(
+      PgResultPtr result,
+      RunCommand(
+          [](PGconn* c) {
+            return PQsendQuery(
+                c, "SET client_encoding = 'UTF8'; SET TIME ZONE 'UTC'; SET client_min_messages = warning");
+          },
+          "set session"));
   return PgStatusFromResult(conn_.get(), result.get(), "set session");
+}
+
+absl::Status PgConnection::AwaitAnswer(std::string_view what) {
+  PGconn* conn = conn_.get();
+  absl::Time last_byte = absl::Now();
+  while (PQisBusy(conn)) {
+    const absl::Duration left = answer_timeout_ - (absl::Now() - last_byte);
+    const int fd = PQsocket(conn);
+    if (fd < 0 || PQstatus(conn) != CONNECTION_OK) {
+      return absl::UnavailableError(
+          absl::StrCat(ToAbsl(what), ": connection to PostgreSQL lost: ", ConnectionMessage(conn)));
+    }
+    if (left <= absl::ZeroDuration()) {
+      // The server is alive to TCP but silent (stopped, stuck): give the connection up. shutdown
+      // makes libpq read end-of-file and mark it bad; the next statement reconnects.
+      shutdown(fd, SHUT_RDWR);
+      PQconsumeInput(conn);
+      return absl::UnavailableError(absl::StrCat(ToAbsl(what), ": no answer from PostgreSQL within ",
+                                                 absl::FormatDuration(answer_timeout_),
+                                                 "; connection closed"));
+    }
+    pollfd waiting{.fd = fd, .events = POLLIN, .revents = 0};
+    const int ready =
+        poll(&waiting, 1, static_cast<int>(std::min<int64_t>(absl::ToInt64Milliseconds(left) + 1, 60'000)));
+    if (ready < 0 && errno != EINTR) {
+      return absl::UnavailableError(absl::StrCat(ToAbsl(what), ": poll: ", std::strerror(errno)));
+    }
+    if (ready > 0) {
+      last_byte = absl::Now();
+      if (PQconsumeInput(conn) != 1) {
+        return absl::UnavailableError(
+            absl::StrCat(ToAbsl(what), ": connection to PostgreSQL lost: ", ConnectionMessage(conn)));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PgResultPtr> PgConnection::NextResult(std::string_view what) {
+  BULWARK_RETURN_IF_ERROR(AwaitAnswer(what));
+  return PgResultPtr(PQgetResult(conn_.get()));
+}
+
+absl::StatusOr<PgResultPtr> PgConnection::RunCommand(absl::FunctionRef<int(PGconn*)> send,
+                                                     std::string_view what) {
+  // Results an earlier call left unread (it returned at an error) would make the send fail, as
+  // PQexec would not: read them first.
+  while (PQtransactionStatus(conn_.get()) == PQTRANS_ACTIVE) {
+    BULWARK_ASSIGN_OR_RETURN(PgResultPtr stale, NextResult(what));
+    if (stale == nullptr) break;
+  }
+  if (send(conn_.get()) != 1) {
+    return absl::UnavailableError(
+        absl::StrCat(ToAbsl(what), ": cannot send to PostgreSQL: ", ConnectionMessage(conn_.get())));
+  }
+  PgResultPtr kept;
+  while (true) {
+    BULWARK_ASSIGN_OR_RETURN(PgResultPtr result, NextResult(what));
+    if (result == nullptr) break;
+    const ExecStatusType status = PQresultStatus(result.get());
+    if (status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH) return result;
+    const bool kept_error = kept != nullptr && PQresultStatus(kept.get()) == PGRES_FATAL_ERROR;
+    if (!kept_error) kept = std::move(result);  // PQexec's rule: the last result, or the error
+  }
+  return kept;
 }
 
 absl::Status PgConnection::ReopenIfLost() {
@@ -173,7 +247,9 @@ absl::Status PgConnection::ReopenIfLost() {
 
 absl::Status PgConnection::Exec(std::string_view sql) {
   BULWARK_RETURN_IF_ERROR(ReopenIfLost());
-  PgResultPtr result(PQexec(conn_.get(), std::string(sql).c_str()));
+  BULWARK_ASSIGN_OR_RETURN(
+      PgResultPtr result,
+      RunCommand([&](PGconn* c) { return PQsendQuery(c, std::string(sql).c_str()); }, "exec"));
   return PgStatusFromResult(conn_.get(), result.get(), "exec");
 }
 
@@ -181,15 +257,27 @@ absl::StatusOr<PgResult> PgConnection::Query(std::string_view sql, std::span<con
   BULWARK_RETURN_IF_ERROR(ReopenIfLost());
   BULWARK_RETURN_IF_ERROR(CheckParams(params));
   ParamArrays a(params);
-  PgResultPtr result(PQexecParams(conn_.get(), std::string(sql).c_str(), a.size(), nullptr, a.values.data(),
-                                  a.lengths.data(), a.formats.data(), /*resultFormat=*/1));
+  BULWARK_ASSIGN_OR_RETURN(PgResultPtr result, RunCommand(
+                                                   [&](PGconn* c) {
+                                                     return PQsendQueryParams(
+                                                         c, std::string(sql).c_str(), a.size(), nullptr,
+                                                         a.values.data(), a.lengths.data(), a.formats.data(),
+                                                         /*resultFormat=*/1);
+                                                   },
+                                                   "query"));
   BULWARK_RETURN_IF_ERROR(PgStatusFromResult(conn_.get(), result.get(), "query"));
   return PgResult(std::move(result));
 }
 
 absl::Status PgConnection::Prepare(std::string_view name, std::string_view sql) {
   BULWARK_RETURN_IF_ERROR(ReopenIfLost());
-  PgResultPtr result(PQprepare(conn_.get(), std::string(name).c_str(), std::string(sql).c_str(), 0, nullptr));
+  BULWARK_ASSIGN_OR_RETURN(PgResultPtr result, RunCommand(
+                                                   [&](PGconn* c) {
+                                                     return PQsendPrepare(c, std::string(name).c_str(),
+                                                                          std::string(sql).c_str(), 0,
+                                                                          nullptr);
+                                                   },
+                                                   name));
   BULWARK_RETURN_IF_ERROR(
       PgStatusFromResult(conn_.get(), result.get(), absl::StrCat("prepare ", ToAbsl(name))));
   prepared_.insert(std::string(name));
@@ -205,8 +293,14 @@ absl::StatusOr<PgResult> PgConnection::ExecPrepared(std::string_view name, std::
   BULWARK_RETURN_IF_ERROR(ReopenIfLost());
   BULWARK_RETURN_IF_ERROR(CheckParams(params));
   ParamArrays a(params);
-  PgResultPtr result(PQexecPrepared(conn_.get(), std::string(name).c_str(), a.size(), a.values.data(),
-                                    a.lengths.data(), a.formats.data(), /*resultFormat=*/1));
+  BULWARK_ASSIGN_OR_RETURN(PgResultPtr result, RunCommand(
+                                                   [&](PGconn* c) {
+                                                     return PQsendQueryPrepared(
+                                                         c, std::string(name).c_str(), a.size(),
+                                                         a.values.data(), a.lengths.data(), a.formats.data(),
+                                                         /*resultFormat=*/1);
+                                                   },
+                                                   name));
   BULWARK_RETURN_IF_ERROR(PgStatusFromResult(conn_.get(), result.get(), name));
   return PgResult(std::move(result));
 }
@@ -222,18 +316,18 @@ absl::StatusOr<std::vector<PgResult>> PgConnection::DrainPipeline(size_t expecte
   std::vector<PgResult> results;
   absl::Status first_error;
   for (size_t i = 0; i < expected; ++i) {
-    PgResultPtr result(PQgetResult(conn_.get()));
+    BULWARK_ASSIGN_OR_RETURN(PgResultPtr result, NextResult(what));
     if (result == nullptr)
       return absl::UnavailableError(absl::StrCat(ToAbsl(what), ": pipeline ended early"));
     if (auto s = PgStatusFromResult(conn_.get(), result.get(), what); !s.ok() && first_error.ok()) {
       first_error = s;
     }
     if (first_error.ok()) results.emplace_back(std::move(result));
-    PgResultPtr end(PQgetResult(conn_.get()));  // NULL after each query's result
+    BULWARK_ASSIGN_OR_RETURN(PgResultPtr end, NextResult(what));  // NULL after each query's result
     if (end != nullptr)
       return absl::InternalError(absl::StrCat(ToAbsl(what), ": more than one result per execution"));
   }
-  PgResultPtr sync(PQgetResult(conn_.get()));
+  BULWARK_ASSIGN_OR_RETURN(PgResultPtr sync, NextResult(what));
   if (sync == nullptr || PQresultStatus(sync.get()) != PGRES_PIPELINE_SYNC) {
     return absl::UnavailableError(absl::StrCat(ToAbsl(what), ": pipeline lost its sync point"));
   }
@@ -314,8 +408,14 @@ absl::Status PgConnection::CopyIn(std::string_view target, std::span<const std::
   for (const auto& row : rows) {
     BULWARK_RETURN_IF_ERROR(CheckParams(row));
   }
-  PgResultPtr start(
-      PQexec(conn_.get(), absl::StrCat("COPY ", ToAbsl(target), " FROM STDIN (FORMAT binary)").c_str()));
+  BULWARK_ASSIGN_OR_RETURN(
+      PgResultPtr start,
+      RunCommand(
+          [&](PGconn* c) {
+            return PQsendQuery(c,
+                               absl::StrCat("COPY ", ToAbsl(target), " FROM STDIN (FORMAT binary)").c_str());
+          },
+          "copy"));
   if (start == nullptr || PQresultStatus(start.get()) != PGRES_COPY_IN) {
     absl::Status s = PgStatusFromResult(conn_.get(), start.get(), "copy");
     return s.ok() ? absl::InternalError("copy: the server did not start COPY IN") : s;
@@ -336,7 +436,9 @@ absl::Status PgConnection::CopyIn(std::string_view target, std::span<const std::
   if (sent) sent = PQputCopyData(conn_.get(), buffer.data(), static_cast<int>(buffer.size())) == 1;
   const int ended = PQputCopyEnd(conn_.get(), sent ? nullptr : "client failed to send the data");
   absl::Status status;
-  while (PgResultPtr result{PQgetResult(conn_.get())}) {  // the COPY's result, then NULL
+  while (true) {  // the COPY's result, then NULL
+    BULWARK_ASSIGN_OR_RETURN(PgResultPtr result, NextResult("copy"));
+    if (result == nullptr) break;
     if (auto s = PgStatusFromResult(conn_.get(), result.get(), "copy"); !s.ok() && status.ok()) status = s;
   }
   if (status.ok() && (!sent || ended != 1)) {
@@ -364,7 +466,8 @@ absl::Status PgTransaction::Commit() {
   if (!status_.ok()) return status_;
   done_ = true;
   --conn_.open_transactions_;
-  PgResultPtr result(PQexec(conn_.raw(), "COMMIT"));
+  BULWARK_ASSIGN_OR_RETURN(PgResultPtr result,
+                           conn_.RunCommand([](PGconn* c) { return PQsendQuery(c, "COMMIT"); }, "commit"));
   BULWARK_RETURN_IF_ERROR(PgStatusFromResult(conn_.raw(), result.get(), "commit"));
   // COMMIT of a transaction that failed earlier succeeds as a ROLLBACK.
   if (std::strcmp(PQcmdStatus(result.get()), "ROLLBACK") == 0) {

@@ -26,13 +26,19 @@
 // peer host that died or was cut off without closing the connection (power loss, a partition) is
 // noticed in bounded time (TCP keepalives when idle or waiting for an answer, tcp_user_timeout
 // when sent data stays unacknowledged), after which the call fails with Unavailable. A server
-// process that hangs on a live host (SIGSTOP, a stuck disk) is NOT noticed by these: its kernel
-// still answers TCP; doc/scale-out.md says what bounds that case.
+// process that hangs on a live host (SIGSTOP, a stuck disk) is not noticed by these, because its
+// kernel still answers TCP: that is what the answer deadline is for. Every statement waits for its
+// answer at most answer_timeout() without receiving a byte (kDefaultAnswerTimeout); then the
+// connection is shut down, the call fails with Unavailable, and the next statement outside a
+// transaction reconnects as above (inside a transaction, its outcome is unknown: as a lost
+// connection). The deadline is on silence, not on the whole answer: a long result that keeps
+// arriving is never cut.
 //
 // A PgConnection is not thread-safe (neither is a PGconn): its owner serializes all use.
 #pragma once
 
 #include <absl/container/flat_hash_set.h>
+#include <absl/functional/function_ref.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 #include <absl/time/time.h>
@@ -129,6 +135,12 @@ inline constexpr std::pair<const char*, const char*> kDefaultConnectionSettings[
     {"connect_timeout", "10"},    {"keepalives", "1"},       {"keepalives_idle", "10"},
     {"keepalives_interval", "5"}, {"keepalives_count", "3"}, {"tcp_user_timeout", "30000"}};
 
+// The longest a statement waits without receiving a byte of its answer (see the file comment).
+// Every statement of this project is short (no statement waits on a lock held by a slow client:
+// transactions are short and never wait on the network), so 30 s of silence means the server is
+// stuck, not busy.
+inline constexpr absl::Duration kDefaultAnswerTimeout = absl::Seconds(30);
+
 class PgConnection {
  public:
   // Connects with a libpq connection string ("host=... port=... dbname=..." or a
@@ -168,6 +180,10 @@ class PgConnection {
   bool healthy() const { return PQstatus(conn_.get()) == CONNECTION_OK; }
   PGconn* raw() const { return conn_.get(); }
 
+  // The answer deadline of this connection's statements (see the file comment); > 0.
+  absl::Duration answer_timeout() const { return answer_timeout_; }
+  void set_answer_timeout(absl::Duration timeout) { answer_timeout_ = timeout; }
+
   // The least time between two attempts to reopen a lost connection.
   static constexpr absl::Duration kReopenInterval = absl::Milliseconds(50);
   // OK if the connection is up, or was lost and is now reopened (its session state set again).
@@ -186,11 +202,23 @@ class PgConnection {
   absl::Status EnsurePrepared(std::string_view name, std::string_view sql);
   // Reads the pipeline's results up to its sync point.
   absl::StatusOr<std::vector<PgResult>> DrainPipeline(size_t expected, std::string_view what);
+  // Waits until the command in flight has a result to read (PQisBusy false). Unavailable when the
+  // server sent nothing for answer_timeout_ (the connection is then shut down: healthy() is false)
+  // or the connection broke.
+  absl::Status AwaitAnswer(std::string_view what);
+  // The next result of the command in flight, waiting for it as AwaitAnswer; null (with OK) when
+  // the command has no more results.
+  absl::StatusOr<PgResultPtr> NextResult(std::string_view what);
+  // Sends one command with `send` (a PQsend* call; 1 when sent) and reads every result of it, as
+  // PQexec returns them (the last one, or the first error), stopping at a COPY's start.
+  // Unavailable when the command could not be sent or its answer did not come (AwaitAnswer).
+  absl::StatusOr<PgResultPtr> RunCommand(absl::FunctionRef<int(PGconn*)> send, std::string_view what);
 
   PgConnPtr conn_;
   absl::flat_hash_set<std::string> prepared_;
   int open_transactions_ = 0;  // PgTransactions begun and not ended: no reopen meanwhile
   absl::Time last_failed_reopen_ = absl::InfinitePast();
+  absl::Duration answer_timeout_ = kDefaultAnswerTimeout;
   int64_t reopened_ = 0;
 };
 

@@ -2,7 +2,10 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 
+#include <cerrno>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -252,6 +255,71 @@ TEST_F(PgConnectionTest, LostConnectionIsNeverReopenedInsideATransaction) {
   auto count = conn_->Query("SELECT count(*) FROM t");
   ASSERT_THAT(count, IsOk());
   EXPECT_EQ(count->Int(0, 0), 0) << "nothing of the cut-off transaction is stored";
+}
+
+// Stops this connection's server process (SIGSTOP: alive to TCP, silent, as a hung primary) until
+// the object is destroyed. stopped() is false where this process may not signal it.
+class StoppedBackend {
+ public:
+  explicit StoppedBackend(PgConnection& conn) {
+    auto pid = conn.Query("SELECT pg_backend_pid()");
+    if (pid.ok()) pid_ = static_cast<pid_t>(pid->Int(0, 0));
+    if (pid_ > 0 && kill(pid_, SIGSTOP) != 0) {
+      error_ = std::strerror(errno);
+      pid_ = 0;
+    }
+  }
+  ~StoppedBackend() {
+    if (pid_ > 0) kill(pid_, SIGCONT);
+  }
+  StoppedBackend(const StoppedBackend&) = delete;
+  StoppedBackend& operator=(const StoppedBackend&) = delete;
+  bool stopped() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  pid_t pid_ = 0;
+  std::string error_ = "no backend pid";
+};
+
+TEST_F(PgConnectionTest, AStatementToAHungServerFailsAtTheAnswerDeadlineAndTheNextOneReconnects) {
+  conn_->set_answer_timeout(absl::Milliseconds(300));
+  ASSERT_THAT(conn_->Query("SELECT pg_sleep(0.1)"), IsOk()) << "an answer within the deadline";
+  pid_t first_backend = 0;
+  {
+    StoppedBackend hung(*conn_);
+    if (!hung.stopped()) GTEST_SKIP() << "cannot stop the server process: " << hung.error();
+    first_backend = hung.pid();
+    const absl::Time start = absl::Now();
+    EXPECT_THAT(conn_->Query("SELECT 1"), StatusIs(absl::StatusCode::kUnavailable, HasSubstr("no answer")));
+    const absl::Duration waited = absl::Now() - start;
+    EXPECT_GE(waited, absl::Milliseconds(300));
+    EXPECT_LT(waited, absl::Seconds(10)) << "the wait is bounded by the deadline, not by the server";
+    EXPECT_FALSE(conn_->healthy());
+  }
+  // Resumed (or not: the next statement does not need the old session) -> a new session.
+  auto again = conn_->Query("SELECT pg_backend_pid()");
+  ASSERT_THAT(again, IsOk());
+  EXPECT_NE(again->Int(0, 0), first_backend);
+  EXPECT_EQ(conn_->reopened(), 1);
+}
+
+TEST_F(PgConnectionTest, AHungServerInsideATransactionFailsItsCommitAndStoresNothing) {
+  conn_->set_answer_timeout(absl::Milliseconds(300));
+  {
+    PgTransaction txn(*conn_);
+    ASSERT_THAT(txn.status(), IsOk());
+    ASSERT_THAT(conn_->Exec("INSERT INTO t VALUES('a', 1, '')"), IsOk());
+    StoppedBackend hung(*conn_);
+    if (!hung.stopped()) GTEST_SKIP() << "cannot stop the server process: " << hung.error();
+    EXPECT_THAT(conn_->Exec("INSERT INTO t VALUES('b', 2, '')"),
+                StatusIs(absl::StatusCode::kUnavailable, HasSubstr("no answer")));
+    EXPECT_THAT(txn.Commit(), StatusIs(absl::StatusCode::kUnavailable));
+  }
+  auto count = conn_->Query("SELECT count(*) FROM t");
+  ASSERT_THAT(count, IsOk());
+  EXPECT_EQ(count->Int(0, 0), 0) << "the transaction cut off by the deadline is not stored";
 }
 
 }  // namespace
