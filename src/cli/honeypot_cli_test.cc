@@ -160,6 +160,7 @@ TEST_F(HoneypotCliTest, FitWritesSystemPotsRecordsTheRunAndLeavesSearchUnchanged
   EXPECT_EQ(run["batch"], 1);
   EXPECT_EQ(run["metrics"]["seed"], 7);
   EXPECT_DOUBLE_EQ(run["metrics"]["ratio"].get<double>(), 0.03);
+  EXPECT_DOUBLE_EQ(run["metrics"]["unseen_weight"].get<double>(), 0.5);
   EXPECT_GT(run["metrics"]["training"]["auroc"].get<double>(), 0.5);
   EXPECT_LT(run["metrics"]["indexed"]["privacy_max"].get<double>(),
             run["metrics"]["privacy_bound"].get<double>());
@@ -212,7 +213,8 @@ TEST_F(HoneypotCliTest, RefitNeedsStackAndStackAddsABatch) {
 }
 
 TEST_F(HoneypotCliTest, RemoveDeletesPotsAndRetiresRuns) {
-  ASSERT_EQ(Fit().code, 0);
+  CliResult first = Fit();
+  ASSERT_EQ(first.code, 0) << first.err;
   const size_t pots = StoredPots().size();
   CliResult removed = InNs({"honeypots", "remove"});
   ASSERT_EQ(removed.code, 0) << removed.err;
@@ -222,7 +224,16 @@ TEST_F(HoneypotCliTest, RemoveDeletesPotsAndRetiresRuns) {
   EXPECT_TRUE(InNs({"honeypots", "show"}).json()["runs"].empty());
   EXPECT_EQ(removed.json()["intent_tables_removed"], 1);
   EXPECT_EQ(IntentTables(), 0);
-  EXPECT_EQ(Fit().code, 0);  // a fresh fit is allowed again
+  // A fresh fit is allowed again; without the unseen-family share its count table reads an
+  // observation with no pots as stronger evidence of a benign session.
+  CliResult refit = Fit({"--unseen-weight", "0"});
+  ASSERT_EQ(refit.code, 0) << refit.err;
+  EXPECT_DOUBLE_EQ(refit.json()["metrics"]["unseen_weight"].get<double>(), 0.0);
+  const auto llr = [](const CliResult& r) {
+    return r.json()["metrics"]["indexed"]["calibrated_count_llr"].get<std::vector<double>>();
+  };
+  ASSERT_FALSE(llr(refit).empty());
+  EXPECT_LT(llr(refit)[0], llr(first)[0]);
 }
 
 TEST_F(HoneypotCliTest, BadInputChangesNothing) {
@@ -232,6 +243,8 @@ TEST_F(HoneypotCliTest, BadInputChangesNothing) {
   EXPECT_THAT(missing.err, HasSubstr("nope.jsonl"));
   CliResult ratio = Fit({"--ratio", "0.9"});
   EXPECT_NE(ratio.code, 0);
+  EXPECT_NE(Fit({"--unseen-weight", "1"}).code, 0);
+  EXPECT_NE(Fit({"--unseen-weight", "-0.1"}).code, 0);
   CliResult empty_ns = Cli({"--json", "-n", "empty", "honeypots", "fit", "--attack-log", Path("attack.jsonl"),
                             "--benign-queries", Path("benign.jsonl")});
   EXPECT_EQ(empty_ns.code, 1);

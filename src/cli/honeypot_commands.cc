@@ -30,6 +30,7 @@ struct HoneypotFitFlags {
   std::vector<std::string> attack_logs;
   std::string benign_queries;
   double ratio = 0.03;
+  double unseen_weight = honeypot::FitOptions{}.unseen_weight;
   uint64_t seed = 0;
   bool stack = false;
 };
@@ -221,6 +222,7 @@ int RunFit(const CommandEnv& env, const HoneypotFitFlags& f) {
   const honeypot::LexicalPotRealizer pot_realizer(**realizer);
   honeypot::FitOptions options;
   options.ratio = f.ratio;
+  options.unseen_weight = f.unseen_weight;
   options.seed = f.seed;
   options.stack = f.stack;
   auto fit = honeypot::FitHoneypots(*memories, *attack, *benign, *store.impl().embedder, pot_realizer,
@@ -337,6 +339,12 @@ void HoneypotCommands::Register(CLI::App& app) {
   f.fit->add_option("--ratio", f.fit_flags.ratio, "pots per covered memory")
       ->capture_default_str()
       ->check(CLI::Range(1e-6, 0.5));
+  f.fit
+      ->add_option("--unseen-weight", f.fit_flags.unseen_weight,
+                   "share of an extractor's queries the pots are assumed to tell nothing about "
+                   "(rho of the calibrated count table: an empty observation costs at most -log rho)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 0.999));
   f.fit->add_option("--seed", f.fit_flags.seed, "seed (the fit is deterministic for a seed)")
       ->capture_default_str();
   f.fit->add_flag("--stack", f.fit_flags.stack,

@@ -115,6 +115,7 @@ void RunMetrics(const FitOptions& o, int batch, Eigen::Index memories, Eigen::In
   m["stack"] = o.stack;
   m["batch"] = batch;
   m["ratio"] = o.ratio;
+  m["unseen_weight"] = o.unseen_weight;
   m["memories"] = memories;
   m["covered_memories"] = covered;
   m["pots_trained"] = pots;
