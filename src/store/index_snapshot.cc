@@ -1,7 +1,8 @@
-// IndexSnapshot (see index_snapshot.h): the streaming writer and reader. Both pass every byte
-// through one HMAC-SHA256 context as it is written or read (OpenSSL's EVP_MAC; SHA-256 runs at
-// about 1.5-2 GB/s with the SHA extensions), so the check costs one pass over data that is in the
-// cache anyway. The reader reads the arrays straight into the FlatIndex's own storage.
+// IndexSnapshot (see index_snapshot.h): the streaming writer and reader. Both pass every byte but
+// the BM25 bodies through one HMAC-SHA256 context as it is written or read (OpenSSL's EVP_MAC;
+// SHA-256 runs at about 2 GB/s with the SHA extensions), so the check costs one pass over data
+// that is in the cache anyway. The reader reads the arrays straight into the FlatIndex's own
+// storage, and leaves the BM25 bodies where they are (ReadSnapshotLexical, on first use).
 #include "store/index_snapshot.h"
 
 #include <absl/strings/str_cat.h>
@@ -14,8 +15,11 @@
 #include <bit>
 #include <cerrno>
 #include <cstring>
+#include <memory>
+#include <optional>
 #include <span>
 #include <system_error>
+#include <vector>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -28,11 +32,12 @@ namespace {
 using snapshot_internal::AsBytes;
 using snapshot_internal::ErrnoText;
 using snapshot_internal::kMacBytes;
-using snapshot_internal::LexicalSectionBytes;
-using snapshot_internal::ReadLexicalSection;
+using snapshot_internal::LexicalArrays;
+using snapshot_internal::LexicalBodyBytes;
+using snapshot_internal::ReadLexicalBody;
 using snapshot_internal::SnapshotReader;
 using snapshot_internal::SnapshotWriter;
-using snapshot_internal::WriteLexicalSection;
+using snapshot_internal::WriteLexicalBody;
 
 constexpr char kMagic[8] = {'B', 'W', 'I', 'X', 'S', 'N', 'A', 'P'};
 constexpr uint32_t kByteOrderMark = 0x01020304;
@@ -42,6 +47,8 @@ constexpr size_t kLinkBytes = 32;
 constexpr uint64_t kHeaderBytes = 8 + 6 * 4 + 8 + 4 + kLinkBytes + 3 * 8;
 // The smallest namespace record: name length, store rows, indexed rows, has-int8, has-BM25.
 constexpr uint64_t kMinNamespaceBytes = 4 + 8 + 8 + 1 + 1;
+// A BM25 body's place in a namespace record: offset, bytes, digest.
+constexpr uint64_t kBodyRefBytes = 8 + 8 + kMacBytes;
 
 // The snapshot MAC key of keyring key `key_id`: a key used for nothing else.
 absl::StatusOr<std::string> SnapshotKey(const Keyring& keyring, uint32_t key_id) {
@@ -66,15 +73,49 @@ uint64_t SnapshotSize(int dimension, size_t stride, const IndexSnapshotSource& s
   uint64_t size = kHeaderBytes + 4 + source.lexical_terms.size();
   for (const IndexSnapshotSource::Namespace& ns : source.namespaces) {
     const uint64_t n = ns.vectors->size();
-    size += kMinNamespaceBytes - 1 + ns.name.size() + n * (8 + 1 + 1) + n * stride * sizeof(float);
+    size += kMinNamespaceBytes + ns.name.size() + n * (8 + 1 + 1) + n * stride * sizeof(float);
     if (ns.vectors->Parts().int8 != nullptr) size += Int8Bytes(n, static_cast<uint64_t>(dimension));
-    size += LexicalSectionBytes(LexicalOf(source, ns));
+    if (const Bm25Index* lexical = LexicalOf(source, ns)) size += kBodyRefBytes + LexicalBodyBytes(*lexical);
   }
   return size + source.row_versions->size() * 16 + kMacBytes;
 }
 
-absl::Status WriteContents(SnapshotWriter& out, int dimension, size_t stride, uint32_t key_id,
-                           const IndexSnapshotSource& source, uint64_t file_size) {
+// Where each namespace's BM25 body goes (after the row versions, back to back) and its digest.
+struct BodyRef {
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  std::array<unsigned char, kMacBytes> digest{};
+};
+
+absl::StatusOr<std::vector<std::optional<BodyRef>>> PlanBodies(const IndexSnapshotSource& source,
+                                                               std::string_view key, uint64_t file_size) {
+  uint64_t total = 0;
+  for (const IndexSnapshotSource::Namespace& ns : source.namespaces) {
+    if (const Bm25Index* lexical = LexicalOf(source, ns)) total += LexicalBodyBytes(*lexical);
+  }
+  uint64_t offset = file_size - kMacBytes - total;
+  std::vector<std::optional<BodyRef>> refs;
+  for (const IndexSnapshotSource::Namespace& ns : source.namespaces) {
+    const Bm25Index* lexical = LexicalOf(source, ns);
+    if (lexical == nullptr) {
+      refs.emplace_back();
+      continue;
+    }
+    SnapshotWriter digest(-1);  // MACs only
+    BULWARK_RETURN_IF_ERROR(digest.mac().Init(key));
+    WriteLexicalBody(digest, *lexical);
+    BodyRef ref{.offset = offset, .bytes = LexicalBodyBytes(*lexical)};
+    BULWARK_ASSIGN_OR_RETURN(ref.digest, digest.FinalMac());
+    offset += ref.bytes;
+    refs.push_back(ref);
+  }
+  return refs;
+}
+
+absl::Status WriteContents(int fd, SnapshotWriter& out, int dimension, size_t stride, uint32_t key_id,
+                           std::string_view key, const IndexSnapshotSource& source, uint64_t file_size) {
+  BULWARK_ASSIGN_OR_RETURN(const std::vector<std::optional<BodyRef>> bodies,
+                           PlanBodies(source, key, file_size));
   out.Append(std::as_bytes(std::span<const char>(kMagic)));
   for (uint32_t v : {kIndexSnapshotVersion, kByteOrderMark, static_cast<uint32_t>(dimension),
                      static_cast<uint32_t>(stride), static_cast<uint32_t>(Int8Rows::kBlockRows), key_id}) {
@@ -91,7 +132,8 @@ absl::Status WriteContents(SnapshotWriter& out, int dimension, size_t stride, ui
   out.Put(file_size);
   out.Put(static_cast<uint32_t>(source.lexical_terms.size()));
   out.Append(std::as_bytes(std::span<const char>(source.lexical_terms)));
-  for (const IndexSnapshotSource::Namespace& ns : source.namespaces) {
+  for (size_t i = 0; i < source.namespaces.size(); ++i) {
+    const IndexSnapshotSource::Namespace& ns = source.namespaces[i];
     const FlatIndex::ConstParts parts = ns.vectors->Parts();
     out.Put(static_cast<uint32_t>(ns.name.size()));
     out.Append(std::as_bytes(std::span<const char>(ns.name)));
@@ -108,13 +150,23 @@ absl::Status WriteContents(SnapshotWriter& out, int dimension, size_t stride, ui
         out.Append(a);
       }
     }
-    WriteLexicalSection(out, LexicalOf(source, ns));
+    out.Put(static_cast<uint8_t>(bodies[i].has_value()));
+    if (bodies[i].has_value()) {
+      out.Put(bodies[i]->offset);
+      out.Put(bodies[i]->bytes);
+      out.Put(bodies[i]->digest);
+    }
   }
   source.row_versions->ForEach([&](int64_t row_id, int64_t version) {
     out.Put(row_id);
     out.Put(version);
   });
   BULWARK_ASSIGN_OR_RETURN(const auto mac, out.FinalMac());
+  SnapshotWriter unmaced(fd);  // the BM25 bodies: each under its digest, not the file's MAC
+  for (const IndexSnapshotSource::Namespace& ns : source.namespaces) {
+    if (const Bm25Index* lexical = LexicalOf(source, ns)) WriteLexicalBody(unmaced, *lexical);
+  }
+  BULWARK_RETURN_IF_ERROR(unmaced.Finish());
   out.AppendRaw(std::as_bytes(std::span<const unsigned char>(mac)));
   return out.Finish();
 }
@@ -185,11 +237,9 @@ absl::StatusOr<Header> ReadHeader(SnapshotReader& in, uint64_t file_size, int di
   return header;
 }
 
-// Reads one namespace's record into a new FlatIndex (and a Bm25Index if `lexical` is set and the
-// record has one).
-absl::StatusOr<SnapshotNamespace> ReadNamespace(SnapshotReader& in, int dimension,
-                                                absl::FunctionRef<size_t(std::string_view, size_t)> capacity,
-                                                const Bm25Options* lexical) {
+// Reads one namespace's record into a new FlatIndex (and where its BM25 body is, if it has one).
+absl::StatusOr<SnapshotNamespace> ReadNamespace(
+    SnapshotReader& in, int dimension, absl::FunctionRef<size_t(std::string_view, size_t)> capacity) {
   SnapshotNamespace ns;
   BULWARK_ASSIGN_OR_RETURN(const uint32_t name_size, in.Get<uint32_t>());
   if (name_size == 0 || name_size > kMaxSnapshotNamespaceBytes || name_size > in.remaining()) {
@@ -231,7 +281,14 @@ absl::StatusOr<SnapshotNamespace> ReadNamespace(SnapshotReader& in, int dimensio
     return absl::DataLossError(
         absl::StrCat("namespace ", ns.name, " in the index snapshot: ", restored.message()));
   }
-  BULWARK_ASSIGN_OR_RETURN(ns.lexical, ReadLexicalSection(in, lexical));
+  BULWARK_ASSIGN_OR_RETURN(const uint8_t has_lexical, in.Get<uint8_t>());
+  if (has_lexical > 1) return absl::DataLossError("malformed BM25 section in the index snapshot");
+  if (has_lexical == 1) {
+    SnapshotLexicalSection& section = ns.lexical.emplace();
+    BULWARK_ASSIGN_OR_RETURN(section.offset, in.Get<uint64_t>());
+    BULWARK_ASSIGN_OR_RETURN(section.bytes, in.Get<uint64_t>());
+    BULWARK_ASSIGN_OR_RETURN(section.digest, (in.Get<std::array<unsigned char, kMacBytes>>()));
+  }
   return ns;
 }
 
@@ -239,6 +296,22 @@ struct FileCloser {
   int fd;
   ~FileCloser() { ::close(fd); }
 };
+
+// OK if the namespaces' BM25 bodies lie back to back from `begin` (the end of the row versions)
+// to the MAC, each inside the file.
+absl::Status CheckBodies(const IndexSnapshot& snapshot, uint64_t begin, uint64_t file_size) {
+  const uint64_t end = file_size - kMacBytes;
+  uint64_t next = begin;
+  for (const SnapshotNamespace& ns : snapshot.namespaces) {
+    if (!ns.lexical.has_value()) continue;
+    if (ns.lexical->offset != next || ns.lexical->bytes > end - next) {
+      return absl::DataLossError("malformed BM25 body places in the index snapshot");
+    }
+    next += ns.lexical->bytes;
+  }
+  if (next != end) return absl::DataLossError("the index snapshot has trailing bytes");
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -265,7 +338,7 @@ absl::StatusOr<uint64_t> WriteIndexSnapshot(const std::filesystem::path& path, i
     SnapshotWriter out(fd);
     status = out.mac().Init(key);
     const uint64_t size = SnapshotSize(dimension, stride, source);
-    if (status.ok()) status = WriteContents(out, dimension, stride, key_id, source, size);
+    if (status.ok()) status = WriteContents(fd, out, dimension, stride, key_id, key, source, size);
     if (status.ok() && ::fsync(fd) != 0)
       status = absl::InternalError(absl::StrCat("fsync: ", ErrnoText(errno)));
   }
@@ -294,7 +367,11 @@ absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(const std::filesystem::path& pat
     if (errno == ENOENT) return absl::NotFoundError("no index snapshot");
     return absl::DataLossError(absl::StrCat("opening the index snapshot: ", ErrnoText(errno)));
   }
-  FileCloser closer{fd};
+  // Kept open by the BM25 sections returned (their bytes are read on first use).
+  const std::shared_ptr<const int> file(new int(fd), [](const int* f) {
+    ::close(*f);
+    delete f;
+  });
   const off_t end = ::lseek(fd, 0, SEEK_END);
   if (end < static_cast<off_t>(kHeaderBytes + 4 + kMacBytes))
     return absl::DataLossError("the index snapshot is truncated");
@@ -308,19 +385,15 @@ absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(const std::filesystem::path& pat
   IndexSnapshot snapshot;
   snapshot.seq = header.seq;
   snapshot.link = header.link;
-  // BM25 sections are restored only if they were tokenized as this store tokenizes.
-  const bool same_terms = !lexical.terms.empty() && header.lexical_terms == lexical.terms;
-  snapshot.lexical_terms_match = same_terms;
   for (uint64_t i = 0; i < header.namespaces; ++i) {
-    BULWARK_ASSIGN_OR_RETURN(SnapshotNamespace ns,
-                             ReadNamespace(in, dimension, capacity, same_terms ? &lexical.bm25 : nullptr));
+    BULWARK_ASSIGN_OR_RETURN(SnapshotNamespace ns, ReadNamespace(in, dimension, capacity));
     snapshot.namespaces.push_back(std::move(ns));
   }
   if (header.row_versions * 16 > in.remaining())
     return absl::DataLossError("the index snapshot is truncated");
   snapshot.row_versions.resize(static_cast<size_t>(header.row_versions));
   BULWARK_RETURN_IF_ERROR(in.Read(std::as_writable_bytes(std::span(snapshot.row_versions))));
-  if (in.remaining() != kMacBytes) return absl::DataLossError("the index snapshot has trailing bytes");
+  BULWARK_RETURN_IF_ERROR(CheckBodies(snapshot, in.offset(), file_size));
   BULWARK_ASSIGN_OR_RETURN(const auto expected, in.mac().Final());
   std::array<unsigned char, kMacBytes> stored{};
   if (::pread(fd, stored.data(), stored.size(), static_cast<off_t>(file_size - kMacBytes)) !=
@@ -331,7 +404,38 @@ absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(const std::filesystem::path& pat
     return absl::DataLossError(
         "the index snapshot's MAC does not match (changed, or not made with this keyring)");
   }
+  // BM25 sections are returned only if they were tokenized as this store tokenizes.
+  snapshot.lexical_terms_match = !lexical.terms.empty() && header.lexical_terms == lexical.terms;
+  for (SnapshotNamespace& ns : snapshot.namespaces) {
+    if (!snapshot.lexical_terms_match) {
+      ns.lexical.reset();
+    } else if (ns.lexical.has_value()) {
+      ns.lexical->fd = file;
+      ns.lexical->key_id = header.key_id;
+    }
+  }
   return snapshot;
+}
+
+absl::StatusOr<Bm25Index> ReadSnapshotLexical(const SnapshotLexicalSection& section, const Keyring& keyring,
+                                              const Bm25Options& options) {
+  if (section.fd == nullptr) return absl::DataLossError("no BM25 section to read");
+  BULWARK_ASSIGN_OR_RETURN(const std::string key, SnapshotKey(keyring, section.key_id));
+  SnapshotReader in(*section.fd, section.offset, section.offset + section.bytes);
+  BULWARK_RETURN_IF_ERROR(in.mac().Init(key));
+  absl::StatusOr<LexicalArrays> arrays = ReadLexicalBody(in);
+  if (arrays.ok() && in.remaining() != 0) arrays = absl::DataLossError("trailing bytes");
+  BULWARK_ASSIGN_OR_RETURN(const auto digest, in.mac().Final());
+  if (!arrays.ok() || CRYPTO_memcmp(digest.data(), section.digest.data(), kMacBytes) != 0) {
+    return absl::DataLossError("the BM25 section of the index snapshot does not match its digest");
+  }
+  absl::StatusOr<Bm25Index> restored = Bm25Index::Restore(options, arrays->ids, arrays->name_lengths,
+                                                          arrays->names, arrays->counts, arrays->postings);
+  if (!restored.ok()) {
+    return absl::DataLossError(
+        absl::StrCat("BM25 section of the index snapshot: ", restored.status().message()));
+  }
+  return restored;
 }
 
 }  // namespace bulwark

@@ -53,14 +53,17 @@ class StreamMac {
     }
     return absl::OkStatus();
   }
+  // An uninitialized MAC (no Init) ignores what it is given (SnapshotWriter's unMACed streams).
   void Update(std::span<const std::byte> bytes) {
+    if (ctx_ == nullptr) return;
     ok_ =
         ok_ && EVP_MAC_update(ctx_, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) == 1;
   }
   absl::StatusOr<std::array<unsigned char, kMacBytes>> Final() {
     std::array<unsigned char, kMacBytes> out{};
     size_t length = 0;
-    if (!ok_ || EVP_MAC_final(ctx_, out.data(), &length, out.size()) != 1 || length != kMacBytes) {
+    if (ctx_ == nullptr || !ok_ || EVP_MAC_final(ctx_, out.data(), &length, out.size()) != 1 ||
+        length != kMacBytes) {
       return absl::InternalError("HMAC failed");
     }
     return out;
@@ -76,6 +79,7 @@ inline std::span<const std::byte> AsBytes(const T& value) {
   return std::as_bytes(std::span<const T>(&value, 1));
 }
 
+// Writes to `fd` (none if fd < 0: a writer that only computes the MAC of what it is given).
 class SnapshotWriter {
  public:
   explicit SnapshotWriter(int fd) : fd_(fd) {}
@@ -116,7 +120,7 @@ class SnapshotWriter {
     buffer_.clear();
   }
   void WriteOut(std::span<const std::byte> bytes) {
-    while (error_.ok() && !bytes.empty()) {
+    while (fd_ >= 0 && error_.ok() && !bytes.empty()) {
       const ssize_t n = ::write(fd_, bytes.data(), std::min(bytes.size(), kChunk));
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
@@ -132,11 +136,14 @@ class SnapshotWriter {
   absl::Status error_;
 };
 
-// A sequential reader that MACs every byte it hands out and never reads past the file's end.
+// A sequential reader of the bytes [begin, end) of a file that MACs every byte it hands out and
+// never reads past `end`.
 class SnapshotReader {
  public:
-  SnapshotReader(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  SnapshotReader(int fd, uint64_t end) : SnapshotReader(fd, 0, end) {}
+  SnapshotReader(int fd, uint64_t begin, uint64_t end) : fd_(fd), size_(end), offset_(begin) {}
   StreamMac& mac() { return mac_; }
+  uint64_t offset() const { return offset_; }
   uint64_t remaining() const { return size_ - offset_; }
 
   absl::Status Read(std::span<std::byte> out) {
@@ -178,19 +185,24 @@ class SnapshotReader {
  private:
   const int fd_;
   const uint64_t size_;
-  uint64_t offset_ = 0;
+  uint64_t offset_;
   StreamMac mac_;
 };
 
-// A namespace's BM25 section (index_snapshot.h, format): u8 present; if 1, u64 slots, u64 terms,
-// u64 name bytes, u64 postings, then slots x i64 ids, terms x u32 name lengths, the names, terms x
-// u32 posting counts, postings x (u32 slot, u32 tf).
-// Bytes of the section of `lexical` (null: none, one byte).
-uint64_t LexicalSectionBytes(const Bm25Index* lexical);
-void WriteLexicalSection(SnapshotWriter& out, const Bm25Index* lexical);
-// Reads a section; with `options` set, restores the index it holds (nullopt if it holds none),
-// without, reads past it (MACed all the same) and returns nullopt. DataLoss for counts beyond the
-// file or postings Bm25Index::Restore refuses.
-absl::StatusOr<std::optional<Bm25Index>> ReadLexicalSection(SnapshotReader& in, const Bm25Options* options);
+// A BM25 section's body (index_snapshot.h, format): u64 slots, u64 terms, u64 name bytes, u64
+// postings, then slots x i64 ids, terms x u32 name lengths, the names, terms x u32 posting counts,
+// postings x (u32 slot, u32 tf). Bodies follow the row versions, outside the file's MAC; each is
+// covered by its own keyed digest, which the namespace's record holds (under the file's MAC).
+uint64_t LexicalBodyBytes(const Bm25Index& lexical);
+void WriteLexicalBody(SnapshotWriter& out, const Bm25Index& lexical);
+// A body's arrays as read, before Bm25Index::Restore (which runs only once the digest checked).
+struct LexicalArrays {
+  std::vector<int64_t> ids;
+  std::vector<uint32_t> name_lengths, counts;
+  std::string names;
+  std::vector<Bm25Index::Posting> postings;
+};
+// Reads a body; DataLoss for counts beyond what `in` has left.
+absl::StatusOr<LexicalArrays> ReadLexicalBody(SnapshotReader& in);
 
 }  // namespace bulwark::snapshot_internal
