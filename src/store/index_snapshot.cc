@@ -1,13 +1,14 @@
 // IndexSnapshot (see index_snapshot.h): the streaming writer and reader. Both pass every byte but
-// the BM25 bodies through one HMAC-SHA256 context as it is written or read (OpenSSL's EVP_MAC;
-// SHA-256 runs at about 2 GB/s with the SHA extensions), so the check costs one pass over data
-// that is in the cache anyway. The reader reads the arrays straight into the FlatIndex's own
-// storage, and leaves the BM25 bodies where they are (ReadSnapshotLexical, on first use).
+// the BM25 bodies through one GMAC context as it is written or read (AES-256-GCM over additional
+// data, index_snapshot_stream.h; HMAC-SHA256 at about 2 GB/s was a fifth of a 100k open), so the
+// check costs one fast pass over data that is in the cache anyway. The reader reads the arrays straight into
+// the FlatIndex's own storage, and leaves the BM25 bodies where they are (ReadSnapshotLexical, on first use).
 #include "store/index_snapshot.h"
 
 #include <absl/strings/str_cat.h>
 #include <fcntl.h>
 #include <openssl/crypto.h>
+#include <openssl/rand.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,20 +43,25 @@ using snapshot_internal::WriteLexicalBody;
 constexpr char kMagic[8] = {'B', 'W', 'I', 'X', 'S', 'N', 'A', 'P'};
 constexpr uint32_t kByteOrderMark = 0x01020304;
 constexpr size_t kLinkBytes = 32;
-// Magic, version, mark, dimension, stride, block rows, key id, seq, link length and bytes, three u64
-// (the lexical terms' length and text follow).
-constexpr uint64_t kHeaderBytes = 8 + 6 * 4 + 8 + 4 + kLinkBytes + 3 * 8;
+constexpr size_t kNonceBytes = 16;
+// Magic, version, mark, dimension, stride, block rows, key id, nonce, seq, link length and bytes,
+// three u64 (the lexical terms' length and text follow).
+constexpr uint64_t kHeaderBytes = 8 + 6 * 4 + kNonceBytes + 8 + 4 + kLinkBytes + 3 * 8;
 // The smallest namespace record: name length, store rows, indexed rows, has-int8, has-BM25.
 constexpr uint64_t kMinNamespaceBytes = 4 + 8 + 8 + 1 + 1;
 // A BM25 body's place in a namespace record: offset, bytes, digest.
 constexpr uint64_t kBodyRefBytes = 8 + 8 + kMacBytes;
 
-// The snapshot MAC key of keyring key `key_id`: a key used for nothing else.
-absl::StatusOr<std::string> SnapshotKey(const Keyring& keyring, uint32_t key_id) {
+// The MAC key of one snapshot file: HMAC(HMAC(keyring key `key_id`, "bulwark.index.snapshot.v1"),
+// the file's random nonce), used for nothing else (each GMAC stream of the file has its own iv).
+absl::StatusOr<std::string> SnapshotKey(const Keyring& keyring, uint32_t key_id, std::string_view nonce) {
   const std::shared_ptr<const HmacKey> key = keyring.Find(key_id);
   if (key == nullptr)
     return absl::DataLossError(absl::StrCat("signed with key ", key_id, ", not in the keyring"));
-  return HmacSha256(*key, "bulwark.index.snapshot.v1");
+  BULWARK_ASSIGN_OR_RETURN(const std::string snapshot_key, HmacSha256(*key, "bulwark.index.snapshot.v1"));
+  return HmacSha256(
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(snapshot_key.data()), snapshot_key.size()),
+      nonce);
 }
 
 // Bytes of a namespace's int8 arrays for `rows` rows (Int8Rows::Arrays).
@@ -80,6 +86,9 @@ uint64_t SnapshotSize(int dimension, size_t stride, const IndexSnapshotSource& s
   return size + source.row_versions->size() * 16 + kMacBytes;
 }
 
+// The GMAC iv of namespace i's BM25 body (the file's MAC uses 0).
+uint32_t BodyIv(size_t i) { return static_cast<uint32_t>(i + 1); }
+
 // Where each namespace's BM25 body goes (after the row versions, back to back) and its digest.
 struct BodyRef {
   uint64_t offset = 0;
@@ -95,14 +104,14 @@ absl::StatusOr<std::vector<std::optional<BodyRef>>> PlanBodies(const IndexSnapsh
   }
   uint64_t offset = file_size - kMacBytes - total;
   std::vector<std::optional<BodyRef>> refs;
-  for (const IndexSnapshotSource::Namespace& ns : source.namespaces) {
-    const Bm25Index* lexical = LexicalOf(source, ns);
+  for (size_t i = 0; i < source.namespaces.size(); ++i) {
+    const Bm25Index* lexical = LexicalOf(source, source.namespaces[i]);
     if (lexical == nullptr) {
       refs.emplace_back();
       continue;
     }
     SnapshotWriter digest(-1);  // MACs only
-    BULWARK_RETURN_IF_ERROR(digest.mac().Init(key));
+    BULWARK_RETURN_IF_ERROR(digest.mac().Init(key, BodyIv(i)));
     WriteLexicalBody(digest, *lexical);
     BodyRef ref{.offset = offset, .bytes = LexicalBodyBytes(*lexical)};
     BULWARK_ASSIGN_OR_RETURN(ref.digest, digest.FinalMac());
@@ -113,7 +122,8 @@ absl::StatusOr<std::vector<std::optional<BodyRef>>> PlanBodies(const IndexSnapsh
 }
 
 absl::Status WriteContents(int fd, SnapshotWriter& out, int dimension, size_t stride, uint32_t key_id,
-                           std::string_view key, const IndexSnapshotSource& source, uint64_t file_size) {
+                           std::string_view nonce, std::string_view key, const IndexSnapshotSource& source,
+                           uint64_t file_size) {
   BULWARK_ASSIGN_OR_RETURN(const std::vector<std::optional<BodyRef>> bodies,
                            PlanBodies(source, key, file_size));
   out.Append(std::as_bytes(std::span<const char>(kMagic)));
@@ -121,6 +131,7 @@ absl::Status WriteContents(int fd, SnapshotWriter& out, int dimension, size_t st
                      static_cast<uint32_t>(stride), static_cast<uint32_t>(Int8Rows::kBlockRows), key_id}) {
     out.Put(v);
   }
+  out.Append(std::as_bytes(std::span<const char>(nonce)));
   out.Put(source.seq);
   std::array<char, kLinkBytes> link{};
   const size_t link_size = std::min(source.link.size(), kLinkBytes);
@@ -173,6 +184,7 @@ absl::Status WriteContents(int fd, SnapshotWriter& out, int dimension, size_t st
 
 struct Header {
   uint32_t key_id = 0;
+  std::string nonce;
   int64_t seq = 0;
   std::string link;
   uint64_t namespaces = 0;
@@ -180,13 +192,14 @@ struct Header {
   std::string lexical_terms;
 };
 
-// The key id, read before the MAC can start (the prefix is MACed with the rest afterwards).
-absl::StatusOr<uint32_t> PeekKeyId(int fd) {
-  std::array<uint32_t, 8> prefix{};  // magic (2 words), version, mark, dimension, stride, rows, key
+// The key id and nonce, read before the MAC can start (they are MACed with the rest afterwards).
+absl::StatusOr<std::pair<uint32_t, std::string>> PeekKey(int fd) {
+  // Magic (2 words), version, mark, dimension, stride, rows, key id, nonce.
+  std::array<uint32_t, 8 + kNonceBytes / 4> prefix{};
   if (::pread(fd, prefix.data(), sizeof(prefix), 0) != static_cast<ssize_t>(sizeof(prefix))) {
     return absl::DataLossError("the index snapshot is truncated");
   }
-  return prefix[7];
+  return std::pair{prefix[7], std::string(reinterpret_cast<const char*>(&prefix[8]), kNonceBytes)};
 }
 
 // Reads and checks the header (everything before the first namespace).
@@ -212,6 +225,8 @@ absl::StatusOr<Header> ReadHeader(SnapshotReader& in, uint64_t file_size, int di
   }
   Header header;
   header.key_id = key_id;
+  header.nonce.resize(kNonceBytes);
+  BULWARK_RETURN_IF_ERROR(in.Read(std::as_writable_bytes(std::span<char>(header.nonce))));
   BULWARK_ASSIGN_OR_RETURN(header.seq, in.Get<int64_t>());
   BULWARK_ASSIGN_OR_RETURN(const uint32_t link_size, in.Get<uint32_t>());
   BULWARK_ASSIGN_OR_RETURN(const auto link, (in.Get<std::array<char, kLinkBytes>>()));
@@ -319,7 +334,10 @@ absl::StatusOr<uint64_t> WriteIndexSnapshot(const std::filesystem::path& path, i
                                             const IndexSnapshotSource& source, const Keyring& keyring) {
   const uint32_t key_id = keyring.newest_key_id();
   if (key_id == 0) return absl::FailedPreconditionError("the keyring has no key");
-  BULWARK_ASSIGN_OR_RETURN(const std::string key, SnapshotKey(keyring, key_id));
+  std::string nonce(kNonceBytes, '\0');
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(nonce.data()), static_cast<int>(nonce.size())) != 1)
+    return absl::InternalError("no random nonce");
+  BULWARK_ASSIGN_OR_RETURN(const std::string key, SnapshotKey(keyring, key_id, nonce));
   BULWARK_ASSIGN_OR_RETURN(auto probe, FlatIndex::Create(dimension));
   const size_t stride = probe->stride();
   for (const IndexSnapshotSource::Namespace& ns : source.namespaces) {
@@ -336,9 +354,9 @@ absl::StatusOr<uint64_t> WriteIndexSnapshot(const std::filesystem::path& path, i
   {
     FileCloser closer{fd};
     SnapshotWriter out(fd);
-    status = out.mac().Init(key);
+    status = out.mac().Init(key, 0);
     const uint64_t size = SnapshotSize(dimension, stride, source);
-    if (status.ok()) status = WriteContents(fd, out, dimension, stride, key_id, key, source, size);
+    if (status.ok()) status = WriteContents(fd, out, dimension, stride, key_id, nonce, key, source, size);
     if (status.ok() && ::fsync(fd) != 0)
       status = absl::InternalError(absl::StrCat("fsync: ", ErrnoText(errno)));
   }
@@ -377,10 +395,11 @@ absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(const std::filesystem::path& pat
     return absl::DataLossError("the index snapshot is truncated");
   const uint64_t file_size = static_cast<uint64_t>(end);
   BULWARK_ASSIGN_OR_RETURN(auto probe, FlatIndex::Create(dimension));
-  BULWARK_ASSIGN_OR_RETURN(const uint32_t key_id, PeekKeyId(fd));
-  BULWARK_ASSIGN_OR_RETURN(const std::string key, SnapshotKey(keyring, key_id));
+  BULWARK_ASSIGN_OR_RETURN(const auto key_id_and_nonce, PeekKey(fd));
+  BULWARK_ASSIGN_OR_RETURN(const std::string key,
+                           SnapshotKey(keyring, key_id_and_nonce.first, key_id_and_nonce.second));
   SnapshotReader in(fd, file_size);
-  BULWARK_RETURN_IF_ERROR(in.mac().Init(key));
+  BULWARK_RETURN_IF_ERROR(in.mac().Init(key, 0));
   BULWARK_ASSIGN_OR_RETURN(const Header header, ReadHeader(in, file_size, dimension, probe->stride()));
   IndexSnapshot snapshot;
   snapshot.seq = header.seq;
@@ -406,12 +425,15 @@ absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(const std::filesystem::path& pat
   }
   // BM25 sections are returned only if they were tokenized as this store tokenizes.
   snapshot.lexical_terms_match = !lexical.terms.empty() && header.lexical_terms == lexical.terms;
-  for (SnapshotNamespace& ns : snapshot.namespaces) {
+  for (size_t i = 0; i < snapshot.namespaces.size(); ++i) {
+    std::optional<SnapshotLexicalSection>& lexical = snapshot.namespaces[i].lexical;
     if (!snapshot.lexical_terms_match) {
-      ns.lexical.reset();
-    } else if (ns.lexical.has_value()) {
-      ns.lexical->fd = file;
-      ns.lexical->key_id = header.key_id;
+      lexical.reset();
+    } else if (lexical.has_value()) {
+      lexical->fd = file;
+      lexical->key_id = header.key_id;
+      lexical->nonce = header.nonce;
+      lexical->iv = BodyIv(i);
     }
   }
   return snapshot;
@@ -420,9 +442,9 @@ absl::StatusOr<IndexSnapshot> ReadIndexSnapshot(const std::filesystem::path& pat
 absl::StatusOr<Bm25Index> ReadSnapshotLexical(const SnapshotLexicalSection& section, const Keyring& keyring,
                                               const Bm25Options& options) {
   if (section.fd == nullptr) return absl::DataLossError("no BM25 section to read");
-  BULWARK_ASSIGN_OR_RETURN(const std::string key, SnapshotKey(keyring, section.key_id));
+  BULWARK_ASSIGN_OR_RETURN(const std::string key, SnapshotKey(keyring, section.key_id, section.nonce));
   SnapshotReader in(*section.fd, section.offset, section.offset + section.bytes);
-  BULWARK_RETURN_IF_ERROR(in.mac().Init(key));
+  BULWARK_RETURN_IF_ERROR(in.mac().Init(key, section.iv));
   absl::StatusOr<LexicalArrays> arrays = ReadLexicalBody(in);
   if (arrays.ok() && in.remaining() != 0) arrays = absl::DataLossError("trailing bytes");
   BULWARK_ASSIGN_OR_RETURN(const auto digest, in.mac().Final());

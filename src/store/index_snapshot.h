@@ -10,13 +10,15 @@
 //
 // The file is an UNTRUSTED cache (StoreLayout::index_snapshot()). Anything wrong with it makes the
 // reader fail and the open rebuild from the store, never a different index:
-//   * a keyed MAC, HMAC-SHA256 under K = HMAC(keyring key `key_id`, "bulwark.index.snapshot.v1"),
+//   * a keyed MAC, GMAC (AES-256-GCM over additional data, iv 0) under the file's key
+//     K = HMAC(HMAC(keyring key `key_id`, "bulwark.index.snapshot.v1"), the header's random nonce),
 //     over every byte before it (the header, the seq and the counts included) except the BM25
 //     bodies, checked before anything read is used: a file changed or made without the store's
 //     keyring is refused;
-//   * each BM25 body has its own digest, HMAC-SHA256 under K of its bytes, held in its namespace's
-//     record (so under the file's MAC) and checked by ReadSnapshotLexical before Bm25Index::Restore
-//     sees a byte: a changed body is refused (that index is built from the rows), the rest is used;
+//   * each BM25 body has its own digest, GMAC under K with iv 1 + its namespace's position, held
+//     in its namespace's record (so under the file's MAC) and checked by ReadSnapshotLexical before
+//     Bm25Index::Restore sees a byte: a changed body is refused (that index is built from the
+//     rows), the rest is used;
 //   * version, byte order, dimension, row stride or int8 block layout unlike this build's: refused;
 //   * every count is bounded by the bytes left in the file before anything is allocated, and the
 //     file's size is part of the header: a truncated or extended file is refused.
@@ -27,18 +29,19 @@
 // (entry_store_snapshot.cc). Every search hit is still read back and verified against its signed
 // row.
 //
-// Format (version 3, little-endian, doc in bench/RESULTS.md "Index snapshot"; version 1 had no
-// BM25 sections, version 2 had them inside the namespace records; both are refused):
+// Format (version 4, little-endian, doc in bench/RESULTS.md "Index snapshot"; version 1 had no
+// BM25 sections, version 2 had them inside the namespace records, version 3 used HMAC-SHA256;
+// all are refused):
 //   header: "BWIXSNAP", u32 version, u32 byte-order mark 0x01020304, u32 dimension, u32 stride,
-//           u32 int8 block rows, u32 key id, i64 seq, u32 link length, 32 link bytes,
+//           u32 int8 block rows, u32 key id, 16-byte nonce, i64 seq, u32 link length, 32 link bytes,
 //           u64 namespaces, u64 row versions, u64 file size, u32 lexical terms length, its text
 //   per namespace: u32 name length, name, i64 rows in the store at seq, u64 indexed rows n,
 //           u8 has-int8, n row ids (i64), n states (u8), n kinds (u8), n * stride floats,
 //           [int8 arrays: lines, scales, row norms, error norms (Int8Rows::Arrays)],
-//           u8 has-BM25, if 1: u64 body offset, u64 body bytes, 32-byte body digest
+//           u8 has-BM25, if 1: u64 body offset, u64 body bytes, 16-byte body digest
 //   row versions: count x (i64 row id, i64 updated_at_us)
 //   BM25 bodies, in namespace order, back to back (index_snapshot_stream.h: the postings by term)
-//   32-byte MAC
+//   16-byte MAC
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
@@ -63,7 +66,7 @@
 
 namespace bulwark {
 
-inline constexpr uint32_t kIndexSnapshotVersion = 3;
+inline constexpr uint32_t kIndexSnapshotVersion = 4;
 // Namespace names longer than this are refused (the store's own limit is far lower).
 inline constexpr uint32_t kMaxSnapshotNamespaceBytes = 4096;
 // Lexical terms descriptions longer than this are refused.
@@ -74,9 +77,11 @@ inline constexpr uint32_t kMaxSnapshotLexicalTermsBytes = 4096;
 struct SnapshotLexicalSection {
   std::shared_ptr<const int> fd;  // closed with the last copy
   uint32_t key_id = 0;            // the keyring key the file was MACed with
+  std::string nonce;              // the file's (its key's)
+  uint32_t iv = 0;                // the body's GMAC iv
   uint64_t offset = 0;
   uint64_t bytes = 0;
-  std::array<unsigned char, 32> digest{};
+  std::array<unsigned char, 16> digest{};
 };
 
 // One namespace's part of a snapshot.

@@ -1,12 +1,11 @@
 // The index snapshot's byte streams (private to index_snapshot*.cc): a writer and a reader that
-// pass every byte through one keyed HMAC-SHA256 (OpenSSL's EVP_MAC), and the BM25 section of a
+// pass every byte through one keyed MAC (GMAC, OpenSSL's EVP), and the BM25 section of a
 // namespace's record (index_snapshot_lexical.cc).
 #pragma once
 
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 #include <absl/strings/str_cat.h>
-#include <openssl/core_names.h>
 #include <openssl/evp.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,50 +27,56 @@
 
 namespace bulwark::snapshot_internal {
 
-inline constexpr size_t kMacBytes = 32;
+inline constexpr size_t kMacBytes = 16;
 inline constexpr size_t kChunk = size_t{1} << 20;  // bytes per read or write call
 
 inline std::string ErrnoText(int error) { return std::error_code(error, std::generic_category()).message(); }
 
-// A keyed HMAC-SHA256 over a stream of bytes.
+// GMAC over a stream of bytes: AES-256-GCM with the bytes as additional data only (OpenSSL's EVP;
+// GHASH with carry-less multiplication runs at several GB/s, 3-5x HMAC-SHA256 with the SHA
+// extensions). Each (key, iv) pair MACs one stream only: the keys are per file (index_snapshot.cc).
 class StreamMac {
  public:
   StreamMac() = default;
   StreamMac(const StreamMac&) = delete;
   StreamMac& operator=(const StreamMac&) = delete;
-  ~StreamMac() { EVP_MAC_CTX_free(ctx_); }
+  ~StreamMac() { EVP_CIPHER_CTX_free(ctx_); }
 
-  absl::Status Init(std::string_view key) {
-    static EVP_MAC* const method = EVP_MAC_fetch(nullptr, OSSL_MAC_NAME_HMAC, nullptr);
-    if (method == nullptr || (ctx_ = EVP_MAC_CTX_new(method)) == nullptr) {
-      return absl::InternalError("OpenSSL has no HMAC");
-    }
-    char digest[] = "SHA256";
-    const OSSL_PARAM params[] = {OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, digest, 0),
-                                 OSSL_PARAM_construct_end()};
-    if (EVP_MAC_init(ctx_, reinterpret_cast<const unsigned char*>(key.data()), key.size(), params) != 1) {
-      return absl::InternalError("HMAC init failed");
+  // `key`: 32 bytes; `iv`: the stream's number under that key.
+  absl::Status Init(std::string_view key, uint32_t iv) {
+    std::array<unsigned char, 12> nonce{};
+    std::memcpy(nonce.data(), &iv, sizeof(iv));
+    if (key.size() != 32 || (ctx_ = EVP_CIPHER_CTX_new()) == nullptr ||
+        EVP_EncryptInit_ex(ctx_, EVP_aes_256_gcm(), nullptr,
+                           reinterpret_cast<const unsigned char*>(key.data()), nonce.data()) != 1) {
+      return absl::InternalError("GMAC init failed");
     }
     return absl::OkStatus();
   }
   // An uninitialized MAC (no Init) ignores what it is given (SnapshotWriter's unMACed streams).
   void Update(std::span<const std::byte> bytes) {
     if (ctx_ == nullptr) return;
-    ok_ =
-        ok_ && EVP_MAC_update(ctx_, reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size()) == 1;
+    while (ok_ && !bytes.empty()) {
+      const size_t n = std::min(bytes.size(), kChunk);
+      int out = 0;
+      ok_ = EVP_EncryptUpdate(ctx_, nullptr, &out, reinterpret_cast<const unsigned char*>(bytes.data()),
+                              static_cast<int>(n)) == 1;
+      bytes = bytes.subspan(n);
+    }
   }
   absl::StatusOr<std::array<unsigned char, kMacBytes>> Final() {
     std::array<unsigned char, kMacBytes> out{};
-    size_t length = 0;
-    if (ctx_ == nullptr || !ok_ || EVP_MAC_final(ctx_, out.data(), &length, out.size()) != 1 ||
-        length != kMacBytes) {
-      return absl::InternalError("HMAC failed");
+    std::array<unsigned char, 16> none{};  // no ciphertext: nothing was encrypted
+    int length = 0;
+    if (ctx_ == nullptr || !ok_ || EVP_EncryptFinal_ex(ctx_, none.data(), &length) != 1 ||
+        EVP_CIPHER_CTX_ctrl(ctx_, EVP_CTRL_GCM_GET_TAG, kMacBytes, out.data()) != 1) {
+      return absl::InternalError("GMAC failed");
     }
     return out;
   }
 
  private:
-  EVP_MAC_CTX* ctx_ = nullptr;
+  EVP_CIPHER_CTX* ctx_ = nullptr;
   bool ok_ = true;
 };
 
