@@ -316,6 +316,7 @@ struct FileCloser {
 // to the MAC, each inside the file.
 absl::Status CheckBodies(const IndexSnapshot& snapshot, uint64_t begin, uint64_t file_size) {
   const uint64_t end = file_size - kMacBytes;
+  if (begin > end) return absl::DataLossError("the index snapshot is truncated");  // into the MAC
   uint64_t next = begin;
   for (const SnapshotNamespace& ns : snapshot.namespaces) {
     if (!ns.lexical.has_value()) continue;
