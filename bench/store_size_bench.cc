@@ -293,9 +293,9 @@ void OpenInProcess(const Flags& flags, size_t entries) {
   const double vectors_mb = static_cast<double>(entries) * kDimension * 4 / (1024.0 * 1024.0);
   const EntryStore::OpenReport report = (*store)->impl().entries->open_report();
   std::printf(
-      "  in process: the open %s (BM25 indexes from it: %d)\n",
+      "  in process: the open %s (BM25 indexes in it: %d, read at the first hybrid search: %d)\n",
       report.from_snapshot ? "started from the index snapshot" : "scanned the rows (no usable snapshot)",
-      report.lexical_from_snapshot);
+      report.lexical_from_snapshot, report.lexical_restored);
   std::printf(
       "  in process: open %.3f s, first search %.4f s (%s, %zu hits), first filtered search %.4f s (%s)\n",
       open_s, search_s, result.ok() ? "ok" : result.status().ToString().c_str(),

@@ -1,16 +1,19 @@
-// libFuzzer target for the index snapshot reader (store/index_snapshot.h), BM25 sections included
-// (the seed's are restored: Bm25Index::Restore checks them before the MAC): any bytes in index.snap
+// libFuzzer target for the index snapshot reader (store/index_snapshot.h): any bytes in index.snap
 // are refused (NotFound, FailedPrecondition, DataLoss or ResourceExhausted) without a crash, a
 // hang, a read past the file or an allocation beyond the file's size; none passes the MAC, so none
 // is returned. Every count in the file is read and bounded before the MAC is checked at the end,
-// which is what this exercises.
+// which is what this exercises. The same bytes are then read as a BM25 body
+// (ReadSnapshotLexical): its counts are bounded by the body's size and its digest refuses it
+// before Bm25Index::Restore sees a byte.
 //
 //   scripts/fuzz [SECONDS]
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "bulwark/env.h"
@@ -53,6 +56,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (code != absl::StatusCode::kDataLoss && code != absl::StatusCode::kFailedPrecondition &&
         code != absl::StatusCode::kResourceExhausted) {
       std::abort();
+    }
+    const int body = open(path, O_RDONLY | O_CLOEXEC);
+    if (body >= 0) {
+      bulwark::SnapshotLexicalSection section{.fd = std::make_shared<const int>(body),
+                                              .key_id = keyring.newest_key_id(),
+                                              .offset = 0,
+                                              .bytes = size};
+      if (bulwark::ReadSnapshotLexical(section, keyring, {}).status().code() != absl::StatusCode::kDataLoss) {
+        std::abort();  // no input matches an all-zero digest
+      }
+      close(body);
     }
   }
   unlink(path);

@@ -176,6 +176,7 @@ void EntryStore::UnindexRow(const std::string& name_space, int64_t row_id) {
     it->second->metadata.Remove(row_id);
     it->second->honeypots.erase(row_id);
     it->second->lexical.Remove(row_id).IgnoreError();  // only active memories are there
+    it->second->NoteLexicalChange(row_id);
     it->second->SetPotTokens(row_id, {});
     if (it->second->pot_vectors) it->second->pot_vectors->Remove(row_id).IgnoreError();
   }
@@ -202,7 +203,10 @@ void EntryStore::SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const En
     }
     return;
   }
-  if (!index->lexical_built) return;  // built from storage on first use
+  if (!index->lexical_built) {  // built from storage or the snapshot on first use
+    index->NoteLexicalChange(row_id);
+    return;
+  }
   const bool wanted = entry.kind == Kind::kMemory && entry.state == State::kActive;
   if (!wanted) {
     index->lexical.Remove(row_id).IgnoreError();
@@ -399,7 +403,8 @@ absl::Status EntryStore::EnsureSideIndexes(std::string_view name_space, bool lex
   if (it == indexes_.end()) return absl::OkStatus();
   NamespaceIndex& index = *it->second;
   const std::pair<bool, bool> needed = wanted(index);  // another search may have built them meanwhile
-  const bool text = needed.first;
+  // From the snapshot if it has it (a failure there falls back to the rows).
+  const bool text = needed.first && !(index.lexical_in_snapshot.has_value() && RestoreLexicalLocked(index));
   const bool fields = needed.second;
   if (!text && !fields) return absl::OkStatus();
   const absl::Status scanned = backend_->ScanIndexColumns(

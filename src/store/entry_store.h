@@ -266,7 +266,8 @@ class EntryStore {
   struct OpenReport {
     bool from_snapshot = false;
     int64_t caught_up_entries = 0;
-    int lexical_from_snapshot = 0;  // namespaces whose BM25 index the snapshot held
+    int lexical_from_snapshot = 0;  // namespaces whose BM25 index the snapshot holds (read on first use)
+    int lexical_restored = 0;       // of those, restored since (RestoreLexicalLocked)
   };
   OpenReport open_report() const {
     absl::ReaderMutexLock lock(&mu_);
@@ -296,6 +297,9 @@ class EntryStore {
                     std::vector<int64_t>* pot_rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The destructor's part: WriteSnapshot if Options::snapshot_path asks for it (see Options).
   void MaybeWriteSnapshot();
+  // Restores the BM25 index the snapshot holds (NamespaceIndex) and replays the rows changed since:
+  // true; false (logged) if the section or a row cannot be read. Requires mu_ (unique).
+  bool RestoreLexicalLocked(NamespaceIndex& index) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // After the open's scan: reads the honeypot rows (2-4 % of a namespace) in full and puts them in
   // their pot indexes (SyncSideIndexes verifies each). Requires mu_ (unique).
   absl::Status LoadPots(std::span<const int64_t> pot_rows) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -340,10 +344,10 @@ class EntryStore {
                                                          const std::vector<float>& query,
                                                          const QueryTerms* terms, size_t k_obs) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // Requires mu_ (shared).
   std::vector<int64_t> ObservedLexicalRanking(const NamespaceIndex& index, const QueryTerms& terms,
-                                              std::span<const Bm25Hit> memory_hits,
-                                              size_t depth) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);  // requires mu_ (shared)
+                                              std::span<const Bm25Hit> memory_hits, size_t depth) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Puts the row in the namespace's lexical index if it is an active memory, and in its pot index
   // (vector and tokens) if it is an active honeypot; else takes it out. Requires mu_ (unique).
   void SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const Entry& entry)
@@ -390,10 +394,10 @@ class EntryStore {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Notes the events this process's last write appended, so catching up skips them. Requires mu_.
   void NoteOwnEvents() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Rollback detection: the row has reached at least this version (updated_at_us). Requires mu_
-  // (unique). A row later read back older than the newest version noted was rolled back.
+  // Rollback detection: the row has reached at least this version (updated_at_us); a row later
+  // read back older than the newest version noted was rolled back (RolledBack). Requires mu_.
   void NoteVersion(int64_t row_id, int64_t updated_at_us) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  bool RolledBack(const StoredRow& row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);  // requires mu_
+  bool RolledBack(const StoredRow& row) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // True if the row belongs in the index: not deleted or purged, decodes, has the embedder's
   // dimension and a valid namespace; a row that does not is reported (ReportBadRow).
   bool Indexable(const StoredRow& row);
@@ -449,18 +453,15 @@ class EntryStore {
   std::atomic<bool> chain_broken_{false};
   std::string chain_problem_ ABSL_GUARDED_BY(freeze_mu_);
   const LexicalTerms terms_;  // the lexical index's terms (hybrid ranking)
-
   // Guards the indexes, the keyring (a rotation invalidates its keys) and the bookkeeping below,
   // and orders changes.
   mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, std::unique_ptr<NamespaceIndex>> indexes_
-      ABSL_GUARDED_BY(mu_);  // by namespace
+  absl::flat_hash_map<std::string, std::unique_ptr<NamespaceIndex>> indexes_ ABSL_GUARDED_BY(mu_);
   // Catching up with other writers: every history event up to seen_event_seq_ is reflected in the
-  // index, and so are own_event_seqs_ (this process's events after it). Guarded by mu_.
+  // index, and so are own_event_seqs_ (this process's events after it).
   int64_t seen_event_seq_ ABSL_GUARDED_BY(mu_) = 0;
   // By row id, the newest updated_at_us this process has seen the row reach: from the row at open,
   // the newest event of its history, and every write since (its own and, caught up, others').
-  // Guarded by mu_.
   RowVersionTable row_versions_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_set<int64_t> own_event_seqs_ ABSL_GUARDED_BY(mu_);
   // Placement (Options::hold_all_namespaces = false): the namespaces held, and every namespace

@@ -20,7 +20,10 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
+#include <span>
 #include <utility>
+#include <vector>
 
 #include "core/status_macros.h"
 #include "core/strings.h"
@@ -101,7 +104,7 @@ bool EntryStore::LoadSnapshot(const absl::flat_hash_map<std::string, int64_t>& e
         const auto it = expected_rows.find(ToAbsl(name));
         return std::max(rows, it == expected_rows.end() ? size_t{0} : static_cast<size_t>(it->second));
       },
-      {.terms = lexical_terms, .bm25 = options_.hybrid.bm25});
+      {.terms = lexical_terms});
   absl::Status usable = snapshot.status();
   if (usable.ok()) usable = CheckAgainstStore(*snapshot, *backend_, expected_rows);
   if (!usable.ok()) {
@@ -120,9 +123,8 @@ bool EntryStore::LoadSnapshot(const absl::flat_hash_map<std::string, int64_t>& e
       pot_rows->push_back(parts.row_ids[p]);
     }
     index->vectors = std::move(ns.vectors);
-    if (ns.lexical.has_value()) {  // kept up to date from here on, as a built one (catch-up below)
-      index->lexical = *std::move(ns.lexical);
-      index->lexical_built = true;
+    if (ns.lexical.has_value()) {  // read on first use; the rows changed from here on are noted
+      index->lexical_in_snapshot = std::move(ns.lexical);
       ++open_report_.lexical_from_snapshot;
     }
   }
@@ -130,6 +132,44 @@ bool EntryStore::LoadSnapshot(const absl::flat_hash_map<std::string, int64_t>& e
   seen_event_seq_ = snapshot->seq;
   own_event_seqs_.clear();
   spdlog::info("index loaded from the snapshot at seq {}", snapshot->seq);
+  return true;
+}
+
+bool EntryStore::RestoreLexicalLocked(NamespaceIndex& index) {
+  const SnapshotLexicalSection section = *std::move(index.lexical_in_snapshot);
+  index.lexical_in_snapshot.reset();
+  std::vector<int64_t> changed(index.lexical_changed.begin(), index.lexical_changed.end());
+  index.lexical_changed = {};
+  absl::StatusOr<Bm25Index> lexical = ReadSnapshotLexical(section, *keyring_, options_.hybrid.bm25);
+  if (!lexical.ok()) {
+    spdlog::warn("a BM25 index of the index snapshot is not used, it is built from the store: {}",
+                 lexical.status().ToString());
+    return false;
+  }
+  // The rows changed since the snapshot's seq: out, then back in (in row order, as a build adds
+  // them) if the vector index holds them as active memories now, with their text from storage.
+  std::sort(changed.begin(), changed.end());
+  std::vector<int64_t> wanted;
+  for (const int64_t row_id : changed) {
+    lexical->Remove(row_id).IgnoreError();  // it may not be there
+    if (index.vectors->StateOf(row_id) == std::pair{State::kActive, Kind::kMemory}) wanted.push_back(row_id);
+  }
+  constexpr size_t kBatch = 256;  // rows per storage read
+  for (size_t i = 0; i < wanted.size(); i += kBatch) {
+    absl::StatusOr<std::vector<std::optional<StoredRow>>> rows =
+        backend_->GetRows(std::span<const int64_t>(wanted).subspan(i, std::min(kBatch, wanted.size() - i)));
+    if (!rows.ok()) {
+      spdlog::warn("the BM25 index of the snapshot cannot be brought up to date: {}",
+                   rows.status().ToString());
+      return false;
+    }
+    for (const std::optional<StoredRow>& row : *rows) {
+      if (row.has_value()) lexical->Add(row->row_id, terms_.Document(row->entry.text)).IgnoreError();
+    }
+  }
+  index.lexical = *std::move(lexical);
+  index.lexical_built = true;
+  ++open_report_.lexical_restored;
   return true;
 }
 
@@ -164,6 +204,8 @@ absl::StatusOr<uint64_t> EntryStore::WriteSnapshot() {
     const Bm25Index* lexical = nullptr;  // namespaces whose BM25 index was never built: none
     if (it != indexes_.end()) {
       vectors = static_cast<const FlatIndex*>(it->second->vectors.get());
+      // One the open left in the old file goes into the new one (restored: the old may be gone).
+      if (it->second->lexical_in_snapshot.has_value()) RestoreLexicalLocked(*it->second);
       if (it->second->lexical_built) lexical = &it->second->lexical;
     }
     if (vectors == nullptr) {

@@ -4,8 +4,9 @@
 // the rows. A snapshot that is tampered with, truncated, made with another keyring, ahead of the
 // store or missing rows is ignored (the open scans); a stale one is brought up to date from the
 // history, so rows added, deleted, quarantined or released after it are (not) found as they must
-// be. The BM25 indexes come with it, brought up to date the same way; one written with other
-// lexical terms is built from the rows instead (and written at the next close).
+// be. The BM25 indexes stay in the file until a hybrid search needs one (a vector-ranked namespace
+// never reads its own), then come with the rows changed since replayed; one written with other
+// lexical terms, or whose bytes changed, is built from the rows instead.
 #include "store/index_snapshot.h"
 
 #include <gtest/gtest.h>
@@ -135,10 +136,14 @@ TEST_F(IndexSnapshotTest, TheOpenStartsFromTheSnapshotAndSearchesAnswerAsAfterAS
   Open(false, true);
   EXPECT_TRUE(entries().open_report().from_snapshot);
   EXPECT_EQ(entries().open_report().caught_up_entries, 0);
-  // Both namespaces' BM25 indexes (built as they were written) came with it: nothing to tokenize.
+  // Both namespaces' BM25 indexes are in it, left there by the open; the first hybrid search of
+  // "a" restores its own (nothing to tokenize), "v" ranks by vector only and never reads its.
   EXPECT_EQ(entries().open_report().lexical_from_snapshot, 2);
-  EXPECT_TRUE(entries().SideIndexes("a").lexical);
+  EXPECT_FALSE(entries().SideIndexes("a").lexical);
   const std::vector<Hits> with_snapshot = AllSearches();
+  EXPECT_TRUE(entries().SideIndexes("a").lexical);
+  EXPECT_FALSE(entries().SideIndexes("v").lexical);
+  EXPECT_EQ(entries().open_report().lexical_restored, 1);
   EXPECT_FALSE(with_snapshot.front().empty());
   EXPECT_EQ(with_snapshot, FreshBuild());
 }
@@ -154,8 +159,9 @@ TEST_F(IndexSnapshotTest, ChangesAfterTheSnapshotAreAppliedFromTheHistory) {
   Open(false, true);
   EXPECT_TRUE(entries().open_report().from_snapshot);
   EXPECT_EQ(entries().open_report().caught_up_entries, 4);
-  EXPECT_EQ(entries().open_report().lexical_from_snapshot, 2);  // and brought up to date
+  EXPECT_EQ(entries().open_report().lexical_from_snapshot, 2);
   const Hits plumber = Search("a", "plumber Zoltan Saturday", {});
+  EXPECT_EQ(entries().open_report().lexical_restored, 1);  // and brought up to date
   ASSERT_FALSE(plumber.empty());
   EXPECT_EQ(plumber[0].first, added);
   for (const char* q : {"dentist appointment Tuesday", "Friday flight Lisbon nine"}) {
@@ -185,8 +191,13 @@ TEST_F(IndexSnapshotTest, ATamperedOrTruncatedSnapshotIsIgnored) {
     std::filesystem::copy_file(snapshot(), copy, std::filesystem::copy_options::overwrite_existing);
     Corrupt(offset, '\x5a');
     Open(false, true);
-    EXPECT_FALSE(entries().open_report().from_snapshot) << "byte " << offset;
+    // A BM25 body is under its own digest: the rest of the file is used, that index is built from
+    // the rows (its changed bytes never reach Bm25Index::Restore).
+    const bool body = offset == term;
+    EXPECT_EQ(entries().open_report().from_snapshot, body) << "byte " << offset;
     EXPECT_EQ(AllSearches(), fresh) << "byte " << offset;
+    EXPECT_EQ(entries().open_report().lexical_restored, 0) << "byte " << offset;
+    EXPECT_EQ(entries().SideIndexes("a").lexical, true) << "byte " << offset;
     store_.reset();  // the close writes a good snapshot again; start each case from the copy
     std::filesystem::copy_file(copy, snapshot(), std::filesystem::copy_options::overwrite_existing);
   }
@@ -211,6 +222,49 @@ TEST_F(IndexSnapshotTest, Bm25IndexesOfOtherLexicalTermsAreBuiltFromTheRows) {
   EXPECT_TRUE(entries().open_report().from_snapshot);
   EXPECT_EQ(entries().open_report().lexical_from_snapshot, 1);
   EXPECT_EQ(AllSearches(), fresh);
+}
+
+// A vector-ranked namespace leaves its BM25 index in the file; when its ranking turns hybrid later,
+// the first hybrid search restores it and replays the rows changed since the snapshot (added,
+// deleted, quarantined, released), answering as an index built from the rows.
+TEST_F(IndexSnapshotTest, AVectorRankedNamespaceReadsItsBm25IndexOnlyWhenAHybridSearchNeedsIt) {
+  Open(false, true);
+  Open(false, true);
+  ASSERT_TRUE(entries().open_report().from_snapshot);
+  EXPECT_FALSE(Search("v", "dentist Friday invoice", {}).empty());
+  EXPECT_FALSE(entries().SideIndexes("v").lexical);
+  const std::string added = MustAdd("v", "the plumber Zoltan comes on Saturday", {{"topic", "health"}});
+  ASSERT_THAT(store_->Delete("v", ids_["v"][0], "alice"), IsOk());
+  ASSERT_THAT(store_->Quarantine("v", ids_["v"][5], "admin", {{"why", "review"}}), IsOk());
+  ASSERT_THAT(store_->Release("v", ids_["v"][2], "admin"), IsOk());
+  ASSERT_THAT(store_->impl().retrieval->Set("v", Retrieval::kHybrid), IsOk());
+  EXPECT_EQ(entries().open_report().lexical_restored, 0);
+  const Hits plumber = Search("v", "plumber Zoltan Saturday", {});
+  EXPECT_EQ(entries().open_report().lexical_restored, 1);
+  ASSERT_FALSE(plumber.empty());
+  EXPECT_EQ(plumber[0].first, added);
+  const std::vector<Hits> restored = AllSearches();
+  EXPECT_EQ(restored, FreshBuild());
+}
+
+// The BM25 bodies are read after the open: bytes changed in place meanwhile fail their digest, and
+// that index is built from the rows instead.
+TEST_F(IndexSnapshotTest, ABm25BodyChangedAfterTheOpenIsNotUsed) {
+  Open(false, true);
+  std::string bytes;
+  {
+    std::ifstream in(snapshot(), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const size_t term = bytes.find("dentist");
+  ASSERT_NE(term, std::string::npos);
+  const std::vector<Hits> fresh = FreshBuild();
+  Open(false, true);
+  ASSERT_TRUE(entries().open_report().from_snapshot);
+  Corrupt(term, '\x01');
+  EXPECT_EQ(AllSearches(), fresh);
+  EXPECT_EQ(entries().open_report().lexical_restored, 0);
+  EXPECT_TRUE(entries().SideIndexes("a").lexical);
 }
 
 TEST_F(IndexSnapshotTest, ASnapshotOfAnotherStoreIsIgnored) {

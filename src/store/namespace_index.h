@@ -9,7 +9,9 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,6 +19,7 @@
 #include "index/bm25_index.h"
 #include "index/vector_index.h"
 #include "store/entry_store.h"
+#include "store/index_snapshot.h"
 #include "store/metadata_index.h"
 
 namespace bulwark {
@@ -46,6 +49,22 @@ struct EntryStore::NamespaceIndex {
   // indexed after the open has both (empty, then kept up to date) from the start.
   bool lexical_built = false;
   bool metadata_built = false;
+  // The BM25 index the open's snapshot holds for this namespace, not read yet (a vector-ranked
+  // namespace never reads it): the first use restores it (EntryStore::RestoreLexicalLocked) and
+  // replays the rows in `lexical_changed`, every row indexed, re-indexed or unindexed since the
+  // snapshot's seq (the open's catch-up included). Dropped when too many rows changed (then the
+  // index is built from the rows, as without a snapshot).
+  std::optional<SnapshotLexicalSection> lexical_in_snapshot;
+  absl::flat_hash_set<int64_t> lexical_changed;
+  // Notes a row changed while the BM25 index waits in the snapshot.
+  void NoteLexicalChange(int64_t row_id) {
+    if (!lexical_in_snapshot.has_value()) return;
+    lexical_changed.insert(row_id);
+    if (lexical_changed.size() > std::max<size_t>(1'000, vectors->size() / 4)) {
+      lexical_in_snapshot.reset();  // a replay would cost about what a build does
+      lexical_changed = {};
+    }
+  }
 };
 
 }  // namespace bulwark
