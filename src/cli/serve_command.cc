@@ -85,6 +85,10 @@ void ServeCommand::Register(CLI::App& app) {
                    "timeout of a write forwarded to the leader")
       ->capture_default_str()
       ->check(CLI::Range(100, 60'000));
+  serve_
+      ->add_option("--forward-query-history", rf.forward_query_history,
+                   "send the query of a search of a namespace led elsewhere to its leader's query history")
+      ->capture_default_str();
 }
 
 std::optional<int> ServeCommand::Run(const CommandEnv& env) {

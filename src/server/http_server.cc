@@ -163,6 +163,7 @@ void HttpServer::InstallRoutes() {
   AddHealthRoutes(context_, &routes_);
   AddMcpRoutes(context_, &routes_);
   AddDashboardRoutes(context_, &routes_);
+  if (context_.backends.add_routes) context_.backends.add_routes(&routes_);
   for (const RouteSpec& route : routes_) table_.Add(route.method, route.pattern);
 }
 
@@ -289,6 +290,9 @@ std::vector<Sample> HttpServer::Gauges() const {
                        static_cast<double>(guard->blocks())});
     samples.push_back({"bulwark_honeypot_refusals_total", "Searches and answers refused as session_blocked.",
                        "counter", static_cast<double>(guard->refusals())});
+  }
+  if (context_.backends.extra_samples) {
+    for (Sample& s : context_.backends.extra_samples()) samples.push_back(std::move(s));
   }
   for (Sample& s : ProcessSamples()) samples.push_back(std::move(s));
   return samples;

@@ -60,6 +60,10 @@ struct ServiceBackends {
   // store: forwards writes to the namespace's leader, waits for a read's minimum version; see
   // server/replica_routing.h). Null: handlers run directly.
   RouteInterceptor* interceptor = nullptr;
+  // Routes a deployment adds after the API's (a replica's internal query-history route,
+  // query_history_forwarding.h), and samples it adds to /metrics. Empty: none.
+  std::function<void(std::vector<RouteSpec>* routes)> add_routes;
+  std::function<std::vector<Sample>()> extra_samples;
 };
 
 struct ServiceContext {
