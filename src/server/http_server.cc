@@ -377,14 +377,15 @@ absl::StatusOr<Reply> RunHandler(const ServiceContext& context, const RouteSpec&
 
 }  // namespace
 
-bool HttpServer::RefusedByHeaders(const httplib::Request& request, httplib::Response& response) const {
+bool HttpServer::RefusedByHeaders(const httplib::Request& request, const RouteSpec& route,
+                                  httplib::Response& response) const {
   if (options_.insecure_dev) {
     if (absl::Status origin = CheckLocalOrigin(request); !origin.ok()) {
       WriteStatus(response, origin);
       return true;
     }
   }
-  if (absl::Status json = CheckJsonBody(request); !json.ok()) {
+  if (absl::Status json = route.json_body ? CheckJsonBody(request) : absl::OkStatus(); !json.ok()) {
     WriteJson(response, 415, ErrorBody(json));
     return true;
   }
@@ -465,7 +466,7 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
   }
   const RouteSpec& route = routes_[match.index];
   *route_label = route.pattern;
-  if (RefusedByHeaders(request, response)) return;
+  if (RefusedByHeaders(request, route, response)) return;
   std::optional<Caller> caller;
   if (!Admit(request, route, response, &caller)) return;
 

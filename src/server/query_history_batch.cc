@@ -1,13 +1,11 @@
 // The query batch's encoding, MAC and checks (see query_history_batch.h).
 #include "server/query_history_batch.h"
 
-#include <absl/strings/escaping.h>
 #include <absl/strings/str_cat.h>
 #include <openssl/crypto.h>
 
 #include <cmath>
 #include <cstring>
-#include <nlohmann/json.hpp>
 
 #include "core/hex.h"
 #include "core/status_macros.h"
@@ -18,79 +16,94 @@
 namespace bulwark::server {
 namespace {
 
-constexpr char kFormat[] = "bulwark.query-batch";
+constexpr char kMagic[] = "BWQB";
+constexpr uint8_t kVersion = 1;
 constexpr char kMacDomain[] = "bulwark.query-batch.v1\n";
-constexpr size_t kNonceHexChars = 32;
+constexpr size_t kNonceBytes = 16;
 
 absl::StatusOr<std::string> MacOf(std::string_view body, const HmacKey& key) {
   return HmacSha256(key, absl::StrCat(kMacDomain, ToAbsl(body)));
 }
 
-std::string EncodeFloats(std::span<const float> values) {
-  std::string raw(values.size() * sizeof(float), '\0');
-  for (size_t i = 0; i < values.size(); ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &values[i], sizeof bits);
-    for (int b = 0; b < 4; ++b) raw[i * 4 + b] = static_cast<char>((bits >> (8 * b)) & 0xff);
-  }
-  return std::string(absl::Base64Escape(raw));
+void PutUint(std::string* out, uint64_t value, int bytes) {
+  for (int b = 0; b < bytes; ++b) out->push_back(static_cast<char>((value >> (8 * b)) & 0xff));
 }
 
-// The embedding of query `index`: exactly `dimension` finite floats.
-absl::StatusOr<std::vector<float>> DecodeFloats(std::string_view base64, size_t dimension, size_t index) {
-  // The base64 text of dimension floats, checked before decoding anything larger.
-  if (base64.size() != (dimension * sizeof(float) + 2) / 3 * 4) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("query ", index, ": the embedding does not have the store's dimension ", dimension));
-  }
-  std::string raw;
-  if (!absl::Base64Unescape(ToAbsl(base64), &raw) || raw.size() != dimension * sizeof(float)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("query ", index, ": the embedding is not base64 of ", dimension, " floats"));
-  }
-  std::vector<float> values(dimension);
-  for (size_t i = 0; i < dimension; ++i) {
-    uint32_t bits = 0;
-    for (int b = 0; b < 4; ++b)
-      bits |= static_cast<uint32_t>(static_cast<uint8_t>(raw[i * 4 + b])) << (8 * b);
-    std::memcpy(&values[i], &bits, sizeof bits);
-    if (!std::isfinite(values[i])) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("query ", index, ": the embedding has a non-finite value"));
-    }
-  }
-  return values;
+void PutString(std::string* out, std::string_view s) {
+  PutUint(out, s.size(), 2);
+  out->append(s);
 }
 
 absl::Status Malformed(std::string_view why) {
   return absl::InvalidArgumentError(absl::StrCat("malformed query batch: ", ToAbsl(why)));
 }
 
-// The queries of a parsed batch, each checked.
-absl::StatusOr<std::vector<ForwardedQuery>> ParseQueries(const nlohmann::json& queries, size_t dimension) {
-  if (!queries.is_array()) return Malformed("queries must be an array");
-  if (queries.size() > kMaxQueriesPerBatch) {
-    return absl::InvalidArgumentError(absl::StrCat("a query batch carries at most ", kMaxQueriesPerBatch,
-                                                   " queries, not ", queries.size()));
+// Reads the body front to back; every read checks what is left first.
+class Reader {
+ public:
+  explicit Reader(std::string_view body) : rest_(body) {}
+  bool Uint(int bytes, uint64_t* value) {
+    if (rest_.size() < static_cast<size_t>(bytes)) return false;
+    *value = 0;
+    for (int b = 0; b < bytes; ++b)
+      *value |= static_cast<uint64_t>(static_cast<uint8_t>(rest_[b])) << (8 * b);
+    rest_.remove_prefix(bytes);
+    return true;
   }
-  std::vector<ForwardedQuery> out;
-  out.reserve(queries.size());
-  for (size_t i = 0; i < queries.size(); ++i) {
-    const nlohmann::json& q = queries[i];
-    if (!q.is_object() || q.size() != 2 || !q.contains("namespace") || !q["namespace"].is_string() ||
-        !q.contains("embedding") || !q["embedding"].is_string()) {
-      return Malformed(absl::StrCat("query ", i, " must be {\"namespace\", \"embedding\"} strings"));
-    }
-    ForwardedQuery parsed;
-    parsed.name_space = q["namespace"].get<std::string>();
-    if (absl::Status valid = ValidateNamespace(parsed.name_space); !valid.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("query ", i, ": ", valid.message()));
-    }
-    BULWARK_ASSIGN_OR_RETURN(parsed.embedding,
-                             DecodeFloats(q["embedding"].get_ref<const std::string&>(), dimension, i));
-    out.push_back(std::move(parsed));
+  bool Bytes(size_t n, std::string_view* out) {
+    if (rest_.size() < n) return false;
+    *out = rest_.substr(0, n);
+    rest_.remove_prefix(n);
+    return true;
   }
-  return out;
+  bool String(std::string* out) {
+    uint64_t n = 0;
+    std::string_view bytes;
+    if (!Uint(2, &n) || !Bytes(n, &bytes)) return false;
+    out->assign(bytes);
+    return true;
+  }
+  bool done() const { return rest_.empty(); }
+
+ private:
+  std::string_view rest_;
+};
+
+// Query `index`: a valid namespace name and exactly `dimension` finite floats.
+absl::StatusOr<ForwardedQuery> ReadQuery(Reader& reader, size_t dimension, size_t index) {
+  ForwardedQuery q;
+  std::string_view raw;
+  if (!reader.String(&q.name_space) || !reader.Bytes(dimension * sizeof(float), &raw)) {
+    return Malformed(absl::StrCat("query ", index, " is cut short"));
+  }
+  if (absl::Status valid = ValidateNamespace(q.name_space); !valid.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("query ", index, ": ", valid.message()));
+  }
+  q.embedding.resize(dimension);
+  for (size_t i = 0; i < dimension; ++i) {
+    uint32_t bits = 0;
+    for (int b = 0; b < 4; ++b)
+      bits |= static_cast<uint32_t>(static_cast<uint8_t>(raw[i * 4 + b])) << (8 * b);
+    std::memcpy(&q.embedding[i], &bits, sizeof bits);
+    if (!std::isfinite(q.embedding[i])) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("query ", index, ": the embedding has a non-finite value"));
+    }
+  }
+  return q;
+}
+
+// The header fields after the magic and version; the queries are left in `reader`.
+absl::Status ReadHeader(Reader& reader, QueryBatch* batch, uint64_t* dimension, uint64_t* count) {
+  uint64_t sent_us = 0;
+  std::string_view nonce;
+  if (!reader.String(&batch->from) || !reader.Uint(8, &sent_us) || !reader.Bytes(kNonceBytes, &nonce) ||
+      !reader.Uint(4, dimension) || !reader.Uint(4, count)) {
+    return Malformed("the header is cut short");
+  }
+  batch->sent_us = static_cast<int64_t>(sent_us);
+  batch->nonce = HexEncode(nonce);
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -105,15 +118,27 @@ absl::StatusOr<HmacKey> QueryBatchKey(const Keyring& keyring) {
 }
 
 absl::StatusOr<SealedBatch> SealQueryBatch(const QueryBatch& batch, const HmacKey& key) {
-  nlohmann::json queries = nlohmann::json::array();
-  for (const ForwardedQuery& q : batch.queries) {
-    queries.push_back({{"namespace", q.name_space}, {"embedding", EncodeFloats(q.embedding)}});
-  }
+  const std::optional<std::string> nonce = HexDecode(batch.nonce);
+  if (!nonce || nonce->size() != kNonceBytes) return absl::InvalidArgumentError("the nonce must be 32 hex");
+  const size_t dimension = batch.queries.empty() ? 0 : batch.queries.front().embedding.size();
   SealedBatch sealed;
-  sealed.body =
-      nlohmann::json{{"format", kFormat},        {"version", 1},         {"from", batch.from},
-                     {"sent_us", batch.sent_us}, {"nonce", batch.nonce}, {"queries", std::move(queries)}}
-          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string& out = sealed.body;
+  out.reserve(64 + batch.queries.size() * (dimension * sizeof(float) + 64));
+  out.append(kMagic, 4);
+  PutUint(&out, kVersion, 1);
+  PutString(&out, batch.from);
+  PutUint(&out, static_cast<uint64_t>(batch.sent_us), 8);
+  out.append(*nonce);
+  PutUint(&out, dimension, 4);
+  PutUint(&out, batch.queries.size(), 4);
+  for (const ForwardedQuery& q : batch.queries) {
+    PutString(&out, q.name_space);
+    for (float f : q.embedding) {
+      uint32_t bits;
+      std::memcpy(&bits, &f, sizeof bits);
+      PutUint(&out, bits, 4);
+    }
+  }
   BULWARK_ASSIGN_OR_RETURN(const std::string mac, MacOf(sealed.body, key));
   sealed.mac = HexEncode(mac);
   return sealed;
@@ -129,27 +154,34 @@ absl::StatusOr<QueryBatch> OpenQueryBatch(std::string_view body, std::string_vie
   if (CRYPTO_memcmp(expected.data(), presented->data(), kTagBytes) != 0) {
     return absl::UnauthenticatedError("the query batch's replica MAC does not match");
   }
-  const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object() || parsed.value("format", "") != kFormat || !parsed.contains("version") ||
-      parsed["version"] != 1) {
-    return Malformed("not a bulwark.query-batch version 1");
+  Reader reader(body);
+  std::string_view magic;
+  uint64_t version = 0;
+  if (!reader.Bytes(4, &magic) || magic != std::string_view(kMagic, 4) || !reader.Uint(1, &version) ||
+      version != kVersion) {
+    return Malformed("not a query batch of version 1");
   }
   QueryBatch batch;
-  if (!parsed.contains("from") || !parsed["from"].is_string() || !parsed.contains("sent_us") ||
-      !parsed["sent_us"].is_number_integer() || !parsed.contains("nonce") || !parsed["nonce"].is_string()) {
-    return Malformed("from, sent_us and nonce are required");
-  }
-  batch.from = parsed["from"].get<std::string>();
-  batch.sent_us = parsed["sent_us"].get<int64_t>();
-  batch.nonce = parsed["nonce"].get<std::string>();
-  if (batch.nonce.size() != kNonceHexChars || !HexDecode(batch.nonce))
-    return Malformed("nonce must be 32 hex");
+  uint64_t batch_dimension = 0;
+  uint64_t count = 0;
+  BULWARK_RETURN_IF_ERROR(ReadHeader(reader, &batch, &batch_dimension, &count));
   if (batch.sent_us < now_us - kMaxBatchSkewUs || batch.sent_us > now_us + kMaxBatchSkewUs) {
     return absl::UnauthenticatedError("the query batch is too old or from the future (clock skew > 30 s)");
   }
-  BULWARK_ASSIGN_OR_RETURN(
-      batch.queries,
-      ParseQueries(parsed.contains("queries") ? parsed["queries"] : nlohmann::json(), dimension));
+  if (count > kMaxQueriesPerBatch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a query batch carries at most ", kMaxQueriesPerBatch, " queries, not ", count));
+  }
+  if (count > 0 && batch_dimension != dimension) {
+    return absl::InvalidArgumentError(absl::StrCat("the batch's embeddings have dimension ", batch_dimension,
+                                                   ", not the store's ", dimension));
+  }
+  batch.queries.reserve(count);
+  for (size_t i = 0; i < count; ++i) {
+    BULWARK_ASSIGN_OR_RETURN(ForwardedQuery q, ReadQuery(reader, dimension, i));
+    batch.queries.push_back(std::move(q));
+  }
+  if (!reader.done()) return Malformed("bytes after the last query");
   return batch;
 }
 

@@ -163,7 +163,7 @@ bool QueryHistoryForwarder::SendChunk(httplib::Client& client, const std::string
     return false;
   }
   httplib::Headers headers = {{kReplicaMacHeader, sealed->mac}};
-  httplib::Result result = client.Post(kQueryHistoryRoute, headers, sealed->body, "application/json");
+  httplib::Result result = client.Post(kQueryHistoryRoute, headers, sealed->body, "application/octet-stream");
   if (!result) {
     spdlog::warn("sending {} queries to {}: {}", chunk.size(), url, httplib::to_string(result.error()));
     return false;
@@ -265,9 +265,11 @@ Reply QueryHistoryReceiver::Handle(const httplib::Request& request) {
 }
 
 RouteSpec QueryHistoryReceiver::Route() {
-  return {"POST", kQueryHistoryRoute, Access::kPublic,
-          [this](const Call& call) -> absl::StatusOr<Reply> { return Handle(call.http); },
-          /*needs_audit=*/false};
+  RouteSpec route{"POST", kQueryHistoryRoute, Access::kPublic,
+                  [this](const Call& call) -> absl::StatusOr<Reply> { return Handle(call.http); },
+                  /*needs_audit=*/false};
+  route.json_body = false;  // a binary batch (query_history_batch.h)
+  return route;
 }
 
 std::vector<Sample> QueryHistoryReceiver::Samples() const {

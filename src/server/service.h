@@ -116,6 +116,9 @@ struct RouteSpec {
   // closed"). False only for the routes an operator needs to see and repair that state: /metrics,
   // /v1/audit and /v1/admin/verify (each reports the audit failure itself), and /healthz.
   bool needs_audit = true;
+  // False for a route whose body is not JSON (the replicas' internal query-history batches,
+  // query_history_forwarding.h): the JSON Content-Type check (request_guards.h) is skipped.
+  bool json_body = true;
 };
 
 // Route files: each appends its routes. `context` must outlive the routes.
