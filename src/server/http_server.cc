@@ -10,6 +10,7 @@
 #include <cmath>
 #include <ctime>
 #include <exception>
+#include <iterator>
 #include <optional>
 
 #include "core/status_macros.h"
@@ -291,9 +292,7 @@ std::vector<Sample> HttpServer::Gauges() const {
     samples.push_back({"bulwark_honeypot_refusals_total", "Searches and answers refused as session_blocked.",
                        "counter", static_cast<double>(guard->refusals())});
   }
-  if (context_.backends.extra_samples) {
-    for (Sample& s : context_.backends.extra_samples()) samples.push_back(std::move(s));
-  }
+  if (auto& more = context_.backends.extra_samples) std::ranges::move(more(), std::back_inserter(samples));
   for (Sample& s : ProcessSamples()) samples.push_back(std::move(s));
   return samples;
 }
