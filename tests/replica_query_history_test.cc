@@ -131,6 +131,10 @@ TEST_F(ReplicaQueryHistoryTest, SearchesServedByAFollowerFeedTheLeadersQueryHist
             << " queries; follower " << follower << " forwarded "
             << Metric(follower, "bulwark_query_history_forwarded_total") << ", dropped "
             << Metric(follower, "bulwark_query_history_forward_dropped_total") << "\n";
+  // An API caller, even an admin, cannot feed H: the route takes the replicas' MAC, not an API key.
+  Answer forged = On(leader, "POST", "/internal/v1/query-history", {{"queries", json::array()}});
+  EXPECT_EQ(forged.status, 401) << forged.body;
+  EXPECT_EQ(Metric(leader, "bulwark_query_history_refused_total"), 1);
   // A copy of the query written through the replica that does not hold the namespace.
   Answer copy = On(third, "POST", "/v1/memories", {{"namespace", "h"}, {"text", query}});
   ASSERT_EQ(copy.status, 201) << copy.body;
