@@ -6,6 +6,38 @@
 
 namespace bulwark::cli {
 
+namespace {
+
+// Several replicas over one PostgreSQL store (doc/scale-out.md, "Replicas in bulwark serve").
+void AddReplicationFlags(CLI::App* serve, server::ReplicationFlags& rf) {
+  serve->add_option("--replica-id", rf.replica_id,
+                    "join the replica group of a PostgreSQL store under this id (unique per replica)");
+  serve->add_option("--advertise", rf.advertise,
+                    "the URL the other replicas reach this one at (default: the listening URL)");
+  serve->add_option("--replication-factor", rf.copies, "R: the replicas each namespace is placed on")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 64));
+  serve->add_option("--lease-ttl-ms", rf.lease_ttl_ms, "a namespace leader's lease; the takeover time bound")
+      ->capture_default_str()
+      ->check(CLI::Range(1000, 600'000));
+  serve
+      ->add_option("--min-version-wait-ms", rf.min_version_wait_ms,
+                   "the longest a read waits for its Bulwark-Min-Version")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 60'000));
+  serve
+      ->add_option("--forward-timeout-ms", rf.forward_timeout_ms,
+                   "timeout of a write forwarded to the leader")
+      ->capture_default_str()
+      ->check(CLI::Range(100, 60'000));
+  serve
+      ->add_option("--forward-query-history", rf.forward_query_history,
+                   "send the query of a search of a namespace led elsewhere to its leader's query history")
+      ->capture_default_str();
+}
+
+}  // namespace
+
 void ServeCommand::Register(CLI::App& app) {
   server::ServerOptions& so = options_.server;
   serve_ = app.add_subcommand(
@@ -63,28 +95,7 @@ void ServeCommand::Register(CLI::App& app) {
   serve_->add_option("--max-nruns", so.limits.max_smoothing_runs, "largest smoothing nruns")
       ->capture_default_str()
       ->check(CLI::Range(1, 101));
-  // Several replicas over one PostgreSQL store (doc/scale-out.md, "Replicas in bulwark serve").
-  server::ReplicationFlags& rf = options_.replication;
-  serve_->add_option("--replica-id", rf.replica_id,
-                     "join the replica group of a PostgreSQL store under this id (unique per replica)");
-  serve_->add_option("--advertise", rf.advertise,
-                     "the URL the other replicas reach this one at (default: the listening URL)");
-  serve_->add_option("--replication-factor", rf.copies, "R: the replicas each namespace is placed on")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 64));
-  serve_->add_option("--lease-ttl-ms", rf.lease_ttl_ms, "a namespace leader's lease; the takeover time bound")
-      ->capture_default_str()
-      ->check(CLI::Range(1000, 600'000));
-  serve_
-      ->add_option("--min-version-wait-ms", rf.min_version_wait_ms,
-                   "the longest a read waits for its Bulwark-Min-Version")
-      ->capture_default_str()
-      ->check(CLI::Range(0, 60'000));
-  serve_
-      ->add_option("--forward-timeout-ms", rf.forward_timeout_ms,
-                   "timeout of a write forwarded to the leader")
-      ->capture_default_str()
-      ->check(CLI::Range(100, 60'000));
+  AddReplicationFlags(serve_, options_.replication);
 }
 
 std::optional<int> ServeCommand::Run(const CommandEnv& env) {

@@ -158,6 +158,11 @@ void WriteDefenses::Forget(std::string_view name_space, std::string_view id) {
 }
 
 void WriteDefenses::RecordQuery(std::string_view name_space, std::span<const float> embedding) {
+  if (query_route_ && query_route_(name_space, embedding)) return;
+  gate_->RecordQuery(name_space, embedding);
+}
+
+void WriteDefenses::AppendQuery(std::string_view name_space, std::span<const float> embedding) {
   gate_->RecordQuery(name_space, embedding);
 }
 

@@ -76,8 +76,19 @@ class WriteDefenses {
   // The store the gate guards (store_context.h; not owned, must outlive this object).
   void SetStoreContext(const StoreContext* store) { gate_->SetStoreContext(store); }
 
-  // A search's query embedding joins the namespace's rolling history H. Thread-safe.
+  // A search's query embedding joins the namespace's rolling history H (or goes where the query
+  // route sends it, see SetQueryRoute). Thread-safe.
   void RecordQuery(std::string_view name_space, std::span<const float> embedding);
+  // Where a search's query goes when H is not this process's to keep: a replica that does not lead
+  // the namespace sends it to the leader's H (server/query_history_forwarding.h). The route returns
+  // true when it took the query, which then does not join the H held here; false (or no route) to
+  // keep it here. Set it before searches run and clear it after they stopped (not thread-safe with
+  // RecordQuery); it must be thread-safe itself.
+  using QueryRoute = std::function<bool(std::string_view name_space, std::span<const float> embedding)>;
+  void SetQueryRoute(QueryRoute route) { query_route_ = std::move(route); }
+  // Appends to the namespace's H here, whatever the query route says: a leader receiving the queries
+  // another replica served. Thread-safe.
+  void AppendQuery(std::string_view name_space, std::span<const float> embedding);
   // Persists the query embeddings appended since the last save.
   [[nodiscard]] absl::Status FlushQueryHistory();
   // Takeover by a new leader of a replica group (doc/scale-out.md, "The write gate's state"):
@@ -121,6 +132,7 @@ class WriteDefenses {
   absl::flat_hash_map<std::string, uint64_t> history_saved_
       ABSL_GUARDED_BY(history_save_mu_);  // per namespace: saved through seq
   ScreenObserver observer_;
+  QueryRoute query_route_;
   mutable LatencyHistogram screen_latency_;
 };
 

@@ -142,6 +142,14 @@ bool ReplicaCoordinator::Leads(std::string_view name_space) {
   return it != leaders_.end() && it->second->leading();
 }
 
+bool ReplicaCoordinator::LeadsNoWait(std::string_view name_space) {
+  if (!lead_mu_.TryLock()) return false;
+  auto it = leaders_.find(ToAbsl(name_space));
+  const bool leads = it != leaders_.end() && it->second->leading();
+  lead_mu_.Unlock();
+  return leads;
+}
+
 std::vector<std::string> ReplicaCoordinator::LiveReplicas() const {
   if (placement_ == nullptr) return {self_.replica_id};
   return placement_->LiveIds();

@@ -98,6 +98,9 @@ class ReplicaCoordinator {
   ReplicaPlacement::ReadRoute RouteRead(std::string_view name_space, bool forwarded);
   // Whether this replica leads `name_space` now (a live leadership).
   bool Leads(std::string_view name_space);
+  // The same without waiting: false while another thread holds the leadership table (taking a
+  // lease, which may load a namespace). For a search's path, which must not wait for that.
+  bool LeadsNoWait(std::string_view name_space);
   // The live replica ids as last read from the directory (this one included), sorted.
   std::vector<std::string> LiveReplicas() const;
 

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <ctime>
 #include <exception>
+#include <iterator>
 #include <optional>
 
 #include "core/status_macros.h"
@@ -163,6 +164,7 @@ void HttpServer::InstallRoutes() {
   AddHealthRoutes(context_, &routes_);
   AddMcpRoutes(context_, &routes_);
   AddDashboardRoutes(context_, &routes_);
+  if (context_.backends.add_routes) context_.backends.add_routes(&routes_);
   for (const RouteSpec& route : routes_) table_.Add(route.method, route.pattern);
 }
 
@@ -290,6 +292,7 @@ std::vector<Sample> HttpServer::Gauges() const {
     samples.push_back({"bulwark_honeypot_refusals_total", "Searches and answers refused as session_blocked.",
                        "counter", static_cast<double>(guard->refusals())});
   }
+  if (auto& more = context_.backends.extra_samples) std::ranges::move(more(), std::back_inserter(samples));
   for (Sample& s : ProcessSamples()) samples.push_back(std::move(s));
   return samples;
 }
@@ -373,14 +376,15 @@ absl::StatusOr<Reply> RunHandler(const ServiceContext& context, const RouteSpec&
 
 }  // namespace
 
-bool HttpServer::RefusedByHeaders(const httplib::Request& request, httplib::Response& response) const {
+bool HttpServer::RefusedByHeaders(const httplib::Request& request, const RouteSpec& route,
+                                  httplib::Response& response) const {
   if (options_.insecure_dev) {
     if (absl::Status origin = CheckLocalOrigin(request); !origin.ok()) {
       WriteStatus(response, origin);
       return true;
     }
   }
-  if (absl::Status json = CheckJsonBody(request); !json.ok()) {
+  if (absl::Status json = route.json_body ? CheckJsonBody(request) : absl::OkStatus(); !json.ok()) {
     WriteJson(response, 415, ErrorBody(json));
     return true;
   }
@@ -461,7 +465,7 @@ void HttpServer::Answer(const httplib::Request& request, httplib::Response& resp
   }
   const RouteSpec& route = routes_[match.index];
   *route_label = route.pattern;
-  if (RefusedByHeaders(request, response)) return;
+  if (RefusedByHeaders(request, route, response)) return;
   std::optional<Caller> caller;
   if (!Admit(request, route, response, &caller)) return;
 

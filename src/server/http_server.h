@@ -111,8 +111,10 @@ class HttpServer {
   void WriteReply(const httplib::Request& request, const RouteSpec& route, const Caller* caller,
                   absl::StatusOr<Reply> reply, httplib::Response& response);
   // Answers a request refused for its headers before authentication (request_guards.h): under
-  // --insecure-dev a foreign Host/Origin (403), and a body not declared JSON (415). True if so.
-  bool RefusedByHeaders(const httplib::Request& request, httplib::Response& response) const;
+  // --insecure-dev a foreign Host/Origin (403), and a body not declared JSON (415) unless the
+  // route takes another body. True if so.
+  bool RefusedByHeaders(const httplib::Request& request, const RouteSpec& route,
+                        httplib::Response& response) const;
   // Appends a "refused" audit record when `status` answers 401 or 403 (issue #18 point 8): the
   // principal (if authenticated), the key id presented, method, route and error code.
   void RecordRefusal(const httplib::Request& request, std::string_view route, const Caller* caller,

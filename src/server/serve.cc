@@ -24,6 +24,7 @@
 #include "replication/replica_coordinator.h"
 #include "retrieval/defended_retriever.h"
 #include "server/log_format.h"
+#include "server/query_history_forwarding.h"
 #include "server/replica_routing.h"
 #include "storage/postgresql/postgres_backend.h"
 #include "storage/storage_opener.h"
@@ -100,7 +101,9 @@ struct ServiceParts {
   std::unique_ptr<HoneypotRepository> honeypot_repository;
   std::unique_ptr<HoneypotGuard> guard;
   std::unique_ptr<ReplicaRouting> routing;
+  std::unique_ptr<QueryHistoryReceiver> query_receiver;
   std::unique_ptr<ReplicaCoordinator> coordinator;
+  std::unique_ptr<QueryHistoryForwarder> query_forwarder;  // stopped before the coordinator goes
 };
 
 absl::Status WithContext(const absl::Status& status, std::string_view context) {
@@ -237,6 +240,56 @@ std::function<bool(std::string_view)> MonitoredNamespaces(const ServiceParts& pa
   };
 }
 
+// A replica's half of MemSAD's query history across replicas (query_history_forwarding.h): the
+// internal route that appends other replicas' queries to the H of the namespaces led here, and,
+// unless turned off, the forwarder of this replica's queries of namespaces led elsewhere.
+absl::Status StartQueryForwarding(const ServeOptions& options, ServiceParts* parts,
+                                  ServiceBackends* backends) {
+  MemoryStore::Impl& impl = parts->store->impl();
+  auto key = QueryBatchKey(impl.entries->keyring());
+  if (!key.ok()) return WithContext(key.status(), "query history forwarding");
+  Env* env = options.store.env ? options.store.env : Env::Default();
+  ReplicaRouting* routing = parts->routing.get();
+  WriteDefenses* defenses = impl.defenses.get();
+  AppendQueryFn append = [defenses](std::string_view ns, std::span<const float> embedding) {
+    defenses->AppendQuery(ns, embedding);
+  };
+  parts->query_receiver = std::make_unique<QueryHistoryReceiver>(
+      *key, static_cast<size_t>(impl.embedder->dimension()),
+      [routing](std::string_view ns) {
+        ReplicaCoordinator* coordinator = routing->coordinator();
+        return coordinator != nullptr && coordinator->Leads(ns);
+      },
+      append, env);
+  backends->add_routes = [receiver = parts->query_receiver.get()](std::vector<RouteSpec>* routes) {
+    routes->push_back(receiver->Route());
+  };
+  if (options.replication.forward_query_history) {
+    parts->query_forwarder = std::make_unique<QueryHistoryForwarder>(
+        QueryForwardingOptions{}, *key, [routing] { return routing->coordinator(); }, append, env);
+    defenses->SetQueryRoute(
+        [forwarder = parts->query_forwarder.get()](std::string_view ns, std::span<const float> embedding) {
+          return forwarder->Offer(ns, embedding);
+        });
+  }
+  backends->extra_samples = [receiver = parts->query_receiver.get(),
+                             forwarder = parts->query_forwarder.get()] {
+    std::vector<Sample> samples = receiver->Samples();
+    if (forwarder != nullptr) {
+      for (Sample& s : forwarder->Samples()) samples.push_back(std::move(s));
+    }
+    return samples;
+  };
+  return absl::OkStatus();
+}
+
+// After the server stopped (no search runs): the forwarder sends what waits and stops.
+void StopQueryForwarding(ServiceParts& parts) {
+  if (parts.query_forwarder == nullptr) return;
+  parts.store->impl().defenses->SetQueryRoute(nullptr);
+  parts.query_forwarder->Stop();
+}
+
 // With --replica-id: joins the replica group of the PostgreSQL store (replica_coordinator.h) and
 // points the routing (made before the server) at it. `url` is the listening URL.
 absl::Status StartReplica(const ServeOptions& options, ServiceParts* parts, const std::string& url,
@@ -341,6 +394,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
                               .min_version_wait = absl::Milliseconds(options.replication.min_version_wait_ms),
                               .monitored = MonitoredNamespaces(parts)});
     backends.interceptor = parts.routing.get();
+    if (absl::Status s = StartQueryForwarding(options, &parts, &backends); !s.ok()) return Fail(err, s);
   }
   auto server = HttpServer::Create(so, backends);
   if (!server.ok()) return Fail(err, server.status(), "server");
@@ -372,6 +426,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   absl::Status served = ServeUntilStopped(**server, mask);
   sweeper.Stop();
   server->reset();
+  StopQueryForwarding(parts);  // sends what waits to the leaders while this replica still runs
   // The write gate's query history is saved while this replica still holds its leases.
   if (auto s = parts.store->impl().defenses->FlushQueryHistory(); !s.ok())
     spdlog::warn("saving the query history: {}", s.ToString());

@@ -22,6 +22,9 @@ struct ReplicationFlags {
   int lease_ttl_ms = 10'000;       // a dead leader's namespaces are taken over after at most this long
   int min_version_wait_ms = 2000;  // the longest a read waits for its Bulwark-Min-Version
   int forward_timeout_ms = 5000;   // connect + answer of a write forwarded to the leader
+  // Searches of a namespace led elsewhere send their query embedding to the leader's MemSAD query
+  // history (query_history_forwarding.h). Off: each replica's searches feed its own.
+  bool forward_query_history = true;
 };
 
 struct ServeOptions {

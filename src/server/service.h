@@ -60,6 +60,10 @@ struct ServiceBackends {
   // store: forwards writes to the namespace's leader, waits for a read's minimum version; see
   // server/replica_routing.h). Null: handlers run directly.
   RouteInterceptor* interceptor = nullptr;
+  // Routes a deployment adds after the API's (a replica's internal query-history route,
+  // query_history_forwarding.h), and samples it adds to /metrics. Empty: none.
+  std::function<void(std::vector<RouteSpec>* routes)> add_routes;
+  std::function<std::vector<Sample>()> extra_samples;
 };
 
 struct ServiceContext {
@@ -112,6 +116,9 @@ struct RouteSpec {
   // closed"). False only for the routes an operator needs to see and repair that state: /metrics,
   // /v1/audit and /v1/admin/verify (each reports the audit failure itself), and /healthz.
   bool needs_audit = true;
+  // False for a route whose body is not JSON (the replicas' internal query-history batches,
+  // query_history_forwarding.h): the JSON Content-Type check (request_guards.h) is skipped.
+  bool json_body = true;
 };
 
 // Route files: each appends its routes. `context` must outlive the routes.
