@@ -228,32 +228,35 @@ std::vector<EntryStore::ObservedRow> EntryStore::ObserveFused(
   if (vector_hits.size() > depth) vector_hits.resize(depth);
   std::vector<int64_t> vector_ids;
   vector_ids.reserve(vector_hits.size());
-  absl::flat_hash_map<int64_t, float> cosine;
-  for (const IndexHit& h : vector_hits) {
-    vector_ids.push_back(h.row_id);
-    cosine[h.row_id] = h.score;
-  }
+  // Row id -> cosine of the few rows (at most 2 x depth): a linear search, no hash map.
+  std::vector<IndexHit> cosine(vector_hits.begin(), vector_hits.end());
+  const auto cosine_of = [&](int64_t id) {
+    return std::find_if(cosine.begin(), cosine.end(), [id](const IndexHit& h) { return h.row_id == id; });
+  };
+  for (const IndexHit& h : vector_hits) vector_ids.push_back(h.row_id);
   std::vector<int64_t> fused = FuseRankings(
       vector_ids, ObservedLexicalRanking(index, terms, memory_lexical_hits, depth), options_.hybrid);
   if (fused.size() > k_obs) fused.resize(k_obs);
   // Rows only the lexical side ranked: their cosine from their own index (a few dot products).
   std::vector<int64_t> lexical_memories, lexical_pots;
   for (const int64_t id : fused) {
-    if (!cosine.contains(id)) (index.honeypots.contains(id) ? lexical_pots : lexical_memories).push_back(id);
+    if (cosine_of(id) == cosine.end()) {
+      (index.honeypots.contains(id) ? lexical_pots : lexical_memories).push_back(id);
+    }
   }
   auto score_rows = [&](const VectorIndex* vectors, const IndexFilter& filter,
                         const std::vector<int64_t>& ids) {
     if (vectors == nullptr || ids.empty()) return;
     auto hits = vectors->SearchRows(query, static_cast<int>(ids.size()), filter, ids);
     if (!hits.ok()) return;
-    for (const IndexHit& h : *hits) cosine[h.row_id] = h.score;
+    cosine.insert(cosine.end(), hits->begin(), hits->end());  // ids not there yet
   };
   score_rows(index.vectors.get(), IndexFilter{}, lexical_memories);
   score_rows(index.pot_vectors.get(), pot_filter, lexical_pots);
   std::vector<ObservedRow> observed;
   for (const int64_t id : fused) {
-    const auto found = cosine.find(id);
-    observed.push_back({found == cosine.end() ? 0.0f : found->second, index.honeypots.contains(id)});
+    const auto found = cosine_of(id);
+    observed.push_back({found == cosine.end() ? 0.0f : found->score, index.honeypots.contains(id)});
   }
   return observed;
 }
