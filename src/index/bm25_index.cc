@@ -54,6 +54,9 @@ bool CertainlyBelow(double bound, double threshold) {
   return bound * (1 + kSlack) < threshold * (1 - kSlack);
 }
 
+// Up to this many query tokens, RankTerms finds repeated ones without a hash set.
+constexpr size_t kShortQueryTokens = 16;
+
 // The weight of query token q: 1 without weights, else the given one (negative counts as 0).
 double QueryWeight(std::span<const double> weights, size_t q) {
   if (weights.empty()) return 1.0;
@@ -221,10 +224,16 @@ std::vector<Bm25Index::RankTerm> Bm25Index::RankTerms(const Bm25Index& statistic
                                                       double avgdl) const {
   const double n = static_cast<double>(statistics.position_by_id_.size());
   std::vector<RankTerm> terms;
+  // A repeated token counts once. A short query (the common case) is searched linearly: hashing
+  // every token once more cost as much as the pots' whole BM25 pass of the honeypot observation.
+  const bool short_query = query_tokens.size() <= kShortQueryTokens;
   absl::flat_hash_set<std::string_view> seen;
   for (size_t q = 0; q < query_tokens.size(); ++q) {
     const std::string& term = query_tokens[q];
-    if (!seen.insert(term).second) continue;
+    const auto earlier = query_tokens.begin() + static_cast<ptrdiff_t>(q);
+    if (short_query ? std::find(query_tokens.begin(), earlier, term) != earlier : !seen.insert(term).second) {
+      continue;
+    }
     const auto found = term_ids_.find(absl::string_view(term.data(), term.size()));
     if (found == term_ids_.end()) continue;
     const std::vector<Posting>& postings = postings_[found->second];

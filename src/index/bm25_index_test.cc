@@ -51,6 +51,16 @@ TEST(Bm25Index, RareTermsWeighMoreAndRepeatsInTheQueryCountOnce) {
   EXPECT_EQ(hits[1].id, 2);                        // ties to the lower id
   EXPECT_EQ(hits[2].id, 3);
   EXPECT_DOUBLE_EQ(index.Search(Tokens{"passport", "expires"}, 1)[0].score, hits[0].score);
+  // A long query (past the short-query path) counts repeats once too.
+  Tokens long_query(18, "expires");
+  long_query.push_back("passport");
+  long_query.push_back("nothing");
+  const auto long_hits = index.Search(long_query, 3);
+  ASSERT_EQ(long_hits.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(long_hits[i].id, hits[i].id);
+    EXPECT_DOUBLE_EQ(long_hits[i].score, hits[i].score);
+  }
 }
 
 TEST(Bm25Index, KAndNoMatch) {
