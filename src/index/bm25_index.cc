@@ -54,6 +54,9 @@ bool CertainlyBelow(double bound, double threshold) {
   return bound * (1 + kSlack) < threshold * (1 - kSlack);
 }
 
+// Up to this many query tokens, RankTerms finds repeated ones without a hash set.
+constexpr size_t kShortQueryTokens = 16;
+
 // The weight of query token q: 1 without weights, else the given one (negative counts as 0).
 double QueryWeight(std::span<const double> weights, size_t q) {
   if (weights.empty()) return 1.0;
@@ -210,8 +213,9 @@ std::vector<Bm25Hit> Bm25Index::SearchExhaustive(std::span<const std::string> qu
 
 std::vector<Bm25Hit> Bm25Index::SearchWithStatisticsOf(const Bm25Index& statistics,
                                                        std::span<const std::string> query_tokens, int k,
-                                                       std::span<const double> query_weights) const {
-  return Rank(statistics, query_tokens, k, nullptr, nullptr, query_weights, /*prune=*/true);
+                                                       std::span<const double> query_weights,
+                                                       double floor) const {
+  return Rank(statistics, query_tokens, k, nullptr, nullptr, query_weights, /*prune=*/true, floor);
 }
 
 std::vector<Bm25Index::RankTerm> Bm25Index::RankTerms(const Bm25Index& statistics,
@@ -220,10 +224,16 @@ std::vector<Bm25Index::RankTerm> Bm25Index::RankTerms(const Bm25Index& statistic
                                                       double avgdl) const {
   const double n = static_cast<double>(statistics.position_by_id_.size());
   std::vector<RankTerm> terms;
+  // A repeated token counts once. A short query (the common case) is searched linearly: hashing
+  // every token once more cost as much as the pots' whole BM25 pass of the honeypot observation.
+  const bool short_query = query_tokens.size() <= kShortQueryTokens;
   absl::flat_hash_set<std::string_view> seen;
   for (size_t q = 0; q < query_tokens.size(); ++q) {
     const std::string& term = query_tokens[q];
-    if (!seen.insert(term).second) continue;
+    const auto earlier = query_tokens.begin() + static_cast<ptrdiff_t>(q);
+    if (short_query ? std::find(query_tokens.begin(), earlier, term) != earlier : !seen.insert(term).second) {
+      continue;
+    }
     const auto found = term_ids_.find(absl::string_view(term.data(), term.size()));
     if (found == term_ids_.end()) continue;
     const std::vector<Posting>& postings = postings_[found->second];
@@ -243,7 +253,7 @@ std::vector<Bm25Index::RankTerm> Bm25Index::RankTerms(const Bm25Index& statistic
 // Scores this index's documents against `statistics`' N, df and avgdl (this index's own for Search).
 std::vector<Bm25Hit> Bm25Index::Rank(const Bm25Index& statistics, std::span<const std::string> query_tokens,
                                      int k, Accept accept, const void* context,
-                                     std::span<const double> query_weights, bool prune) const {
+                                     std::span<const double> query_weights, bool prune, double floor) const {
   ThreadScratch().postings_read = 0;
   if (k <= 0 || position_by_id_.empty()) return {};
   const double n = static_cast<double>(statistics.position_by_id_.size());
@@ -260,7 +270,7 @@ std::vector<Bm25Hit> Bm25Index::Rank(const Bm25Index& statistics, std::span<cons
   double theta = 0;
   double left = 0;  // bound of the terms not added
   if (prune) {
-    left = AccumulateEssential(terms, wanted, accept, context, avgdl, &s, &theta);
+    left = AccumulateEssential(terms, wanted, accept, context, avgdl, floor, &s, &theta);
   } else {  // every term: all matching documents are candidates
     for (const RankTerm& t : terms) {
       for (const Posting& p : *t.postings) s.Touch(p.doc);
@@ -273,7 +283,7 @@ std::vector<Bm25Hit> Bm25Index::Rank(const Bm25Index& statistics, std::span<cons
     s.candidates.push_back(d);
   }
   ScoreCandidates(terms, avgdl, &s);
-  std::erase_if(s.candidates, [&](uint32_t d) { return !(s.acc[d] > 0); });
+  std::erase_if(s.candidates, [&](uint32_t d) { return !(s.acc[d] > 0) || s.acc[d] < floor; });
   const size_t keep = std::min(s.candidates.size(), wanted);
   std::partial_sort(
       s.candidates.begin(), s.candidates.begin() + static_cast<ptrdiff_t>(keep), s.candidates.end(),
@@ -286,7 +296,8 @@ std::vector<Bm25Hit> Bm25Index::Rank(const Bm25Index& statistics, std::span<cons
 }
 
 double Bm25Index::AccumulateEssential(std::span<const RankTerm> terms, size_t k, Accept accept,
-                                      const void* context, double avgdl, Scratch* s, double* theta) const {
+                                      const void* context, double avgdl, double floor, Scratch* s,
+                                      double* theta) const {
   std::vector<size_t> order(terms.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
@@ -294,6 +305,10 @@ double Bm25Index::AccumulateEssential(std::span<const RankTerm> terms, size_t k,
   std::vector<double> left(order.size() + 1, 0.0);  // left[i]: the bounds of order[i..] summed
   for (size_t i = order.size(); i-- > 0;) left[i] = left[i + 1] + terms[order[i]].bound;
   double best = 0;
+  if (floor > 0 && CertainlyBelow(left[0], floor)) {  // no document can reach the floor
+    *theta = floor;
+    return left[0];
+  }
   for (size_t i = 0; i < order.size(); ++i) {
     const RankTerm& t = terms[order[i]];
     s->postings_read += t.postings->size();
@@ -304,13 +319,18 @@ double Bm25Index::AccumulateEssential(std::span<const RankTerm> terms, size_t k,
       best = std::max(best, acc);
     }
     if (i + 1 == order.size()) break;
-    // A document no added term reached scores at most left[i + 1]: stop once k documents are
-    // certainly better. (Cheap test first: the k-th best is at most the best.)
+    // A document no added term reached scores at most left[i + 1]: stop once that is certainly
+    // below the floor, or k documents are certainly better. (Cheap test first: the k-th best is at
+    // most the best.)
+    if (floor > 0 && CertainlyBelow(left[i + 1], floor)) {
+      *theta = std::max(floor, KthBest(k, accept, context, s));
+      return left[i + 1];
+    }
     if (s->touched.size() < k || !CertainlyBelow(left[i + 1], best)) continue;
-    *theta = KthBest(k, accept, context, s);
+    *theta = std::max(floor, KthBest(k, accept, context, s));
     if (CertainlyBelow(left[i + 1], *theta)) return left[i + 1];
   }
-  *theta = KthBest(k, accept, context, s);
+  *theta = std::max(floor, KthBest(k, accept, context, s));
   return 0;
 }
 

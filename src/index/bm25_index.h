@@ -92,10 +92,13 @@ class Bm25Index {
   // index's own only hold its documents' term frequencies and lengths), best first, equal scores to
   // the lower id. The store keeps its honeypots in such an index and ranks them against the
   // memories' statistics for the honeypot observation (issue #13 point 4): one pass over the
-  // postings of the query's terms instead of one ScoreDocument (a term map) per pot.
+  // postings of the query's terms instead of one ScoreDocument (a term map) per pot. `floor` > 0:
+  // only documents scoring at least `floor` (the observation's k_obs-th memory score, below which
+  // no pot can enter it), so the max-score pruning skips the rest from the start.
   std::vector<Bm25Hit> SearchWithStatisticsOf(const Bm25Index& statistics,
                                               std::span<const std::string> query_tokens, int k,
-                                              std::span<const double> query_weights = {}) const;
+                                              std::span<const double> query_weights = {},
+                                              double floor = 0) const;
   // The distinct terms of document `id` with the number of documents holding each (its df), in
   // no particular order; empty if `id` is not in the index. For query expansion from feedback
   // documents (store/query_feedback.h); reads what Add keeps, stores nothing new.
@@ -169,10 +172,11 @@ class Bm25Index {
   // Pruned (prune) or exhaustive top-k of this index's documents against `statistics`.
   std::vector<Bm25Hit> Rank(const Bm25Index& statistics, std::span<const std::string> query_tokens, int k,
                             Accept accept, const void* context, std::span<const double> query_weights,
-                            bool prune) const;
-  // Max-score accumulation (see the header paragraph); returns the bound of the terms not added.
+                            bool prune, double floor = 0) const;
+  // Max-score accumulation (see the header paragraph) for documents scoring at least `floor`;
+  // returns the bound of the terms not added.
   double AccumulateEssential(std::span<const RankTerm> terms, size_t k, Accept accept, const void* context,
-                             double avgdl, Scratch* s, double* theta) const;
+                             double avgdl, double floor, Scratch* s, double* theta) const;
   // The k-th best accumulated score among accepted documents; 0 if fewer than k.
   double KthBest(size_t k, Accept accept, const void* context, Scratch* s) const;
   // The exact scores (query order) of s->candidates into s->acc (the partial scores are spent).

@@ -51,6 +51,16 @@ TEST(Bm25Index, RareTermsWeighMoreAndRepeatsInTheQueryCountOnce) {
   EXPECT_EQ(hits[1].id, 2);                        // ties to the lower id
   EXPECT_EQ(hits[2].id, 3);
   EXPECT_DOUBLE_EQ(index.Search(Tokens{"passport", "expires"}, 1)[0].score, hits[0].score);
+  // A long query (past the short-query path) counts repeats once too.
+  Tokens long_query(18, "expires");
+  long_query.push_back("passport");
+  long_query.push_back("nothing");
+  const auto long_hits = index.Search(long_query, 3);
+  ASSERT_EQ(long_hits.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(long_hits[i].id, hits[i].id);
+    EXPECT_DOUBLE_EQ(long_hits[i].score, hits[i].score);
+  }
 }
 
 TEST(Bm25Index, KAndNoMatch) {
@@ -194,6 +204,42 @@ TEST(Bm25Index, SearchWithStatisticsOfScoresLikeScoreDocument) {
   const auto alone = pots.SearchWithStatisticsOf(none, Tokens{"orchard"}, 5);
   ASSERT_EQ(alone.size(), 2u);
   EXPECT_EQ(alone[0].score, none.ScoreDocument(pot_docs[alone[0].id - 10], Tokens{"orchard"}));
+}
+
+// A floor keeps exactly the unfloored ranking's documents scoring at least it (equal scores too),
+// whatever it prunes on the way.
+TEST(Bm25Index, SearchWithStatisticsOfKeepsWhatReachesTheFloor) {
+  Bm25Index memories;
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_THAT(memories.Add(i, Tokens{"note", i % 2 ? "june" : "passport", i % 5 ? "expires" : "orchard"}),
+                IsOk());
+  }
+  Bm25Index pots;
+  const std::vector<std::string> words = {"june", "passport", "orchard", "lantern", "expires", "amber"};
+  for (int i = 0; i < 60; ++i) {
+    Tokens doc;
+    for (int j = 0; j <= i % 4; ++j) doc.push_back(words[(i * 7 + j * 3) % words.size()]);
+    ASSERT_THAT(pots.Add(100 + i, doc), IsOk());
+  }
+  const Tokens query{"june", "orchard", "lantern", "passport"};
+  const std::vector<Bm25Hit> all = pots.SearchWithStatisticsOf(memories, query, 60);
+  ASSERT_GT(all.size(), 8u);
+  for (const int k : {1, 4, 60}) {
+    for (const size_t at : {size_t{0}, size_t{3}, all.size() / 2, all.size() - 1}) {
+      const double floor = all[at].score;
+      std::vector<Bm25Hit> want;
+      for (const Bm25Hit& h : all) {
+        if (h.score >= floor && want.size() < static_cast<size_t>(k)) want.push_back(h);
+      }
+      const std::vector<Bm25Hit> got = pots.SearchWithStatisticsOf(memories, query, k, {}, floor);
+      ASSERT_EQ(got.size(), want.size()) << "k " << k << " floor " << floor;
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].id, want[i].id);
+        EXPECT_EQ(got[i].score, want[i].score);
+      }
+    }
+  }
+  EXPECT_TRUE(pots.SearchWithStatisticsOf(memories, query, 4, {}, all.front().score * 2).empty());
 }
 
 TEST(Bm25Index, QueryWeightsScaleEachTermsContribution) {

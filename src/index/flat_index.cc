@@ -22,6 +22,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <string>
 
 namespace bulwark {
@@ -93,6 +94,73 @@ void ScoreInto(const InnerProductKernels& kernels, std::span<const float> query,
   for (size_t j = 0; j < count; ++j) rows[j] = data + positions[j] * stride;
   kernels.dot_rows(query.data(), rows, count, query.size(), scores);
   for (size_t j = 0; j < count; ++j) top.Offer(scores[j], row_ids[positions[j]]);
+}
+
+// One top-k of the bounded scan: a min-heap of the k largest lower bounds offered (tau, its least,
+// is a score at least k rows provably reach; -inf until there are k) and the rows whose upper
+// bound reached tau when they were offered.
+class BoundSelection {
+ public:
+  struct Candidate {
+    float upper;
+    size_t position;
+  };
+
+  explicit BoundSelection(size_t k) : k_(k) { lows_.reserve(k); }
+
+  float tau() const { return tau_; }
+
+  // A NaN bound is unknown: the row stays a candidate (NaN < tau is false) and its lower bound
+  // never raises tau (NaN > tau is false).
+  void Offer(float lower, float upper, size_t position) {
+    if (upper < tau_) return;
+    candidates_.push_back({upper, position});
+    if (!(lower > tau_)) return;
+    if (lows_.size() < k_) {
+      lows_.push_back(lower);
+      std::push_heap(lows_.begin(), lows_.end(), std::greater<>());
+      if (lows_.size() < k_) return;
+    } else {
+      std::pop_heap(lows_.begin(), lows_.end(), std::greater<>());
+      lows_.back() = lower;
+      std::push_heap(lows_.begin(), lows_.end(), std::greater<>());
+    }
+    tau_ = lows_.front();
+  }
+
+  // The top k: the candidates the final tau leaves scored in float32, best bound first, stopping
+  // once the next upper bound is below the k-th best exact score.
+  std::vector<IndexHit> Rescore(const InnerProductKernels& kernels, std::span<const float> query,
+                                const float* data, size_t stride, const std::vector<int64_t>& row_ids) && {
+    std::erase_if(candidates_, [this](const Candidate& c) { return c.upper < tau_; });
+    std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
+      // NaN (unknown) bounds first: they are never skipped below.
+      return std::isnan(a.upper) ? !std::isnan(b.upper) : a.upper > b.upper;
+    });
+    TopK top(k_, candidates_.size());
+    size_t positions[kBlockRows];
+    for (size_t begin = 0; begin < candidates_.size(); begin += kBlockRows) {
+      // Every later candidate has a smaller upper bound: none of them can enter.
+      if (!top.MayEnter(candidates_[begin].upper)) break;
+      const size_t count = std::min(kBlockRows, candidates_.size() - begin);
+      for (size_t j = 0; j < count; ++j) positions[j] = candidates_[begin + j].position;
+      ScoreInto(kernels, query, data, stride, row_ids, positions, count, top);
+    }
+    return std::move(top).TakeSorted();
+  }
+
+ private:
+  const size_t k_;
+  std::vector<float> lows_;
+  float tau_ = -std::numeric_limits<float>::infinity();
+  std::vector<Candidate> candidates_;
+};
+
+// SearchWithSide's cut: with k hits, the side rows scoring below the k-th are dropped.
+void KeepReaching(const std::vector<IndexHit>& hits, size_t k, std::vector<IndexHit>* side) {
+  if (hits.size() < k || hits.empty()) return;
+  const float last = hits.back().score;
+  std::erase_if(*side, [last](const IndexHit& h) { return h.score < last; });
 }
 
 }  // namespace
@@ -310,91 +378,95 @@ absl::StatusOr<std::vector<IndexHit>> FlatIndex::SearchRows(std::span<const floa
   return std::move(top).TakeSorted();
 }
 
+absl::StatusOr<std::vector<IndexHit>> FlatIndex::SearchWithSide(std::span<const float> query, int k,
+                                                                const IndexFilter& filter, int side_k,
+                                                                const IndexFilter& side_filter,
+                                                                std::vector<IndexHit>* side) const {
+  side->clear();
+  if (auto s = CheckSearch(query, k); !s.ok()) return s;
+  if (auto s = CheckSearch(query, side_k); !s.ok()) return s;
+  if (size() == 0) return std::vector<IndexHit>();
+  if (k == 0) {
+    if (side_k > 0) *side = Scan(query, static_cast<size_t>(side_k), side_filter, /*mask=*/nullptr);
+    return std::vector<IndexHit>();
+  }
+  const Side extra{static_cast<size_t>(side_k), side_filter, side};
+  return Scan(query, static_cast<size_t>(k), filter, /*mask=*/nullptr, side_k > 0 ? &extra : nullptr);
+}
+
 std::vector<IndexHit> FlatIndex::Scan(std::span<const float> query, size_t k, const IndexFilter& filter,
-                                      const uint8_t* mask) const {
+                                      const uint8_t* mask, const Side* side) const {
   const size_t n = size();
-  if (int8_ && n >= kMinRowsForBoundedScan && k * kMaxKFractionForBoundedScan <= n) {
+  const size_t most = side != nullptr ? std::max(k, side->k) : k;
+  if (int8_ && n >= kMinRowsForBoundedScan && most * kMaxKFractionForBoundedScan <= n) {
     const size_t nonzero =
         static_cast<size_t>(std::count_if(query.begin(), query.end(), [](float x) { return x != 0; }));
     const bool dense = 2 * nonzero > static_cast<size_t>(dimension_);
     if (!dense || n >= kMinRowsForDenseBoundedScan) {
       const Int8Query prepared = int8_->PrepareQuery(query);
-      if (prepared.usable) return BoundedScan(query, prepared, k, filter, mask);
+      if (prepared.usable) return BoundedScan(query, prepared, k, filter, mask, side);
     }
   }
-  return ExactScan(query, k, filter, mask);
+  return ExactScan(query, k, filter, mask, side);
 }
 
 std::vector<IndexHit> FlatIndex::ExactScan(std::span<const float> query, size_t k, const IndexFilter& filter,
-                                           const uint8_t* mask) const {
+                                           const uint8_t* mask, const Side* side) const {
   const size_t n = size();
   TopK top(k, n);
+  TopK side_top(side != nullptr ? side->k : 0, n);  // offered nothing without a side
   size_t positions[kBlockRows];
+  size_t side_positions[kBlockRows];
   for (size_t begin = 0; begin < n; begin += kBlockRows) {
     const size_t end = std::min(n, begin + kBlockRows);
-    size_t passing = 0;
+    size_t passing = 0, side_passing = 0;
     for (size_t p = begin; p < end; ++p) {
       // Branch-free compaction: always write, advance only when the row passes.
       positions[passing] = p;
       passing += Passes(p, filter, mask);
+      if (side != nullptr) {
+        side_positions[side_passing] = p;
+        side_passing += Passes(p, side->filter, mask);
+      }
     }
     ScoreInto(*kernels_, query, data_.data(), stride_, row_ids_, positions, passing, top);
+    if (side_passing > 0) {
+      ScoreInto(*kernels_, query, data_.data(), stride_, row_ids_, side_positions, side_passing, side_top);
+    }
   }
-  return std::move(top).TakeSorted();
+  std::vector<IndexHit> hits = std::move(top).TakeSorted();
+  if (side != nullptr) {
+    *side->hits = std::move(side_top).TakeSorted();
+    KeepReaching(hits, k, side->hits);
+  }
+  return hits;
 }
 
 std::vector<IndexHit> FlatIndex::BoundedScan(std::span<const float> query, const Int8Query& prepared,
-                                             size_t k, const IndexFilter& filter, const uint8_t* mask) const {
-  // tau: the smallest of the k largest lower bounds seen so far (-inf until there are k). A min-heap.
-  std::vector<float> lows;
-  lows.reserve(k);
-  float tau = -std::numeric_limits<float>::infinity();
-  struct Candidate {
-    float upper;
-    size_t position;
-  };
-  std::vector<Candidate> candidates;
+                                             size_t k, const IndexFilter& filter, const uint8_t* mask,
+                                             const Side* side) const {
+  BoundSelection top(k);
+  std::optional<BoundSelection> side_top;
+  if (side != nullptr) side_top.emplace(side->k);
   float lower[Int8Rows::kBlockRows];
   float upper[Int8Rows::kBlockRows];
   for (size_t block = 0; block < int8_->blocks(); ++block) {
-    // Only rows whose upper bound reaches tau (as of the block's start; it only grows) are visited.
-    uint64_t reaching = int8_->Bounds(prepared, block, tau, lower, upper);
+    // Only rows whose upper bound reaches tau (as of the block's start; it only grows) are visited;
+    // side rows too: one that scores at least the k-th hit reaches it (SearchWithSide's contract).
+    uint64_t reaching = int8_->Bounds(prepared, block, top.tau(), lower, upper);
     const size_t first = block * Int8Rows::kBlockRows;
     for (; reaching != 0; reaching &= reaching - 1) {
       const size_t r = static_cast<size_t>(std::countr_zero(reaching));
-      // A NaN bound is unknown: the row stays a candidate (NaN < tau is false) and its lower bound
-      // never raises tau (NaN > tau is false).
-      if (upper[r] < tau || !Passes(first + r, filter, mask)) continue;
-      candidates.push_back({upper[r], first + r});
-      if (!(lower[r] > tau)) continue;
-      if (lows.size() < k) {
-        lows.push_back(lower[r]);
-        std::push_heap(lows.begin(), lows.end(), std::greater<>());
-        if (lows.size() < k) continue;
-      } else {
-        std::pop_heap(lows.begin(), lows.end(), std::greater<>());
-        lows.back() = lower[r];
-        std::push_heap(lows.begin(), lows.end(), std::greater<>());
-      }
-      tau = lows.front();
+      if (Passes(first + r, filter, mask)) top.Offer(lower[r], upper[r], first + r);
+      if (side_top && Passes(first + r, side->filter, mask)) side_top->Offer(lower[r], upper[r], first + r);
     }
   }
-  // Drop the candidates that the final tau rules out, then score the rest best bound first.
-  std::erase_if(candidates, [tau](const Candidate& c) { return c.upper < tau; });
-  std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-    // NaN (unknown) bounds first: they are never skipped below.
-    return std::isnan(a.upper) ? !std::isnan(b.upper) : a.upper > b.upper;
-  });
-  TopK top(k, candidates.size());
-  size_t positions[kBlockRows];
-  for (size_t begin = 0; begin < candidates.size(); begin += kBlockRows) {
-    // Every later candidate has a smaller upper bound: none of them can enter.
-    if (!top.MayEnter(candidates[begin].upper)) break;
-    const size_t count = std::min(kBlockRows, candidates.size() - begin);
-    for (size_t j = 0; j < count; ++j) positions[j] = candidates[begin + j].position;
-    ScoreInto(*kernels_, query, data_.data(), stride_, row_ids_, positions, count, top);
+  std::vector<IndexHit> hits = std::move(top).Rescore(*kernels_, query, data_.data(), stride_, row_ids_);
+  if (side_top) {
+    *side->hits = std::move(*side_top).Rescore(*kernels_, query, data_.data(), stride_, row_ids_);
+    KeepReaching(hits, k, side->hits);
   }
-  return std::move(top).TakeSorted();
+  return hits;
 }
 
 }  // namespace bulwark

@@ -103,6 +103,11 @@ class FlatIndex final : public VectorIndex {
   [[nodiscard]] absl::StatusOr<std::vector<IndexHit>> SearchRows(
       std::span<const float> query, int k, const IndexFilter& filter,
       std::span<const int64_t> row_ids) const override;
+  // One pass for both: the rows whose int8 upper bound reaches the main scan's tau (or every row's
+  // float score) are offered to the top k of `filter` and to the top side_k of `side_filter`.
+  [[nodiscard]] absl::StatusOr<std::vector<IndexHit>> SearchWithSide(
+      std::span<const float> query, int k, const IndexFilter& filter, int side_k,
+      const IndexFilter& side_filter, std::vector<IndexHit>* side) const override;
 
   // --- Index snapshots (store/index_snapshot.h): the arrays by position, as they are. ---
   size_t stride() const { return stride_; }
@@ -133,17 +138,25 @@ class FlatIndex final : public VectorIndex {
  private:
   FlatIndex(int dimension, SimdLevel level, ScanMode mode);
 
+  // The second top-k of a scan (SearchWithSide): the k >= 1 best rows `filter` accepts, into *hits.
+  struct Side {
+    size_t k = 0;
+    IndexFilter filter;
+    std::vector<IndexHit>* hits = nullptr;
+  };
+
   // Checks the query and k; OK when a search may proceed.
   absl::Status CheckSearch(std::span<const float> query, int k) const;
   // Search over the rows that pass `filter` and, if `mask` is not null, have mask[position] == 1:
-  // the bounded scan when it applies, else the exact scan.
+  // the bounded scan when it applies, else the exact scan. With `side`, the same pass also fills
+  // side->hits (the rows side->filter accepts, same mask).
   std::vector<IndexHit> Scan(std::span<const float> query, size_t k, const IndexFilter& filter,
-                             const uint8_t* mask) const;
+                             const uint8_t* mask, const Side* side = nullptr) const;
   // The two strategies behind Scan (see ScanMode); same preconditions, same results.
   std::vector<IndexHit> ExactScan(std::span<const float> query, size_t k, const IndexFilter& filter,
-                                  const uint8_t* mask) const;
+                                  const uint8_t* mask, const Side* side) const;
   std::vector<IndexHit> BoundedScan(std::span<const float> query, const Int8Query& prepared, size_t k,
-                                    const IndexFilter& filter, const uint8_t* mask) const;
+                                    const IndexFilter& filter, const uint8_t* mask, const Side* side) const;
   uint32_t Passes(size_t position, const IndexFilter& filter, const uint8_t* mask) const {
     // Bits 0..31 of each word; State and Kind values are < 32 (checked on Add and SetState).
     return (filter.states >> states_[position]) & (filter.kinds >> kinds_[position]) & 1u &

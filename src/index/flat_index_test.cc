@@ -607,6 +607,56 @@ TEST_P(FlatIndexOracleTest, SearchRowsMatchesBruteForceOverTheSubset) {
       absl::StatusCode::kInvalidArgument);
 }
 
+// SearchWithSide: both lists are exactly what two Searches return (rows, scores, order), the side
+// one cut below the k-th main hit, for a side class that is rare (honeypots, as the observation
+// uses it), absent, or overlapping.
+TEST_P(FlatIndexOracleTest, SearchWithSideEqualsTwoSearches) {
+  constexpr int kDimension = 64;
+  std::mt19937 rng(77);
+  std::uniform_real_distribution<float> uniform(-1.0f, 1.0f);
+  const IndexFilter pots{Bit(State::kActive), Bit(Kind::kHoneypot)};
+  for (size_t n : {0ul, 40ul, 300ul, 3000ul}) {
+    auto index = Make(kDimension);
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<float> v(kDimension);
+      for (size_t d = 0; d < v.size(); ++d) v[d] = rng() % 3 == 0 ? uniform(rng) : 0.0f;  // sparse
+      const State state = i % 11 == 0 ? State::kQuarantined : State::kActive;
+      ASSERT_THAT(index->Add(static_cast<int64_t>(i * 5 % 7919), v, state,
+                             i % 33 == 0 ? Kind::kHoneypot : Kind::kMemory),
+                  IsOk());
+    }
+    for (int trial = 0; trial < 4; ++trial) {
+      std::vector<float> query(kDimension);
+      for (float& x : query) x = rng() % 4 == 0 ? uniform(rng) : 0.0f;
+      for (const auto& [k, side_k] :
+           std::vector<std::pair<int, int>>{{5, 4}, {30, 4}, {1, 64}, {0, 3}, {4, 0}}) {
+        for (const IndexFilter& side_filter : {pots, IndexFilter{}, IndexFilter{0, kAllKinds}}) {
+          const std::string context =
+              "n=" + std::to_string(n) + " k=" + std::to_string(k) + " side_k=" + std::to_string(side_k);
+          std::vector<IndexHit> side = {{-1, 0}};  // cleared by the call
+          auto hits = index->SearchWithSide(query, k, IndexFilter{}, side_k, side_filter, &side);
+          ASSERT_THAT(hits, IsOk()) << context;
+          auto want = index->Search(query, k, IndexFilter{});
+          auto want_side = index->Search(query, side_k, side_filter);
+          ASSERT_THAT(want, IsOk());
+          ASSERT_THAT(want_side, IsOk());
+          if (k > 0 && want->size() == static_cast<size_t>(k)) {
+            const float last = want->back().score;
+            std::erase_if(*want_side, [last](const IndexHit& h) { return h.score < last; });
+          }
+          ExpectSameHits(*hits, *want, context);
+          ExpectSameHits(side, *want_side, context + " side");
+        }
+      }
+    }
+    std::vector<IndexHit> side;
+    EXPECT_EQ(index->SearchWithSide(std::vector<float>(kDimension), 1, IndexFilter{}, -1, pots, &side)
+                  .status()
+                  .code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(AllLevels, FlatIndexOracleTest,
                          ::testing::Combine(::testing::Values(SimdLevel::kScalar, SimdLevel::kAvx2,
                                                               SimdLevel::kAvx512),

@@ -60,6 +60,26 @@ class VectorIndex {
   [[nodiscard]] virtual absl::StatusOr<std::vector<IndexHit>> SearchRows(
       std::span<const float> query, int k, const IndexFilter& filter,
       std::span<const int64_t> row_ids) const = 0;
+  // Search, plus in `*side` (best first) the `side_k` best rows that `side_filter` accepts among
+  // those scoring at least the k-th hit returned (among all, when fewer than k are returned): what
+  // Search(query, side_k, side_filter) returns, cut there. One pass where the index can: a side row
+  // that low can be skipped like a main row (the honeypot observation ranks the pots beside the
+  // memories: a pot below the k_obs-th memory cannot enter it). Same errors as Search (side_k < 0
+  // too); `*side` is cleared first. This default searches twice.
+  [[nodiscard]] virtual absl::StatusOr<std::vector<IndexHit>> SearchWithSide(
+      std::span<const float> query, int k, const IndexFilter& filter, int side_k,
+      const IndexFilter& side_filter, std::vector<IndexHit>* side) const {
+    side->clear();
+    absl::StatusOr<std::vector<IndexHit>> side_hits = Search(query, side_k, side_filter);
+    if (!side_hits.ok()) return side_hits.status();
+    *side = *std::move(side_hits);
+    absl::StatusOr<std::vector<IndexHit>> hits = Search(query, k, filter);
+    if (hits.ok() && k > 0 && hits->size() == static_cast<size_t>(k)) {
+      const float last = hits->back().score;
+      std::erase_if(*side, [last](const IndexHit& h) { return h.score < last; });
+    }
+    return hits;
+  }
 };
 
 }  // namespace bulwark

@@ -101,14 +101,15 @@ absl::StatusOr<SmoothedAnswer> SmoothAnswer(const DefendedSearchRequest& request
 // The honeypot monitor's verdict on a search by `caller`: over the search's own scan when it
 // observed one, else over the ranking the namespace's searches use (the fused one for hybrid
 // retrieval, which needs the query text). HoneypotGuard::Record's and Observe's errors.
-absl::StatusOr<honeypot::MonitorVerdict> ObserveCaller(HoneypotGuard& guard, MemoryStore& store,
-                                                       const honeypot::SessionKey& caller,
+absl::StatusOr<honeypot::MonitorVerdict> ObserveCaller(HoneypotGuard& guard,
+                                                       const HoneypotGuard::SearchPlan& plan,
+                                                       MemoryStore& store, const honeypot::SessionKey& caller,
                                                        const std::string& query,
                                                        const std::vector<float>& embedding,
                                                        const SearchObservation& observation) {
   // Over the ranking the namespace's searches use (the fused one for hybrid retrieval); the query
   // text is also the monitor's intent evidence.
-  if (observation.observed) return guard.Record(caller, observation.rows, query);
+  if (observation.observed) return guard.Record(plan, caller, observation.rows, query);
   auto retrieval = store.impl().retrieval->Get(caller.ns);
   const bool hybrid = retrieval.ok() && *retrieval == Retrieval::kHybrid;
   return guard.Observe(caller, embedding, hybrid ? std::string_view(query) : std::string_view(), query);
@@ -138,8 +139,9 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   BULWARK_ASSIGN_OR_RETURN(const int k_high, CheckRequest(request, llm_));
   const int k_low = request.search.k;
   const honeypot::SessionKey caller{request.name_space, request.principal, request.session};
+  HoneypotGuard::SearchPlan guard_plan;  // the guard's settings for this search, read once
   if (guard_ != nullptr && !request.principal.empty()) {
-    BULWARK_RETURN_IF_ERROR(guard_->CheckAllowed(caller));  // before any retrieval work
+    BULWARK_ASSIGN_OR_RETURN(guard_plan, guard_->Begin(caller));  // a refusal comes before any retrieval work
   }
   const Embedder& embedder = store_->embedder();
   BULWARK_ASSIGN_OR_RETURN(const GatePlan plan, PlanGate(gates_, request, embedder));
@@ -166,11 +168,10 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   options.record_query = !result.gate.flagged;  // the history learns only from unflagged queries
   // The honeypot observation comes from the search's own scan (the query as sent: after a strip
   // the search ranks the cleaned query, so the guard then observes the original one itself).
-  const bool observe =
-      guard_ != nullptr && !request.principal.empty() && guard_->ShouldObserve(request.name_space);
+  const bool observe = guard_plan.observe();
   SearchObservation observation;
   if (observe && !stripped) {
-    observation.k_obs = guard_->KObs(request.name_space);
+    observation.k_obs = guard_plan.k_obs();
     options.observation = &observation;
   }
   BULWARK_ASSIGN_OR_RETURN(SearchResult found,
@@ -196,7 +197,7 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
     // The observation never changes what this search returns, except that in block mode the
     // search that decides H1 is refused; a failure is logged, not raised.
     absl::StatusOr<honeypot::MonitorVerdict> v =
-        ObserveCaller(*guard_, *store_, caller, request.query, embedding, observation);
+        ObserveCaller(*guard_, guard_plan, *store_, caller, request.query, embedding, observation);
     if (!v.ok()) {
       spdlog::warn("honeypot monitor: {}", ToStd(v.status().message()));
     } else {

@@ -312,6 +312,26 @@ std::shared_ptr<const HoneypotGuard::Params> HoneypotGuard::ParamsOf(std::string
   return it == params_.end() ? defaults_ : it->second;
 }
 
+std::pair<std::shared_ptr<const HoneypotGuard::Params>, HoneypotMode> HoneypotGuard::ParamsAndMode(
+    std::string_view name_space) const {
+  MaybeRefresh();
+  absl::ReaderMutexLock lock(&mu_);
+  auto it = params_.find(ToAbsl(name_space));
+  std::shared_ptr<const Params> params = it == params_.end() ? defaults_ : it->second;
+  auto mode = mode_overrides_.find(ToAbsl(name_space));
+  const HoneypotMode in_force = mode == mode_overrides_.end() ? params->setting.mode : mode->second;
+  return {std::move(params), in_force};
+}
+
+absl::StatusOr<HoneypotGuard::SearchPlan> HoneypotGuard::Begin(const SessionKey& key) const {
+  SearchPlan plan;
+  HoneypotMode mode;
+  std::tie(plan.params_, mode) = ParamsAndMode(key.ns);
+  if (mode == HoneypotMode::kBlock && monitor_->IsBlocked(key)) BULWARK_RETURN_IF_ERROR(CheckAllowed(key));
+  plan.observe_ = mode != HoneypotMode::kOff && entries_->HasHoneypots(key.ns);
+  return plan;
+}
+
 int HoneypotGuard::KObs(std::string_view name_space) const { return ParamsOf(name_space)->setting.k_obs; }
 
 GuardSetting HoneypotGuard::Setting(std::string_view name_space) const {
@@ -386,13 +406,22 @@ bool HoneypotGuard::ShouldObserve(std::string_view name_space) const {
 absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(const SessionKey& key,
                                                                std::span<const EntryStore::ObservedRow> rows,
                                                                std::string_view request_text) {
+  SearchPlan plan;
+  plan.params_ = ParamsOf(key.ns);
+  plan.observe_ = true;
+  return Record(plan, key, rows, request_text);
+}
+
+absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(const SearchPlan& plan, const SessionKey& key,
+                                                               std::span<const EntryStore::ObservedRow> rows,
+                                                               std::string_view request_text) {
   honeypot::MonitorVerdict verdict;
   std::vector<honeypot::RetrievedRow> top;
   top.reserve(rows.size());
   for (const EntryStore::ObservedRow& r : rows) top.push_back({r.score, r.is_pot});
   honeypot::Observation obs;
   obs.top = top;
-  const std::shared_ptr<const Params> params = ParamsOf(key.ns);
+  const Params* params = plan.params_ ? plan.params_.get() : defaults_.get();
   if (params->intent != nullptr && !request_text.empty()) obs.text_llr = params->intent->Llr(request_text);
   if (options_.relevance && !rows.empty()) {
     // The best memory cosine (the fused order of a hybrid observation is not the cosine order);

@@ -30,6 +30,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "bulwark/env.h"
@@ -143,6 +144,18 @@ class HoneypotGuard {
   [[nodiscard]] absl::Status Unblock(std::string_view name_space, std::string_view principal,
                                      std::string_view session);
 
+  // What one search needs from the guard, from one settings lookup (Begin): whether it is observed,
+  // at which depth, and the namespace's estimator and SPRT for Record.
+  class SearchPlan;
+  // Before retrieval: CheckAllowed's refusal; else the search's plan (Mode, ShouldObserve and KObs
+  // as they would answer now).
+  [[nodiscard]] absl::StatusOr<SearchPlan> Begin(const honeypot::SessionKey& key) const;
+  // Record with the plan's estimator and SPRT (no second settings lookup). Same errors.
+  [[nodiscard]] absl::StatusOr<honeypot::MonitorVerdict> Record(const SearchPlan& plan,
+                                                                const honeypot::SessionKey& key,
+                                                                std::span<const EntryStore::ObservedRow> rows,
+                                                                std::string_view request_text = {});
+
   int64_t observations() const { return observations_.load(); }
   int64_t blocks() const { return blocks_.load(); }
   int64_t refusals() const { return refusals_.load(); }
@@ -177,6 +190,8 @@ class HoneypotGuard {
   absl::Status RefreshBlocks();
   void MaybeRefresh() const;
   std::shared_ptr<const Params> ParamsOf(std::string_view name_space) const;
+  // ParamsOf and Mode under one lock.
+  std::pair<std::shared_ptr<const Params>, HoneypotMode> ParamsAndMode(std::string_view name_space) const;
   absl::Status PersistBlock(const honeypot::SessionKey& key, honeypot::KeyLevel level);
 
   const HoneypotGuardOptions options_;
@@ -194,6 +209,18 @@ class HoneypotGuard {
   mutable std::atomic<int64_t> next_refresh_us_{0};
   mutable std::atomic<bool> refreshing_{false};
   mutable std::atomic<int64_t> observations_{0}, blocks_{0}, refusals_{0};
+
+ public:
+  class SearchPlan {
+   public:
+    bool observe() const { return observe_; }
+    int k_obs() const { return params_ ? params_->setting.k_obs : 0; }
+
+   private:
+    friend class HoneypotGuard;
+    std::shared_ptr<const Params> params_;
+    bool observe_ = false;
+  };
 };
 
 }  // namespace bulwark

@@ -301,5 +301,31 @@ TEST_F(HoneypotGuardTest, ANamespaceWithoutPotsIsNotObserved) {
   EXPECT_THAT(guard_->CheckAllowed({"plain", "mallory", "s1"}), IsOk());
 }
 
+// Begin reads a search's plan once: what Mode, ShouldObserve and KObs answer, and CheckAllowed's
+// refusal for a blocked key in block mode (before any retrieval).
+TEST_F(HoneypotGuardTest, BeginPlansOneSearchFromOneSettingsLookup) {
+  ASSERT_TRUE(store_->Add("plain", {.text = "flight to Lisbon leaves at 9:40"}, "tester").ok());
+  auto plan = guard_->Begin({kPotNs, "alice", "s1"});
+  ASSERT_THAT(plan, IsOk());
+  EXPECT_TRUE(plan->observe());
+  EXPECT_EQ(plan->k_obs(), guard_->KObs(kPotNs));
+  auto plain = guard_->Begin({"plain", "alice", "s1"});
+  ASSERT_THAT(plain, IsOk());
+  EXPECT_FALSE(plain->observe());  // no pots
+  const SessionKey attacker{kPotNs, "mallory", "s1"};
+  auto v = Observe(attacker, kExtractQuery);
+  ASSERT_THAT(v, IsOk());
+  ASSERT_TRUE(v->blocked);
+  EXPECT_THAT(guard_->Begin(attacker).status(), StatusIs(absl::StatusCode::kPermissionDenied));
+  guard_->SetMode(kPotNs, HoneypotMode::kMonitor);
+  auto monitored = guard_->Begin(attacker);
+  ASSERT_THAT(monitored, IsOk());  // monitor mode refuses nothing
+  EXPECT_TRUE(monitored->observe());
+  guard_->SetMode(kPotNs, HoneypotMode::kOff);
+  auto off = guard_->Begin(attacker);
+  ASSERT_THAT(off, IsOk());
+  EXPECT_FALSE(off->observe());
+}
+
 }  // namespace
 }  // namespace bulwark

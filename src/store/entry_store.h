@@ -318,20 +318,20 @@ class EntryStore {
   // Adds a row to its namespace's index, logging instead of failing. Requires mu_ (unique).
   void IndexRow(int64_t row_id, const Entry& entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The observation from the k_obs best active memory hits of the vector ranking (best first) and
-  // the pot index. Requires mu_ (shared).
+  // the best pots (NamespaceIndex::BestPots of `scanned_pots`). Requires mu_ (shared).
   std::vector<ObservedRow> ObserveVector(const NamespaceIndex& index, const std::vector<float>& query,
-                                         std::span<const IndexHit> memory_hits, size_t k_obs) const
+                                         std::span<const IndexHit> memory_hits, size_t k_obs,
+                                         const std::vector<IndexHit>* scanned_pots) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // The observation over the fused ranking from the active memories' vector and BM25 hits at the
-  // same depth (best first) and the pot index (hybrid_search.cc). The callers pass depth = k_obs:
-  // the hybrid observation fuses each ranking's first k_obs rows over memories and pots, a fixed
-  // depth independent of the search's, so the pot index is asked for k_obs rows (its int8-bounded
-  // path) and not for the search's depth (doc/honeypots.md, "The observation"). Requires mu_
-  // (shared).
+  // same depth (best first) and the best pots as above (hybrid_search.cc). Callers pass depth =
+  // k_obs: the hybrid observation fuses each ranking's first k_obs rows over memories and pots, a
+  // fixed depth independent of the search's (doc/honeypots.md, "The observation"). Requires mu_.
   std::vector<ObservedRow> ObserveFused(const NamespaceIndex& index, const std::vector<float>& query,
                                         const QueryTerms& terms, std::span<const IndexHit> memory_vector_hits,
                                         std::span<const Bm25Hit> memory_lexical_hits, size_t depth,
-                                        size_t k_obs) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+                                        size_t k_obs, const std::vector<IndexHit>* scanned_pots) const
+      ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // InvalidArgument for a SearchOptions::observation whose k_obs is outside [1, 64].
   static absl::Status CheckObservation(const SearchObservation* observation);
   // What Search and SearchHybrid do before ranking: check the query's dimension and the

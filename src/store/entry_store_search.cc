@@ -55,13 +55,18 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
   std::vector<int64_t> ids;
   std::vector<float> scores;
   size_t fetch = std::max(k, k_obs);  // observing: the scan keeps the k_obs best memory scores too
+  std::vector<IndexHit> pots;         // and the k_obs best pots (VectorIndex::SearchWithSide)
   while (true) {
-    BULWARK_ASSIGN_OR_RETURN(const std::vector<IndexHit> hits,
-                             allowed ? index.SearchRows(query, static_cast<int>(fetch), filter, *allowed)
-                                     : index.Search(query, static_cast<int>(fetch), filter));
-    if (observation != nullptr && own_scan && !observation->observed) {
+    const bool observe_here = observation != nullptr && own_scan && !observation->observed;
+    BULWARK_ASSIGN_OR_RETURN(
+        const std::vector<IndexHit> hits,
+        allowed        ? index.SearchRows(query, static_cast<int>(fetch), filter, *allowed)
+        : observe_here ? index.SearchWithSide(query, static_cast<int>(fetch), filter, static_cast<int>(k_obs),
+                                              NamespaceIndex::kPotFilter, &pots)
+                       : index.Search(query, static_cast<int>(fetch), filter));
+    if (observe_here) {
       const std::span<const IndexHit> best(hits.data(), std::min(hits.size(), k_obs));
-      *observation = {observation->k_obs, true, true, ObserveVector(*it->second, query, best, k_obs)};
+      *observation = {observation->k_obs, true, true, ObserveVector(*it->second, query, best, k_obs, &pots)};
     }
     ids.clear();
     scores.clear();
@@ -120,16 +125,10 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::Observe(std::st
   return ObserveLocked(*it->second, query, query_text.empty() ? nullptr : &terms, static_cast<size_t>(k_obs));
 }
 
-std::vector<EntryStore::ObservedRow> EntryStore::ObserveVector(const NamespaceIndex& index,
-                                                               const std::vector<float>& query,
-                                                               std::span<const IndexHit> memory_hits,
-                                                               size_t k_obs) const {
-  std::vector<IndexHit> pots;
-  if (index.pot_vectors) {
-    const IndexFilter pot_filter{StateBit(State::kActive), 1u << static_cast<int>(Kind::kHoneypot)};
-    auto found = index.pot_vectors->Search(query, static_cast<int>(k_obs), pot_filter);
-    if (found.ok()) pots = *std::move(found);  // the query's dimension was checked by the caller
-  }
+std::vector<EntryStore::ObservedRow> EntryStore::ObserveVector(
+    const NamespaceIndex& index, const std::vector<float>& query, std::span<const IndexHit> memory_hits,
+    size_t k_obs, const std::vector<IndexHit>* scanned_pots) const {
+  const std::vector<IndexHit> pots = index.BestPots(query, k_obs, scanned_pots);
   // Merge two best-first lists; on equal scores the memory ranks first.
   std::vector<ObservedRow> observed;
   size_t m = 0, p = 0;
@@ -146,13 +145,17 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::ObserveLocked(
     const NamespaceIndex& index, const std::vector<float>& query, const QueryTerms* terms,
     size_t k_obs) const {
   const IndexFilter memories;  // active memories
-  // The observation's depth is k_obs for hybrid ranking too (ObserveFused).
-  BULWARK_ASSIGN_OR_RETURN(std::vector<IndexHit> hits,
-                           index.vectors->Search(query, static_cast<int>(k_obs), memories));
-  if (terms == nullptr) return ObserveVector(index, query, hits, k_obs);
+  // The observation's depth is k_obs for hybrid ranking too (ObserveFused); the pots from the same
+  // scan.
+  std::vector<IndexHit> pots;
+  BULWARK_ASSIGN_OR_RETURN(
+      std::vector<IndexHit> hits,
+      index.vectors->SearchWithSide(query, static_cast<int>(k_obs), memories, static_cast<int>(k_obs),
+                                    NamespaceIndex::kPotFilter, &pots));
+  if (terms == nullptr) return ObserveVector(index, query, hits, k_obs, &pots);
   const std::vector<Bm25Hit> lexical =
       index.lexical.Search(terms->tokens, static_cast<int>(k_obs), nullptr, nullptr, terms->weights);
-  return ObserveFused(index, query, *terms, hits, lexical, k_obs, k_obs);
+  return ObserveFused(index, query, *terms, hits, lexical, k_obs, k_obs, &pots);
 }
 
 }  // namespace bulwark

@@ -141,20 +141,42 @@ absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config)
   return options;
 }
 
+// Up to this many rows in all, FuseRankings sums without a hash map.
+constexpr size_t kSmallFusion = 16;
+
 std::vector<int64_t> FuseRankings(std::span<const int64_t> vector_ranking,
                                   std::span<const int64_t> lexical_ranking, const HybridOptions& options) {
-  absl::flat_hash_map<int64_t, double> fused;
-  fused.reserve(vector_ranking.size() + lexical_ranking.size());
-  const auto add = [&](std::span<const int64_t> ranking, double weight) {
-    for (size_t r = 0; r < ranking.size(); ++r) {
-      fused[ranking[r]] += weight / (options.rrf_k + static_cast<double>(r + 1));
-    }
+  const auto term = [&](double weight, size_t r) {
+    return weight / (options.rrf_k + static_cast<double>(r + 1));
   };
-  add(vector_ranking, options.vector_weight);
-  add(lexical_ranking, options.lexical_weight);
   std::vector<std::pair<double, int64_t>> order;
-  order.reserve(fused.size());
-  for (const auto& [id, score] : fused) order.emplace_back(score, id);
+  order.reserve(vector_ranking.size() + lexical_ranking.size());
+  if (vector_ranking.size() + lexical_ranking.size() <= kSmallFusion) {
+    // Few rows (the honeypot observation fuses 2 x k_obs): a linear scan finds the repeated ids
+    // faster than a hash map is built; the same sums in the same order.
+    for (size_t r = 0; r < vector_ranking.size(); ++r)
+      order.emplace_back(term(options.vector_weight, r), vector_ranking[r]);
+    const size_t vector_rows = order.size();
+    for (size_t r = 0; r < lexical_ranking.size(); ++r) {
+      const auto both = std::find_if(order.begin(), order.begin() + static_cast<ptrdiff_t>(vector_rows),
+                                     [&](const auto& row) { return row.second == lexical_ranking[r]; });
+      const double add = term(options.lexical_weight, r);
+      if (both != order.begin() + static_cast<ptrdiff_t>(vector_rows)) {
+        both->first += add;
+      } else {
+        order.emplace_back(0.0 + add, lexical_ranking[r]);
+      }
+    }
+  } else {
+    absl::flat_hash_map<int64_t, double> fused;
+    fused.reserve(vector_ranking.size() + lexical_ranking.size());
+    const auto add = [&](std::span<const int64_t> ranking, double weight) {
+      for (size_t r = 0; r < ranking.size(); ++r) fused[ranking[r]] += term(weight, r);
+    };
+    add(vector_ranking, options.vector_weight);
+    add(lexical_ranking, options.lexical_weight);
+    for (const auto& [id, score] : fused) order.emplace_back(score, id);
+  }
   std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first > b.first : a.second < b.second;
   });

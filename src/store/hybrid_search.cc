@@ -154,9 +154,14 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
   // Fuse the top `depth` of each ranking; if fewer than k of the fused rows pass, deepen both.
   absl::flat_hash_set<int64_t> seen;
   size_t depth = std::max({k, k_obs, static_cast<size_t>(options_.hybrid.depth)});
+  std::vector<IndexHit> pots;  // the k_obs best pots, from the first vector scan when observing
   while (true) {
+    const bool observe_here = observation != nullptr && own_scan && !observation->observed;
     auto vector_hits = allowed ? index.vectors->SearchRows(query, static_cast<int>(depth), filter, *allowed)
-                               : index.vectors->Search(query, static_cast<int>(depth), filter);
+                       : observe_here ? index.vectors->SearchWithSide(query, static_cast<int>(depth), filter,
+                                                                      static_cast<int>(k_obs),
+                                                                      NamespaceIndex::kPotFilter, &pots)
+                                      : index.vectors->Search(query, static_cast<int>(depth), filter);
     if (!vector_hits.ok()) return vector_hits.status();
     std::vector<Bm25Hit> lexical_hits =
         index.lexical.Search(terms.tokens, static_cast<int>(depth), allowed ? &InAllowed : nullptr,
@@ -170,13 +175,13 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
           index.lexical.Search(terms.tokens, static_cast<int>(depth), allowed ? &InAllowed : nullptr,
                                allowed ? &allowed_set : nullptr, terms.weights);
     }
-    if (observation != nullptr && own_scan && !observation->observed) {
+    if (observe_here) {
       // The observation's depth is k_obs, not the search's (ObserveFused): each ranking's first
       // k_obs rows (depth >= k_obs here).
       const std::span<const IndexHit> vector_best(vector_hits->data(), std::min(vector_hits->size(), k_obs));
       const std::span<const Bm25Hit> lexical_best(lexical_hits.data(), std::min(lexical_hits.size(), k_obs));
       *observation = {observation->k_obs, /*observed=*/true, /*own_scan=*/true,
-                      ObserveFused(index, query, terms, vector_best, lexical_best, k_obs, k_obs)};
+                      ObserveFused(index, query, terms, vector_best, lexical_best, k_obs, k_obs, &pots)};
     }
     const std::vector<int64_t> fused =
         FuseRankings(IdsOf(*vector_hits), IdsOf(lexical_hits), options_.hybrid);
@@ -194,8 +199,10 @@ std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& in
                                                         std::span<const Bm25Hit> memory_hits,
                                                         size_t depth) const {
   std::vector<Bm25Hit> hits(memory_hits.begin(), memory_hits.end());
+  // A pot below the depth-th memory cannot enter (on equal scores the lower id ranks first: kept).
+  const double floor = memory_hits.size() >= depth && depth > 0 ? memory_hits[depth - 1].score : 0.0;
   const std::vector<Bm25Hit> pots = index.pot_lexical.SearchWithStatisticsOf(
-      index.lexical, terms.tokens, static_cast<int>(std::min<size_t>(depth, INT_MAX)), terms.weights);
+      index.lexical, terms.tokens, static_cast<int>(std::min<size_t>(depth, INT_MAX)), terms.weights, floor);
   hits.insert(hits.end(), pots.begin(), pots.end());
   std::sort(hits.begin(), hits.end(), [](const Bm25Hit& a, const Bm25Hit& b) {
     return a.score != b.score ? a.score > b.score : a.id < b.id;
@@ -207,50 +214,49 @@ std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& in
   return ids;
 }
 
-std::vector<EntryStore::ObservedRow> EntryStore::ObserveFused(const NamespaceIndex& index,
-                                                              const std::vector<float>& query,
-                                                              const QueryTerms& terms,
-                                                              std::span<const IndexHit> memory_vector_hits,
-                                                              std::span<const Bm25Hit> memory_lexical_hits,
-                                                              size_t depth, size_t k_obs) const {
-  const IndexFilter pot_filter{StateBit(State::kActive), 1u << static_cast<int>(Kind::kHoneypot)};
+std::vector<EntryStore::ObservedRow> EntryStore::ObserveFused(
+    const NamespaceIndex& index, const std::vector<float>& query, const QueryTerms& terms,
+    std::span<const IndexHit> memory_vector_hits, std::span<const Bm25Hit> memory_lexical_hits, size_t depth,
+    size_t k_obs, const std::vector<IndexHit>* scanned_pots) const {
+  const IndexFilter pot_filter = NamespaceIndex::kPotFilter;
   // The vector ranking over memories and pots: the best `depth` of each, merged.
   std::vector<IndexHit> vector_hits(memory_vector_hits.begin(), memory_vector_hits.end());
-  if (index.pot_vectors) {
-    auto pots = index.pot_vectors->Search(query, static_cast<int>(depth), pot_filter);
-    if (pots.ok()) vector_hits.insert(vector_hits.end(), pots->begin(), pots->end());
-  }
+  const std::vector<IndexHit> pots = index.BestPots(query, depth, scanned_pots);
+  vector_hits.insert(vector_hits.end(), pots.begin(), pots.end());
   std::stable_sort(vector_hits.begin(), vector_hits.end(),
                    [](const IndexHit& a, const IndexHit& b) { return a.score > b.score; });
   if (vector_hits.size() > depth) vector_hits.resize(depth);
   std::vector<int64_t> vector_ids;
   vector_ids.reserve(vector_hits.size());
-  absl::flat_hash_map<int64_t, float> cosine;
-  for (const IndexHit& h : vector_hits) {
-    vector_ids.push_back(h.row_id);
-    cosine[h.row_id] = h.score;
-  }
+  // Row id -> cosine of the few rows (at most 2 x depth): a linear search, no hash map.
+  std::vector<IndexHit> cosine(vector_hits.begin(), vector_hits.end());
+  const auto cosine_of = [&](int64_t id) {
+    return std::find_if(cosine.begin(), cosine.end(), [id](const IndexHit& h) { return h.row_id == id; });
+  };
+  for (const IndexHit& h : vector_hits) vector_ids.push_back(h.row_id);
   std::vector<int64_t> fused = FuseRankings(
       vector_ids, ObservedLexicalRanking(index, terms, memory_lexical_hits, depth), options_.hybrid);
   if (fused.size() > k_obs) fused.resize(k_obs);
   // Rows only the lexical side ranked: their cosine from their own index (a few dot products).
   std::vector<int64_t> lexical_memories, lexical_pots;
   for (const int64_t id : fused) {
-    if (!cosine.contains(id)) (index.honeypots.contains(id) ? lexical_pots : lexical_memories).push_back(id);
+    if (cosine_of(id) == cosine.end()) {
+      (index.honeypots.contains(id) ? lexical_pots : lexical_memories).push_back(id);
+    }
   }
   auto score_rows = [&](const VectorIndex* vectors, const IndexFilter& filter,
                         const std::vector<int64_t>& ids) {
     if (vectors == nullptr || ids.empty()) return;
     auto hits = vectors->SearchRows(query, static_cast<int>(ids.size()), filter, ids);
     if (!hits.ok()) return;
-    for (const IndexHit& h : *hits) cosine[h.row_id] = h.score;
+    cosine.insert(cosine.end(), hits->begin(), hits->end());  // ids not there yet
   };
   score_rows(index.vectors.get(), IndexFilter{}, lexical_memories);
   score_rows(index.pot_vectors.get(), pot_filter, lexical_pots);
   std::vector<ObservedRow> observed;
   for (const int64_t id : fused) {
-    const auto found = cosine.find(id);
-    observed.push_back({found == cosine.end() ? 0.0f : found->second, index.honeypots.contains(id)});
+    const auto found = cosine_of(id);
+    observed.push_back({found == cosine.end() ? 0.0f : found->score, index.honeypots.contains(id)});
   }
   return observed;
 }

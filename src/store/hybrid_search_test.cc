@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "embed/wordnet_canonicalizer.h"
 #include "storage/store_layout.h"
+#include "store/hybrid_ranking.h"
 #include "store/memory_store.h"
 #include "store/memory_store_impl.h"
 #include "testing/exec_sql.h"
@@ -57,6 +59,34 @@ class HybridSearchTest : public ::testing::Test {
   testing::TempDir dir_;
   std::unique_ptr<MemoryStore> store_;
 };
+
+// Eq. 1 by brute force: each id's weighted reciprocal ranks summed (vector first, from 0), best
+// first, ties to the lower id. FuseRankings sums small inputs without a hash map: same result.
+TEST(FuseRankingsTest, SmallAndLargeInputsMatchTheFormula) {
+  HybridOptions options;
+  options.vector_weight = 0.7;
+  options.lexical_weight = 1.3;
+  for (const size_t n : {size_t{0}, size_t{1}, size_t{4}, size_t{8}, size_t{9}, size_t{30}}) {
+    std::vector<int64_t> vector_ranking, lexical_ranking;
+    for (size_t i = 0; i < n; ++i) {
+      vector_ranking.push_back(static_cast<int64_t>(i * 7 % 23));
+      lexical_ranking.push_back(static_cast<int64_t>((i * 5 + 3) % 23));
+    }
+    std::map<int64_t, double> sums;
+    for (size_t r = 0; r < n; ++r)
+      sums[vector_ranking[r]] += options.vector_weight / (options.rrf_k + r + 1.0);
+    for (size_t r = 0; r < n; ++r)
+      sums[lexical_ranking[r]] += options.lexical_weight / (options.rrf_k + r + 1.0);
+    std::vector<std::pair<double, int64_t>> order;
+    for (const auto& [id, sum] : sums) order.emplace_back(sum, id);
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
+    });
+    std::vector<int64_t> want;
+    for (const auto& row : order) want.push_back(row.second);
+    EXPECT_EQ(FuseRankings(vector_ranking, lexical_ranking, options), want) << "n = " << n;
+  }
+}
 
 TEST_F(HybridSearchTest, SettingDefaultsPersistsAndIsPerNamespace) {
   auto a = settings().Get("a");

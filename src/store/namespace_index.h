@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,26 @@ struct EntryStore::NamespaceIndex {
   // observation scores these few rows instead of scanning the namespace a second time. Null until
   // the namespace has an active pot.
   std::unique_ptr<VectorIndex> pot_vectors;
+  // The active honeypots (as `pot_vectors` holds them, and `vectors` with this filter).
+  static constexpr IndexFilter kPotFilter{StateBit(State::kActive), 1u << static_cast<int>(Kind::kHoneypot)};
+  // The k best pots for `query` (best first; empty without pots) as far as an observation of depth
+  // k can need them: `scanned` when it is not null and every row of it is in pot_vectors, else
+  // pot_vectors' own search. `scanned` is what the search's own scan of `vectors` found with
+  // kPotFilter (VectorIndex::SearchWithSide, main k >= the observation's depth): the same rows and
+  // scores down to the k-th memory hit (a pot below it cannot enter the observation: on equal
+  // scores the memory ranks first), unless `vectors` holds a pot that failed verification, which
+  // pot_vectors never holds.
+  std::vector<IndexHit> BestPots(std::span<const float> query, size_t k,
+                                 const std::vector<IndexHit>* scanned) const {
+    if (!pot_vectors) return {};
+    if (scanned != nullptr && std::all_of(scanned->begin(), scanned->end(), [&](const IndexHit& h) {
+          return pot_vectors->StateOf(h.row_id).has_value();
+        })) {
+      return *scanned;
+    }
+    auto found = pot_vectors->Search(query, static_cast<int>(k), kPotFilter);
+    return found.ok() ? *std::move(found) : std::vector<IndexHit>();  // the caller checked the dimension
+  }
   // The side indexes `lexical` and `metadata` of a namespace that had rows at open are built on
   // first use (EntryStore::EnsureSideIndexes: the first hybrid search, the first filtered search),
   // not by the open; until then they are empty and writes leave them alone. A namespace first

@@ -41,8 +41,10 @@ namespace bulwark::eval {
 struct ExtractionEvalConfig {
   std::vector<NewEntry> memories;  // the store's memories
   int attack_sessions = 17;        // per family (6 families: 102), 64 queries each; 1 .. 10000
-  int benign_sessions = 150;       // per length (8 and 64: 300); 1 .. 10000
-  uint64_t session_seed = 1;       // of the evaluation sessions (not the fit's)
+  // Per length (8 and 64: 800 in all); 1 .. 10000. 400 so that 0 blocks shows an FPR at the block
+  // threshold <= 1 % per length (Clopper-Pearson 95 % upper bound 0.0092; 300 would give 0.0122).
+  int benign_sessions = 400;
+  uint64_t session_seed = 1;  // of the evaluation sessions (not the fit's)
   // "+intent" after a name adds the extraction-intent grammar's evidence (intent_evidence.h),
   // "+relevance" the relevance evidence (relevance_evidence.h).
   std::vector<std::string> estimators = {"count_calibrated+intent", "count_calibrated", "count+intent",
