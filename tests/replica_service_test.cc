@@ -664,8 +664,9 @@ TEST_F(ReplicaServiceTest, SearchesOfAMonitoredNamespaceAreObservedOnItsLeaderOn
   EXPECT_EQ(observations(leader) - before[leader], 3)
       << "the leader observes the searches sent to every replica";
   for (const char* id : {"r1", "r2", "r3"}) {
-    if (id != leader)
+    if (id != leader) {
       EXPECT_EQ(observations(id), before[id]) << id << " is not the leader and observes nothing";
+    }
   }
 }
 
