@@ -32,8 +32,9 @@ using sqlite_rows::kEventColumns;
 using sqlite_rows::kMmapOn;
 
 // A new file's page size (doc/store_format.md). Every commit writes each page it touches to the WAL
-// whole, with a checksum, and a single add touches about seven B-trees (the entries table, its
-// id and namespace indexes, the history and its index, the meta row of the chain's head): about
+// whole, with a checksum, and a single add touches about six B-trees (the entries table, its two
+// namespace indexes, the history and its index, the meta row of the chain's head; seven before
+// schema version 8 dropped the index on id alone): about
 // 40 KB of WAL per add at 4 KiB against 460 KB at 64 KiB, which cost an add about 1.7x the CPU
 // (bench/RESULTS.md, "The add path and the page size"). Disk: a row with a packed lexical vector
 // (vector_codec.h, about 1.1 KB) fits three to a 4 KiB page; a row with a dense d = 384 vector
