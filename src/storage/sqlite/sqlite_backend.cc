@@ -90,7 +90,7 @@ SqliteBackend::SqliteBackend(sqlite3* db) : db_(db) {}
 SqliteBackend::~SqliteBackend() {
   // sqlite3_close refuses to close a connection with unfinalized statements.
   for (auto* slot : {&get_row_, &get_entry_, &begin_read_, &end_read_, &last_event_seq_, &insert_entry_,
-                     &insert_event_, &newest_link_, &get_head_, &put_head_}) {
+                     &insert_event_, &newest_link_, &get_head_, &put_head_, &begin_write_, &commit_write_}) {
     slot->reset();
   }
   sqlite3_close(db_);
@@ -121,7 +121,9 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
                                                                   std::span<const HistoryEvent> events) {
   absl::MutexLock lock(&mu_);
   inserted_event_seqs_.clear();
-  Transaction txn(db_);
+  BULWARK_ASSIGN_OR_RETURN(Statement * begin, Cached(begin_write_, "BEGIN IMMEDIATE"));
+  BULWARK_ASSIGN_OR_RETURN(Statement * commit, Cached(commit_write_, "COMMIT"));
+  Transaction txn(db_, *begin, *commit);
   if (!txn.status().ok()) return txn.status();
   auto row_ids = InsertLocked(entries, events);
   if (!row_ids.ok()) return row_ids.status();
