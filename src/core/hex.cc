@@ -41,8 +41,16 @@ std::optional<std::string> HexDecode(std::string_view hex) {
 }
 
 std::string Sha256Hex(std::string_view bytes) {
+  // OpenSSL 3's one-shot SHA256() looks the algorithm up in its provider tables on every call
+  // (EVP_MD_fetch: a lock and a hash-table probe, about as long as hashing a short key); every
+  // request hashes its credential, so the implementation is fetched once per process.
+  static EVP_MD* const kSha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   uint8_t digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), digest);
+  unsigned int length = 0;
+  if (kSha256 == nullptr || EVP_Digest(bytes.data(), bytes.size(), digest, &length, kSha256, nullptr) != 1 ||
+      length != sizeof(digest)) {
+    SHA256(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), digest);
+  }
   return HexEncode(std::span<const uint8_t>(digest, sizeof(digest)));
 }
 

@@ -168,6 +168,25 @@ TEST_F(HistoryChainStoreTest, ARollbackWithItsLaterEventsDeletedIsCaught) {
       << "a write must not sign over the truncated tail";
 }
 
+// The backend keeps the head text it last wrote and does not parse it again while the stored text
+// is the same; a change made by another connection while the store is open is still read and
+// checked before the next write.
+TEST_F(HistoryChainStoreTest, ATailOrHeadChangedWhileTheStoreIsOpenRefusesTheNextWrite) {
+  ASSERT_THAT(store_->Add("default", {.text = "water the plants"}, "alice"), IsOk());
+  Sql("CREATE TABLE saved_event AS SELECT * FROM history WHERE seq = (SELECT MAX(seq) FROM history)");
+  Sql("DELETE FROM history WHERE seq = (SELECT MAX(seq) FROM history)");
+  EXPECT_THAT(store_->Add("default", {.text = "after the truncation"}, "alice"),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("writes are refused")));
+  Sql("INSERT INTO history SELECT * FROM saved_event");
+  ASSERT_THAT(store_->Add("default", {.text = "the tail is back"}, "alice"), IsOk());
+  Sql("UPDATE meta SET value = replace(value, '\"seq\":', '\"seq\":1') WHERE key = 'history_head'");
+  EXPECT_THAT(store_->Add("default", {.text = "under a replaced head"}, "alice"),
+              StatusIs(absl::StatusCode::kDataLoss, HasSubstr("writes are refused")));
+  Sql("UPDATE meta SET value = 'not json' WHERE key = 'history_head'");
+  EXPECT_THAT(store_->Add("default", {.text = "under a garbled head"}, "alice"),
+              StatusIs(absl::StatusCode::kDataLoss));
+}
+
 TEST_F(HistoryChainStoreTest, AStoreFromBeforeTheChainIsLinkedOnceAndVerifiesClean) {
   store_.reset();
   // The layout of schema version 3: no links, no head.

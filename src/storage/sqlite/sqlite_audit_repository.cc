@@ -5,11 +5,13 @@
 #include <absl/synchronization/mutex.h>
 #include <sqlite3.h>
 
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/status_macros.h"
 #include "storage/sqlite/sqlite_util.h"
 
 namespace bulwark {
@@ -88,18 +90,29 @@ class SqliteAuditRepository : public AuditRepository {
  public:
   SqliteAuditRepository(sqlite3* db, std::filesystem::path path, std::filesystem::path legacy)
       : db_(db), path_(std::move(path)), legacy_(std::move(legacy)) {}
-  ~SqliteAuditRepository() override { sqlite3_close(db_); }
+  ~SqliteAuditRepository() override {
+    // sqlite3_close refuses to close a connection with unfinalized statements.
+    for (auto* slot : {&begin_, &commit_, &newest_, &insert_}) slot->reset();
+    sqlite3_close(db_);
+  }
 
   absl::Status Append(const BuildBatch& build) override {
     absl::MutexLock lock(&mu_);
-    Transaction txn(db_);
+    // Every batch runs the same four statements: prepared once (parsing them cost a single add's
+    // batch about 4 us).
+    BULWARK_ASSIGN_OR_RETURN(Statement * begin, Cached(begin_, "BEGIN IMMEDIATE"));
+    BULWARK_ASSIGN_OR_RETURN(Statement * commit, Cached(commit_, "COMMIT"));
+    Transaction txn(db_, *begin, *commit);
     if (!txn.status().ok()) return txn.status();
     absl::StatusOr<AuditHead> head = HeadLocked();
     if (!head.ok()) return head.status();
     absl::StatusOr<std::vector<AuditRow>> rows = build(*head);
     if (!rows.ok()) return rows.status();
-    Statement st(db_, absl::StrCat("INSERT INTO audit(", kAuditColumns, ") VALUES(?,?,?,?,?,?,?,?,?,?,?)"));
-    if (auto s = st.status(); !s.ok()) return s;
+    BULWARK_ASSIGN_OR_RETURN(Statement * insert,
+                             Cached(insert_, absl::StrCat("INSERT INTO audit(", kAuditColumns,
+                                                          ") VALUES(?,?,?,?,?,?,?,?,?,?,?)")));
+    Statement& st = *insert;
+    ResetOnExit reset(st);
     int64_t last = head->seq;
     for (const AuditRow& r : *rows) {
       if (r.seq != 0) {
@@ -222,9 +235,22 @@ class SqliteAuditRepository : public AuditRepository {
   }
 
  private:
+  // The statement cached in `slot`, prepared from `sql` on first use. Requires mu_.
+  absl::StatusOr<Statement*> Cached(std::unique_ptr<Statement>& slot, std::string_view sql)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (slot == nullptr) {
+      auto prepared = std::make_unique<Statement>(db_, sql);
+      BULWARK_RETURN_IF_ERROR(prepared->status());
+      slot = std::move(prepared);
+    }
+    return slot.get();
+  }
+
   absl::StatusOr<AuditHead> HeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    Statement last(db_, "SELECT seq, tag FROM audit ORDER BY seq DESC LIMIT 1");
-    if (auto s = last.status(); !s.ok()) return s;
+    BULWARK_ASSIGN_OR_RETURN(Statement * cached,
+                             Cached(newest_, "SELECT seq, tag FROM audit ORDER BY seq DESC LIMIT 1"));
+    Statement& last = *cached;
+    ResetOnExit reset(last);
     AuditHead head;
     const int rc = last.Step();
     if (rc == SQLITE_ROW) {
@@ -270,6 +296,11 @@ class SqliteAuditRepository : public AuditRepository {
 
   absl::Mutex mu_;  // serializes all use of db_
   sqlite3* db_ ABSL_GUARDED_BY(mu_);
+  // Append's statements, prepared once; finalized before db_ is closed.
+  std::unique_ptr<Statement> begin_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> commit_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> newest_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> insert_ ABSL_GUARDED_BY(mu_);
   const std::filesystem::path path_;
   const std::filesystem::path legacy_;
 };

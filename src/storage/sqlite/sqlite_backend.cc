@@ -32,8 +32,9 @@ using sqlite_rows::kEventColumns;
 using sqlite_rows::kMmapOn;
 
 // A new file's page size (doc/store_format.md). Every commit writes each page it touches to the WAL
-// whole, with a checksum, and a single add touches about seven B-trees (the entries table, its
-// id and namespace indexes, the history and its index, the meta row of the chain's head): about
+// whole, with a checksum, and a single add touches about six B-trees (the entries table, its two
+// namespace indexes, the history and its index, the meta row of the chain's head; seven before
+// schema version 8 dropped the index on id alone): about
 // 40 KB of WAL per add at 4 KiB against 460 KB at 64 KiB, which cost an add about 1.7x the CPU
 // (bench/RESULTS.md, "The add path and the page size"). Disk: a row with a packed lexical vector
 // (vector_codec.h, about 1.1 KB) fits three to a 4 KiB page; a row with a dense d = 384 vector
@@ -89,7 +90,7 @@ SqliteBackend::SqliteBackend(sqlite3* db) : db_(db) {}
 SqliteBackend::~SqliteBackend() {
   // sqlite3_close refuses to close a connection with unfinalized statements.
   for (auto* slot : {&get_row_, &get_entry_, &begin_read_, &end_read_, &last_event_seq_, &insert_entry_,
-                     &insert_event_, &newest_link_, &get_head_, &put_head_}) {
+                     &insert_event_, &newest_link_, &get_head_, &put_head_, &begin_write_, &commit_write_}) {
     slot->reset();
   }
   sqlite3_close(db_);
@@ -120,7 +121,9 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
                                                                   std::span<const HistoryEvent> events) {
   absl::MutexLock lock(&mu_);
   inserted_event_seqs_.clear();
-  Transaction txn(db_);
+  BULWARK_ASSIGN_OR_RETURN(Statement * begin, Cached(begin_write_, "BEGIN IMMEDIATE"));
+  BULWARK_ASSIGN_OR_RETURN(Statement * commit, Cached(commit_write_, "COMMIT"));
+  Transaction txn(db_, *begin, *commit);
   if (!txn.status().ok()) return txn.status();
   auto row_ids = InsertLocked(entries, events);
   if (!row_ids.ok()) return row_ids.status();

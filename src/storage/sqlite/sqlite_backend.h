@@ -136,6 +136,14 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   std::unique_ptr<Statement> newest_link_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<Statement> get_head_ ABSL_GUARDED_BY(mu_);
   std::unique_ptr<Statement> put_head_ ABSL_GUARDED_BY(mu_);
+  std::unique_ptr<Statement> begin_write_ ABSL_GUARDED_BY(mu_);  // BEGIN IMMEDIATE and COMMIT of an add
+  std::unique_ptr<Statement> commit_write_ ABSL_GUARDED_BY(mu_);
+  // The last head text this connection wrote or decoded, and its decoding: every add reads the head
+  // back, and when the stored text is byte for byte this one it is not parsed again (decoding is a
+  // function of the text; the caller still checks the head's tag and that it names the newest
+  // event). Empty until the first read or write.
+  std::string head_text_ ABSL_GUARDED_BY(mu_);
+  HistoryHead head_decoded_ ABSL_GUARDED_BY(mu_);
   const HistoryChainSigner* chain_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Seqs of the events the current (or last) write appended; guarded by mu_.
   std::vector<int64_t> inserted_event_seqs_ ABSL_GUARDED_BY(mu_);

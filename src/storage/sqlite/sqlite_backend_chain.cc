@@ -72,7 +72,14 @@ absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HeadLocked() {
   const int rc = st.Step();
   if (rc == SQLITE_DONE) return std::optional<HistoryHead>();
   if (rc != SQLITE_ROW) return SqliteError(db_, "read the history head");
-  return DecodeHistoryHead(st.Text(0));
+  const std::string_view text = st.TextView(0);
+  if (!head_text_.empty() && text == head_text_) return std::optional<HistoryHead>(head_decoded_);
+  BULWARK_ASSIGN_OR_RETURN(std::optional<HistoryHead> head, DecodeHistoryHead(text));
+  if (head.has_value()) {
+    head_text_ = std::string(text);
+    head_decoded_ = *head;
+  }
+  return head;
 }
 
 absl::Status SqliteBackend::PutHeadLocked(const HistoryHead& head) {
@@ -86,7 +93,10 @@ absl::Status SqliteBackend::PutHeadLocked(const HistoryHead& head) {
   ResetOnExit reset(st);
   st.Bind(1, kHistoryHeadKey);
   st.Bind(2, json);
-  return st.Run("write the history head");
+  BULWARK_RETURN_IF_ERROR(st.Run("write the history head"));
+  head_text_ = json;
+  head_decoded_ = head;
+  return absl::OkStatus();
 }
 
 absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> events,

@@ -17,7 +17,7 @@ struct sqlite3;
 namespace bulwark {
 
 // The version this build writes and reads. Stores of any earlier version are upgraded on open.
-inline constexpr int kStoreSchemaVersion = 7;
+inline constexpr int kStoreSchemaVersion = 8;
 inline constexpr char kStoreFormatName[] = "bulwark.store";
 
 // Markers the migrations leave in `meta` for the layer that holds the signing key: rows written

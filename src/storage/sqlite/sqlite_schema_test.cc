@@ -4,7 +4,8 @@
 // markers for the rows its signing layers must sign once, keeps its rows, and upgrades only once;
 // a version 5 store keeps its events' whole details and gains detail references (version 6); a
 // version 6 store (64 KiB pages, raw vectors) keeps its pages and rows and writes packed vectors
-// beside them (version 7); a newer version is refused.
+// beside them (version 7); a version 7 store becomes unique by (namespace, id) without its index on
+// id alone and keeps its rows (version 8); a newer version is refused.
 #include "storage/sqlite/sqlite_schema.h"
 
 #include <gmock/gmock.h>
@@ -217,6 +218,72 @@ TEST_F(SqliteSchemaTest, ACopyCarriesPackedVectorsAsRawFloats) {
   ASSERT_THAT(row, IsOk());
   ASSERT_TRUE(row->has_value());
   EXPECT_EQ((*row)->entry.embedding, sparse.embedding);
+}
+
+// The layout main wrote until version 8: ids unique on their own, (namespace, id) a plain index.
+TEST_F(SqliteSchemaTest, VersionSevenBecomesUniqueByNamespaceAndIdAndKeepsItsRows) {
+  auto entry = [](std::string ns, std::string id, std::string text) {
+    Entry e;
+    e.id = std::move(id);
+    e.name_space = std::move(ns);
+    e.text = std::move(text);
+    e.metadata = nlohmann::json::object();
+    e.principal = "p";
+    e.embedding = {0.0f, 0.6f, 0.0f, 0.8f};
+    e.key_id = 1;
+    e.tag = "tag";
+    return e;
+  };
+  auto indexes = [this] {
+    auto raw = RawSqlFile::Open(db());
+    EXPECT_THAT(raw, IsOk());
+    std::vector<std::pair<std::string, int64_t>> out;
+    if (!raw.ok()) return out;
+    auto rows = (*raw)->Query(
+        "SELECT name, \"unique\" FROM pragma_index_list('entries') WHERE name LIKE 'entries_by_%id' ORDER BY "
+        "name");
+    EXPECT_THAT(rows, IsOk());
+    if (rows.ok()) {
+      for (const auto& row : *rows) out.emplace_back(SqlBytes(row[0]), SqlInt(row[1]));
+    }
+    return out;
+  };
+  {
+    auto backend = SqliteBackend::Open(db(), /*create=*/true);
+    ASSERT_THAT(backend, IsOk());
+    ASSERT_THAT(
+        (*backend)->InsertEntries(std::vector<Entry>{entry("a", "A1", "one"), entry("b", "B1", "two")}, {}),
+        IsOk());
+  }
+  testing::ExecSql(
+      db(),
+      "DROP INDEX entries_by_namespace_id; CREATE INDEX entries_by_namespace_id ON entries(namespace, "
+      "id); CREATE UNIQUE INDEX entries_by_id ON entries(id); UPDATE meta SET value = '7' WHERE key = "
+      "'schema_version';");
+  EXPECT_EQ(indexes(), (std::vector<std::pair<std::string, int64_t>>{{"entries_by_id", 1},
+                                                                     {"entries_by_namespace_id", 0}}));
+  auto backend = SqliteBackend::Open(db(), /*create=*/false);
+  ASSERT_THAT(backend, IsOk());
+  EXPECT_EQ(Meta(**backend, "schema_version"), std::to_string(kStoreSchemaVersion));
+  EXPECT_EQ(indexes(), (std::vector<std::pair<std::string, int64_t>>{{"entries_by_namespace_id", 1}}));
+  for (const auto& [ns, id, text] : {std::tuple{"a", "A1", "one"}, std::tuple{"b", "B1", "two"}}) {
+    auto row = (*backend)->GetEntry(ns, id);
+    ASSERT_THAT(row, IsOk());
+    ASSERT_TRUE(row->has_value()) << id;
+    EXPECT_EQ((*row)->entry.text, text);
+  }
+  EXPECT_THAT((*backend)->InsertEntries(std::vector<Entry>{entry("a", "A1", "again")}, {}),
+              StatusIs(absl::StatusCode::kAlreadyExists))
+      << "an id is still unique in its namespace";
+  EXPECT_THAT((*backend)->InsertEntries(std::vector<Entry>{entry("c", "C1", "three")}, {}), IsOk());
+  // Every statement that finds an entry by id names its namespace, and is answered from the index.
+  auto raw = RawSqlFile::Open(db());
+  ASSERT_THAT(raw, IsOk());
+  auto plan = (*raw)->Query("EXPLAIN QUERY PLAN SELECT 1 FROM entries WHERE id = 'A1' AND namespace = 'a'");
+  ASSERT_THAT(plan, IsOk());
+  ASSERT_EQ(plan->size(), 1u);
+  EXPECT_THAT(SqlBytes((*plan)[0][3]),
+              ::testing::HasSubstr("entries_by_namespace_id (namespace=? AND id=?)"));
 }
 
 TEST_F(SqliteSchemaTest, ANewStoreIsCurrentAndANewerVersionIsRefused) {

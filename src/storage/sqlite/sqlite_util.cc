@@ -77,7 +77,7 @@ std::string_view Statement::BlobView(int col) const {
 
 absl::Status Transaction::Commit() {
   done_ = true;
-  absl::Status status = Exec(db_, "COMMIT");
+  absl::Status status = commit_ != nullptr ? RunAndReset(*commit_, "commit") : Exec(db_, "COMMIT");
   if (!status.ok()) Exec(db_, "ROLLBACK").IgnoreError();
   return status;
 }
