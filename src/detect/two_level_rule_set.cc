@@ -14,11 +14,12 @@ namespace {
 
 // How much finding an atom tells: nothing (it matches almost any text), little (it matches
 // English function words, which most texts have, and costs a DFA match on each), or something.
-enum class AtomStrength { kNone, kWeak, kStrong };
+enum class AtomStrength { kNone, kWeak, kStrong, kInvalid };
 
 constexpr size_t kMaxAtomsPerAlternative = 2;
 
 AtomStrength Strength(const RE2& re) {
+  if (!re.ok()) return AtomStrength::kInvalid;
   for (const char* probe : {"", "a", "a b. c,\n"}) {
     if (RE2::PartialMatch(probe, re)) return AtomStrength::kNone;
   }
@@ -44,18 +45,24 @@ absl::Status TwoLevelRuleSet::Add(std::string_view pattern) {
   // Atoms that match almost any text (`\b`, `\s*`, `={0,2}`) are left out, and weak ones
   // (`\bto\s+`) where the alternative has a strong one; an alternative left without atoms is its
   // own atom, whole. Leaving atoms out only weakens the necessary condition.
+  // Rules and their multiplied-out alternatives repeat atoms: each distinct atom is compiled and
+  // probed once (until Compile).
+  auto strength_of = [&](const std::string& atom) {
+    auto [it, inserted] = atom_strength_.try_emplace(atom);
+    if (inserted) it->second = static_cast<int>(Strength(RE2(atom, options_)));
+    return static_cast<AtomStrength>(it->second);
+  };
   bool atoms_compile = true;
   for (RuleAlternative& alternative : split.alternatives) {
     if (!alternative.has_gap) {
-      atoms_compile &= RE2(alternative.atoms[0], options_).ok();
+      atoms_compile &= strength_of(alternative.atoms[0]) != AtomStrength::kInvalid;
       continue;
     }
     std::vector<std::string> strong, weak;
     for (std::string& atom : alternative.atoms) {
-      const RE2 re(atom, options_);
-      atoms_compile &= re.ok();
-      const AtomStrength strength = Strength(re);
-      if (strength != AtomStrength::kNone)
+      const AtomStrength strength = strength_of(atom);
+      atoms_compile &= strength != AtomStrength::kInvalid;
+      if (strength == AtomStrength::kStrong || strength == AtomStrength::kWeak)
         (strength == AtomStrength::kStrong ? strong : weak).push_back(std::move(atom));
     }
     alternative.atoms = strong.empty() ? std::move(weak) : std::move(strong);
@@ -95,6 +102,7 @@ absl::Status TwoLevelRuleSet::Add(std::string_view pattern) {
 }
 
 absl::Status TwoLevelRuleSet::Compile() {
+  atom_strength_.clear();
   if (!atom_patterns_.empty() && !atom_set_->Compile())
     return absl::ResourceExhaustedError("two-level rule set: RE2 atom set does not compile");
   // Each alternative is looked at only when its trigger, the atom of it held by the fewest

@@ -12,6 +12,7 @@
 // the rule is added.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/inlined_vector.h>
 #include <absl/status/status.h>
 #include <re2/re2.h>
@@ -69,7 +70,8 @@ class TwoLevelRuleSet {
   };
 
   RE2::Options options_;
-  std::unique_ptr<RE2::Set> atom_set_;  // level one
+  std::unique_ptr<RE2::Set> atom_set_;                   // level one
+  absl::flat_hash_map<std::string, int> atom_strength_;  // while adding: atom -> its AtomStrength
   std::vector<std::string> atom_patterns_;
   std::vector<std::unique_ptr<RE2>> rules_;  // each rule whole
   std::vector<Alternative> alternatives_;    // in rule order

@@ -63,7 +63,7 @@ class ValidationRules {
   static absl::StatusOr<std::unique_ptr<ValidationRules>> Default();
   // The same rules, parsed and compiled once per process and shared (matching is const and
   // thread-safe): every write gate of the process uses one rule set, so its DFA caches are warmed by
-  // all of them and held once, and opening a store does not recompile the grammar (~50 ms).
+  // all of them and held once, and opening a store does not recompile the grammar (~80 ms).
   // Default()'s error, every time, if the compiled-in rules do not parse.
   static absl::StatusOr<std::shared_ptr<const ValidationRules>> SharedDefault();
   // Reads and parses a rules file. NotFound if it cannot be read; Parse's errors prefixed by path.
