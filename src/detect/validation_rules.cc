@@ -79,22 +79,11 @@ ValidationRules::ValidationRules() = default;
 ValidationRules::~ValidationRules() = default;
 
 absl::Status ValidationRules::AddRule(ValidationRule rule, int line_number) {
-  RE2::Options options = RuleOptions();
-  // Affirmed rules need their own RE2 on every hit (the match's position); the others only on the
-  // rare out-of-memory fallback, where one is compiled then. Compiling every rule up front tripled
-  // the time to load the default rules.
-  std::unique_ptr<RE2> single;
-  if (rule.affirmed) {
-    single = std::make_unique<RE2>(rule.pattern, options);
-    if (!single->ok())
-      return LineError(line_number, absl::StrCat("(", rule.name, ") bad pattern: ", single->error()));
-  }
-  RE2::Set& set = rule.view == RuleView::kRaw ? *raw_set_ : *norm_set_;
-  std::string error;
-  if (set.Add(rule.pattern, &error) < 0)
-    return LineError(line_number, absl::StrCat("(", rule.name, ") bad pattern: ", error));
+  TwoLevelRuleSet& set = rule.view == RuleView::kRaw ? *raw_set_ : *norm_set_;
+  const absl::Status added = set.Add(rule.pattern);
+  if (!added.ok())
+    return LineError(line_number, absl::StrCat("(", rule.name, ") bad pattern: ", added.message()));
   (rule.view == RuleView::kRaw ? raw_ids_ : norm_ids_).push_back(static_cast<uint32_t>(rules_.size()));
-  single_.push_back(std::move(single));
   rules_.push_back(std::move(rule));
   return absl::OkStatus();
 }
@@ -106,7 +95,7 @@ void ValidationRules::AddSignalRules() {
 
 absl::Status ValidationRules::Compile() {
   if (rules_.empty()) return absl::InvalidArgumentError("validation rules: no rule");
-  if ((!norm_ids_.empty() && !norm_set_->Compile()) || (!raw_ids_.empty() && !raw_set_->Compile()))
+  if (!norm_set_->Compile().ok() || !raw_set_->Compile().ok())
     return absl::ResourceExhaustedError("validation rules: RE2 set does not compile");
   AddSignalRules();
   return absl::OkStatus();
@@ -114,8 +103,8 @@ absl::Status ValidationRules::Compile() {
 
 absl::StatusOr<std::unique_ptr<ValidationRules>> ValidationRules::Parse(std::string_view tsv) {
   std::unique_ptr<ValidationRules> rules(new ValidationRules());
-  rules->norm_set_ = std::make_unique<RE2::Set>(RuleOptions(), RE2::UNANCHORED);
-  rules->raw_set_ = std::make_unique<RE2::Set>(RuleOptions(), RE2::UNANCHORED);
+  rules->norm_set_ = std::make_unique<TwoLevelRuleSet>(RuleOptions());
+  rules->raw_set_ = std::make_unique<TwoLevelRuleSet>(RuleOptions());
   absl::flat_hash_set<std::string> names;
   absl::flat_hash_map<std::string, std::string> macros;
   int line_number = 0;
@@ -190,25 +179,25 @@ void ValidationRules::Match(std::string_view text, absl::InlinedVector<uint32_t,
   Match(text, NormalizeText(text), out);
 }
 
-void ValidationRules::MatchSet(const RE2::Set& set, const std::vector<uint32_t>& ids, std::string_view text,
-                               std::vector<uint32_t>* hits) const {
+void ValidationRules::MatchSet(const TwoLevelRuleSet& set, const std::vector<uint32_t>& ids,
+                               std::string_view text, std::vector<uint32_t>* hits) const {
   if (ids.empty()) return;
-  const re2::StringPiece piece(text.data(), text.size());
-  std::vector<int> found;
-  RE2::Set::ErrorInfo error;
-  if (set.Match(piece, &found, &error)) {
-    for (int i : found) {
-      const uint32_t id = ids[static_cast<size_t>(i)];
-      if (!rules_[id].affirmed || HasAffirmedMatch(id, text)) hits->push_back(id);
-    }
-  } else if (error.kind == RE2::Set::kOutOfMemory) {
-    // The set's DFA ran out of its budget on this text: match rule by rule (each RE2 falls back to
-    // its NFA, still linear in the text), so a large input is never waved through.
-    for (uint32_t id : ids) {
-      if (rules_[id].affirmed ? HasAffirmedMatch(id, text)
-                              : RE2::PartialMatch(piece, RE2(rules_[id].pattern, RuleOptions())))
+  TwoLevelRuleSet::Candidates candidates;
+  if (set.FindCandidates(text, &candidates)) {
+    for (const TwoLevelRuleSet::Candidate& c : candidates) {
+      const uint32_t id = ids[c.rule];
+      // An affirmed rule's own search finds its matches (none if it has none): no Verify first.
+      if (rules_[id].affirmed ? HasAffirmedMatch(set.rule(c.rule), text) : set.Verify(c, text))
         hits->push_back(id);
     }
+    return;
+  }
+  // The atom set's DFA ran out of its budget on this text: match rule by rule (each RE2 falls back
+  // to its NFA, still linear in the text), so a large input is never waved through.
+  for (uint32_t i = 0; i < set.size(); ++i) {
+    const uint32_t id = ids[i];
+    if (rules_[id].affirmed ? HasAffirmedMatch(set.rule(i), text) : set.Verify({i, false}, text))
+      hits->push_back(id);
   }
 }
 
@@ -227,8 +216,7 @@ bool NegatedBefore(std::string_view text, size_t end) {
 
 }  // namespace
 
-bool ValidationRules::HasAffirmedMatch(uint32_t id, std::string_view text) const {
-  const RE2& re = *single_[id];
+bool ValidationRules::HasAffirmedMatch(const RE2& re, std::string_view text) {
   re2::StringPiece match;
   size_t from = 0;
   // At most 8 matches are looked at (each a linear scan from where the last one ended).

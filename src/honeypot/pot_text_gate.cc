@@ -7,6 +7,7 @@
 #include <absl/strings/str_format.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <numeric>
 
 #include "core/status_macros.h"
@@ -61,7 +62,7 @@ absl::StatusOr<std::unique_ptr<PotTextGate>> PotTextGate::Create(std::span<const
       gate->memory_ngrams_.insert(HashNgram(std::span(tokens).subspan(i, static_cast<size_t>(gate->n_))));
     }
   }
-  BULWARK_ASSIGN_OR_RETURN(auto write_rules, ValidationRules::Default());
+  BULWARK_ASSIGN_OR_RETURN(auto write_rules, ValidationRules::SharedDefault());
   BULWARK_ASSIGN_OR_RETURN(auto pot_rules, ValidationRules::Parse(kPotInstructionRules));
   gate->write_rules_ = std::move(write_rules);
   gate->pot_rules_ = std::move(pot_rules);
@@ -92,7 +93,8 @@ std::string PotTextGate::CopiedNgram(std::string_view text) const {
 }
 
 std::string PotTextGate::InstructionRule(std::string_view text) const {
-  for (const ValidationRules* rules : {write_rules_.get(), pot_rules_.get()}) {
+  for (const ValidationRules* rules :
+       std::initializer_list<const ValidationRules*>{write_rules_.get(), pot_rules_.get()}) {
     absl::InlinedVector<uint32_t, 4> hits;
     rules->Match(text, &hits);
     if (!hits.empty()) {

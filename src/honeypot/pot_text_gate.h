@@ -46,7 +46,7 @@ class PotTextGate {
  public:
   // `memory_texts[i]` has embedding row i of `memory_embeddings` (unit rows). `privacy_bound` is
   // tau_priv. Errors: InvalidArgument for mismatched sizes or a bound outside (-1, 1]; the
-  // statuses of ValidationRules::Default.
+  // statuses of ValidationRules::SharedDefault (the write gate's rules, compiled once per process).
   [[nodiscard]] static absl::StatusOr<std::unique_ptr<PotTextGate>> Create(
       std::span<const std::string> memory_texts, RowMatrixXf memory_embeddings, double privacy_bound,
       const PotTextGateOptions& options = {});
@@ -67,7 +67,8 @@ class PotTextGate {
   PotTextGate() = default;
   RowMatrixXf memories_;
   absl::flat_hash_set<uint64_t> memory_ngrams_;
-  std::unique_ptr<ValidationRules> write_rules_, pot_rules_;
+  std::shared_ptr<const ValidationRules> write_rules_;
+  std::unique_ptr<ValidationRules> pot_rules_;
   double privacy_bound_ = 1;
   int n_ = 4;
 };
