@@ -149,6 +149,38 @@ TEST_F(ReplicaQueryHistoryTest, SearchesServedByAFollowerFeedTheLeadersQueryHist
   EXPECT_EQ(Metric(follower, "bulwark_query_history_forwarded_total"), 64);
   EXPECT_EQ(Metric(follower, "bulwark_query_history_forward_dropped_total"), 0);
   EXPECT_EQ(Leader("h"), leader) << "the leader did not change during the test";
+
+  // Nobody leads h now (as after the group restarted, before anyone writes it): the follower's
+  // next searches go to the preferred replica, which takes the free lease at their first batch,
+  // as for a write forwarded to it, instead of refusing them until they are dropped.
+  auto lease = leases_->Current("h");
+  ASSERT_TRUE(lease.ok() && lease->has_value()) << lease.status();
+  ASSERT_TRUE(leases_->Release("h", (*lease)->holder, (*lease)->epoch).ok());
+  // The old leader's renewal (every ttl/3 = 667 ms) finds the lease gone and steps down.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_EQ(Leader("h"), "") << "h must have no leader before the searches";
+  const double received = Metric(leader, "bulwark_query_history_received_total");
+  const std::string other_query = "which courier collects the parcels on fridays";
+  for (int q = 0; q < 64; ++q) {
+    Answer s = On(follower, "POST", "/v1/memories/search", {{"namespace", "h"}, {"query", other_query}});
+    ASSERT_EQ(s.status, 200) << s.body;
+  }
+  deadline = Clock::now() + std::chrono::seconds(10);
+  while (Metric(leader, "bulwark_query_history_received_total") < received + 64 && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(Metric(follower, "bulwark_query_history_forward_dropped_total"), 0)
+      << "queries of a namespace with no leader were dropped";
+  EXPECT_EQ(Leader("h"), leader) << "the preferred replica took the free lease at the first batch";
+  Answer other_copy = On(third, "POST", "/v1/memories", {{"namespace", "h"}, {"text", other_query}});
+  ASSERT_EQ(other_copy.status, 201) << other_copy.body;
+  const json other_entry = other_copy.json().value("entry", json::object());
+  const json other_memsad = other_entry.value("report", json::object())
+                                .value("gate", json::object())
+                                .value("detectors", json::object())
+                                .value("memsad", json::object());
+  EXPECT_EQ(other_entry.value("state", ""), "quarantined") << other_memsad.dump();
+  EXPECT_GE(other_memsad.value("detail", json::object()).value("history_size", 0), 64) << other_memsad.dump();
 }
 
 }  // namespace

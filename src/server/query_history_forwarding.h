@@ -22,8 +22,9 @@
 //     (query_history_batch.h): 401 for a bad or missing MAC, a stale timestamp or a nonce seen
 //     before; 400 for a malformed batch, an embedding of another dimension or a non-finite value;
 //     nothing of a refused batch is appended. Of a valid batch, the queries of namespaces this
-//     replica leads join their H in the batch's order; the others are not appended and are named
-//     in the answer's "not_leader", so the sender asks for the leader again.
+//     replica leads (serve: or whose free lease it takes, as for a forwarded write) join their H
+//     in the batch's order; the others are not appended and are named in the answer's
+//     "not_leader", so the sender asks for the leader again.
 //
 // What remains different from one server: a forwarded query reaches H up to flush_every (plus one
 // request) after its search; the queue a replica has not sent yet is lost on its kill -9; beyond
@@ -134,7 +135,8 @@ class QueryHistoryForwarder {
 class QueryHistoryReceiver {
  public:
   // `dimension`: the store's embedding dimension. `leads` says whether this replica leads a
-  // namespace now (ReplicaCoordinator::Leads; false before the coordinator is attached). `env`
+  // namespace now (serve: ReplicaCoordinator::RouteWrite as for a forwarded write, which takes a
+  // free lease; false before the coordinator is attached). `env`
   // (not owned) is the clock the batches' timestamps are checked against.
   QueryHistoryReceiver(const HmacKey& key, size_t dimension, std::function<bool(std::string_view)> leads,
                        AppendQueryFn append, Env* env);

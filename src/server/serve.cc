@@ -256,9 +256,13 @@ absl::Status StartQueryForwarding(const ServeOptions& options, ServiceParts* par
   };
   parts->query_receiver = std::make_unique<QueryHistoryReceiver>(
       *key, static_cast<size_t>(impl.embedder->dimension()),
+      // As a write forwarded here: this replica leads the namespace, or takes its lease when it
+      // is free (a namespace nobody has written since the group started), so the sender's
+      // queries are not dropped for want of a leader.
       [routing](std::string_view ns) {
         ReplicaCoordinator* coordinator = routing->coordinator();
-        return coordinator != nullptr && coordinator->Leads(ns);
+        return coordinator != nullptr && coordinator->RouteWrite(ns, /*forwarded=*/true).kind ==
+                                             ReplicaCoordinator::WriteRoute::Kind::kLocal;
       },
       append, env);
   backends->add_routes = [receiver = parts->query_receiver.get()](std::vector<RouteSpec>* routes) {
