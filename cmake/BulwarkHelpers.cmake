@@ -27,6 +27,9 @@ function(bulwark_test_code_options target)
   # -pthread on all test code, as some dependencies (cpp-httplib's pkg-config flags) add it: the
   # shared precompiled header must be compiled with the same thread setting as every user.
   target_compile_options(${target} PRIVATE -pthread)
+  # Tests that run other binaries of the build find them under BULWARK_BUILD_DIR. Every user of
+  # the precompiled header must have the same definitions as the header (gcc refuses it otherwise).
+  target_compile_definitions(${target} PRIVATE BULWARK_BUILD_DIR="${PROJECT_BINARY_DIR}")
   if(BULWARK_SANITIZE)
     target_compile_options(${target} PRIVATE -O0)
   else()
@@ -45,7 +48,6 @@ function(bulwark_add_test_pch)
                         absl::status absl::statusor absl::strings)
   bulwark_apply_warnings(bulwark_test_pch)
   bulwark_test_code_options(bulwark_test_pch)
-  target_compile_definitions(bulwark_test_pch PRIVATE BULWARK_BUILD_DIR="${PROJECT_BINARY_DIR}")
   target_precompile_headers(bulwark_test_pch PRIVATE
     <gtest/gtest.h> <gmock/gmock.h> <nlohmann/json.hpp> <absl/status/status.h>
     <absl/status/statusor.h> <absl/strings/str_cat.h> <absl/strings/string_view.h>
@@ -77,8 +79,6 @@ function(bulwark_test)
   target_link_libraries(${ARG_NAME} PRIVATE ${ARG_DEPS} GTest::gmock GTest::gtest_main)
   bulwark_apply_warnings(${ARG_NAME})
   bulwark_test_code_options(${ARG_NAME})
-  # Tests that run other binaries of the build find them under BULWARK_BUILD_DIR.
-  target_compile_definitions(${ARG_NAME} PRIVATE BULWARK_BUILD_DIR="${PROJECT_BINARY_DIR}")
   bulwark_use_test_pch(${ARG_NAME})
   bulwark_add_suites(${ARG_NAME} "${ARG_LABELS}")
 endfunction()
