@@ -18,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include "replica_group_test_base.h"
 #include "service_harness.h"
 #include "storage/postgresql/namespace_lease.h"
 #include "storage/postgresql/rendezvous.h"
@@ -32,35 +33,15 @@ using ::bulwark::testing::ServerProcess;
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
-class ReplicaQueryHistoryTest : public ::testing::Test {
+class ReplicaQueryHistoryTest : public ::bulwark::testing::ReplicaGroupTest {
  protected:
-  void SetUp() override {
-    auto cluster = ::bulwark::testing::SharedPgCluster();
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    ASSERT_TRUE((*cluster)->CreateDatabase("history").ok());
-    url_ = absl::StrCat("postgresql://postgres@127.0.0.1:", (*cluster)->port(), "/history");
-    const char* forward = std::getenv("BULWARK_TEST_FORWARD_QUERY_HISTORY");
-    forward_ = forward != nullptr ? forward : "true";
-    replicas_["r1"] = Start("r1");  // creates the store and the admin; the others start together
-    ASSERT_NE(replicas_["r1"], nullptr) << "r1 did not start";
-    ASSERT_TRUE(replicas_["r1"]->admin_key().has_value());
-    admin_ = *replicas_["r1"]->admin_key();
-    auto r2 = std::async(std::launch::async, [this] { return Start("r2"); });
-    auto r3 = std::async(std::launch::async, [this] { return Start("r3"); });
-    replicas_["r2"] = r2.get();
-    replicas_["r3"] = r3.get();
-    ASSERT_NE(replicas_["r2"], nullptr) << "r2 did not start";
-    ASSERT_NE(replicas_["r3"], nullptr) << "r3 did not start";
-    auto leases = NamespaceLeases::Open(url_);
-    ASSERT_TRUE(leases.ok()) << leases.status();
-    leases_ = *std::move(leases);
-  }
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(StartGroup("history")); }
 
-  std::unique_ptr<ServerProcess> Start(const std::string& id) const {
-    return ServerProcess::StartAt(
-        url_, (dir_.path() / absl::StrCat(id, ".stderr")).string(),
-        {"--keyring", (dir_.path() / "keyring.json").string(), "--replica-id", id, "--replication-factor",
-         "2", "--lease-ttl-ms", "2000", "--forward-query-history", forward_});
+  std::vector<std::string> ReplicaFlags() const override {
+    const char* forward = std::getenv("BULWARK_TEST_FORWARD_QUERY_HISTORY");
+    return {"--replication-factor",    "2",
+            "--lease-ttl-ms",          "2000",
+            "--forward-query-history", forward != nullptr ? forward : "true"};
   }
   Answer On(const std::string& id, const std::string& method, const std::string& path,
             const json& body = nullptr) {
@@ -68,11 +49,12 @@ class ReplicaQueryHistoryTest : public ::testing::Test {
     if (body.is_null()) return ::bulwark::testing::Send(*client, method, path, admin_, "");
     return ::bulwark::testing::SendJson(*client, method, path, admin_, body);
   }
-  // The replica id leading `ns` now ("" if none): the lease holder's incarnation is "<id>/<hex>".
-  std::string Leader(const std::string& ns) {
-    auto lease = leases_->Current(ns);
-    if (!lease.ok() || !lease->has_value() || !(*lease)->live()) return "";
-    return (*lease)->holder.substr(0, (*lease)->holder.find('/'));
+  // The memsad verdict of a written entry (report.gate.detectors.memsad; {} if absent).
+  static json MemsadOf(const json& entry) {
+    return entry.value("report", json::object())
+        .value("gate", json::object())
+        .value("detectors", json::object())
+        .value("memsad", json::object());
   }
   // The value of the /metrics sample `name` (no labels) on replica `id`; -1 if absent.
   double Metric(const std::string& id, const std::string& name) {
@@ -80,13 +62,6 @@ class ReplicaQueryHistoryTest : public ::testing::Test {
     const size_t at = text.find("\n" + name + " ");  // the sample, not its # HELP line
     return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size() + 2));
   }
-
-  ::bulwark::testing::TempDir dir_;
-  std::string url_;
-  std::string forward_;
-  std::string admin_;
-  std::map<std::string, std::unique_ptr<ServerProcess>> replicas_;
-  std::unique_ptr<NamespaceLeases> leases_;
 };
 
 TEST_F(ReplicaQueryHistoryTest, SearchesServedByAFollowerFeedTheLeadersQueryHistory) {
@@ -139,10 +114,7 @@ TEST_F(ReplicaQueryHistoryTest, SearchesServedByAFollowerFeedTheLeadersQueryHist
   Answer copy = On(third, "POST", "/v1/memories", {{"namespace", "h"}, {"text", query}});
   ASSERT_EQ(copy.status, 201) << copy.body;
   const json entry = copy.json().value("entry", json::object());
-  const json memsad = entry.value("report", json::object())
-                          .value("gate", json::object())
-                          .value("detectors", json::object())
-                          .value("memsad", json::object());
+  const json memsad = MemsadOf(entry);
   EXPECT_EQ(entry.value("state", ""), "quarantined") << memsad.dump();
   EXPECT_TRUE(memsad.value("flagged", false)) << memsad.dump();
   EXPECT_EQ(memsad.value("detail", json::object()).value("history_size", 0), 64) << memsad.dump();
@@ -175,10 +147,7 @@ TEST_F(ReplicaQueryHistoryTest, SearchesServedByAFollowerFeedTheLeadersQueryHist
   Answer other_copy = On(third, "POST", "/v1/memories", {{"namespace", "h"}, {"text", other_query}});
   ASSERT_EQ(other_copy.status, 201) << other_copy.body;
   const json other_entry = other_copy.json().value("entry", json::object());
-  const json other_memsad = other_entry.value("report", json::object())
-                                .value("gate", json::object())
-                                .value("detectors", json::object())
-                                .value("memsad", json::object());
+  const json other_memsad = MemsadOf(other_entry);
   EXPECT_EQ(other_entry.value("state", ""), "quarantined") << other_memsad.dump();
   EXPECT_GE(other_memsad.value("detail", json::object()).value("history_size", 0), 64) << other_memsad.dump();
 }

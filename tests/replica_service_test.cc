@@ -31,6 +31,7 @@
 #include <thread>
 
 #include "honeypot/fit_test_data.h"
+#include "replica_group_test_base.h"
 #include "replication/version_checker.h"
 #include "service_harness.h"
 #include "storage/postgresql/change_feed.h"
@@ -63,44 +64,30 @@ std::map<std::string, std::set<std::string>> ExpectedHeld(const std::vector<std:
   return held;
 }
 
-class ReplicaServiceTest : public ::testing::Test {
+class ReplicaServiceTest : public ::bulwark::testing::ReplicaGroupTest {
  protected:
   void SetUp() override {
-    auto cluster = ::bulwark::testing::SharedPgCluster();
-    ASSERT_TRUE(cluster.ok()) << cluster.status();
-    cluster_ = *cluster;
     static int databases = 0;
-    const std::string db = absl::StrCat("replicas", ++databases);
-    ASSERT_TRUE(cluster_->CreateDatabase(db).ok());
-    url_ = absl::StrCat("postgresql://postgres@127.0.0.1:", cluster_->port(), "/", db);
-    keyring_ = (dir_.path() / "keyring.json").string();
-    // The first creates the store and the admin; the other two start together.
-    replicas_["r1"] = Start("r1");
-    ASSERT_NE(replicas_["r1"], nullptr) << "r1 did not start";
-    ASSERT_TRUE(replicas_["r1"]->admin_key().has_value());
-    admin_ = *replicas_["r1"]->admin_key();
-    auto r2 = std::async(std::launch::async, [this] { return Start("r2"); });
-    auto r3 = std::async(std::launch::async, [this] { return Start("r3"); });
-    replicas_["r2"] = r2.get();
-    replicas_["r3"] = r3.get();
-    ASSERT_NE(replicas_["r2"], nullptr) << "r2 did not start";
-    ASSERT_NE(replicas_["r3"], nullptr) << "r3 did not start";
-    ASSERT_FALSE(admin_.empty());
-    auto leases = NamespaceLeases::Open(url_);
-    ASSERT_TRUE(leases.ok()) << leases.status();
-    leases_ = *std::move(leases);
+    ASSERT_NO_FATAL_FAILURE(StartGroup(absl::StrCat("replicas", ++databases)));
   }
 
   // The per-key rate limit keeps its default rate with a burst that covers a test: a write's
   // retries through a takeover and the read-back of every write on each survivor, on a sanitizer
   // build whose handlers can cost several tokens each (HttpServer::ChargeWork), must not be
   // refused with 429 (rate limits are tested in server_test).
-  std::unique_ptr<ServerProcess> Start(const std::string& id) const {
-    return ServerProcess::StartAt(
-        url_, (dir_.path() / absl::StrCat(id, ".stderr")).string(),
-        {"--keyring", keyring_, "--replica-id", id, "--replication-factor", "2", "--lease-ttl-ms",
-         std::to_string(kLeaseTtlMs), "--min-version-wait-ms", "3000", "--forward-timeout-ms", "3000",
-         "--expiry-sweep-ms", "250", "--burst", "1000"});
+  std::vector<std::string> ReplicaFlags() const override {
+    return {"--replication-factor",
+            "2",
+            "--lease-ttl-ms",
+            std::to_string(kLeaseTtlMs),
+            "--min-version-wait-ms",
+            "3000",
+            "--forward-timeout-ms",
+            "3000",
+            "--expiry-sweep-ms",
+            "250",
+            "--burst",
+            "1000"};
   }
   Answer On(const std::string& id, const std::string& method, const std::string& path, const std::string& key,
             const json& body = nullptr, httplib::Headers headers = {}) {
@@ -113,12 +100,6 @@ class ReplicaServiceTest : public ::testing::Test {
                   {{"name", name}, {"role", "writer"}, {"namespaces", {ns}}, {"create_key", true}});
     EXPECT_EQ(a.status, 201) << a.body;
     return a.json().value("api_key", "");
-  }
-  // The replica id leading `ns` now ("" if none): the lease holder's incarnation is "<id>/<hex>".
-  std::string Leader(const std::string& ns) {
-    auto lease = leases_->Current(ns);
-    if (!lease.ok() || !lease->has_value() || !(*lease)->live()) return "";
-    return (*lease)->holder.substr(0, (*lease)->holder.find('/'));
   }
   // The whole store's history is gap-free and ordered (VersionChecker, kWholeStore).
   void ExpectGapFreeVersions() {
@@ -350,14 +331,6 @@ class ReplicaServiceTest : public ::testing::Test {
     const json held = HeldBy("r4", [&] { return PlacedOrLed("r4", names, group); });
     EXPECT_TRUE(held.value("held_namespaces", std::set<std::string>{}).contains(ns)) << "the read ran on r4";
   }
-
-  ::bulwark::testing::TempDir dir_;
-  ::bulwark::testing::PgTestCluster* cluster_ = nullptr;
-  std::string url_;
-  std::string keyring_;
-  std::string admin_;
-  std::map<std::string, std::unique_ptr<ServerProcess>> replicas_;
-  std::unique_ptr<NamespaceLeases> leases_;
 };
 
 TEST_F(ReplicaServiceTest, AWriteOnAnyReplicaIsReadableWithItsTokenEverywhere) {
