@@ -66,7 +66,10 @@ struct ExtractionRow {
 
 struct ExtractionEvalResult {
   std::vector<ExtractionRow> rows;
-  double added_us_per_search = 0;  // benign replay with the guard minus plain searches, per query
+  // The defended replay of the benign sessions (guard, session bookkeeping, defended read path)
+  // minus plain searches of the same queries, wall clock per query: more than the monitor's cost
+  // (bench/honeypot_guard_bench measures the monitor alone).
+  double added_us_per_search = 0;
   size_t pots = 0;
   size_t external_memories = 0;  // memories of the external store (0: not run)
   size_t external_pots = 0;
