@@ -138,21 +138,7 @@ void BM_Search(benchmark::State& state) {
   state.SetLabel(std::string(ToString(retrieval)) + kSuffix[state.range(0)]);
 }
 // Alternating repetitions, so both rankings see the same machine state.
-BENCHMARK(BM_Search)
-    ->Arg(0)
-    ->Arg(1)
-    ->Arg(2)
-    ->Arg(3)
-    ->Arg(4)
-    ->Arg(5)
-    ->Arg(0)
-    ->Arg(1)
-    ->Arg(2)
-    ->Arg(3)
-    ->Arg(4)
-    ->Arg(5)
-    ->Iterations(2000)
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Search)->DenseRange(0, 5)->DenseRange(0, 5)->Iterations(2000)->Unit(benchmark::kMicrosecond);
 
 // The store's lexical terms of the 10k texts in a Bm25Index of their own (default options).
 struct LexicalFixture {

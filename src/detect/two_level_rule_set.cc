@@ -126,8 +126,11 @@ bool TwoLevelRuleSet::FindCandidates(std::string_view text, Candidates* out) con
   if (atom_patterns_.empty()) return true;
   thread_local std::vector<int> found;  // scratch: no allocation per call once grown
   RE2::Set::ErrorInfo error;
-  if (!atom_set_->Match(re2::StringPiece(text.data(), text.size()), &found, &error))
-    return error.kind != RE2::Set::kOutOfMemory;
+  if (!atom_set_->Match(re2::StringPiece(text.data(), text.size()), &found, &error)) {
+    if (error.kind != RE2::Set::kOutOfMemory) return true;  // no atom occurs: no candidate
+    for (uint32_t rule = 0; rule < rules_.size(); ++rule) out->push_back({rule, false});
+    return false;
+  }
   absl::InlinedVector<uint64_t, 16> found_bits((atom_patterns_.size() + 63) / 64, 0);
   for (int atom : found) found_bits[static_cast<size_t>(atom) / 64] |= uint64_t{1} << (atom % 64);
   // The alternatives whose trigger was found and whose every atom was found.
@@ -163,7 +166,7 @@ bool TwoLevelRuleSet::Verify(const Candidate& c, std::string_view text) const {
 void TwoLevelRuleSet::Match(std::string_view text, std::vector<uint32_t>* out) const {
   out->clear();
   Candidates candidates;
-  if (!FindCandidates(text, &candidates)) return MatchOneByOne(text, out);
+  FindCandidates(text, &candidates);
   for (const Candidate& c : candidates) {
     if (Verify(c, text)) out->push_back(c.rule);
   }

@@ -44,16 +44,16 @@ class TwoLevelRuleSet {
   [[nodiscard]] absl::Status Compile();
 
   // Into `out` (cleared first), ascending: every rule for which the level-one atoms of some
-  // alternative all occur in `text`. Rules that match are among them. Returns false if the atom set's DFA ran
-  // out of memory on this text (then `out` is empty and only MatchOneByOne can answer).
+  // alternative all occur in `text`. Rules that match are among them. Returns false if the atom
+  // set's DFA ran out of memory on this text: then `out` holds every rule, none exact, so Verify
+  // decides each by its own RE2 (which falls back to its NFA on a large input, still linear).
   bool FindCandidates(std::string_view text, Candidates* out) const;
   // Whether candidate `c` matches `text` (its own RE2 unless c.exact).
   bool Verify(const Candidate& c, std::string_view text) const;
-  // The rules matching `text`, ascending, into `out` (cleared first): FindCandidates then Verify, or
-  // MatchOneByOne if the atom set runs out of memory.
+  // The rules matching `text`, ascending, into `out` (cleared first): FindCandidates then Verify.
   void Match(std::string_view text, std::vector<uint32_t>* out) const;
-  // The rules matching `text`, each rule's own RE2 in turn (each falls back to its NFA on a large
-  // input, still linear): the straightforward evaluation, and the out-of-memory fallback.
+  // The rules matching `text`, each rule's own RE2 in turn: the straightforward evaluation that
+  // Match must equal (two_level_rule_set_test.cc).
   void MatchOneByOne(std::string_view text, std::vector<uint32_t>* out) const;
 
   // Rule `i` compiled whole.

@@ -182,21 +182,14 @@ void ValidationRules::Match(std::string_view text, absl::InlinedVector<uint32_t,
 void ValidationRules::MatchSet(const TwoLevelRuleSet& set, const std::vector<uint32_t>& ids,
                                std::string_view text, std::vector<uint32_t>* hits) const {
   if (ids.empty()) return;
+  // If the atom set's DFA runs out of its budget on this text, every rule is a candidate, checked
+  // by its own RE2: a large input is never waved through.
   TwoLevelRuleSet::Candidates candidates;
-  if (set.FindCandidates(text, &candidates)) {
-    for (const TwoLevelRuleSet::Candidate& c : candidates) {
-      const uint32_t id = ids[c.rule];
-      // An affirmed rule's own search finds its matches (none if it has none): no Verify first.
-      if (rules_[id].affirmed ? HasAffirmedMatch(set.rule(c.rule), text) : set.Verify(c, text))
-        hits->push_back(id);
-    }
-    return;
-  }
-  // The atom set's DFA ran out of its budget on this text: match rule by rule (each RE2 falls back
-  // to its NFA, still linear in the text), so a large input is never waved through.
-  for (uint32_t i = 0; i < set.size(); ++i) {
-    const uint32_t id = ids[i];
-    if (rules_[id].affirmed ? HasAffirmedMatch(set.rule(i), text) : set.Verify({i, false}, text))
+  set.FindCandidates(text, &candidates);
+  for (const TwoLevelRuleSet::Candidate& c : candidates) {
+    const uint32_t id = ids[c.rule];
+    // An affirmed rule's own search finds its matches (none if it has none): no Verify first.
+    if (rules_[id].affirmed ? HasAffirmedMatch(set.rule(c.rule), text) : set.Verify(c, text))
       hits->push_back(id);
   }
 }

@@ -127,7 +127,7 @@ std::vector<QueryHistoryForwarder::Queued> QueryHistoryForwarder::SendTo(const s
   client.set_write_timeout(timeout_us / 1'000'000, timeout_us % 1'000'000);
   client.set_keep_alive(true);
   std::vector<Queued> undelivered;
-  absl::flat_hash_map<std::string, bool> refused;  // namespaces to route again
+  absl::flat_hash_set<std::string> refused;  // namespaces to route again
   for (size_t at = 0; at < items.size(); at += kSendChunk) {
     const std::span<const Queued> chunk(items.data() + at, std::min(kSendChunk, items.size() - at));
     std::vector<std::string> not_leader;
@@ -139,11 +139,11 @@ std::vector<QueryHistoryForwarder::Queued> QueryHistoryForwarder::SendTo(const s
         forwarded_.fetch_add(1);
         continue;
       }
-      refused[items[i].name_space] = true;
+      refused.insert(items[i].name_space);
       undelivered.push_back(std::move(items[i]));
     }
   }
-  for (const auto& [ns, unused] : refused) coordinator->ForwardFailed(ns);
+  for (const std::string& ns : refused) coordinator->ForwardFailed(ns);
   return undelivered;
 }
 
@@ -217,14 +217,14 @@ QueryHistoryReceiver::QueryHistoryReceiver(const HmacKey& key, size_t dimension,
                                            Env* env)
     : key_(key), dimension_(dimension), leads_(std::move(leads)), append_(std::move(append)), env_(env) {}
 
-bool QueryHistoryReceiver::FreshNonce(const std::string& nonce, int64_t sent_us, int64_t now_us) {
+bool QueryHistoryReceiver::FreshNonce(const std::string& nonce, int64_t now_us) {
   absl::MutexLock lock(&nonce_mu_);
   while (!nonce_order_.empty() && nonce_order_.front().first < now_us - kMaxBatchSkewUs) {
     nonces_.erase(nonce_order_.front().second);
     nonce_order_.pop_front();
   }
   if (nonces_.contains(nonce) || nonces_.size() >= kMaxNonces) return false;
-  nonces_.emplace(nonce, sent_us);
+  nonces_.insert(nonce);
   // Ordered by arrival: a nonce is forgotten kMaxBatchSkewUs after it arrived, by when its batch's
   // sent_us is outside the window anyway.
   nonce_order_.emplace_back(now_us, nonce);
@@ -241,7 +241,7 @@ Reply QueryHistoryReceiver::Handle(const httplib::Request& request) {
     return Refusal(unauthenticated ? 401 : 400, unauthenticated ? "unauthenticated" : "invalid_argument",
                    ToStd(batch.status().message()));
   }
-  if (!FreshNonce(batch->nonce, batch->sent_us, now_us)) {
+  if (!FreshNonce(batch->nonce, now_us)) {
     refused_.fetch_add(1);
     return Refusal(401, "unauthenticated", "the query batch was received before (a replay)");
   }

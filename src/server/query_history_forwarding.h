@@ -33,6 +33,7 @@
 
 #include <absl/base/thread_annotations.h>
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <absl/status/statusor.h>
 #include <absl/synchronization/mutex.h>
 #include <absl/time/time.h>
@@ -154,7 +155,7 @@ class QueryHistoryReceiver {
 
  private:
   // Records a batch's nonce; false if it was seen within the skew window (a replay).
-  bool FreshNonce(const std::string& nonce, int64_t sent_us, int64_t now_us);
+  bool FreshNonce(const std::string& nonce, int64_t now_us);
 
   const HmacKey key_;
   const size_t dimension_;
@@ -162,8 +163,8 @@ class QueryHistoryReceiver {
   const AppendQueryFn append_;
   Env* const env_;
   absl::Mutex nonce_mu_;
-  absl::flat_hash_map<std::string, int64_t> nonces_ ABSL_GUARDED_BY(nonce_mu_);  // nonce -> sent_us
-  std::deque<std::pair<int64_t, std::string>> nonce_order_ ABSL_GUARDED_BY(nonce_mu_);
+  absl::flat_hash_set<std::string> nonces_ ABSL_GUARDED_BY(nonce_mu_);
+  std::deque<std::pair<int64_t, std::string>> nonce_order_ ABSL_GUARDED_BY(nonce_mu_);  // (arrival, nonce)
   std::atomic<uint64_t> received_{0};
   std::atomic<uint64_t> refused_{0};
 };

@@ -240,6 +240,15 @@ std::function<bool(std::string_view)> MonitoredNamespaces(const ServiceParts& pa
   };
 }
 
+// Whether a write of `ns` runs on this replica (ReplicaCoordinator::RouteWrite: it leads the
+// namespace, or takes its free lease when placed first here or when `forwarded`); false before
+// the coordinator is attached.
+bool WritesHere(ReplicaRouting& routing, std::string_view ns, bool forwarded) {
+  ReplicaCoordinator* coordinator = routing.coordinator();
+  return coordinator != nullptr &&
+         coordinator->RouteWrite(ns, forwarded).kind == ReplicaCoordinator::WriteRoute::Kind::kLocal;
+}
+
 // A replica's half of MemSAD's query history across replicas (query_history_forwarding.h): the
 // internal route that appends other replicas' queries to the H of the namespaces led here, and,
 // unless turned off, the forwarder of this replica's queries of namespaces led elsewhere.
@@ -259,12 +268,7 @@ absl::Status StartQueryForwarding(const ServeOptions& options, ServiceParts* par
       // As a write forwarded here: this replica leads the namespace, or takes its lease when it
       // is free (a namespace nobody has written since the group started), so the sender's
       // queries are not dropped for want of a leader.
-      [routing](std::string_view ns) {
-        ReplicaCoordinator* coordinator = routing->coordinator();
-        return coordinator != nullptr && coordinator->RouteWrite(ns, /*forwarded=*/true).kind ==
-                                             ReplicaCoordinator::WriteRoute::Kind::kLocal;
-      },
-      append, env);
+      [routing](std::string_view ns) { return WritesHere(*routing, ns, /*forwarded=*/true); }, append, env);
   backends->add_routes = [receiver = parts->query_receiver.get()](std::vector<RouteSpec>* routes) {
     routes->push_back(receiver->Route());
   };
@@ -408,9 +412,7 @@ int RunServe(const ServeOptions& options, std::ostream& out, std::ostream& err) 
   ExpirySweeper::Options sweep{.interval_ms = options.expiry_sweep_ms};
   if (replicated) {
     sweep.sweeps = [routing = parts.routing.get()](std::string_view ns) {
-      ReplicaCoordinator* coordinator = routing->coordinator();
-      return coordinator != nullptr &&
-             coordinator->RouteWrite(ns, false).kind == ReplicaCoordinator::WriteRoute::Kind::kLocal;
+      return WritesHere(*routing, ns, /*forwarded=*/false);
     };
   }
   ExpirySweeper sweeper(parts.store.get(), env, sweep);
