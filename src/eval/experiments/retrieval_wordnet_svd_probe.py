@@ -8,6 +8,11 @@
 # on 127.0.0.1 only, so the real store measures it:
 #   python3 retrieval_wordnet_svd_probe.py PORT DIM [CACHE.npy]      # serve
 #   python3 retrieval_wordnet_svd_probe.py PORT DIM [CACHE.npy] --pairs   # print cosines of pairs
+#   python3 retrieval_wordnet_svd_probe.py PORT DIM [CACHE.npy] --added=W  # hashed words + W x SVD
+# With --added=W a text's vector is [384 hashed-word features ; W x its SVD vector], L2-normalised
+# (dimension 384 + DIM): the hashed words emulate the lexical embedder (each word's base form
+# hashed by BLAKE2b to a signed feature, weighted by IDF), so --added=0 against --added=W measures
+# what the vectors add beside word identity.
 #   bulwark-lab eval retrieval ... --ranking hybrid \
 #       --embedder '{"kind":"http","url":"http://127.0.0.1:PORT","model":"wn-ppmi-svd","dimension":DIM}'
 # Needs python3-numpy; about 5 minutes and 2 GB to factor on a loaded 2-core machine (CACHE.npy
@@ -17,6 +22,7 @@ from http.server import HTTPServer, BaseHTTPRequestHandler
 PORT, DIM = int(sys.argv[1]), int(sys.argv[2])
 CACHE = next((a for a in sys.argv[3:] if a.endswith('.npy')), None)
 PAIRS = '--pairs' in sys.argv[3:]
+ADDED = next((float(a.split('=', 1)[1]) for a in sys.argv[3:] if a.startswith('--added=')), None)
 STOP = set("a an the and or but of to in on at for with by from is are was were be been being do does did what when where who whom which how why that this these those have has had not no can will would should could so as if than then there here about into up out over under again more most some any all each every just also very its it he she they them his her their our your my me we you i one used especially someone something etc usually make made".split())
 t0 = time.time()
 wid = {}; words = []
@@ -104,7 +110,25 @@ def lookup(x):
     for suf, rep in (('ies', 'y'), ('es', ''), ('s', ''), ('ed', ''), ('ed', 'e'), ('ing', ''), ('ing', 'e')):
         if x.endswith(suf) and x[:-len(suf)] + rep in wid: return wid[x[:-len(suf)] + rep]
     return None
+HASH_DIM = 384
+def hashed(text):
+    import hashlib
+    h = np.zeros(HASH_DIM)
+    for x in re.findall(r'[a-z0-9]+', text.lower()):
+        if x in STOP: continue
+        i = lookup(x); base = words[i] if i is not None else x
+        d = hashlib.blake2b(base.encode(), digest_size=8).digest()
+        k = int.from_bytes(d[:4], 'little') % HASH_DIM; sgn = 1 if d[4] & 1 else -1
+        h[k] += sgn * (idf[i] if i is not None else math.log(C))
+    n = np.linalg.norm(h)
+    return h / n if n else h
 def embed(text):
+    if ADDED is None: return embed_svd(text)
+    v = np.concatenate([hashed(text), np.array(embed_svd(text)) * ADDED])
+    n = np.linalg.norm(v)
+    if n == 0: v[0] = 1; n = 1
+    return (v / n).tolist()
+def embed_svd(text):
     v = np.zeros(DIM)
     for x in re.findall(r'[a-z]+', text.lower()):
         if x in STOP or len(x) < 2: continue
