@@ -5,14 +5,15 @@
 // Hybrid is measured at the default fusion depth (30), at 100, and with WordNet gloss terms in
 // the lexical index ({"glosses": true, "gloss_weight": 1}, doc/retrieval.md; a store of its own,
 // since the option shapes the index), with answer-type terms and with pseudo-relevance feedback
-// (store/answer_types.h, store/query_feedback.h; a store each). Each benchmark times each search separately,
-// twice: on the wall clock (p50_us, p99_us) and on the calling thread's CPU clock (CLOCK_THREAD_CPUTIME_ID:
-// cpu_p50_us, cpu_p99_us), which stops while the thread is preempted, so a loaded host's
-// scheduler cannot put its time slices into the CPU percentiles. The target is hybrid p99 <= 2x
-// vector p99 at 10k entries (issue #19 point 4).
-// BM_Bm25Search ranks the same store's memories with Bm25Index alone: max-score pruning (Search)
-// against every posting (SearchExhaustive), the lexical side's top 30 as hybrid search asks it;
-// BM_Bm25Build builds the 10k index (tokenizing and adding, as a namespace's first hybrid search).
+// (store/answer_types.h, store/query_feedback.h; a store each) and with thesaurus association terms
+// ({"thesaurus": true, "thesaurus_members": true, "thesaurus_weight": 0.25}, embed/thesaurus.h). Each
+// benchmark times each search separately, twice: on the wall clock (p50_us, p99_us) and on the calling
+// thread's CPU clock (CLOCK_THREAD_CPUTIME_ID: cpu_p50_us, cpu_p99_us), which stops while the thread is
+// preempted, so a loaded host's scheduler cannot put its time slices into the CPU percentiles. The target is
+// hybrid p99 <= 2x vector p99 at 10k entries (issue #19 point 4). BM_Bm25Search ranks the same store's
+// memories with Bm25Index alone: max-score pruning (Search) against every posting (SearchExhaustive), the
+// lexical side's top 30 as hybrid search asks it; BM_Bm25Build builds the 10k index (tokenizing and adding,
+// as a namespace's first hybrid search).
 //
 //   build/bench/hybrid_search_bench [--benchmark_filter=...]
 #include <benchmark/benchmark.h>
@@ -80,9 +81,10 @@ struct Fixture {
 
 // Store 0: the default retrieval_config (fusion depth 30); 1: {"depth": 100}; 2: WordNet gloss
 // terms in the lexical index; 3: answer-type terms ({"answer_types": true}, doc/retrieval.md);
-// 4: pseudo-relevance feedback ({"prf_docs": 2, "prf_terms": 5, "prf_weight": 0.2}).
+// 4: pseudo-relevance feedback ({"prf_docs": 2, "prf_terms": 5, "prf_weight": 0.2}); 5: thesaurus
+// association terms.
 Fixture& Store(int config) {
-  static Fixture* stores[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
+  static Fixture* stores[6] = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
   Fixture*& f = stores[config];
   if (f == nullptr) {
     auto* fixture = new Fixture();
@@ -93,6 +95,10 @@ Fixture& Store(int config) {
     if (config == 2) options.retrieval_config = {{"glosses", true}, {"gloss_weight", 1}};
     if (config == 3) options.retrieval_config = {{"answer_types", true}};
     if (config == 4) options.retrieval_config = {{"prf_docs", 2}, {"prf_terms", 5}, {"prf_weight", 0.2}};
+    if (config == 5) {
+      options.retrieval_config = {
+          {"thesaurus", true}, {"thesaurus_members", true}, {"thesaurus_weight", 0.25}};
+    }
     auto store = MemoryStore::Create(fixture->dir.path(), options);
     if (!store.ok() || texts.size() != kEntries || fixture->queries.empty()) std::abort();
     fixture->store = *std::move(store);
@@ -112,9 +118,10 @@ double Percentile(std::vector<double> v, double p) {
 }
 
 // range(0): 0 vector, 1 hybrid (default fusion depth 30), 2 hybrid with fusion depth 100, 3 hybrid
-// with gloss terms, 4 hybrid with answer-type terms, 5 hybrid with pseudo-relevance feedback.
+// with gloss terms, 4 hybrid with answer-type terms, 5 hybrid with pseudo-relevance feedback, 6
+// hybrid with thesaurus terms.
 void BM_Search(benchmark::State& state) {
-  static constexpr int kStore[] = {0, 0, 1, 2, 3, 4};
+  static constexpr int kStore[] = {0, 0, 1, 2, 3, 4, 5};
   Fixture& f = Store(kStore[state.range(0)]);
   const Retrieval retrieval = state.range(0) >= 1 ? Retrieval::kHybrid : Retrieval::kVector;
   if (!f.store->impl().retrieval->Set(kNs, retrieval).ok()) std::abort();
@@ -134,11 +141,12 @@ void BM_Search(benchmark::State& state) {
   state.counters["p99_us"] = Percentile(micros, 0.99);
   state.counters["cpu_p50_us"] = Percentile(cpu_micros, 0.50);
   state.counters["cpu_p99_us"] = Percentile(cpu_micros, 0.99);
-  static constexpr const char* kSuffix[] = {"", "", " depth 100", " glosses", " answer types", " prf"};
+  static constexpr const char* kSuffix[] = {"",     "",          " depth 100", " glosses", " answer types",
+                                            " prf", " thesaurus"};
   state.SetLabel(std::string(ToString(retrieval)) + kSuffix[state.range(0)]);
 }
 // Alternating repetitions, so both rankings see the same machine state.
-BENCHMARK(BM_Search)->DenseRange(0, 5)->DenseRange(0, 5)->Iterations(2000)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_Search)->DenseRange(0, 6)->DenseRange(0, 6)->Iterations(2000)->Unit(benchmark::kMicrosecond);
 
 // The store's lexical terms of the 10k texts in a Bm25Index of their own (default options).
 struct LexicalFixture {
@@ -178,10 +186,17 @@ void BM_Bm25Search(benchmark::State& state) {
 BENCHMARK(BM_Bm25Search)->Arg(0)->Arg(1)->Arg(0)->Arg(1)->Iterations(4000)->Unit(benchmark::kMicrosecond);
 
 // Tokenizing the 10k texts and adding them (what a namespace's first hybrid search does after
-// reading the texts).
+// reading the texts). range(0): 0 the default options, 1 with thesaurus association terms (store 5's).
 void BM_Bm25Build(benchmark::State& state) {
   const std::vector<std::string> texts = StoreTexts();
-  const LexicalTerms terms{HybridOptions{}};
+  HybridOptions options;
+  if (state.range(0) == 1) {
+    options.thesaurus = true;
+    options.thesaurus_members = true;
+    options.thesaurus_weight = 0.25;
+  }
+  const LexicalTerms terms{options};
+  state.SetLabel(state.range(0) == 1 ? "thesaurus" : "default");
   for (auto _ : state) {
     Bm25Index index;
     for (size_t i = 0; i < texts.size(); ++i) {
@@ -191,7 +206,13 @@ void BM_Bm25Build(benchmark::State& state) {
     benchmark::DoNotOptimize(index);
   }
 }
-BENCHMARK(BM_Bm25Build)->Unit(benchmark::kMillisecond)->MeasureProcessCPUTime();
+BENCHMARK(BM_Bm25Build)
+    ->Arg(0)
+    ->Arg(1)
+    ->Arg(0)
+    ->Arg(1)
+    ->Unit(benchmark::kMillisecond)
+    ->MeasureProcessCPUTime();
 
 }  // namespace
 }  // namespace bulwark

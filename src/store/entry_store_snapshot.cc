@@ -42,10 +42,11 @@ int64_t MaxEventsBehind(int64_t total_rows) { return std::max<int64_t>(1'000, to
 
 // What a probe text's lexical terms are (the snapshot's SnapshotLexicalOptions::terms): a BM25
 // index written by a process that tokenized otherwise (other options, another stemmer or
-// tokenizer version) is not restored. Empty with WordNet concepts or glosses on: their terms come
-// from data files the probe would not cover, so those BM25 indexes are built from the rows.
+// tokenizer version) is not restored. Empty with WordNet concepts, glosses or the thesaurus on:
+// their terms come from data files the probe would not cover, so those BM25 indexes are built
+// from the rows.
 std::string LexicalTermsOf(const LexicalTerms& terms) {
-  if (terms.concepts_enabled() || terms.glosses_enabled()) return "";
+  if (terms.concepts_enabled() || terms.glosses_enabled() || terms.thesaurus_enabled()) return "";
   static constexpr std::string_view kProbe =
       "What did the Runners' running club decide? It's 3.5km at 07:30 -- e-mail ana@x.org, "
       "don't be late: Café Größe naïve résumé STOP the and of I NASA v2.1 #tag";

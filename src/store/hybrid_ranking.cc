@@ -64,7 +64,25 @@ constexpr std::string_view kKeys[] = {"default",
                                       "answer_type_weight",
                                       "prf_docs",
                                       "prf_terms",
-                                      "prf_weight"};
+                                      "prf_weight",
+                                      "thesaurus",
+                                      "thesaurus_weight",
+                                      "thesaurus_min_links",
+                                      "thesaurus_members",
+                                      "thesaurus_query_related"};
+
+// The thesaurus keys of `config` into *options (see ParseRetrievalConfig).
+absl::Status ReadThesaurusOptions(const nlohmann::json& config, HybridOptions* options) {
+  double min_links = options->thesaurus_min_links;
+  BULWARK_RETURN_IF_ERROR(ReadBool(config, "thesaurus", &options->thesaurus));
+  BULWARK_RETURN_IF_ERROR(ReadNumber(config, "thesaurus_weight", 0, 1e6, &options->thesaurus_weight));
+  BULWARK_RETURN_IF_ERROR(ReadNumber(config, "thesaurus_min_links", 1, 16, &min_links));
+  BULWARK_RETURN_IF_ERROR(ReadBool(config, "thesaurus_members", &options->thesaurus_members));
+  BULWARK_RETURN_IF_ERROR(
+      ReadNumber(config, "thesaurus_query_related", 0, 1e6, &options->thesaurus_query_related));
+  options->thesaurus_min_links = static_cast<int>(min_links);
+  return absl::OkStatus();
+}
 
 }  // namespace
 
@@ -132,6 +150,7 @@ absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config)
   BULWARK_RETURN_IF_ERROR(ReadNumber(config, "prf_docs", 0, 20, &prf_docs));
   BULWARK_RETURN_IF_ERROR(ReadNumber(config, "prf_terms", 1, 100, &prf_terms));
   BULWARK_RETURN_IF_ERROR(ReadNumber(config, "prf_weight", 0, 1e6, &options.prf_weight));
+  BULWARK_RETURN_IF_ERROR(ReadThesaurusOptions(config, &options));
   options.prf_docs = static_cast<int>(prf_docs);
   options.prf_terms = static_cast<int>(prf_terms);
   doc.senses = static_cast<int>(senses);

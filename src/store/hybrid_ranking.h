@@ -74,6 +74,17 @@ struct HybridOptions {
   int prf_docs = 0;         // 0 .. 20
   int prf_terms = 10;       // 1 .. 100
   double prf_weight = 0.3;  // >= 0
+  // Thesaurus association terms in the lexical index (embed/thesaurus.h, store/lexical_terms.h):
+  // a memory holds "%" + each head word whose thesaurus meaning lists one of its words, once per
+  // distinct memory word pointing to it and only when at least `thesaurus_min_links` of them do
+  // (all of the meanings' words with `thesaurus_members`); a query's words meet them with weight
+  // `thesaurus_weight`, and the query words' own heads with weight thesaurus_weight *
+  // thesaurus_query_related. Off when the thesaurus files are missing.
+  bool thesaurus = false;
+  double thesaurus_weight = 0.5;       // >= 0
+  int thesaurus_min_links = 1;         // 1 .. 16
+  bool thesaurus_members = false;      // heads only by default
+  double thesaurus_query_related = 0;  // >= 0; 0: the query's words only
 };
 
 // StoreOptions::retrieval_config: null -> the defaults; otherwise an object with any of
@@ -81,7 +92,8 @@ struct HybridOptions {
 //  "stop_words", "query_question_words", "bm25_k1", "bm25_b", "concepts", "concept_weight", "concept_senses",
 //  "concept_up", "concept_min_depth", "concept_holonyms", "query_senses", "query_verbs", "glosses",
 //  "gloss_weight", "gloss_query_related", "gloss_senses", "answer_types", "answer_type_weight",
-//  "prf_docs", "prf_terms", "prf_weight"}.
+//  "prf_docs", "prf_terms", "prf_weight", "thesaurus", "thesaurus_weight", "thesaurus_min_links",
+//  "thesaurus_members", "thesaurus_query_related"}.
 // InvalidArgument names an unknown key, a wrong type or a value out of range.
 [[nodiscard]] absl::StatusOr<HybridOptions> ParseRetrievalConfig(const nlohmann::json& config);
 

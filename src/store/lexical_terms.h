@@ -9,7 +9,10 @@
 // "what vehicle" meets "I drive" ("drive": "operate or control a vehicle") through BM25, whose
 // IDF discounts words that many glosses share. With HybridOptions::answer_types, answer-type terms
 // (store/answer_types.h: a memory's slot kinds, "#date", "#amount", ...; a question's asked-for
-// kinds, weighted answer_type_weight). Independent of the store's embedder. Thread-safe.
+// kinds, weighted answer_type_weight). With HybridOptions::thesaurus, thesaurus association terms
+// (embed/thesaurus.h: a memory's words add "%" + the head words of the thesaurus meanings that list
+// them, counted once per distinct memory word; a query's words ask for "%" + their canonical form
+// with weight thesaurus_weight). Independent of the store's embedder. Thread-safe.
 #pragma once
 
 #include <memory>
@@ -17,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "embed/thesaurus.h"
 #include "embed/wordnet_concepts.h"
 #include "embed/wordnet_glosses.h"
 #include "index/lexical_tokenizer.h"
@@ -34,8 +38,11 @@ class LexicalTerms {
   // With options.concepts, loads WordNet from `wordnet_dir` (shared per process); if that fails
   // (files missing or damaged) concepts are off, which concepts_enabled() reports and a warning
   // logs: the lexical side then holds words only, as with concepts off.
+  // With options.thesaurus, loads the thesaurus from `thesaurus_dir` likewise (off on failure,
+  // thesaurus_enabled() false, a warning logged).
   explicit LexicalTerms(const HybridOptions& options,
-                        const std::string& wordnet_dir = std::string(WordNetCanonicalizer::kDefaultDir));
+                        const std::string& wordnet_dir = std::string(WordNetCanonicalizer::kDefaultDir),
+                        const std::string& thesaurus_dir = std::string(Thesaurus::kDefaultDir));
 
   // A memory's terms: its words, then its gloss, concept and answer-type terms.
   std::vector<std::string> Document(std::string_view text) const;
@@ -46,6 +53,7 @@ class LexicalTerms {
 
   bool concepts_enabled() const { return concepts_ != nullptr; }
   bool glosses_enabled() const { return glosses_ != nullptr; }
+  bool thesaurus_enabled() const { return thesaurus_ != nullptr; }
 
  private:
   LexicalTokenizer words_;
@@ -62,6 +70,16 @@ class LexicalTerms {
   int gloss_senses_;
   bool answer_types_;
   double answer_type_weight_;
+  std::shared_ptr<const Thesaurus> thesaurus_;  // null: thesaurus off; canonicalizer_ set with it
+  double thesaurus_weight_;
+  int thesaurus_min_links_;
+  bool thesaurus_members_;
+  double thesaurus_query_related_;
+
+  std::string ThesaurusKey(std::string_view word) const;
+  void LoadThesaurus(const std::string& wordnet_dir, const std::string& thesaurus_dir);
+  void AddThesaurusDocumentTerms(std::string_view text, std::vector<std::string>* terms) const;
+  void AddThesaurusQueryTerms(std::string_view text, QueryTerms* query) const;
 };
 
 }  // namespace bulwark
