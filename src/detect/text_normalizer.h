@@ -33,6 +33,10 @@ struct NormalizerOptions {
   // All-ASCII text is folded without ICU (same result, a fraction of the cost); false forces the
   // ICU path, for the test that proves the two equal.
   bool ascii_fast_path = true;
+  // On that path, text that no deobfuscation step would change (no spaced letters, no token of
+  // letters and digits, no long base64 run, nothing defanged; text_normalizer.cc) is copied to
+  // `deobfuscated` without running the steps; false runs them, for the test that proves it equal.
+  bool deobfuscation_shortcut = true;
 };
 
 struct NormalizedText {
