@@ -215,9 +215,14 @@ bool MayStartDefanged(char c) { return c == 'h' || c == '[' || c == '(' || c == 
 bool IsDefanged(std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (!MayStartDefanged(s[i])) continue;
+    // 'h' (frequent) can start only "hxxp": its second byte is tested before anything else.
+    if (s[i] == 'h') {
+      if (i + 3 < s.size() && s[i + 1] == 'x' && s[i + 2] == 'x' && s[i + 3] == 'p') return true;
+      continue;
+    }
     const std::string_view at = s.substr(i);
-    if (at.starts_with("hxxp") || at.starts_with("[.]") || at.starts_with("(.)") || at.starts_with("{.}") ||
-        at.starts_with("[dot]") || at.starts_with("[:]"))
+    if (at.starts_with("[.]") || at.starts_with("(.)") || at.starts_with("{.}") || at.starts_with("[dot]") ||
+        at.starts_with("[:]"))
       return true;
   }
   return false;
@@ -448,6 +453,16 @@ bool DeobfuscationKeeps(std::string_view s, size_t min_base64_run) {
 
 NormalizedText NormalizeText(std::string_view text, const NormalizerOptions& options) {
   NormalizedText out;
+  NormalizeText(text, options, &out);
+  return out;
+}
+
+void NormalizeText(std::string_view text, const NormalizerOptions& options, NormalizedText* result) {
+  NormalizedText& out = *result;
+  out.folded.clear();  // kept: their capacity is reused
+  out.deobfuscated.clear();
+  out.zero_width = out.bidi_controls = out.tag_characters = out.mixed_script_words = 0;
+  out.truncated = false;
   if (text.size() > options.max_input_bytes) {
     size_t cut = options.max_input_bytes;
     while (cut > 0 && (static_cast<uint8_t>(text[cut]) & 0xC0) == 0x80) --cut;  // a UTF-8 boundary
@@ -458,7 +473,7 @@ NormalizedText NormalizeText(std::string_view text, const NormalizerOptions& opt
   if (ascii && options.deobfuscation_shortcut && DeobfuscationKeeps(out.folded, options.min_base64_run) &&
       !IsDefanged(out.folded)) {
     out.deobfuscated = out.folded;  // what the steps below would give, without building it
-    return out;
+    return;
   }
   if (!ascii) {
     std::string tags;
@@ -476,7 +491,6 @@ NormalizedText NormalizeText(std::string_view text, const NormalizerOptions& opt
                                             : JoinSpacedLetters(out.folded, options.min_spaced_run);
   UndoLeetspeak(&out.deobfuscated);
   DecodeBase64Runs(text, options.min_base64_run, &out.deobfuscated);
-  return out;
 }
 
 }  // namespace bulwark

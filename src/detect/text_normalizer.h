@@ -52,5 +52,8 @@ struct NormalizedText {
 // Normalises `text` (UTF-8; invalid sequences read as U+FFFD). Never fails. Linear in
 // min(text.size(), options.max_input_bytes).
 NormalizedText NormalizeText(std::string_view text, const NormalizerOptions& options = {});
+// The same into `*out`, every field overwritten; its strings' capacity is reused (a caller that
+// normalises every write keeps one NormalizedText and allocates nothing once it has grown).
+void NormalizeText(std::string_view text, const NormalizerOptions& options, NormalizedText* out);
 
 }  // namespace bulwark
