@@ -97,22 +97,6 @@ absl::Status ValidationRules::Compile() {
   if (rules_.empty()) return absl::InvalidArgumentError("validation rules: no rule");
   if (!norm_set_->Compile().ok() || !raw_set_->Compile().ok())
     return absl::ResourceExhaustedError("validation rules: RE2 set does not compile");
-  // The one-pass set, if every normalised-view rule is case-insensitive throughout: a flag group
-  // "(?flags)" or "(?flags:" with a '-' may turn case sensitivity on (conservatively, any).
-  const bool case_insensitive = std::none_of(norm_ids_.begin(), norm_ids_.end(), [&](uint32_t id) {
-    return RE2::PartialMatch(rules_[id].pattern, R"(\(\?[a-zA-Z]*-)");
-  });
-  if (case_insensitive) {
-    both_set_ = std::make_unique<TwoLevelRuleSet>(RuleOptions());
-    for (const std::vector<uint32_t>* ids : {&raw_ids_, &norm_ids_}) {
-      for (uint32_t id : *ids) {
-        if (!both_set_->Add(rules_[id].pattern).ok()) return absl::InternalError("validation rules: re-add");
-        both_ids_.push_back(id);
-      }
-    }
-    if (!both_set_->Compile().ok())
-      return absl::ResourceExhaustedError("validation rules: RE2 set does not compile");
-  }
   AddSignalRules();
   return absl::OkStatus();
 }
@@ -245,54 +229,12 @@ bool ValidationRules::HasAffirmedMatch(const RE2& re, std::string_view text) {
   return false;
 }
 
-void ValidationRules::MatchBothViews(std::string_view raw, std::string_view folded,
-                                     std::vector<uint32_t>* hits) const {
-  TwoLevelRuleSet::Candidates candidates;
-  both_set_->FindCandidates(raw, &candidates);
-  for (const TwoLevelRuleSet::Candidate& c : candidates) {
-    const uint32_t id = both_ids_[c.rule];
-    const ValidationRule& rule = rules_[id];
-    // The affirmed rules' negation test is case-sensitive: it reads the folded view, as always.
-    const std::string_view text = rule.view == RuleView::kRaw ? raw : folded;
-    if (rule.affirmed ? HasAffirmedMatch(both_set_->rule(c.rule), text) : both_set_->Verify(c, text))
-      hits->push_back(id);
-  }
-}
-
 void ValidationRules::Match(std::string_view raw, const NormalizedText& normalized,
                             absl::InlinedVector<uint32_t, 4>* out) const {
-  MatchViews(raw, normalized, /*one_pass=*/true, out);
-}
-
-void ValidationRules::MatchByViews(std::string_view raw, const NormalizedText& normalized,
-                                   absl::InlinedVector<uint32_t, 4>* out) const {
-  MatchViews(raw, normalized, /*one_pass=*/false, out);
-}
-
-namespace {
-
-// Whether `folded` is `raw` with A-Z lower-cased and nothing else changed.
-bool IsLowerCased(std::string_view raw, std::string_view folded) {
-  if (raw.size() != folded.size()) return false;
-  for (size_t i = 0; i < raw.size(); ++i) {
-    const char c = raw[i];
-    if (folded[i] != (c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c)) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-void ValidationRules::MatchViews(std::string_view raw, const NormalizedText& normalized, bool one_pass,
-                                 absl::InlinedVector<uint32_t, 4>* out) const {
   out->clear();
   std::vector<uint32_t> hits;
-  if (one_pass && both_set_ != nullptr && IsLowerCased(raw, normalized.folded)) {
-    MatchBothViews(raw, normalized.folded, &hits);
-  } else {
-    MatchSet(*raw_set_, raw_ids_, raw, &hits);
-    MatchSet(*norm_set_, norm_ids_, normalized.folded, &hits);
-  }
+  MatchSet(*raw_set_, raw_ids_, raw, &hits);
+  MatchSet(*norm_set_, norm_ids_, normalized.folded, &hits);
   if (normalized.deobfuscated != normalized.folded)
     MatchSet(*norm_set_, norm_ids_, normalized.deobfuscated, &hits);
   const int signals[] = {normalized.zero_width, normalized.bidi_controls, normalized.tag_characters,

@@ -78,18 +78,8 @@ class ValidationRules {
   // The indices in rules() of the rules that match, ascending, into `out` (cleared first).
   void Match(std::string_view text, absl::InlinedVector<uint32_t, 4>* out) const;
   // As above, over a text already normalised with NormalizeText (`raw` is the text as written).
-  // When the folded view is the raw text with A-Z lower-cased and no other byte changed (most
-  // ASCII text: no \t \v \f \r, nothing for the ICU path to fold) and no normalised-view rule is
-  // case-sensitive, a normalised-view rule matches the raw text exactly where it matches the
-  // folded one, so both views' rules are found in one pass over the raw text (one set of both
-  // views' atoms; each candidate is verified on its own view, the affirmed rules' negation test
-  // on the folded one as always). Otherwise one pass per view.
   void Match(std::string_view raw, const NormalizedText& normalized,
              absl::InlinedVector<uint32_t, 4>* out) const;
-  // The same, always one pass per view: the plain evaluation Match must equal
-  // (validation_rules_test.cc).
-  void MatchByViews(std::string_view raw, const NormalizedText& normalized,
-                    absl::InlinedVector<uint32_t, 4>* out) const;
   // The file's rules, then the built-in kSignal rules.
   const std::vector<ValidationRule>& rules() const { return rules_; }
 
@@ -101,21 +91,12 @@ class ValidationRules {
   // Adds the indices (in rules()) of `set`'s rules matching `text` to `hits`.
   void MatchSet(const TwoLevelRuleSet& set, const std::vector<uint32_t>& ids, std::string_view text,
                 std::vector<uint32_t>* hits) const;
-  // Both views' rules in one pass over `raw`, whose lower-casing is `folded`: candidates of
-  // both_set_, raw rules verified on `raw`, normalised-view rules on `folded`.
-  void MatchBothViews(std::string_view raw, std::string_view folded, std::vector<uint32_t>* hits) const;
-  void MatchViews(std::string_view raw, const NormalizedText& normalized, bool one_pass,
-                  absl::InlinedVector<uint32_t, 4>* out) const;
   // Whether `re` (rule `id`'s pattern) has a match in `text` that is not negated in its clause.
   static bool HasAffirmedMatch(const RE2& re, std::string_view text);
 
   std::vector<ValidationRule> rules_;
   std::unique_ptr<TwoLevelRuleSet> norm_set_, raw_set_;
   std::vector<uint32_t> norm_ids_, raw_ids_;  // set index -> rules() index
-  // The raw rules, then the normalised-view rules, for the one-pass match; null when a
-  // normalised-view rule turns case sensitivity on ("(?-i"), which lower-casing would change.
-  std::unique_ptr<TwoLevelRuleSet> both_set_;
-  std::vector<uint32_t> both_ids_;
   uint32_t first_signal_ = 0;
 };
 
