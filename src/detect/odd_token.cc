@@ -127,9 +127,11 @@ void ScoreTokenFast(size_t offset, std::string_view tok, const CharTrigramModel&
   bool letter = false, joiner = false;
   size_t last_dot = std::string_view::npos;
   uint8_t previous = 0;
+  bool all_lower = true;  // every byte a-z
   for (size_t i = 0; i < size; ++i) {
     const char c = tok[i];
     const uint8_t k = ClassOf(c);
+    all_lower &= k == kLowerCase;
     if ((k & kHigh) != 0 || c == '@') return;
     if (c == ':' && i + 2 < size && tok[i + 1] == '/' && tok[i + 2] == '/') return;
     letter |= (k & (kUpperCase | kLowerCase)) != 0;
@@ -137,6 +139,15 @@ void ScoreTokenFast(size_t offset, std::string_view tok, const CharTrigramModel&
               ((previous & kLowerCase) != 0 && (k & kUpperCase) != 0);
     if (c == '.') last_dot = i;
     previous = k;
+  }
+  if (all_lower) {
+    // A plain lower-case word (most tokens): not code-like, one run, judged from 5 letters on,
+    // already lower case.
+    if (size >= 5) {
+      const double bits = model.BitsPerChar(tok.substr(0, std::min<size_t>(size, 64)));
+      if (bits > best->bits_per_char) *best = OddestToken{bits, offset, size, offset, size};
+    }
+    return;
   }
   const bool code_like = letter && joiner;
   size_t i = 0;
