@@ -44,5 +44,8 @@ struct OddestToken {
 
 // The judged letter run of `text` with the highest bits per character under `model`.
 OddestToken FindOddestToken(std::string_view text, const CharTrigramModel& model);
+// The same, token by token with a separate pass per rule of the header's list: the plain
+// evaluation FindOddestToken must equal field for field (odd_token_test.cc).
+OddestToken FindOddestTokenPlain(std::string_view text, const CharTrigramModel& model);
 
 }  // namespace bulwark

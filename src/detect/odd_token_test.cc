@@ -11,6 +11,7 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -132,6 +133,33 @@ TEST(OddTokenTest, CodeLikeTokensAreJudgedRunByRun) {
   long_text += " xqzj_1";
   EXPECT_EQ(FindOddestToken(long_text, CharTrigramModel::Default()).token_offset, 0u);
   EXPECT_GT(FindOddestToken("aaaa xqzj_1", CharTrigramModel::Default()).token_offset, 0u);
+}
+
+// The fast path equals the plain one field for field (the score bit for bit) on random texts
+// over an alphabet of every byte class the rules look at, and on the tuning sets.
+TEST(OddTokenTest, FastPathEqualsThePlainPath) {
+  const CharTrigramModel& m = CharTrigramModel::Default();
+  auto expect_same = [&](std::string_view text) {
+    const OddestToken fast = FindOddestToken(text, m), plain = FindOddestTokenPlain(text, m);
+    EXPECT_EQ(fast.bits_per_char, plain.bits_per_char) << text;
+    EXPECT_EQ(fast.token_offset, plain.token_offset) << text;
+    EXPECT_EQ(fast.token_size, plain.token_size) << text;
+    EXPECT_EQ(fast.run_offset, plain.run_offset) << text;
+    EXPECT_EQ(fast.run_size, plain.run_size) << text;
+  };
+  static constexpr char kLetters[] =
+      "aeiouxqzjkvwWXQZJKAEbdlmnrst  \t\n-_.@:/,;!?\"'()[]<>*`0123459\x80\xc3\xa9\x00wW";
+  const std::string_view kAlphabet(kLetters, sizeof(kLetters) - 1);  // with the NUL byte
+  std::mt19937 rng(7);
+  for (int t = 0; t < 4000; ++t) {
+    std::string text(rng() % 40, ' ');
+    for (char& c : text) c = kAlphabet[rng() % kAlphabet.size()];
+    if (rng() % 8 == 0) text.insert(rng() % (text.size() + 1), rng() % 2 ? "www." : "://");
+    expect_same(text);
+  }
+  for (const std::string& t : Texts("data/injection/injection_train.jsonl")) expect_same(t);
+  for (const std::string& t : Texts("data/odd_token/triggers_train.jsonl")) expect_same(t);
+  for (const std::string& t : Texts("data/odd_token/code_notes_benign.jsonl")) expect_same(t);
 }
 
 // The tuning sets at the default threshold. The counts are the measured ones (doc/write_gate.md,

@@ -215,9 +215,14 @@ bool MayStartDefanged(char c) { return c == 'h' || c == '[' || c == '(' || c == 
 bool IsDefanged(std::string_view s) {
   for (size_t i = 0; i < s.size(); ++i) {
     if (!MayStartDefanged(s[i])) continue;
+    // 'h' (frequent) can start only "hxxp": its second byte is tested before anything else.
+    if (s[i] == 'h') {
+      if (i + 3 < s.size() && s[i + 1] == 'x' && s[i + 2] == 'x' && s[i + 3] == 'p') return true;
+      continue;
+    }
     const std::string_view at = s.substr(i);
-    if (at.starts_with("hxxp") || at.starts_with("[.]") || at.starts_with("(.)") || at.starts_with("{.}") ||
-        at.starts_with("[dot]") || at.starts_with("[:]"))
+    if (at.starts_with("[.]") || at.starts_with("(.)") || at.starts_with("{.}") || at.starts_with("[dot]") ||
+        at.starts_with("[:]"))
       return true;
   }
   return false;
@@ -413,17 +418,64 @@ bool FoldAscii(std::string_view text, std::string* folded) {
   return true;
 }
 
+// Whether the deobfuscation steps leave `folded` (all-ASCII text as FoldAscii folds it) as it is,
+// by a sufficient condition checked in one pass:
+//   - JoinSpacedLetters: no single letter followed by a spacer and another single letter (a run of
+//     two or more joined letters starts so, and a run of one is copied as it is);
+//   - UndoLeetspeak: no token of letters and digits at once (it rewrites only those);
+//   - DecodeBase64Runs: no run of min_base64_run base64 characters (FoldAscii maps base64
+//     characters to base64 characters and others to others, so the raw text has none either).
+// Refang is IsDefanged's to rule out. False whenever a step might change something.
+bool DeobfuscationKeeps(std::string_view s, size_t min_base64_run) {
+  size_t base64_run = 0, token_begin = 0;
+  bool letters = false, digits = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool alnum = IsAsciiAlnum(c);
+    base64_run = alnum || c == '+' || c == '/' ? base64_run + 1 : 0;
+    if (base64_run != 0 && base64_run >= min_base64_run) return false;
+    if (!alnum) {
+      letters = digits = false;
+      token_begin = i + 1;
+      continue;
+    }
+    (IsAsciiDigit(c) ? digits : letters) = true;
+    if (letters && digits) return false;
+    // A single letter (its token is one character long), a spacer, a single letter.
+    if (i == token_begin && i + 2 < s.size() && !IsAsciiAlnum(s[i + 1]) && IsSpacer(s[i + 1]) &&
+        IsAsciiAlnum(s[i + 2]) && (i + 3 == s.size() || !IsAsciiAlnum(s[i + 3])))
+      return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 NormalizedText NormalizeText(std::string_view text, const NormalizerOptions& options) {
   NormalizedText out;
+  NormalizeText(text, options, &out);
+  return out;
+}
+
+void NormalizeText(std::string_view text, const NormalizerOptions& options, NormalizedText* result) {
+  NormalizedText& out = *result;
+  out.folded.clear();  // kept: their capacity is reused
+  out.deobfuscated.clear();
+  out.zero_width = out.bidi_controls = out.tag_characters = out.mixed_script_words = 0;
+  out.truncated = false;
   if (text.size() > options.max_input_bytes) {
     size_t cut = options.max_input_bytes;
     while (cut > 0 && (static_cast<uint8_t>(text[cut]) & 0xC0) == 0x80) --cut;  // a UTF-8 boundary
     text = text.substr(0, cut);
     out.truncated = true;
   }
-  if (!options.ascii_fast_path || !FoldAscii(text, &out.folded)) {
+  const bool ascii = options.ascii_fast_path && FoldAscii(text, &out.folded);
+  if (ascii && options.deobfuscation_shortcut && DeobfuscationKeeps(out.folded, options.min_base64_run) &&
+      !IsDefanged(out.folded)) {
+    out.deobfuscated = out.folded;  // what the steps below would give, without building it
+    return;
+  }
+  if (!ascii) {
     std::string tags;
     const icu::UnicodeString kept = StripInvisible(Decode(text), &out, &tags);
     FoldScripts(FoldCase(kept), &out);
@@ -439,7 +491,6 @@ NormalizedText NormalizeText(std::string_view text, const NormalizerOptions& opt
                                             : JoinSpacedLetters(out.folded, options.min_spaced_run);
   UndoLeetspeak(&out.deobfuscated);
   DecodeBase64Runs(text, options.min_base64_run, &out.deobfuscated);
-  return out;
 }
 
 }  // namespace bulwark

@@ -33,6 +33,10 @@ struct NormalizerOptions {
   // All-ASCII text is folded without ICU (same result, a fraction of the cost); false forces the
   // ICU path, for the test that proves the two equal.
   bool ascii_fast_path = true;
+  // On that path, text that no deobfuscation step would change (no spaced letters, no token of
+  // letters and digits, no long base64 run, nothing defanged; text_normalizer.cc) is copied to
+  // `deobfuscated` without running the steps; false runs them, for the test that proves it equal.
+  bool deobfuscation_shortcut = true;
 };
 
 struct NormalizedText {
@@ -48,5 +52,8 @@ struct NormalizedText {
 // Normalises `text` (UTF-8; invalid sequences read as U+FFFD). Never fails. Linear in
 // min(text.size(), options.max_input_bytes).
 NormalizedText NormalizeText(std::string_view text, const NormalizerOptions& options = {});
+// The same into `*out`, every field overwritten; its strings' capacity is reused (a caller that
+// normalises every write keeps one NormalizedText and allocates nothing once it has grown).
+void NormalizeText(std::string_view text, const NormalizerOptions& options, NormalizedText* out);
 
 }  // namespace bulwark

@@ -134,5 +134,29 @@ TEST(TextNormalizerTest, AsciiFastPathEqualsTheIcuPath) {
   EXPECT_EQ(NormalizeText("\u0406gnore").folded, "ignore");
 }
 
+// Text that no deobfuscation step changes skips the steps; the result must be what they give:
+// random strings dense in single letters, spacers, digits, base64 runs and defanged forms, and the
+// injection training set's texts.
+TEST(TextNormalizerTest, DeobfuscationShortcutEqualsTheSteps) {
+  NormalizerOptions steps;
+  steps.deobfuscation_shortcut = false;
+  auto expect_same = [&](const std::string& text) {
+    const NormalizedText fast = NormalizeText(text), slow = NormalizeText(text, steps);
+    EXPECT_EQ(fast.folded, slow.folded) << text;
+    EXPECT_EQ(fast.deobfuscated, slow.deobfuscated) << text;
+  };
+  std::mt19937 rng(11);
+  const std::string alphabet = "abcXYZ abc xyz 0123456789 .-_*|+/=[](){}hxp:\t\r";
+  for (int i = 0; i < 3000; ++i) {
+    std::string s(rng() % 60, ' ');
+    for (char& c : s) c = alphabet[rng() % alphabet.size()];
+    if (rng() % 8 == 0) s.insert(rng() % (s.size() + 1), std::string(20 + rng() % 10, 'Q'));
+    expect_same(s);
+  }
+  std::ifstream in(std::string(BULWARK_SOURCE_DIR) + "/data/injection/injection_train.jsonl");
+  std::string line;
+  while (std::getline(in, line)) expect_same(nlohmann::json::parse(line).at("text").get<std::string>());
+}
+
 }  // namespace
 }  // namespace bulwark

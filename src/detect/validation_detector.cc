@@ -14,8 +14,13 @@ namespace {
 // screens, not when a store opens (~50 ms of RE2 compilation that a search never uses); null if
 // they do not compile (then every write is flagged: the gate fails closed).
 const ValidationRules* CompiledInRules() {
-  const absl::StatusOr<std::shared_ptr<const ValidationRules>> shared = ValidationRules::SharedDefault();
-  return shared.ok() ? shared->get() : nullptr;  // SharedDefault keeps it for the process's life
+  // SharedDefault keeps the rules for the process's life: its pointer is looked up once, not a
+  // StatusOr<shared_ptr> copied on every write.
+  static const ValidationRules* const rules = [] {
+    const absl::StatusOr<std::shared_ptr<const ValidationRules>> shared = ValidationRules::SharedDefault();
+    return shared.ok() ? shared->get() : nullptr;
+  }();
+  return rules;
 }
 
 class ValidationDetector final : public WriteDetector {

@@ -283,12 +283,15 @@ int ParseNumberWord(std::string_view t, size_t i, size_t e) {
   if (e - i < 3 || e - i > 13) return 0;
   // Every number word from two to ninety-nine starts with one of these.
   const char p[3] = {absl::ascii_tolower(t[i]), absl::ascii_tolower(t[i + 1]), absl::ascii_tolower(t[i + 2])};
-  const std::string_view prefix(p, 3);
+  // A constant table (an initializer list of literals here took a strlen of each on every call),
+  // compared byte by byte (no memcmp call for three bytes).
+  static constexpr char kStarts[][3] = {{'t', 'w', 'o'}, {'t', 'h', 'r'}, {'t', 'h', 'i'}, {'t', 'w', 'e'},
+                                        {'t', 'e', 'n'}, {'f', 'o', 'u'}, {'f', 'o', 'r'}, {'f', 'i', 'v'},
+                                        {'f', 'i', 'f'}, {'s', 'i', 'x'}, {'s', 'e', 'v'}, {'e', 'i', 'g'},
+                                        {'e', 'l', 'e'}, {'n', 'i', 'n'}};
   bool known = false;
-  for (std::string_view start :
-       {"two", "thr", "thi", "twe", "ten", "fou", "for", "fiv", "fif", "six", "sev", "eig", "ele", "nin"}) {
-    known = known || prefix == start;
-  }
+  for (const char* start : kStarts)
+    known = known || (p[0] == start[0] && p[1] == start[1] && p[2] == start[2]);
   if (!known) return 0;
   char buf[16];
   for (size_t k = i; k < e; ++k) buf[k - i] = absl::ascii_tolower(t[k]);
