@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <sstream>
 
@@ -229,7 +230,11 @@ absl::StatusOr<honeypot::RelevanceCalibration> CalibrateRelevance(MemoryStore& s
   std::vector<std::string> benign, attack;
   for (size_t i = first; i < all.user_like; i += step) benign.push_back(all.benign[i]);
   for (size_t i = first; i < all.attack.size(); i += step) attack.push_back(all.attack[i]);
-  if (benign.empty()) return absl::InvalidArgumentError("relevance calibration: no user-like benign query");
+  // A tiny user-given pool can leave the calibration half without a user query: then every user
+  // query, and without any (none given or simulated) the memory-derived ones as before.
+  if (benign.empty())
+    benign.assign(all.benign.begin(), all.benign.begin() + static_cast<std::ptrdiff_t>(all.user_like));
+  if (benign.empty()) benign = all.benign;
   BULWARK_ASSIGN_OR_RETURN(ObservedCounts b, PotCounts(store, config, benign, /*as_read_path=*/true));
   BULWARK_ASSIGN_OR_RETURN(ObservedCounts a, PotCounts(store, config, attack, /*as_read_path=*/true));
   return honeypot::RelevanceCalibration::Fit(b.best_memory, a.best_memory, config.relevance_quantile,
