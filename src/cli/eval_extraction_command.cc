@@ -45,6 +45,11 @@ class EvalExtractionCommand final : public EvalSubcommand {
                     "(0: the plain table)")
         ->check(CLI::Range(0.0, 0.99))
         ->capture_default_str();
+    sub->add_option("--intent-cap", config_.base.intent_cap,
+                    "cap of the intent grammar's per-query LLR (0: derived so that two requests block, "
+                    "honeypot/intent_cap.h; 1.1 before 2026-11-24 late)")
+        ->check(CLI::Range(0.0, 20.0))
+        ->capture_default_str();
     sub->add_flag("--answer-deciding-search", answer_deciding_,
                   "answer the search that decides a block (refused by default)");
     sub->add_option("--trace", trace_path_,
@@ -98,6 +103,7 @@ class EvalExtractionCommand final : public EvalSubcommand {
                       {"external_memories", config_.external_memories},
                       {"coverage_probes", config_.base.fit.coverage_probes},
                       {"unseen_weight", config_.base.unseen_weight},
+                      {"intent_cap", config_.base.intent_cap},
                       {"refuse_deciding_search", config_.base.refuse_deciding_search},
                       {"seed", ctx.flags().seed}};
     return ctx.Finish(eval::ToMarkdown(*result), json);

@@ -101,8 +101,10 @@ class EvalSessionsCommand final : public EvalSubcommand {
         ->check(CLI::Range(0.0, 100.0))
         ->capture_default_str();
     sub->add_flag("--no-intent", no_intent_, "without the extraction-intent grammar's evidence (pots alone)");
-    sub->add_option("--intent-cap", config_.intent_cap, "cap of the intent grammar's per-query LLR")
-        ->check(CLI::Range(0.01, 20.0))
+    sub->add_option("--intent-cap", config_.intent_cap,
+                    "cap of the intent grammar's per-query LLR (0: derived so that two requests block, "
+                    "honeypot/intent_cap.h)")
+        ->check(CLI::Range(0.0, 20.0))
         ->capture_default_str();
     sub->add_option("--generated-sessions", config_.generated_sessions,
                     "sessions per built-in attack (64 queries) and per benign length (8, 64) for the fit")

@@ -7,6 +7,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
 
 #include "cli/cli_test_util.h"
@@ -168,6 +170,12 @@ TEST_F(HoneypotCliTest, FitWritesSystemPotsRecordsTheRunAndLeavesSearchUnchanged
   ASSERT_TRUE(run.contains("intent")) << run.dump();
   EXPECT_EQ(run["intent"]["benign_queries"].get<size_t>(), benign_.size());
   EXPECT_EQ(IntentTables(), 1);
+  // Its cap lets two requests block in rounds without pots (honeypot/intent_cap.h): log 9 / 2 + log 2.
+  const std::vector<double> intent_llr = run["intent"]["llr"].get<std::vector<double>>();
+  ASSERT_FALSE(intent_llr.empty());
+  for (double l : intent_llr) EXPECT_LE(l, std::log(9.0) / 2 + std::log(2.0) + 1e-5);
+  // The cap binds on this fit's queries (log(p1/p0) is larger for some category): above the old 1.1.
+  EXPECT_GT(*std::max_element(intent_llr.begin(), intent_llr.end()), 1.1 + 1e-6);
 
   const std::vector<Entry> stored = StoredPots();
   ASSERT_EQ(static_cast<int>(stored.size()), pots);
@@ -229,6 +237,8 @@ TEST_F(HoneypotCliTest, RemoveDeletesPotsAndRetiresRuns) {
   CliResult refit = Fit({"--unseen-weight", "0"});
   ASSERT_EQ(refit.code, 0) << refit.err;
   EXPECT_DOUBLE_EQ(refit.json()["metrics"]["unseen_weight"].get<double>(), 0.0);
+  // No bound on a pot-less round then (the fit's table has no clamp): the intent cap stays 1.1.
+  for (double l : refit.json()["intent"]["llr"].get<std::vector<double>>()) EXPECT_LE(l, 1.1);
   const auto llr = [](const CliResult& r) {
     return r.json()["metrics"]["indexed"]["calibrated_count_llr"].get<std::vector<double>>();
   };

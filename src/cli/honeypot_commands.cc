@@ -15,8 +15,10 @@
 #include "embed/wordnet_canonicalizer.h"
 #include "honeypot/bigram_lm.h"
 #include "honeypot/honeypot_fit.h"
+#include "honeypot/intent_cap.h"
 #include "honeypot/intent_evidence.h"
 #include "honeypot/lexical_realizer.h"
+#include "honeypot/sprt.h"
 #include "retrieval/honeypot_guard.h"
 #include "retrieval/honeypot_intent_table.h"
 #include "storage/storage_opener.h"
@@ -154,15 +156,23 @@ absl::StatusOr<HoneypotRun> StoreFit(MemoryStore& store, HoneypotRepository& rep
 
 // Calibrates the extraction-intent table on the fit's benign and attack queries (the grammar is not
 // trained on them: p0 per category, p1 pooled; honeypot/intent_evidence.h) and stores it signed
-// with the run, replacing the namespace's previous table. Returns the table.
+// with the run, replacing the namespace's previous table. Its cap lets two explicit requests block
+// even in rounds that draw no pot, at the default SPRT (honeypot/intent_cap.h; 1.79 with the
+// default unseen weight); where a pot-less round's cost has no bound below log A / 2 (unseen weight
+// 0 without a count clamp) it stays at the grammar's default (1.1). Returns the table.
 absl::StatusOr<honeypot::IntentCalibration> StoreIntentTable(MemoryStore& store, HoneypotRepository& repo,
                                                              std::string_view ns, int64_t run_id,
                                                              const std::vector<std::string>& attack,
-                                                             const std::vector<std::string>& benign) {
+                                                             const std::vector<std::string>& benign,
+                                                             const honeypot::FitOptions& fit) {
   BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<honeypot::IntentGrammar> grammar,
                            honeypot::IntentGrammar::Default());
+  BULWARK_ASSIGN_OR_RETURN(honeypot::Sprt sprt, honeypot::Sprt::Create(honeypot::SprtOptions{}));
+  const absl::StatusOr<double> cap =
+      honeypot::TwoRequestIntentCap(sprt.upper(), fit.unseen_weight, fit.calibration_cap);
   BULWARK_ASSIGN_OR_RETURN(honeypot::IntentCalibration table,
-                           honeypot::IntentCalibration::Fit(*grammar, benign, attack));
+                           cap.ok() ? honeypot::IntentCalibration::Fit(*grammar, benign, attack, *cap)
+                                    : honeypot::IntentCalibration::Fit(*grammar, benign, attack));
   IntentTableStore tables(&repo, &store.impl().entries->keyring());
   if (auto s = tables.Put(ns, run_id, table); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat("the pots and their run were stored but not the intent table "
@@ -230,7 +240,8 @@ int RunFit(const CommandEnv& env, const HoneypotFitFlags& f) {
   if (!fit.ok()) return FailCommand(env, fit.status());
   auto run = StoreFit(store, *opened->repo, env.name_space, *fit, previous->last_batch + 1);
   if (!run.ok()) return FailCommand(env, run.status());
-  auto intent = StoreIntentTable(store, *opened->repo, env.name_space, run->run_id, *attack, *benign);
+  auto intent =
+      StoreIntentTable(store, *opened->repo, env.name_space, run->run_id, *attack, *benign, options);
   if (!intent.ok()) return FailCommand(env, intent.status());
   if (env.json) {
     nlohmann::json out = RunJson(*run);

@@ -17,8 +17,10 @@
 //     one request, and the categories are strongly correlated;
 //   - no negative evidence (clamped at 0, and 0 without a match): leaving the words out costs an
 //     attacker nothing, so their absence must not cancel the pots' evidence;
-//   - cap (default 1.1, just above log A / 2 at alpha = beta = 0.1): one request alone never
-//     blocks; two do, and a pot hit with one does. Same reasoning as the count table's cap.
+//   - a cap: one request alone never blocks; two do, and a pot hit with one does. Fit's default
+//     (1.1, just above log A / 2 at alpha = beta = 0.1) ignores that every round also carries the
+//     count table's entry for its pot count, negative for a family the pots do not know; callers
+//     derive the cap that keeps the design with it (intent_cap.h: 1.79 at the defaults).
 //
 // The grammar is data/extraction_intent_rules.tsv (compiled in), parsed by ValidationRules (the
 // write gate's RE2 + @define format, normalised text). Matching is one RE2::Set pass per view.

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <sstream>
 
@@ -18,6 +19,7 @@
 #include "core/status_macros.h"
 #include "embed/wordnet_canonicalizer.h"
 #include "honeypot/bigram_lm.h"
+#include "honeypot/intent_cap.h"
 #include "honeypot/lexical_realizer.h"
 #include "retrieval/defended_retriever.h"
 #include "retrieval/honeypot_guard.h"
@@ -34,6 +36,20 @@ constexpr char kPotPrincipal[] = "bulwark:honeypots";  // as `bulwark honeypots 
 // Subtracted per query index from the session score: orders equal maxima by how early they came,
 // and is too small (<= 1e-3 over 1,000 queries) to reorder different maxima of the LLRs.
 constexpr double kTieBreakPerQuery = 1e-6;
+
+// The intent table's cap: config.intent_cap, or derived from the SPRT's log A and the count
+// table's bound on a pot-less round (honeypot/intent_cap.h).
+absl::StatusOr<double> IntentCap(const SessionEvalConfig& config) {
+  if (config.intent_cap > 0) return config.intent_cap;
+  BULWARK_ASSIGN_OR_RETURN(honeypot::Sprt sprt, honeypot::Sprt::Create(config.sprt));
+  absl::StatusOr<double> cap =
+      honeypot::TwoRequestIntentCap(sprt.upper(), config.unseen_weight, config.calibration_cap);
+  if (!cap.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(cap.status().message(), "; give the intent cap (--intent-cap) explicitly"));
+  }
+  return cap;
+}
 
 absl::Status ValidateConfig(const SessionEvalConfig& config) {
   if (config.k < 1 || config.k > 1000) return absl::InvalidArgumentError("k must be in 1 .. 1000");
@@ -138,13 +154,22 @@ struct ObservedCounts {
   std::vector<float> best_memory;
 };
 
+// With `as_read_path`, each query is observed as the read path observes a search of the namespace
+// (the fused ranking when its retrieval is hybrid: HoneypotGuard's rows, DefendedRetriever's
+// ObserveCaller); otherwise over the vector ranking (as `honeypots fit` calibrates its table).
 absl::StatusOr<ObservedCounts> PotCounts(MemoryStore& store, const SessionEvalConfig& config,
-                                         const std::vector<std::string>& queries) {
+                                         const std::vector<std::string>& queries, bool as_read_path = false) {
+  bool hybrid = false;
+  if (as_read_path) {
+    absl::StatusOr<Retrieval> retrieval = store.impl().retrieval->Get(config.name_space);
+    hybrid = retrieval.ok() && *retrieval == Retrieval::kHybrid;
+  }
   ObservedCounts out;
   for (const std::string& q : queries) {
     BULWARK_ASSIGN_OR_RETURN(std::vector<float> embedding, store.embedder().Embed(q));
     BULWARK_ASSIGN_OR_RETURN(auto rows,
-                             store.impl().entries->Observe(config.name_space, embedding, config.k_obs));
+                             store.impl().entries->Observe(config.name_space, embedding, config.k_obs,
+                                                           hybrid ? std::string_view(q) : ""));
     int pots = 0;
     float best = -std::numeric_limits<float>::infinity(), lowest = std::numeric_limits<float>::infinity();
     for (const auto& r : rows) {
@@ -161,6 +186,9 @@ absl::StatusOr<ObservedCounts> PotCounts(MemoryStore& store, const SessionEvalCo
 
 struct TrainingQueries {
   std::vector<std::string> attack, benign;
+  // benign[0 .. user_like) are what users ask (given and simulated queries); the memory-derived
+  // questions after them are near-copies of stored text, not a user's distribution.
+  size_t user_like = 0;
 };
 
 // The fit's positives (given, or generated) and negatives (given + simulated + memory-derived).
@@ -178,6 +206,7 @@ absl::StatusOr<TrainingQueries> Training(MemoryStore& store, const SessionEvalCo
     BULWARK_ASSIGN_OR_RETURN(std::vector<std::string> simulated, GeneratedQueries(store, config, {"benign"}));
     t.benign.insert(t.benign.end(), simulated.begin(), simulated.end());
   }
+  t.user_like = t.benign.size();
   if (config.memory_queries) {
     const std::vector<std::string> near = MemoryQueries(active);
     t.benign.insert(t.benign.end(), near.begin(), near.end());
@@ -187,12 +216,38 @@ absl::StatusOr<TrainingQueries> Training(MemoryStore& store, const SessionEvalCo
   return t;
 }
 
+// The relevance evidence's calibration (relevance_evidence.h) on the calibration half's queries
+// that users ask (the given and simulated benign queries, not the memory-derived ones, whose best
+// memory is nearly themselves) and its attack queries, each observed as the read path observes a
+// search: tau is then the low tail of user queries as the monitor sees them. (Before 2026-11-24
+// late, the pool included the memory-derived half and the vector ranking's rows, which put tau far
+// above the simulator's low tail: 37 % of benign rounds fell below it instead of 10 %.)
+absl::StatusOr<honeypot::RelevanceCalibration> CalibrateRelevance(MemoryStore& store,
+                                                                  const SessionEvalConfig& config,
+                                                                  const TrainingQueries& all) {
+  // The calibration half as Split makes it: odd positions, or everything without the split.
+  const size_t first = config.heldout_calibration ? 1 : 0, step = config.heldout_calibration ? 2 : 1;
+  std::vector<std::string> benign, attack;
+  for (size_t i = first; i < all.user_like; i += step) benign.push_back(all.benign[i]);
+  for (size_t i = first; i < all.attack.size(); i += step) attack.push_back(all.attack[i]);
+  // A tiny user-given pool can leave the calibration half without a user query: then every user
+  // query, and without any (none given or simulated) the memory-derived ones as before.
+  if (benign.empty())
+    benign.assign(all.benign.begin(), all.benign.begin() + static_cast<std::ptrdiff_t>(all.user_like));
+  if (benign.empty()) benign = all.benign;
+  BULWARK_ASSIGN_OR_RETURN(ObservedCounts b, PotCounts(store, config, benign, /*as_read_path=*/true));
+  BULWARK_ASSIGN_OR_RETURN(ObservedCounts a, PotCounts(store, config, attack, /*as_read_path=*/true));
+  return honeypot::RelevanceCalibration::Fit(b.best_memory, a.best_memory, config.relevance_quantile,
+                                             config.relevance_cap);
+}
+
 }  // namespace
 
 absl::StatusOr<DefendedStore> BuildDefendedStore(MemoryStore& store, std::span<const NewEntry> memories,
                                                  const SessionEvalConfig& config,
                                                  const std::function<void(std::string_view)>& progress) {
   BULWARK_RETURN_IF_ERROR(ValidateConfig(config));
+  BULWARK_RETURN_IF_ERROR(IntentCap(config).status());  // before anything is written
   if (memories.empty()) return absl::InvalidArgumentError("no memories");
   const auto start = std::chrono::steady_clock::now();
   auto stage = [&](std::string_view name) {
@@ -231,16 +286,16 @@ absl::StatusOr<DefendedStore> BuildDefendedStore(MemoryStore& store, std::span<c
                            honeypot::CountCalibration::Fit(benign.pots, attack.pots, config.k_obs,
                                                            config.calibration_cap, config.unseen_weight));
   out.fit.metrics["eval_calibration"] = out.calibration.ToJson();
-  BULWARK_ASSIGN_OR_RETURN(
-      out.relevance, honeypot::RelevanceCalibration::Fit(benign.best_memory, attack.best_memory,
-                                                         config.relevance_quantile, config.relevance_cap));
+  BULWARK_ASSIGN_OR_RETURN(out.relevance, CalibrateRelevance(store, config, all));
   out.fit.metrics["eval_relevance_calibration"] = out.relevance.ToJson();
   BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const honeypot::IntentGrammar> grammar,
                            honeypot::IntentGrammar::Default());
-  BULWARK_ASSIGN_OR_RETURN(honeypot::IntentCalibration intent,
-                           honeypot::IntentCalibration::Fit(*grammar, calibration_set.benign,
-                                                            calibration_set.attack, config.intent_cap));
+  BULWARK_ASSIGN_OR_RETURN(const double intent_cap, IntentCap(config));
+  BULWARK_ASSIGN_OR_RETURN(
+      honeypot::IntentCalibration intent,
+      honeypot::IntentCalibration::Fit(*grammar, calibration_set.benign, calibration_set.attack, intent_cap));
   out.fit.metrics["eval_intent_calibration"] = intent.ToJson();
+  out.fit.metrics["eval_intent_cap"] = intent_cap;
   BULWARK_ASSIGN_OR_RETURN(out.intent, honeypot::IntentEvidence::Create(grammar, std::move(intent)));
   out.fit.seconds = SecondsSince(start);
   return out;

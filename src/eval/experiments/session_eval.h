@@ -84,7 +84,11 @@ struct SessionEvalConfig {
   // grammar, its table calibrated on the same held-out halves as the count table (benign: the
   // simulator and memory-derived queries; attack: the fit's attack queries, pooled).
   bool intent_evidence = true;
-  double intent_cap = 1.1;  // the table's cap (IntentCalibration::Fit)
+  // The table's cap (IntentCalibration::Fit). 0: derived so that two explicit requests block even
+  // in rounds that draw no pot (honeypot/intent_cap.h: log A / 2 + the most a pot-less round costs,
+  // 1.79 at the defaults; it was 1.1 before 2026-11-24 late). The derivation is refused when that
+  // cost is unbounded or too large (unseen_weight 0 with calibration_cap >= log A / 2): give a cap.
+  double intent_cap = 0;
   std::string wordnet_dir = "/usr/share/wordnet";
   // Relevance evidence (honeypot/relevance_evidence.h): a query whose best memory cosine is below
   // the benign `relevance_quantile` adds the calibrated LLR (same held-out halves). Off by default.

@@ -7,7 +7,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "attack/extraction/attack_log.h"
@@ -102,18 +104,19 @@ TEST(SessionEvalJson, HasExactlyTheSpecifiedKeys) {
   EXPECT_EQ(j["detail"]["sessions"].size(), outcomes.size());
 }
 
-// 300 shipped memories, pots fitted on generated attack logs (seed 1) and benign queries.
+// 300 shipped memories, pots fitted on generated attack logs (seed 1) and benign queries; fitted
+// once for the suite (the tests only replay sessions against it).
 class SessionEvalEndToEnd : public ::testing::Test {
  protected:
-  void SetUp() override {
+  static void SetUpTestSuite() {
+    dir_ = new bulwark::testing::TempDir();
     StoreOptions options;
     options.embedder_config = {{"kind", "lexical"}};
     options.write_gate_config = {{"memsad", {{"enabled", false}}},     {"memsad_plus", {{"enabled", false}}},
                                  {"validation", {{"enabled", false}}}, {"proactive", {{"enabled", false}}},
                                  {"conflict", {{"enabled", false}}},   {"flood", {{"enabled", false}}}};
-    auto store = MemoryStore::Create(dir_.path() / "store", options);
+    auto store = MemoryStore::Create(dir_->path() / "store", options);
     ASSERT_THAT(store, IsOk());
-    store_ = *std::move(store);
     std::ifstream in(Corpus("benign_memories.jsonl"));
     auto all = ParseMemoryFile(in);
     ASSERT_THAT(all, IsOk());
@@ -121,13 +124,20 @@ class SessionEvalEndToEnd : public ::testing::Test {
     config_.generated_sessions = 3;
     config_.fit.optimizer.steps = 100;
     config_.benign_query_files = {Corpus("benign_queries.jsonl")};
-    auto defended = BuildDefendedStore(*store_, *all, config_);
+    auto defended = BuildDefendedStore(**store, *all, config_);
     ASSERT_THAT(defended, IsOk());
     defended_ = *std::move(defended);
+    store_ = *std::move(store);  // set only when the fit succeeded (SetUp checks it)
+  }
+  void SetUp() override { ASSERT_NE(store_, nullptr) << "the suite's store or fit failed"; }
+  static void TearDownTestSuite() {
+    store_.reset();
+    delete dir_;
+    dir_ = nullptr;
   }
 
   // Sessions of the built-in generator `attack` under a seed the fit did not use.
-  std::vector<LabelledSession> Generated(const std::string& attack, int sessions, int queries) {
+  static std::vector<LabelledSession> Generated(const std::string& attack, int sessions, int queries) {
     extraction::ExtractionAttackOptions options;
     options.attacks = {attack};
     options.sessions = sessions;
@@ -153,15 +163,18 @@ class SessionEvalEndToEnd : public ::testing::Test {
     return out;
   }
 
-  bulwark::testing::TempDir dir_;
-  std::unique_ptr<MemoryStore> store_;
-  SessionEvalConfig config_;
-  DefendedStore defended_;
+  static inline bulwark::testing::TempDir* dir_ = nullptr;
+  static inline std::unique_ptr<MemoryStore> store_;
+  static inline SessionEvalConfig config_;
+  static inline DefendedStore defended_;
 };
 
 TEST_F(SessionEvalEndToEnd, BlocksUnseenExtractionSessionsAndNotBenignOnes) {
   EXPECT_GT(defended_.fit.pots, 0u);
   EXPECT_TRUE(defended_.fit.generated_attacks);
+  // The derived intent cap (honeypot/intent_cap.h): log 9 / 2 + log 2 at the defaults.
+  EXPECT_NEAR(defended_.fit.metrics["eval_intent_cap"].get<double>(), std::log(9.0) / 2 + std::log(2.0),
+              1e-5);
   std::vector<LabelledSession> sessions = Generated("mextra_cosine", 4, 32);
   const std::vector<LabelledSession> dgea = Generated("dgea", 4, 32);
   sessions.insert(sessions.end(), dgea.begin(), dgea.end());
@@ -190,6 +203,33 @@ TEST_F(SessionEvalEndToEnd, BlocksUnseenExtractionSessionsAndNotBenignOnes) {
   EXPECT_EQ(summary.by_style.size(), 3u);
 }
 
+// The relevance evidence is calibrated on what users ask, observed as the read path observes it:
+// benign-simulator rounds of sessions the calibration never saw fall below tau at about the
+// designed rate (quantile 0.1), not at the 37 % a pool of memory-derived questions gave.
+TEST_F(SessionEvalEndToEnd, RelevanceEvidenceFiresOnAboutItsQuantileOfBenignRounds) {
+  const nlohmann::json& cal = defended_.fit.metrics["eval_relevance_calibration"];
+  // 3 sessions of 8 and 3 of 64 simulated queries, the odd half: no memory-derived question.
+  EXPECT_EQ(cal["benign_queries"].get<size_t>(), (3 * 8 + 3 * 64) / 2);
+  EXPECT_GT(defended_.relevance.llr, 0.0);
+  SessionEvalConfig replay = config_;
+  replay.intent_evidence = false;  // text_llr is then the relevance evidence alone
+  replay.relevance_evidence = true;
+  replay.trace = true;
+  auto outcomes = ReplaySessions(*store_, defended_, Generated("benign", 30, 8), replay);
+  ASSERT_THAT(outcomes, IsOk());
+  size_t rounds = 0, fired = 0;
+  for (const SessionOutcome& o : *outcomes) {
+    for (const SessionOutcome::Round& r : o.rounds) {
+      ++rounds;
+      fired += r.text_llr > 0 ? 1 : 0;
+    }
+  }
+  ASSERT_GT(rounds, 200u);
+  const double rate = static_cast<double>(fired) / static_cast<double>(rounds);
+  EXPECT_LT(rate, 0.2) << fired << " of " << rounds;
+  std::cout << "relevance evidence on " << fired << " of " << rounds << " benign rounds\n";
+}
+
 TEST(SessionEvalConfig, RefusesBadConfigsBeforeAnyWork) {
   bulwark::testing::TempDir dir;
   std::unique_ptr<MemoryStore> store = bulwark::testing::CreateLexicalStore(dir.path() / "store");
@@ -207,6 +247,11 @@ TEST(SessionEvalConfig, RefusesBadConfigsBeforeAnyWork) {
   config.k = 4;
   config.benign_queries.clear();  // the fit needs negatives
   const std::vector<NewEntry> memories = {{.text = "Alice likes tea"}};
+  EXPECT_EQ(BuildDefendedStore(*store, memories, config).status().code(), absl::StatusCode::kInvalidArgument);
+  // No bound on a pot-less round below log A / 2 (the plain table with the 1.1 clamp): the intent
+  // cap cannot be derived, so it must be given.
+  config.benign_queries = {"what is on today?"};
+  config.unseen_weight = 0;
   EXPECT_EQ(BuildDefendedStore(*store, memories, config).status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_TRUE(store->Stats().value().namespaces.empty()) << "nothing may be written on a refused config";
 }
