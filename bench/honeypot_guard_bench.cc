@@ -5,7 +5,8 @@
 // scored and merged with them, no row is read; then the SPRT update), and in monitor mode with the
 // extraction-intent table too (what serve does with a fit's stored table: one grammar match of the
 // query text per observed search), for vector and hybrid ranking. All in one run, cycling through
-// one fixed set of queries.
+// one fixed set of queries, and for hybrid ranking also with query texts the process has never
+// seen (cold caches: the intent grammar's RE2 DFAs meet new text).
 //
 //   build/bench/honeypot_guard_bench [--benchmark_min_time=1]
 #include <benchmark/benchmark.h>
@@ -107,6 +108,22 @@ Fixture& Get(int memories, bool hybrid) {
   return *f;
 }
 
+// A query text the process has not searched before: "when is the" and three memory words (so the
+// search has hits) with two made-up words and a number no earlier query had, so the lexical
+// tokenizer, the BM25 pass and the intent grammar's RE2 DFAs see text they have not cached.
+std::string NovelQuery(uint64_t n) {
+  static const char* kSyllables[] = {"ka", "zo",  "mi", "tre", "vul", "ny", "qua", "sep",
+                                     "or", "lix", "bo", "fen", "ur",  "gy", "wha", "dex"};
+  std::string made;
+  for (uint64_t x = n * 2654435761u + 1; made.size() < 14; x /= 16) {
+    made += kSyllables[x % 16];
+    if (x < 16) x = x * 40503 + n + 7;
+    if (made.size() == 6) made += ' ';
+  }
+  const std::string memory = Text(static_cast<int>(n % 4096) * 5 + 1);
+  return "when is the " + memory.substr(memory.find(':') + 2, 22) + " " + made + " " + std::to_string(n);
+}
+
 void BM_DefendedSearch(benchmark::State& state) {
   Fixture& f = Get(static_cast<int>(state.range(0)), state.range(2) != 0);
   const int64_t guard = state.range(1);
@@ -118,23 +135,28 @@ void BM_DefendedSearch(benchmark::State& state) {
   request.search.record_query = false;
   request.principal = "reader";
   request.session = "s1";
+  const bool novel = state.range(3) != 0;
+  static uint64_t next_novel = 0;  // across runs and repetitions: every novel text is new
   size_t i = 0;
   for (auto _ : state) {
-    request.query = f.queries[i++ & 63];
+    request.query = novel ? NovelQuery(next_novel++) : f.queries[i++ & 63];
     auto result = retriever.Search(request);
     if (!result.ok()) state.SkipWithError("search failed");
     benchmark::DoNotOptimize(result);
   }
-  state.SetLabel(std::string(state.range(2) != 0 ? "hybrid, " : "vector, ") + (guard == 0 ? "no guard"
-                                                                               : guard == 1
-                                                                                   ? "monitor"
-                                                                                   : "monitor + intent"));
+  state.SetLabel(std::string(state.range(2) != 0 ? "hybrid, " : "vector, ") +
+                 (guard == 0   ? "no guard"
+                  : guard == 1 ? "monitor"
+                               : "monitor + intent") +
+                 (novel ? ", novel text" : ""));
 }
 // Args: memories, guard (0 off, 1 monitor, 2 monitor with the intent table), ranking (0 vector,
-// 1 hybrid). Off and on adjacent.
+// 1 hybrid), query text (0: the 64 fixed queries cycled, 1: a text never searched before,
+// NovelQuery). Off and on adjacent.
 BENCHMARK(BM_DefendedSearch)
-    ->ArgsProduct({{1000, 10000}, {0, 1, 2}, {0}})
-    ->ArgsProduct({{1000, 10000}, {0, 1, 2}, {1}})
+    ->ArgsProduct({{1000, 10000}, {0, 1, 2}, {0}, {0}})
+    ->ArgsProduct({{1000, 10000}, {0, 1, 2}, {1}, {0}})
+    ->ArgsProduct({{1000, 10000}, {0, 1, 2}, {1}, {1}})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
