@@ -10,10 +10,14 @@
 //
 //   build/bench/honeypot_guard_bench [--benchmark_min_time=1]
 #include <benchmark/benchmark.h>
+#include <spdlog/spdlog.h>
+#include <time.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "honeypot/intent_evidence.h"
 #include "retrieval/defended_retriever.h"
@@ -159,6 +163,71 @@ BENCHMARK(BM_DefendedSearch)
     ->ArgsProduct({{1000, 10000}, {0, 1, 2}, {1}, {1}})
     ->Unit(benchmark::kMicrosecond);
 
+// The guard's added CPU time measured in pairs: each iteration runs the same query without the
+// guard and with it (in alternating order, so neither is always the one that meets warm caches),
+// each timed on the thread's CPU clock. Load drift on a shared host moves both halves of a pair
+// alike, so the paired differences resolve what separate benchmarks (above) cannot under load.
+// Counters: off_us and on_us (means), added_us (mean of the differences), added_median_us (median
+// over pairs of iterations, one in each order).
+// Args: memories, guard (1 monitor, 2 monitor with the intent table), ranking, query text (as
+// above).
+double ThreadCpuMicros() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
+
+void BM_GuardAddedCost(benchmark::State& state) {
+  Fixture& f = Get(static_cast<int>(state.range(0)), state.range(2) != 0);
+  DefendedRetriever off(f.store.get(), nullptr, nullptr);
+  DefendedRetriever on(f.store.get(), nullptr, nullptr);
+  on.SetHoneypotGuard(state.range(1) == 1 ? f.guard.get() : f.guard_with_intent.get());
+  DefendedSearchRequest request;
+  request.name_space = "bench";
+  request.search.k = 5;
+  request.search.record_query = false;
+  request.principal = "reader";
+  request.session = "s1";
+  const bool novel = state.range(3) != 0;
+  static uint64_t next_novel = uint64_t{1} << 40;  // apart from BM_DefendedSearch's novel texts
+  std::vector<double> added;                       // per two iterations (both orders)
+  double off_sum = 0, on_sum = 0, pending = 0;
+  size_t i = 0;
+  for (auto _ : state) {
+    request.query = novel ? NovelQuery(next_novel++) : f.queries[i & 63];
+    double took[2] = {0, 0};  // off, on
+    for (int half = 0; half < 2; ++half) {
+      const int which = (half + static_cast<int>(i & 1)) & 1;
+      const double start = ThreadCpuMicros();
+      auto result = (which == 0 ? off : on).Search(request);
+      took[which] = ThreadCpuMicros() - start;
+      if (!result.ok()) state.SkipWithError("search failed");
+      benchmark::DoNotOptimize(result);
+    }
+    off_sum += took[0];
+    on_sum += took[1];
+    // The half that runs second meets the query's text and rows warm: a difference alone is
+    // biased by the order, so each odd iteration records the mean of its own and the previous
+    // (opposite order) one.
+    pending = (i & 1) ? (pending + took[1] - took[0]) / 2 : took[1] - took[0];
+    if (i & 1) added.push_back(pending);
+    ++i;
+  }
+  if (added.empty()) return;
+  const auto n = static_cast<double>(i);
+  std::nth_element(added.begin(), added.begin() + static_cast<ptrdiff_t>(added.size() / 2), added.end());
+  state.counters["off_us"] = off_sum / n;
+  state.counters["on_us"] = on_sum / n;
+  state.counters["added_us"] = (on_sum - off_sum) / n;
+  state.counters["added_median_us"] = added[added.size() / 2];
+  state.SetLabel(std::string(state.range(2) != 0 ? "hybrid, " : "vector, ") +
+                 (state.range(1) == 1 ? "monitor" : "monitor + intent") + (novel ? ", novel text" : ""));
+}
+BENCHMARK(BM_GuardAddedCost)
+    ->ArgsProduct({{1000, 10000}, {1, 2}, {0, 1}, {0}})
+    ->ArgsProduct({{1000, 10000}, {1, 2}, {1}, {1}})
+    ->Unit(benchmark::kMicrosecond);
+
 }  // namespace
 
 void ClearFixtures() { Fixtures().clear(); }
@@ -166,6 +235,7 @@ void ClearFixtures() { Fixtures().clear(); }
 }  // namespace bulwark
 
 int main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::err);  // the monitor's block warnings are not benchmark output
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
