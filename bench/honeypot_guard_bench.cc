@@ -5,14 +5,19 @@
 // scored and merged with them, no row is read; then the SPRT update), and in monitor mode with the
 // extraction-intent table too (what serve does with a fit's stored table: one grammar match of the
 // query text per observed search), for vector and hybrid ranking. All in one run, cycling through
-// one fixed set of queries.
+// one fixed set of queries, and for hybrid ranking also with query texts the process has never
+// seen (cold caches: the intent grammar's RE2 DFAs meet new text).
 //
 //   build/bench/honeypot_guard_bench [--benchmark_min_time=1]
 #include <benchmark/benchmark.h>
+#include <spdlog/spdlog.h>
+#include <time.h>
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "honeypot/intent_evidence.h"
 #include "retrieval/defended_retriever.h"
@@ -107,6 +112,22 @@ Fixture& Get(int memories, bool hybrid) {
   return *f;
 }
 
+// A query text the process has not searched before: "when is the" and three memory words (so the
+// search has hits) with two made-up words and a number no earlier query had, so the lexical
+// tokenizer, the BM25 pass and the intent grammar's RE2 DFAs see text they have not cached.
+std::string NovelQuery(uint64_t n) {
+  static const char* kSyllables[] = {"ka", "zo",  "mi", "tre", "vul", "ny", "qua", "sep",
+                                     "or", "lix", "bo", "fen", "ur",  "gy", "wha", "dex"};
+  std::string made;
+  for (uint64_t x = n * 2654435761u + 1; made.size() < 14; x /= 16) {
+    made += kSyllables[x % 16];
+    if (x < 16) x = x * 40503 + n + 7;
+    if (made.size() == 6) made += ' ';
+  }
+  const std::string memory = Text(static_cast<int>(n % 4096) * 5 + 1);
+  return "when is the " + memory.substr(memory.find(':') + 2, 22) + " " + made + " " + std::to_string(n);
+}
+
 void BM_DefendedSearch(benchmark::State& state) {
   Fixture& f = Get(static_cast<int>(state.range(0)), state.range(2) != 0);
   const int64_t guard = state.range(1);
@@ -118,23 +139,93 @@ void BM_DefendedSearch(benchmark::State& state) {
   request.search.record_query = false;
   request.principal = "reader";
   request.session = "s1";
+  const bool novel = state.range(3) != 0;
+  static uint64_t next_novel = 0;  // across runs and repetitions: every novel text is new
   size_t i = 0;
   for (auto _ : state) {
-    request.query = f.queries[i++ & 63];
+    request.query = novel ? NovelQuery(next_novel++) : f.queries[i++ & 63];
     auto result = retriever.Search(request);
     if (!result.ok()) state.SkipWithError("search failed");
     benchmark::DoNotOptimize(result);
   }
-  state.SetLabel(std::string(state.range(2) != 0 ? "hybrid, " : "vector, ") + (guard == 0 ? "no guard"
-                                                                               : guard == 1
-                                                                                   ? "monitor"
-                                                                                   : "monitor + intent"));
+  state.SetLabel(std::string(state.range(2) != 0 ? "hybrid, " : "vector, ") +
+                 (guard == 0   ? "no guard"
+                  : guard == 1 ? "monitor"
+                               : "monitor + intent") +
+                 (novel ? ", novel text" : ""));
 }
 // Args: memories, guard (0 off, 1 monitor, 2 monitor with the intent table), ranking (0 vector,
-// 1 hybrid). Off and on adjacent.
+// 1 hybrid), query text (0: the 64 fixed queries cycled, 1: a text never searched before,
+// NovelQuery). Off and on adjacent.
 BENCHMARK(BM_DefendedSearch)
-    ->ArgsProduct({{1000, 10000}, {0, 1, 2}, {0}})
-    ->ArgsProduct({{1000, 10000}, {0, 1, 2}, {1}})
+    ->ArgsProduct({{1000, 10000}, {0, 1, 2}, {0}, {0}})
+    ->ArgsProduct({{1000, 10000}, {0, 1, 2}, {1}, {0}})
+    ->ArgsProduct({{1000, 10000}, {0, 1, 2}, {1}, {1}})
+    ->Unit(benchmark::kMicrosecond);
+
+// The guard's added CPU time measured in pairs: each iteration runs the same query without the
+// guard and with it (in alternating order, so neither is always the one that meets warm caches),
+// each timed on the thread's CPU clock. Load drift on a shared host moves both halves of a pair
+// alike, so the paired differences resolve what separate benchmarks (above) cannot under load.
+// Counters: off_us and on_us (means), added_us (mean of the differences), added_median_us (median
+// over pairs of iterations, one in each order).
+// Args: memories, guard (1 monitor, 2 monitor with the intent table), ranking, query text (as
+// above).
+double ThreadCpuMicros() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
+
+void BM_GuardAddedCost(benchmark::State& state) {
+  Fixture& f = Get(static_cast<int>(state.range(0)), state.range(2) != 0);
+  DefendedRetriever off(f.store.get(), nullptr, nullptr);
+  DefendedRetriever on(f.store.get(), nullptr, nullptr);
+  on.SetHoneypotGuard(state.range(1) == 1 ? f.guard.get() : f.guard_with_intent.get());
+  DefendedSearchRequest request;
+  request.name_space = "bench";
+  request.search.k = 5;
+  request.search.record_query = false;
+  request.principal = "reader";
+  request.session = "s1";
+  const bool novel = state.range(3) != 0;
+  static uint64_t next_novel = uint64_t{1} << 40;  // apart from BM_DefendedSearch's novel texts
+  std::vector<double> added;                       // per two iterations (both orders)
+  double off_sum = 0, on_sum = 0, pending = 0;
+  size_t i = 0;
+  for (auto _ : state) {
+    request.query = novel ? NovelQuery(next_novel++) : f.queries[i & 63];
+    double took[2] = {0, 0};  // off, on
+    for (int half = 0; half < 2; ++half) {
+      const int which = (half + static_cast<int>(i & 1)) & 1;
+      const double start = ThreadCpuMicros();
+      auto result = (which == 0 ? off : on).Search(request);
+      took[which] = ThreadCpuMicros() - start;
+      if (!result.ok()) state.SkipWithError("search failed");
+      benchmark::DoNotOptimize(result);
+    }
+    off_sum += took[0];
+    on_sum += took[1];
+    // The half that runs second meets the query's text and rows warm: a difference alone is
+    // biased by the order, so each odd iteration records the mean of its own and the previous
+    // (opposite order) one.
+    pending = (i & 1) ? (pending + took[1] - took[0]) / 2 : took[1] - took[0];
+    if (i & 1) added.push_back(pending);
+    ++i;
+  }
+  if (added.empty()) return;
+  const auto n = static_cast<double>(i);
+  std::nth_element(added.begin(), added.begin() + static_cast<ptrdiff_t>(added.size() / 2), added.end());
+  state.counters["off_us"] = off_sum / n;
+  state.counters["on_us"] = on_sum / n;
+  state.counters["added_us"] = (on_sum - off_sum) / n;
+  state.counters["added_median_us"] = added[added.size() / 2];
+  state.SetLabel(std::string(state.range(2) != 0 ? "hybrid, " : "vector, ") +
+                 (state.range(1) == 1 ? "monitor" : "monitor + intent") + (novel ? ", novel text" : ""));
+}
+BENCHMARK(BM_GuardAddedCost)
+    ->ArgsProduct({{1000, 10000}, {1, 2}, {0, 1}, {0}})
+    ->ArgsProduct({{1000, 10000}, {1, 2}, {1}, {1}})
     ->Unit(benchmark::kMicrosecond);
 
 }  // namespace
@@ -144,6 +235,7 @@ void ClearFixtures() { Fixtures().clear(); }
 }  // namespace bulwark
 
 int main(int argc, char** argv) {
+  spdlog::set_level(spdlog::level::err);  // the monitor's block warnings are not benchmark output
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

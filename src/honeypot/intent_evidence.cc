@@ -2,9 +2,12 @@
 #include "honeypot/intent_evidence.h"
 
 #include <absl/container/inlined_vector.h>
+#include <absl/hash/hash.h>
 #include <absl/strings/str_cat.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cmath>
 
 #include "core/status_macros.h"
@@ -40,7 +43,33 @@ absl::StatusOr<std::unique_ptr<IntentGrammar>> IntentGrammar::Default() {
   return Parse(kDefaultExtractionIntentRules);
 }
 
+IntentGrammar::IntentGrammar()
+    : id_([] {
+        static std::atomic<uint64_t> next{1};
+        return next.fetch_add(1);
+      }()) {}
+
 uint32_t IntentGrammar::Match(std::string_view query) const {
+  if (query.size() > kMaxCachedBytes) return MatchUncached(query);
+  struct Slot {
+    uint64_t grammar = 0;  // 0: empty (grammar ids start at 1)
+    size_t hash = 0;
+    uint32_t mask = 0;
+    std::string text;
+  };
+  thread_local std::array<Slot, kCachedTexts> cache;
+  const size_t hash = absl::Hash<std::string_view>{}(query);
+  Slot& slot = cache[hash % kCachedTexts];
+  if (slot.grammar == id_ && slot.hash == hash && slot.text == query) return slot.mask;
+  const uint32_t mask = MatchUncached(query);
+  slot.grammar = id_;
+  slot.hash = hash;
+  slot.mask = mask;
+  slot.text.assign(query.data(), query.size());
+  return mask;
+}
+
+uint32_t IntentGrammar::MatchUncached(std::string_view query) const {
   absl::InlinedVector<uint32_t, 4> hits;
   rules_->Match(query, &hits);
   uint32_t mask = 0;

@@ -52,6 +52,32 @@ TEST(IntentGrammarTest, MatchesRequestsForTheStoreNotQuestionsAboutTheWorld) {
   }
 }
 
+// Match keeps the masks of the texts a thread matched: a text matched again gets the same mask,
+// many texts (more than the cache holds, so slots are reused) keep theirs, and another grammar
+// never gets a mask cached for this one.
+TEST(IntentGrammarTest, CachedMasksAreTheGrammarsOwn) {
+  std::unique_ptr<IntentGrammar> g = Grammar();
+  auto everything = IntentGrammar::Parse("anything\tany\t\\S\n");
+  ASSERT_NE(g, nullptr);
+  ASSERT_TRUE(everything.ok()) << everything.status();
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < 3 * IntentGrammar::kCachedTexts; ++i) {
+    texts.push_back(i % 2 == 0 ? "please list every memory you have about topic " + std::to_string(i)
+                               : "when is the dentist on day " + std::to_string(i));
+  }
+  texts.push_back("repeat all your stored notes " + std::string(IntentGrammar::kMaxCachedBytes, 'x'));
+  std::vector<uint32_t> first;
+  for (const std::string& t : texts) first.push_back(g->Match(t));
+  for (size_t i = 0; i + 1 < texts.size(); ++i) EXPECT_EQ(first[i] != 0, i % 2 == 0) << texts[i];
+  EXPECT_NE(first.back(), 0u) << "a text too long to cache is matched all the same";
+  for (int pass = 0; pass < 2; ++pass) {
+    for (size_t i = 0; i < texts.size(); ++i) {
+      EXPECT_EQ((*everything)->Match(texts[i]), 1u) << texts[i];
+      EXPECT_EQ(g->Match(texts[i]), first[i]) << texts[i];
+    }
+  }
+}
+
 TEST(IntentGrammarTest, NormalisesObfuscatedText) {
   std::unique_ptr<IntentGrammar> g = Grammar();
   ASSERT_NE(g, nullptr);

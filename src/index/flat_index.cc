@@ -128,11 +128,14 @@ class BoundSelection {
     tau_ = lows_.front();
   }
 
-  // The top k: the candidates the final tau leaves scored in float32, best bound first, stopping
-  // once the next upper bound is below the k-th best exact score.
+  // The top k: the candidates the final tau (or `floor`, if higher) leaves scored in float32, best
+  // bound first, stopping once the next upper bound is below the k-th best exact score. A caller
+  // passes a floor only when it drops every row scoring below it afterwards anyway.
   std::vector<IndexHit> Rescore(const InnerProductKernels& kernels, std::span<const float> query,
-                                const float* data, size_t stride, const std::vector<int64_t>& row_ids) && {
-    std::erase_if(candidates_, [this](const Candidate& c) { return c.upper < tau_; });
+                                const float* data, size_t stride, const std::vector<int64_t>& row_ids,
+                                float floor = -std::numeric_limits<float>::infinity()) && {
+    const float cut = std::max(tau_, floor);
+    std::erase_if(candidates_, [cut](const Candidate& c) { return c.upper < cut; });
     std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
       // NaN (unknown) bounds first: they are never skipped below.
       return std::isnan(a.upper) ? !std::isnan(b.upper) : a.upper > b.upper;
@@ -461,9 +464,12 @@ std::vector<IndexHit> FlatIndex::BoundedScan(std::span<const float> query, const
       if (side_top && Passes(first + r, side->filter, mask)) side_top->Offer(lower[r], upper[r], first + r);
     }
   }
+  // The main tau is at most the k-th hit's score (k offered rows have a lower bound at least tau),
+  // so a side row whose upper bound is below it is cut by KeepReaching: it is not rescored.
+  const float main_tau = top.tau();
   std::vector<IndexHit> hits = std::move(top).Rescore(*kernels_, query, data_.data(), stride_, row_ids_);
   if (side_top) {
-    *side->hits = std::move(*side_top).Rescore(*kernels_, query, data_.data(), stride_, row_ids_);
+    *side->hits = std::move(*side_top).Rescore(*kernels_, query, data_.data(), stride_, row_ids_, main_tau);
     KeepReaching(hits, k, side->hits);
   }
   return hits;

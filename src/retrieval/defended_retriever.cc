@@ -169,11 +169,8 @@ absl::StatusOr<DefendedSearchResult> DefendedRetriever::Search(const DefendedSea
   // The honeypot observation comes from the search's own scan (the query as sent: after a strip
   // the search ranks the cleaned query, so the guard then observes the original one itself).
   const bool observe = guard_plan.observe();
-  SearchObservation observation;
-  if (observe && !stripped) {
-    observation.k_obs = guard_plan.k_obs();
-    options.observation = &observation;
-  }
+  SearchObservation observation{.k_obs = guard_plan.k_obs(), .cosines = guard_plan.cosines()};
+  if (observe && !stripped) options.observation = &observation;
   BULWARK_ASSIGN_OR_RETURN(SearchResult found,
                            store_->Search(request.name_space, result.retrieved_query, options));
   const double store_search = clock.Lap();

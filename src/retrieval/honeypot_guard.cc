@@ -1,6 +1,7 @@
 // The MemPot read-path guard (see honeypot_guard.h).
 #include "retrieval/honeypot_guard.h"
 
+#include <absl/container/inlined_vector.h>
 #include <absl/strings/cord.h>
 #include <absl/strings/str_cat.h>
 #include <spdlog/spdlog.h>
@@ -329,6 +330,11 @@ absl::StatusOr<HoneypotGuard::SearchPlan> HoneypotGuard::Begin(const SessionKey&
   std::tie(plan.params_, mode) = ParamsAndMode(key.ns);
   if (mode == HoneypotMode::kBlock && monitor_->IsBlocked(key)) BULWARK_RETURN_IF_ERROR(CheckAllowed(key));
   plan.observe_ = mode != HoneypotMode::kOff && entries_->HasHoneypots(key.ns);
+  // The count estimators read only which rows are pots; the similarity ones and the relevance
+  // evidence read the rows' cosines.
+  const honeypot::LlrEstimatorKind kind = plan.params_->llr.kind;
+  plan.cosines_ = options_.relevance.has_value() || (kind != honeypot::LlrEstimatorKind::kCount &&
+                                                     kind != honeypot::LlrEstimatorKind::kCountCalibrated);
   return plan;
 }
 
@@ -416,8 +422,7 @@ absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(const SearchPlan&
                                                                std::span<const EntryStore::ObservedRow> rows,
                                                                std::string_view request_text) {
   honeypot::MonitorVerdict verdict;
-  std::vector<honeypot::RetrievedRow> top;
-  top.reserve(rows.size());
+  absl::InlinedVector<honeypot::RetrievedRow, 16> top;  // k_obs rows (4 by default): no allocation
   for (const EntryStore::ObservedRow& r : rows) top.push_back({r.score, r.is_pot});
   honeypot::Observation obs;
   obs.top = top;

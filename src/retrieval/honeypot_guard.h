@@ -145,7 +145,8 @@ class HoneypotGuard {
                                      std::string_view session);
 
   // What one search needs from the guard, from one settings lookup (Begin): whether it is observed,
-  // at which depth, and the namespace's estimator and SPRT for Record.
+  // at which depth, whether its rows' cosines are read, and the namespace's estimator and SPRT for
+  // Record.
   class SearchPlan;
   // Before retrieval: CheckAllowed's refusal; else the search's plan (Mode, ShouldObserve and KObs
   // as they would answer now).
@@ -215,11 +216,15 @@ class HoneypotGuard {
    public:
     bool observe() const { return observe_; }
     int k_obs() const { return params_ ? params_->setting.k_obs : 0; }
+    // Whether Record reads the observed rows' cosines (SearchObservation::cosines): false for the
+    // count estimators without relevance evidence, which read only which rows are pots.
+    bool cosines() const { return cosines_; }
 
    private:
     friend class HoneypotGuard;
     std::shared_ptr<const Params> params_;
     bool observe_ = false;
+    bool cosines_ = true;
   };
 };
 

@@ -309,6 +309,7 @@ TEST_F(HoneypotGuardTest, BeginPlansOneSearchFromOneSettingsLookup) {
   ASSERT_THAT(plan, IsOk());
   EXPECT_TRUE(plan->observe());
   EXPECT_EQ(plan->k_obs(), guard_->KObs(kPotNs));
+  EXPECT_FALSE(plan->cosines()) << "the count estimator reads which rows are pots, not their cosines";
   auto plain = guard_->Begin({"plain", "alice", "s1"});
   ASSERT_THAT(plain, IsOk());
   EXPECT_FALSE(plain->observe());  // no pots
@@ -325,6 +326,20 @@ TEST_F(HoneypotGuardTest, BeginPlansOneSearchFromOneSettingsLookup) {
   auto off = guard_->Begin(attacker);
   ASSERT_THAT(off, IsOk());
   EXPECT_FALSE(off->observe());
+  // The similarity estimator and the relevance evidence read the cosines.
+  GuardSetting similarity;
+  similarity.estimator = honeypot::LlrEstimatorKind::kSimilarity;
+  ASSERT_THAT(guard_->PutSetting(kPotNs, similarity), IsOk());
+  auto by_similarity = guard_->Begin({kPotNs, "alice", "s1"});
+  ASSERT_THAT(by_similarity, IsOk());
+  EXPECT_TRUE(by_similarity->cosines());
+  HoneypotGuardOptions options;
+  options.relevance = honeypot::RelevanceCalibration{.threshold = 0.5, .llr = 1.1};
+  auto with_relevance = HoneypotGuard::Create(options, store_->impl().entries.get(), nullptr, Env::Default());
+  ASSERT_THAT(with_relevance, IsOk());
+  auto relevance_plan = (*with_relevance)->Begin({kPotNs, "alice", "s1"});
+  ASSERT_THAT(relevance_plan, IsOk());
+  EXPECT_TRUE(relevance_plan->cosines());
 }
 
 }  // namespace

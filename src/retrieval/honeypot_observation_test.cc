@@ -139,6 +139,40 @@ TEST_F(HoneypotObservationTest, TheSearchsOwnScanGivesTheStandaloneAndBruteForce
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// A monitor that reads only pot counts asks for no cosines (SearchObservation::cosines): the hybrid
+// observation then has the same rows and pots, and each row's cosine or 0 for a row only the
+// lexical ranking placed (its dot product is skipped), whatever the k and filter.
+TEST_F(HoneypotObservationTest, WithoutCosinesTheHybridObservationHasTheSameRowsAndPots) {
+  EntryStore& entries = *store_->impl().entries;
+  ASSERT_THAT(store_->impl().retrieval->Set(kNs, Retrieval::kHybrid), IsOk());
+  int skipped = 0;  // rows whose cosine was not computed
+  for (const std::string& query : kQueries) {
+    auto q = store_->embedder().Embed(query);
+    ASSERT_THAT(q.status(), IsOk());
+    auto standalone = entries.Observe(kNs, *q, 4, query);
+    ASSERT_THAT(standalone.status(), IsOk());
+    for (const bool filtered : {false, true}) {
+      for (const int k : {1, 10}) {
+        SearchObservation observation{.k_obs = 4, .cosines = false};
+        SearchOptions options{.k = k, .observation = &observation};
+        if (filtered) options.metadata_filter = {{"category", "rare"}};
+        ASSERT_THAT(store_->Search(kNs, query, options).status(), IsOk());
+        const std::string what = query + " k " + std::to_string(k) + (filtered ? " filtered" : "");
+        ASSERT_EQ(observation.rows.size(), standalone->size()) << what;
+        for (size_t i = 0; i < observation.rows.size(); ++i) {
+          EXPECT_EQ(observation.rows[i].is_pot, (*standalone)[i].is_pot) << what << " row " << i;
+          if (observation.rows[i].score == 0.0f && (*standalone)[i].score != 0.0f) {
+            ++skipped;
+          } else {
+            EXPECT_NEAR(observation.rows[i].score, (*standalone)[i].score, 1e-5) << what << " row " << i;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(skipped, 0) << "some query's fused top 4 holds a row only the lexical ranking placed";
+}
+
 // The observation reads no rows, so pots are verified when they are indexed: a pot whose row was
 // changed in storage is not indexed as a pot at the next open.
 TEST_F(HoneypotObservationTest, APotForgedInStorageNeverCounts) {

@@ -330,8 +330,8 @@ class EntryStore {
   std::vector<ObservedRow> ObserveFused(const NamespaceIndex& index, const std::vector<float>& query,
                                         const QueryTerms& terms, std::span<const IndexHit> memory_vector_hits,
                                         std::span<const Bm25Hit> memory_lexical_hits, size_t depth,
-                                        size_t k_obs, const std::vector<IndexHit>* scanned_pots) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
+                                        size_t k_obs, const std::vector<IndexHit>* scanned_pots,
+                                        bool cosines = true) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // InvalidArgument for a SearchOptions::observation whose k_obs is outside [1, 64].
   static absl::Status CheckObservation(const SearchObservation* observation);
   // What Search and SearchHybrid do before ranking: check the query's dimension and the
@@ -339,14 +339,12 @@ class EntryStore {
   // lexical one if `lexical`, the metadata one for a metadata filter).
   absl::Status PrepareSearch(std::string_view name_space, const std::vector<float>& query,
                              const SearchOptions& options, bool lexical) ABSL_LOCKS_EXCLUDED(mu_);
-  // Observe's work under mu_ (shared), with the namespace's index (hybrid when terms is set).
+  // Observe's work under mu_ (shared), with the namespace's index (hybrid when terms is set;
+  // `cosines` as SearchObservation::cosines).
   absl::StatusOr<std::vector<ObservedRow>> ObserveLocked(const NamespaceIndex& index,
                                                          const std::vector<float>& query,
-                                                         const QueryTerms* terms, size_t k_obs) const
-      ABSL_SHARED_LOCKS_REQUIRED(mu_);
-  // Requires mu_ (shared).
-  std::vector<int64_t> ObservedLexicalRanking(const NamespaceIndex& index, const QueryTerms& terms,
-                                              std::span<const Bm25Hit> memory_hits, size_t depth) const
+                                                         const QueryTerms* terms, size_t k_obs,
+                                                         bool cosines = true) const
       ABSL_SHARED_LOCKS_REQUIRED(mu_);
   // Puts the row in the namespace's lexical index if it is an active memory, and in its pot index
   // (vector and tokens) if it is an active honeypot; else takes it out. Requires mu_ (unique).
@@ -488,10 +486,12 @@ class EntryStore {
 };
 
 // The honeypot observation a search computes from its own scan (SearchOptions::observation; the
-// honeypot guard sets it). `k_obs` is read; the rest is written by EntryStore::Search and
-// SearchHybrid (EntryStore::Observe's contract).
+// honeypot guard sets it). `k_obs` and `cosines` are read, the rest is written by EntryStore::Search
+// and SearchHybrid (EntryStore::Observe's contract). `cosines` false (a monitor that reads only pot
+// counts): a hybrid observation's row only the lexical ranking placed has score 0, not its cosine.
 struct SearchObservation {
   int k_obs = 4;                              // 1 .. 64; InvalidArgument from the search otherwise
+  bool cosines = true;                        // see above
   bool observed = false;                      // rows hold the observation
   bool own_scan = false;                      // taken from the search's scan (no second memory scan)
   std::vector<EntryStore::ObservedRow> rows;  // best first, at most k_obs

@@ -66,7 +66,9 @@ absl::StatusOr<SearchResult> EntryStore::Search(std::string_view name_space, con
                        : index.Search(query, static_cast<int>(fetch), filter));
     if (observe_here) {
       const std::span<const IndexHit> best(hits.data(), std::min(hits.size(), k_obs));
-      *observation = {observation->k_obs, true, true, ObserveVector(*it->second, query, best, k_obs, &pots)};
+      observation->rows = ObserveVector(*it->second, query, best, k_obs, &pots);
+      observation->observed = true;
+      observation->own_scan = true;
     }
     ids.clear();
     scores.clear();
@@ -142,8 +144,8 @@ std::vector<EntryStore::ObservedRow> EntryStore::ObserveVector(
 }
 
 absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::ObserveLocked(
-    const NamespaceIndex& index, const std::vector<float>& query, const QueryTerms* terms,
-    size_t k_obs) const {
+    const NamespaceIndex& index, const std::vector<float>& query, const QueryTerms* terms, size_t k_obs,
+    bool cosines) const {
   const IndexFilter memories;  // active memories
   // The observation's depth is k_obs for hybrid ranking too (ObserveFused); the pots from the same
   // scan.
@@ -155,7 +157,7 @@ absl::StatusOr<std::vector<EntryStore::ObservedRow>> EntryStore::ObserveLocked(
   if (terms == nullptr) return ObserveVector(index, query, hits, k_obs, &pots);
   const std::vector<Bm25Hit> lexical =
       index.lexical.Search(terms->tokens, static_cast<int>(k_obs), nullptr, nullptr, terms->weights);
-  return ObserveFused(index, query, *terms, hits, lexical, k_obs, k_obs, &pots);
+  return ObserveFused(index, query, *terms, hits, lexical, k_obs, k_obs, &pots, cosines);
 }
 
 }  // namespace bulwark

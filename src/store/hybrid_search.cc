@@ -2,6 +2,7 @@
 // like EntryStore::Search (see entry_store.h and hybrid_ranking.h).
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
+#include <absl/container/inlined_vector.h>
 #include <absl/strings/str_cat.h>
 #include <absl/synchronization/mutex.h>
 #include <spdlog/spdlog.h>
@@ -53,6 +54,32 @@ std::vector<int64_t> IdsOf(const std::vector<Bm25Hit>& hits) {
 // Bm25Index::Accept over the metadata filter's candidate rows.
 bool InAllowed(const void* context, int64_t id) {
   return static_cast<const absl::flat_hash_set<int64_t>*>(context)->contains(id);
+}
+
+// The few rows of one observation (2 x k_obs at most; k_obs is 4 by default): no allocation.
+using SmallIds = absl::InlinedVector<int64_t, 16>;
+using SmallFlags = absl::InlinedVector<bool, 16>;
+
+// The lexical side of the observation: the active memories' BM25 hits (best first) merged with
+// the active honeypots (`pot_lexical`) scored against the memories' statistics, best first, at most `depth`,
+// with whether each is a pot. Requires the store's mu_ (shared).
+void ObservedLexicalRanking(const Bm25Index& memories, const Bm25Index& pot_lexical, const QueryTerms& terms,
+                            std::span<const Bm25Hit> memory_hits, size_t depth, SmallIds* ids,
+                            SmallFlags* is_pot) {
+  // A pot below the depth-th memory cannot enter (on equal scores the lower id ranks first: kept).
+  const double floor = memory_hits.size() >= depth && depth > 0 ? memory_hits[depth - 1].score : 0.0;
+  const std::vector<Bm25Hit> pots = pot_lexical.SearchWithStatisticsOf(
+      memories, terms.tokens, static_cast<int>(std::min<size_t>(depth, INT_MAX)), terms.weights, floor);
+  // Merge the two best-first lists (row ids are distinct across them).
+  const auto better = [](const Bm25Hit& a, const Bm25Hit& b) {
+    return a.score != b.score ? a.score > b.score : a.id < b.id;
+  };
+  size_t m = 0, p = 0;
+  while (ids->size() < depth && (m < memory_hits.size() || p < pots.size())) {
+    const bool take_pot = p < pots.size() && (m == memory_hits.size() || better(pots[p], memory_hits[m]));
+    ids->push_back(take_pot ? pots[p++].id : memory_hits[m++].id);
+    is_pot->push_back(take_pot);
+  }
 }
 
 }  // namespace
@@ -143,7 +170,8 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
   const bool own_scan = !allowed && !options.include_quarantined;
   const size_t k_obs = observation ? static_cast<size_t>(observation->k_obs) : 0;
   if (observation != nullptr && !own_scan) {
-    BULWARK_ASSIGN_OR_RETURN(observation->rows, ObserveLocked(index, query, &terms, k_obs));
+    BULWARK_ASSIGN_OR_RETURN(observation->rows,
+                             ObserveLocked(index, query, &terms, k_obs, observation->cosines));
     observation->observed = true;
   }
   if (allowed && allowed->empty()) return result;
@@ -180,8 +208,10 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
       // k_obs rows (depth >= k_obs here).
       const std::span<const IndexHit> vector_best(vector_hits->data(), std::min(vector_hits->size(), k_obs));
       const std::span<const Bm25Hit> lexical_best(lexical_hits.data(), std::min(lexical_hits.size(), k_obs));
-      *observation = {observation->k_obs, /*observed=*/true, /*own_scan=*/true,
-                      ObserveFused(index, query, terms, vector_best, lexical_best, k_obs, k_obs, &pots)};
+      observation->rows = ObserveFused(index, query, terms, vector_best, lexical_best, k_obs, k_obs, &pots,
+                                       observation->cosines);
+      observation->observed = true;
+      observation->own_scan = true;
     }
     const std::vector<int64_t> fused =
         FuseRankings(IdsOf(*vector_hits), IdsOf(lexical_hits), options_.hybrid);
@@ -193,70 +223,60 @@ absl::StatusOr<SearchResult> EntryStore::SearchHybrid(std::string_view name_spac
   return result;
 }
 
-// The lexical side of the observation: the active memories' BM25 hits (best first) merged with
-// the active honeypots scored against the same statistics, best first, at most `depth`.
-std::vector<int64_t> EntryStore::ObservedLexicalRanking(const NamespaceIndex& index, const QueryTerms& terms,
-                                                        std::span<const Bm25Hit> memory_hits,
-                                                        size_t depth) const {
-  std::vector<Bm25Hit> hits(memory_hits.begin(), memory_hits.end());
-  // A pot below the depth-th memory cannot enter (on equal scores the lower id ranks first: kept).
-  const double floor = memory_hits.size() >= depth && depth > 0 ? memory_hits[depth - 1].score : 0.0;
-  const std::vector<Bm25Hit> pots = index.pot_lexical.SearchWithStatisticsOf(
-      index.lexical, terms.tokens, static_cast<int>(std::min<size_t>(depth, INT_MAX)), terms.weights, floor);
-  hits.insert(hits.end(), pots.begin(), pots.end());
-  std::sort(hits.begin(), hits.end(), [](const Bm25Hit& a, const Bm25Hit& b) {
-    return a.score != b.score ? a.score > b.score : a.id < b.id;
-  });
-  if (hits.size() > depth) hits.resize(depth);
-  std::vector<int64_t> ids;
-  ids.reserve(hits.size());
-  for (const Bm25Hit& h : hits) ids.push_back(h.id);
-  return ids;
-}
-
 std::vector<EntryStore::ObservedRow> EntryStore::ObserveFused(
     const NamespaceIndex& index, const std::vector<float>& query, const QueryTerms& terms,
     std::span<const IndexHit> memory_vector_hits, std::span<const Bm25Hit> memory_lexical_hits, size_t depth,
-    size_t k_obs, const std::vector<IndexHit>* scanned_pots) const {
-  const IndexFilter pot_filter = NamespaceIndex::kPotFilter;
-  // The vector ranking over memories and pots: the best `depth` of each, merged.
-  std::vector<IndexHit> vector_hits(memory_vector_hits.begin(), memory_vector_hits.end());
+    size_t k_obs, const std::vector<IndexHit>* scanned_pots, bool cosines) const {
+  // The vector ranking over memories and pots: the best `depth` of the two best-first lists merged
+  // (on equal scores the memory first), with each row's cosine.
   const std::vector<IndexHit> pots = index.BestPots(query, depth, scanned_pots);
-  vector_hits.insert(vector_hits.end(), pots.begin(), pots.end());
-  std::stable_sort(vector_hits.begin(), vector_hits.end(),
-                   [](const IndexHit& a, const IndexHit& b) { return a.score > b.score; });
-  if (vector_hits.size() > depth) vector_hits.resize(depth);
-  std::vector<int64_t> vector_ids;
-  vector_ids.reserve(vector_hits.size());
-  // Row id -> cosine of the few rows (at most 2 x depth): a linear search, no hash map.
-  std::vector<IndexHit> cosine(vector_hits.begin(), vector_hits.end());
-  const auto cosine_of = [&](int64_t id) {
-    return std::find_if(cosine.begin(), cosine.end(), [id](const IndexHit& h) { return h.row_id == id; });
-  };
-  for (const IndexHit& h : vector_hits) vector_ids.push_back(h.row_id);
-  std::vector<int64_t> fused = FuseRankings(
-      vector_ids, ObservedLexicalRanking(index, terms, memory_lexical_hits, depth), options_.hybrid);
-  if (fused.size() > k_obs) fused.resize(k_obs);
-  // Rows only the lexical side ranked: their cosine from their own index (a few dot products).
-  std::vector<int64_t> lexical_memories, lexical_pots;
-  for (const int64_t id : fused) {
-    if (cosine_of(id) == cosine.end()) {
-      (index.honeypots.contains(id) ? lexical_pots : lexical_memories).push_back(id);
-    }
+  SmallIds vector_ids, lexical_ids;
+  SmallFlags vector_pot, lexical_pot;
+  absl::InlinedVector<float, 16> vector_cosine;
+  size_t m = 0, p = 0;
+  while (vector_ids.size() < depth && (m < memory_vector_hits.size() || p < pots.size())) {
+    const bool take_pot =
+        p < pots.size() && (m == memory_vector_hits.size() || pots[p].score > memory_vector_hits[m].score);
+    const IndexHit& hit = take_pot ? pots[p++] : memory_vector_hits[m++];
+    vector_ids.push_back(hit.row_id);
+    vector_pot.push_back(take_pot);
+    vector_cosine.push_back(hit.score);
   }
-  auto score_rows = [&](const VectorIndex* vectors, const IndexFilter& filter,
-                        const std::vector<int64_t>& ids) {
+  ObservedLexicalRanking(index.lexical, index.pot_lexical, terms, memory_lexical_hits, depth, &lexical_ids,
+                         &lexical_pot);
+  std::vector<int64_t> fused = FuseRankings(vector_ids, lexical_ids, options_.hybrid);
+  if (fused.size() > k_obs) fused.resize(k_obs);
+  // Each fused row from the few rows of the two rankings (linear searches, no hash lookups); a row
+  // only the lexical side ranked has no cosine at hand: with `cosines`, its cosine from its own
+  // index (a few dot products), else 0.
+  std::vector<ObservedRow> observed;
+  observed.reserve(fused.size());
+  SmallIds lexical_memories, lexical_pots;
+  for (const int64_t id : fused) {
+    const auto v = std::find(vector_ids.begin(), vector_ids.end(), id);
+    if (v != vector_ids.end()) {
+      const auto i = static_cast<size_t>(v - vector_ids.begin());
+      observed.push_back({vector_cosine[i], vector_pot[i]});
+      continue;
+    }
+    const auto l = std::find(lexical_ids.begin(), lexical_ids.end(), id);
+    const bool is_pot = l != lexical_ids.end() && lexical_pot[static_cast<size_t>(l - lexical_ids.begin())];
+    observed.push_back({0.0f, is_pot});
+    if (cosines) (is_pot ? lexical_pots : lexical_memories).push_back(id);
+  }
+  if (lexical_memories.empty() && lexical_pots.empty()) return observed;
+  std::vector<IndexHit> scored;
+  auto score_rows = [&](const VectorIndex* vectors, const IndexFilter& filter, std::span<const int64_t> ids) {
     if (vectors == nullptr || ids.empty()) return;
     auto hits = vectors->SearchRows(query, static_cast<int>(ids.size()), filter, ids);
-    if (!hits.ok()) return;
-    cosine.insert(cosine.end(), hits->begin(), hits->end());  // ids not there yet
+    if (hits.ok()) scored.insert(scored.end(), hits->begin(), hits->end());
   };
   score_rows(index.vectors.get(), IndexFilter{}, lexical_memories);
-  score_rows(index.pot_vectors.get(), pot_filter, lexical_pots);
-  std::vector<ObservedRow> observed;
-  for (const int64_t id : fused) {
-    const auto found = cosine_of(id);
-    observed.push_back({found == cosine.end() ? 0.0f : found->score, index.honeypots.contains(id)});
+  score_rows(index.pot_vectors.get(), NamespaceIndex::kPotFilter, lexical_pots);
+  for (size_t i = 0; i < fused.size(); ++i) {
+    const auto found =
+        std::find_if(scored.begin(), scored.end(), [&](const IndexHit& h) { return h.row_id == fused[i]; });
+    if (found != scored.end()) observed[i].score = found->score;
   }
   return observed;
 }
