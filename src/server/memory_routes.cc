@@ -68,11 +68,10 @@ absl::StatusOr<Reply> Add(ServiceContext& ctx, const Call& call) {
                            ctx.backends.store->AddBatch(ns, request.entries, caller.principal.name));
 
   std::vector<std::string> ids;
-  nlohmann::json entries = nlohmann::json::array();
+  ids.reserve(added.size());
   int64_t quarantined = 0;
   for (const Entry& e : added) {
     ids.push_back(e.id);
-    entries.push_back(EntryJson(e, ReportViewFor(caller)));
     if (e.state == State::kQuarantined) ++quarantined;
   }
   ctx.metrics->Count(EventCounter::kEntriesAdded, static_cast<int64_t>(added.size()));
@@ -80,8 +79,8 @@ absl::StatusOr<Reply> Add(ServiceContext& ctx, const Call& call) {
   RecordAudit(ctx, call, ns, AuditOperation::kAdd, std::move(ids));
   Reply reply;
   reply.status = 201;
-  reply.body = request.batch ? nlohmann::json{{"entries", std::move(entries)}}
-                             : nlohmann::json{{"entry", std::move(entries[0])}};
+  reply.text = AddResponseJson(added, request.batch, ReportViewFor(caller));
+  reply.content_type = "application/json";
   return reply;
 }
 
@@ -289,6 +288,24 @@ std::string SearchResponseJson(const DefendedSearchResult& result, ReportView vi
   }
   w.Key("withheld_candidates");
   w.Int(result.search.rejected_candidates);
+  w.EndObject();
+  return out;
+}
+
+std::string AddResponseJson(std::span<const Entry> entries, bool as_batch, ReportView view) {
+  std::string out;
+  out.reserve(64 + 640 * entries.size());
+  JsonWriter w(&out);
+  w.BeginObject();
+  if (as_batch) {
+    w.Key("entries");
+    w.BeginArray();
+    for (const Entry& e : entries) WriteEntryJson(w, e, std::nullopt, view);
+    w.EndArray();
+  } else {
+    w.Key("entry");
+    WriteEntryJson(w, entries.front(), std::nullopt, view);
+  }
   w.EndObject();
   return out;
 }
