@@ -19,7 +19,9 @@
 #include <tuple>
 #include <vector>
 
+#include "core/json_writer.h"
 #include "core/status_macros.h"
+#include "core/text_validation.h"
 
 namespace bulwark {
 namespace {
@@ -38,10 +40,54 @@ void AppendField(std::string* out, std::string_view bytes) {
   out->append(bytes);
 }
 
+// Writes `value` as nlohmann's dump() does (JsonWriter's bytes are dump's for valid UTF-8; numbers,
+// null and other scalars go through dump itself). False, with `w` partly written, if a string or
+// key is not valid UTF-8 (dump throws then) or the value holds a binary or discarded node.
+bool WriteAsDump(JsonWriter& w, const nlohmann::json& value) {
+  using Type = nlohmann::json::value_t;
+  switch (value.type()) {
+    case Type::object:
+      w.BeginObject();
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        if (!IsValidUtf8(it.key())) return false;
+        w.Key(it.key());
+        if (!WriteAsDump(w, it.value())) return false;
+      }
+      w.EndObject();
+      return true;
+    case Type::array:
+      w.BeginArray();
+      for (const nlohmann::json& element : value) {
+        if (!WriteAsDump(w, element)) return false;
+      }
+      w.EndArray();
+      return true;
+    case Type::string: {
+      const std::string& text = value.get_ref<const std::string&>();
+      if (!IsValidUtf8(text)) return false;
+      w.String(text);
+      return true;
+    }
+    case Type::binary:
+    case Type::discarded:
+      return false;
+    default:  // null, boolean, numbers: no strings in them, so dump's bytes whatever the mode
+      w.Json(value);
+      return true;
+  }
+}
+
 // The metadata field: the compact dump (keys sorted by std::map), or 0xFF + CBOR when the value
 // holds a string that is not valid UTF-8 and dump refuses it (see CanonicalEncoding in signer.h).
+// Written with JsonWriter when it can (about twice as fast as dump for an add's event detail);
+// dump itself decides every other case.
 std::string MetadataBytes(const nlohmann::json& metadata) {
   if (metadata.is_object() && metadata.empty()) return "{}";  // most entries: dump's bytes, no serializer
+  {
+    std::string out;
+    JsonWriter w(&out);
+    if (WriteAsDump(w, metadata)) return out;
+  }
   try {
     return metadata.dump();
   } catch (const nlohmann::json::exception&) {

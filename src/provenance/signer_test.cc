@@ -15,6 +15,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <random>
 #include <span>
 #include <string>
 #include <thread>
@@ -139,6 +140,98 @@ TEST(CanonicalEncodingTest, MatchesTheDocumentedBytes) {
       Field("1700000000000001") +
       Field(std::string("\x00\x00\x80\x3f\x00\x00\x00\xbf", 8));  // 1.0f, -0.5f little-endian
   EXPECT_EQ(HexEncode(CanonicalEncoding(SampleEntry(), 1)), HexEncode(expected));
+}
+
+// The metadata field as doc/entry_format.md defines it: nlohmann's dump(), or 0xFF + CBOR when
+// dump refuses the value (a string that is not valid UTF-8).
+std::string ReferenceMetadataBytes(const nlohmann::json& metadata) {
+  try {
+    return metadata.dump();
+  } catch (const nlohmann::json::exception&) {
+    std::string out(1, '\xff');
+    nlohmann::json::to_cbor(metadata, out);
+    return out;
+  }
+}
+
+// Random JSON with the strings an encoder can get wrong: escapes, control bytes, DEL, multi-byte
+// UTF-8, and now and then an invalid sequence (a lone byte, a truncated one, an overlong form, a
+// surrogate, a code point past U+10FFFF) in a value or a key.
+nlohmann::json RandomJson(std::mt19937& rng, int depth) {
+  static const char* const kPieces[] = {"a",
+                                        "Zz 9",
+                                        "\"",
+                                        "\\",
+                                        "\n",
+                                        "\t",
+                                        "\x01",
+                                        "\x1f",
+                                        "\x7f",
+                                        "/",
+                                        "\xc3\xa9",
+                                        "\xe2\x82\xac",
+                                        "\xf0\x9f\x98\x80"};
+  static const char* const kInvalid[] = {"\xff", "\xc3", "\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                         "\x80"};
+  auto text = [&] {
+    std::string s;
+    const int n = static_cast<int>(rng() % 6);
+    for (int i = 0; i < n; ++i) s += kPieces[rng() % std::size(kPieces)];
+    if (rng() % 40 == 0) s += kInvalid[rng() % std::size(kInvalid)];
+    return s;
+  };
+  const unsigned kind = depth <= 0 ? 2 + rng() % 6 : rng() % 8;
+  switch (kind) {
+    case 0: {
+      nlohmann::json object = nlohmann::json::object();
+      for (unsigned i = rng() % 4; i > 0; --i) object[text()] = RandomJson(rng, depth - 1);
+      return object;
+    }
+    case 1: {
+      nlohmann::json array = nlohmann::json::array();
+      for (unsigned i = rng() % 4; i > 0; --i) array.push_back(RandomJson(rng, depth - 1));
+      return array;
+    }
+    case 2:
+    case 3:
+      return text();
+    case 4:
+      return static_cast<int64_t>(rng()) - (int64_t{1} << 31);
+    case 5:
+      return uint64_t{rng()} << 32 | rng();
+    case 6: {
+      static const double kDoubles[] = {0.0,     -0.0,     0.5,       1.0,         1e-5,
+                                        3.14159, -2.5e300, 1.0 / 3.0, std::nan("")};
+      return kDoubles[rng() % std::size(kDoubles)];
+    }
+    default:
+      return rng() % 3 == 0 ? nlohmann::json(nullptr) : nlohmann::json(rng() % 2 == 0);
+  }
+}
+
+// The encoder writes metadata and event details with JsonWriter where it can: the bytes must be
+// dump()'s (or the CBOR fallback's) for every value, so existing tags keep verifying.
+TEST(CanonicalEncodingTest, MetadataAndDetailBytesAreTheDocumentedOnes) {
+  std::mt19937 rng(20261124);
+  int fallbacks = 0;
+  for (int i = 0; i < 3000; ++i) {
+    nlohmann::json value = RandomJson(rng, 3);
+    if (i % 2 == 0) value = nlohmann::json{{"metadata", value}, {"source", "agent"}, {"text", "x"}};
+    const std::string want = ReferenceMetadataBytes(value);
+    fallbacks += want.starts_with('\xff') ? 1 : 0;
+    Entry e = SampleEntry();
+    e.metadata = value;
+    const std::string encoding = CanonicalEncoding(e, 1);
+    const std::string before = std::string("bulwark.entry.v1") + Field("1") + Field("ns") +
+                               Field("01J0000000000000000000000A") + Field("hi");
+    ASSERT_EQ(HexEncode(encoding.substr(0, before.size() + 8 + want.size())), HexEncode(before + Field(want)))
+        << i << ": " << HexEncode(want);
+    HistoryEvent ev;
+    ev.detail = value;
+    const std::string event = EventEncoding(ev, 1);
+    ASSERT_TRUE(event.ends_with(Field(want))) << i;
+  }
+  EXPECT_GT(fallbacks, 10) << "the invalid-UTF-8 fallback was exercised";
 }
 
 TEST(CanonicalEncodingTest, MetadataKeyOrderDoesNotMatter) {
