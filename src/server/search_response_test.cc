@@ -136,6 +136,20 @@ TEST(AddResponseJsonTest, MatchesTheNlohmannObjectByteForByte) {
     EXPECT_EQ(AddResponseJson(entries, /*as_batch=*/true, view), AddReference(entries, true, view));
     EXPECT_EQ(AddResponseJson({}, /*as_batch=*/true, view), AddReference({}, true, view));
   }
+  // Reports and metadata of every JSON type, written member by member by the writer.
+  Entry odd = MakeEntry(1);
+  odd.metadata = {{"neg", -7},
+                  {"big", uint64_t{18446744073709551615u}},
+                  {"nul", nullptr},
+                  {"t", true},
+                  {"arr", {1, "two", 3.5, nlohmann::json::array(), nlohmann::json::object()}}};
+  odd.report = {{"scores", {{"a", 0.1}, {"b", 1e-7}, {"c", -0.0}, {"d", std::nan("")}, {"e", 1e300}}},
+                {"reasons", {"quote \" and \\ and \x01 and \x7f", "bad \xc3 utf8", "é€😀"}},
+                {"nested", {{"deep", {{"deeper", {false, nullptr, -1.5f}}}}}}};
+  for (ReportView view : {ReportView::kFull, ReportView::kHidden}) {
+    const std::vector<Entry> one = {odd};
+    EXPECT_EQ(AddResponseJson(one, false, view), AddReference(one, false, view));
+  }
   // The hidden view really drops the report (entry 4 has one).
   EXPECT_NE(AddResponseJson(std::vector<Entry>{entries[4]}, false, ReportView::kFull).find("\"report\""),
             std::string::npos);
