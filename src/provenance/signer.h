@@ -3,6 +3,7 @@
 // The byte format and what the tag does and does not cover are in doc/entry_format.md.
 #pragma once
 
+#include <absl/functional/function_ref.h>
 #include <absl/status/status.h>
 #include <absl/status/statusor.h>
 
@@ -86,6 +87,13 @@ class Signer {
                                       const std::function<std::string(uint32_t)>& encode) const;
 
  private:
+  // NewestTag and CheckTag over an encoding the callback returns as a view (valid until the tag
+  // is computed): the entry and event paths encode into a buffer their thread reuses.
+  std::pair<uint32_t, std::string> NewestTagOver(absl::FunctionRef<std::string_view(uint32_t)> encode) const;
+  [[nodiscard]] absl::Status CheckTagOver(const std::function<std::string()>& what, uint32_t key_id,
+                                          std::string_view tag,
+                                          absl::FunctionRef<std::string_view(uint32_t)> encode) const;
+
   const Keyring* keyring_;
 };
 

@@ -12,8 +12,10 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <random>
 #include <span>
 #include <string>
 #include <thread>
@@ -140,6 +142,98 @@ TEST(CanonicalEncodingTest, MatchesTheDocumentedBytes) {
   EXPECT_EQ(HexEncode(CanonicalEncoding(SampleEntry(), 1)), HexEncode(expected));
 }
 
+// The metadata field as doc/entry_format.md defines it: nlohmann's dump(), or 0xFF + CBOR when
+// dump refuses the value (a string that is not valid UTF-8).
+std::string ReferenceMetadataBytes(const nlohmann::json& metadata) {
+  try {
+    return metadata.dump();
+  } catch (const nlohmann::json::exception&) {
+    std::string out(1, '\xff');
+    nlohmann::json::to_cbor(metadata, out);
+    return out;
+  }
+}
+
+// Random JSON with the strings an encoder can get wrong: escapes, control bytes, DEL, multi-byte
+// UTF-8, and now and then an invalid sequence (a lone byte, a truncated one, an overlong form, a
+// surrogate, a code point past U+10FFFF) in a value or a key.
+nlohmann::json RandomJson(std::mt19937& rng, int depth) {
+  static const char* const kPieces[] = {"a",
+                                        "Zz 9",
+                                        "\"",
+                                        "\\",
+                                        "\n",
+                                        "\t",
+                                        "\x01",
+                                        "\x1f",
+                                        "\x7f",
+                                        "/",
+                                        "\xc3\xa9",
+                                        "\xe2\x82\xac",
+                                        "\xf0\x9f\x98\x80"};
+  static const char* const kInvalid[] = {"\xff", "\xc3", "\xc0\x80", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                                         "\x80"};
+  auto text = [&] {
+    std::string s;
+    const int n = static_cast<int>(rng() % 6);
+    for (int i = 0; i < n; ++i) s += kPieces[rng() % std::size(kPieces)];
+    if (rng() % 40 == 0) s += kInvalid[rng() % std::size(kInvalid)];
+    return s;
+  };
+  const unsigned kind = depth <= 0 ? 2 + rng() % 6 : rng() % 8;
+  switch (kind) {
+    case 0: {
+      nlohmann::json object = nlohmann::json::object();
+      for (unsigned i = rng() % 4; i > 0; --i) object[text()] = RandomJson(rng, depth - 1);
+      return object;
+    }
+    case 1: {
+      nlohmann::json array = nlohmann::json::array();
+      for (unsigned i = rng() % 4; i > 0; --i) array.push_back(RandomJson(rng, depth - 1));
+      return array;
+    }
+    case 2:
+    case 3:
+      return text();
+    case 4:
+      return static_cast<int64_t>(rng()) - (int64_t{1} << 31);
+    case 5:
+      return uint64_t{rng()} << 32 | rng();
+    case 6: {
+      static const double kDoubles[] = {0.0,     -0.0,     0.5,       1.0,         1e-5,
+                                        3.14159, -2.5e300, 1.0 / 3.0, std::nan("")};
+      return kDoubles[rng() % std::size(kDoubles)];
+    }
+    default:
+      return rng() % 3 == 0 ? nlohmann::json(nullptr) : nlohmann::json(rng() % 2 == 0);
+  }
+}
+
+// The encoder writes metadata and event details with JsonWriter where it can: the bytes must be
+// dump()'s (or the CBOR fallback's) for every value, so existing tags keep verifying.
+TEST(CanonicalEncodingTest, MetadataAndDetailBytesAreTheDocumentedOnes) {
+  std::mt19937 rng(20261124);
+  int fallbacks = 0;
+  for (int i = 0; i < 3000; ++i) {
+    nlohmann::json value = RandomJson(rng, 3);
+    if (i % 2 == 0) value = nlohmann::json{{"metadata", value}, {"source", "agent"}, {"text", "x"}};
+    const std::string want = ReferenceMetadataBytes(value);
+    fallbacks += want.starts_with('\xff') ? 1 : 0;
+    Entry e = SampleEntry();
+    e.metadata = value;
+    const std::string encoding = CanonicalEncoding(e, 1);
+    const std::string before = std::string("bulwark.entry.v1") + Field("1") + Field("ns") +
+                               Field("01J0000000000000000000000A") + Field("hi");
+    ASSERT_EQ(HexEncode(encoding.substr(0, before.size() + 8 + want.size())), HexEncode(before + Field(want)))
+        << i << ": " << HexEncode(want);
+    HistoryEvent ev;
+    ev.detail = value;
+    const std::string event = EventEncoding(ev, 1);
+    ASSERT_TRUE(event.ends_with(Field(want))) << i;
+  }
+  EXPECT_GT(fallbacks, 10) << "the invalid-UTF-8 fallback was exercised";
+}
+
 TEST(CanonicalEncodingTest, MetadataKeyOrderDoesNotMatter) {
   Entry a = SampleEntry(), b = SampleEntry();
   a.metadata = nlohmann::json::object();
@@ -251,6 +345,49 @@ TEST_F(SignerTest, HistoryEventTagMatchesAnIndependentComputation) {
   EXPECT_EQ(ev.key_id, 1u);
   EXPECT_EQ(HexEncode(ev.tag), "38e441ced62a506c327adf2f2a6b1ecce5d5cd226f6c51befc980f4a0eb59a0b");
   EXPECT_THAT(signer_.Verify(ev), IsOk());
+}
+
+// Empty metadata is encoded without nlohmann's serializer ("{}" directly): the same bytes and the
+// same tag as the documented format gives.
+TEST_F(SignerTest, EmptyMetadataTagMatchesAnIndependentComputation) {
+  // Python: the fields of TagMatchesAnIndependentComputation with b"{}" as the metadata.
+  Entry e = SampleEntry();
+  e.metadata = nlohmann::json::object();
+  EXPECT_EQ(HexEncode(CanonicalEncoding(e, 1)).substr(0, 2 * 16), HexEncode("bulwark.entry.v1"));
+  EXPECT_NE(CanonicalEncoding(e, 1).find(Field("{}")), std::string::npos);
+  signer_.Sign(&e);
+  EXPECT_EQ(HexEncode(e.tag), "9259f2d5228e999c33c2c9518faa83b6ad382efc5e31df990eea8ef8d2316ab3");
+  EXPECT_THAT(signer_.Verify(e), IsOk());
+}
+
+// Sign and Verify encode into a buffer their thread reuses: tags must equal the HMAC of the
+// standalone encodings whatever was encoded before (a long entry, then short ones; events and
+// entries interleaved; verification between signatures).
+TEST_F(SignerTest, ReusedEncodingBufferGivesTheStandaloneTags) {
+  const std::shared_ptr<const HmacKey> key = keyring_.Find(1);
+  ASSERT_NE(key, nullptr);
+  for (int i = 0; i < 12; ++i) {
+    Entry e = SampleEntry();
+    e.text = std::string(static_cast<size_t>((11 - i) * 300 + 1), static_cast<char>('a' + i));
+    if (i % 3 == 0) e.metadata = nlohmann::json::object();
+    if (i % 4 == 1) e.metadata = {{"k", std::string(static_cast<size_t>(i * 50), 'm')}};
+    e.embedding.assign(static_cast<size_t>(i % 5) * 64, 0.25f * static_cast<float>(i));
+    signer_.Sign(&e);
+    absl::StatusOr<std::string> want = HmacSha256(*key, CanonicalEncoding(e, 1));
+    ASSERT_THAT(want, IsOk());
+    EXPECT_EQ(HexEncode(e.tag), HexEncode(*want)) << i;
+    EXPECT_THAT(signer_.Verify(e), IsOk()) << i;
+
+    HistoryEvent ev = SampleEvent();
+    ev.detail = {{"text", e.text.substr(0, static_cast<size_t>(i) * 7)}, {"metadata", e.metadata}};
+    signer_.Sign(&ev);
+    absl::StatusOr<std::string> want_event = HmacSha256(*key, EventEncoding(ev, 1));
+    ASSERT_THAT(want_event, IsOk());
+    EXPECT_EQ(HexEncode(ev.tag), HexEncode(*want_event)) << i;
+    EXPECT_THAT(signer_.Verify(ev), IsOk()) << i;
+    e.text.back() ^= 1;  // and a changed entry still fails after the buffer held its bytes
+    EXPECT_FALSE(signer_.Verify(e).ok()) << i;
+  }
 }
 
 TEST_F(SignerTest, ChangingASignedHistoryFieldFailsVerification) {

@@ -37,12 +37,10 @@ absl::Status KeyedValidateIdempotencyKey(std::string_view key) {
 
 Reply KeyedEntriesReply(const Call& call, const AddRequest& request, const std::vector<Entry>& entries,
                         int status) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const Entry& e : entries) out.push_back(EntryJson(e, ReportViewFor(*call.caller)));
   Reply reply;
   reply.status = status;
-  reply.body = request.batch || out.empty() ? nlohmann::json{{"entries", std::move(out)}}
-                                            : nlohmann::json{{"entry", std::move(out[0])}};
+  reply.text = AddResponseJson(entries, request.batch || entries.empty(), ReportViewFor(*call.caller));
+  reply.content_type = "application/json";
   return reply;
 }
 

@@ -51,8 +51,10 @@ json Memory(const json& entry) {
   return out;
 }
 
-ToolOutput AddOutput(const json& reply) {
-  const json& entry = reply["entry"];
+// `reply_text`: the add route's answer (AddResponseJson).
+ToolOutput AddOutput(const std::string& reply_text) {
+  const json reply = json::parse(reply_text, nullptr, /*allow_exceptions=*/false);
+  const json entry = reply.is_object() ? reply.value("entry", json::object()) : json::object();
   const bool held = entry.value("state", "") == "quarantined";
   ToolOutput out;
   out.structured = {{"id", entry.value("id", "")},
@@ -143,7 +145,7 @@ absl::StatusOr<ToolOutput> McpService::RunTool(const Caller& caller, const std::
       if (args.contains("metadata")) body["metadata"] = args["metadata"];
       BULWARK_ASSIGN_OR_RETURN(Reply reply,
                                CallRoute("POST", "/v1/memories", caller, "", ns, body.dump(), audit));
-      return AddOutput(reply.body);
+      return AddOutput(reply.text);
     }
     case ToolId::kSearchMemories: {
       json body = {{"query", args["query"]}, {"k", args.value("limit", 5)}};

@@ -68,11 +68,10 @@ absl::StatusOr<Reply> Add(ServiceContext& ctx, const Call& call) {
                            ctx.backends.store->AddBatch(ns, request.entries, caller.principal.name));
 
   std::vector<std::string> ids;
-  nlohmann::json entries = nlohmann::json::array();
+  ids.reserve(added.size());
   int64_t quarantined = 0;
   for (const Entry& e : added) {
     ids.push_back(e.id);
-    entries.push_back(EntryJson(e, ReportViewFor(caller)));
     if (e.state == State::kQuarantined) ++quarantined;
   }
   ctx.metrics->Count(EventCounter::kEntriesAdded, static_cast<int64_t>(added.size()));
@@ -80,8 +79,8 @@ absl::StatusOr<Reply> Add(ServiceContext& ctx, const Call& call) {
   RecordAudit(ctx, call, ns, AuditOperation::kAdd, std::move(ids));
   Reply reply;
   reply.status = 201;
-  reply.body = request.batch ? nlohmann::json{{"entries", std::move(entries)}}
-                             : nlohmann::json{{"entry", std::move(entries[0])}};
+  reply.text = AddResponseJson(added, request.batch, ReportViewFor(caller));
+  reply.content_type = "application/json";
   return reply;
 }
 
@@ -232,6 +231,49 @@ nlohmann::json GateJson(const DefendedSearchResult& result, ReportView view) {
   return gate;
 }
 
+namespace {
+
+// `value` through the writer's own string and number formatting (the bytes nlohmann's dump with
+// `replace` gives, json_writer.h) rather than a nlohmann dump per member: an admin's answer
+// carries each entry's write-gate report, a tree of a few hundred bytes of keys and scores.
+void WriteJsonValue(JsonWriter& w, const nlohmann::json& value) {
+  using Type = nlohmann::json::value_t;
+  switch (value.type()) {
+    case Type::object:
+      w.BeginObject();
+      for (auto it = value.begin(); it != value.end(); ++it) {
+        w.Key(it.key());
+        WriteJsonValue(w, it.value());
+      }
+      w.EndObject();
+      return;
+    case Type::array:
+      w.BeginArray();
+      for (const nlohmann::json& element : value) WriteJsonValue(w, element);
+      w.EndArray();
+      return;
+    case Type::string:
+      w.String(value.get_ref<const std::string&>());
+      return;
+    case Type::number_integer:
+      w.Int(value.get<int64_t>());
+      return;
+    case Type::number_unsigned:
+      w.Uint(value.get<uint64_t>());
+      return;
+    case Type::number_float:
+      w.Double(value.get<double>());
+      return;
+    case Type::boolean:
+      w.Bool(value.get<bool>());
+      return;
+    default:  // null, binary, discarded: nlohmann's own bytes
+      w.Json(value);
+  }
+}
+
+}  // namespace
+
 void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> score, ReportView view) {
   // EntryJson's members in nlohmann's (sorted) order, with "score" in its place.
   w.BeginObject();
@@ -244,14 +286,14 @@ void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> scor
   w.Key("kind");
   w.String(ToString(entry.kind));
   w.Key("metadata");
-  w.Json(entry.metadata);
+  WriteJsonValue(w, entry.metadata);
   w.Key("namespace");
   w.String(entry.name_space);
   w.Key("principal");
   w.String(entry.principal);
   if (view == ReportView::kFull && !entry.report.empty()) {
     w.Key("report");
-    w.Json(entry.report);
+    WriteJsonValue(w, entry.report);
   }
   if (score) {
     w.Key("score");
@@ -289,6 +331,24 @@ std::string SearchResponseJson(const DefendedSearchResult& result, ReportView vi
   }
   w.Key("withheld_candidates");
   w.Int(result.search.rejected_candidates);
+  w.EndObject();
+  return out;
+}
+
+std::string AddResponseJson(std::span<const Entry> entries, bool as_batch, ReportView view) {
+  std::string out;
+  out.reserve(64 + 640 * entries.size());
+  JsonWriter w(&out);
+  w.BeginObject();
+  if (as_batch) {
+    w.Key("entries");
+    w.BeginArray();
+    for (const Entry& e : entries) WriteEntryJson(w, e, std::nullopt, view);
+    w.EndArray();
+  } else {
+    w.Key("entry");
+    WriteEntryJson(w, entries.front(), std::nullopt, view);
+  }
   w.EndObject();
   return out;
 }

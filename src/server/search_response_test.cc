@@ -1,6 +1,7 @@
-// SearchResponseJson (the search answer, written without a nlohmann tree) against the nlohmann
-// object it replaced: the same bytes for hits with every entry field, unusual text and metadata,
-// reports, a stripped query and a smoothed answer, and for an empty result.
+// SearchResponseJson and AddResponseJson (the search and add answers, written without a nlohmann
+// tree) against the nlohmann objects they replaced: the same bytes for entries with every field,
+// unusual text and metadata, reports (full and hidden view), a stripped query and a smoothed
+// answer, an empty result, one added entry and a batch.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -108,6 +109,52 @@ TEST(SearchResponseJsonTest, EmptyResult) {
   result.k = 3;
   EXPECT_EQ(SearchResponseJson(result, ReportView::kFull), Reference(result));
   EXPECT_TRUE(nlohmann::json::parse(SearchResponseJson(result, ReportView::kFull))["hits"].empty());
+}
+
+// The add answer as the route built it before: {"entry": EntryJson} or {"entries": [...]}, dumped
+// as HttpServer dumps a Reply's body.
+std::string AddReference(const std::vector<Entry>& entries, bool batch, ReportView view) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const Entry& e : entries) out.push_back(EntryJson(e, view));
+  const nlohmann::json body =
+      batch ? nlohmann::json{{"entries", std::move(out)}} : nlohmann::json{{"entry", std::move(out[0])}};
+  return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+TEST(AddResponseJsonTest, MatchesTheNlohmannObjectByteForByte) {
+  std::vector<Entry> entries;
+  for (int i = 0; i < 6; ++i) entries.push_back(MakeEntry(i));
+  entries[3].text = "invalid UTF-8 ÿþ and a lone continuation ";
+  entries[4].report = {{"gate", {{"decision", "quarantine"}, {"detectors", {{"validation", 2.5}}}}},
+                       {"quarantine", {{"reasons", {"validation: rule x"}}}}};
+  for (ReportView view : {ReportView::kFull, ReportView::kHidden}) {
+    for (size_t i = 0; i < entries.size(); ++i) {
+      const std::vector<Entry> one = {entries[i]};
+      EXPECT_EQ(AddResponseJson(one, /*as_batch=*/false, view), AddReference(one, false, view)) << i;
+      EXPECT_EQ(AddResponseJson(one, /*as_batch=*/true, view), AddReference(one, true, view)) << i;
+    }
+    EXPECT_EQ(AddResponseJson(entries, /*as_batch=*/true, view), AddReference(entries, true, view));
+    EXPECT_EQ(AddResponseJson({}, /*as_batch=*/true, view), AddReference({}, true, view));
+  }
+  // Reports and metadata of every JSON type, written member by member by the writer.
+  Entry odd = MakeEntry(1);
+  odd.metadata = {{"neg", -7},
+                  {"big", uint64_t{18446744073709551615u}},
+                  {"nul", nullptr},
+                  {"t", true},
+                  {"arr", {1, "two", 3.5, nlohmann::json::array(), nlohmann::json::object()}}};
+  odd.report = {{"scores", {{"a", 0.1}, {"b", 1e-7}, {"c", -0.0}, {"d", std::nan("")}, {"e", 1e300}}},
+                {"reasons", {"quote \" and \\ and \x01 and \x7f", "bad \xc3 utf8", "é€😀"}},
+                {"nested", {{"deep", {{"deeper", {false, nullptr, -1.5f}}}}}}};
+  for (ReportView view : {ReportView::kFull, ReportView::kHidden}) {
+    const std::vector<Entry> one = {odd};
+    EXPECT_EQ(AddResponseJson(one, false, view), AddReference(one, false, view));
+  }
+  // The hidden view really drops the report (entry 4 has one).
+  EXPECT_NE(AddResponseJson(std::vector<Entry>{entries[4]}, false, ReportView::kFull).find("\"report\""),
+            std::string::npos);
+  EXPECT_EQ(AddResponseJson(std::vector<Entry>{entries[4]}, false, ReportView::kHidden).find("\"report\""),
+            std::string::npos);
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -159,6 +160,10 @@ void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> scor
 // smoothed), "withheld_candidates"}, written without building a nlohmann tree (json_writer.h).
 // Hits carry their report only for ReportView::kFull.
 std::string SearchResponseJson(const DefendedSearchResult& result, ReportView view);
+// The body of an add answer: {"entries": [EntryJson...]} when `as_batch`, else {"entry": EntryJson}
+// of the one entry (`entries` holds exactly one then), written without a nlohmann tree: the bytes
+// the nlohmann object dumps to (held to that by AddResponseJsonTest).
+std::string AddResponseJson(std::span<const Entry> entries, bool as_batch, ReportView view);
 // The entry `id` of `name_space` as the caller may see it: NotFound (EntryNotFound) for a missing
 // entry, one in another namespace, or a honeypot; InvalidArgument for a malformed id.
 [[nodiscard]] absl::StatusOr<Entry> LoadVisibleEntry(ServiceContext& context, std::string_view name_space,

@@ -218,7 +218,7 @@ void EntryStore::SyncSideIndexes(NamespaceIndex* index, int64_t row_id, const En
 
 void EntryStore::Sign(std::span<Entry> entries, std::span<HistoryEvent> events) {
   RefreshKeyring();
-  absl::ReaderMutexLock lock(&mu_);  // the keyring must not rotate while entries are signed
+  absl::ReaderMutexLock lock(&keyring_mu_);  // the keyring must not rotate while entries are signed
   for (Entry& e : entries) signer_->Sign(&e);
   for (HistoryEvent& e : events) signer_->Sign(&e);
 }
@@ -364,7 +364,8 @@ absl::Status EntryStore::WritesAllowed() const {
 }
 
 absl::StatusOr<uint32_t> EntryStore::RotateSigningKey() {
-  absl::MutexLock lock(&mu_);  // no write signs while the keyring changes
+  absl::MutexLock keyring_lock(&keyring_mu_);  // no write signs while the keyring changes
+  absl::MutexLock lock(&mu_);                  // nor verifies a row
   return keyring_->Rotate(options_.env);
 }
 

@@ -106,9 +106,9 @@ class EntryStore {
       std::unique_ptr<StorageBackend> backend, std::unique_ptr<Keyring> keyring, const Options& options);
   ~EntryStore();
 
-  // Sign stage: sets key_id and tag of entries and events with the keyring's newest key (the file
-  // is re-read first if another process rotated it: RefreshKeyring).
-  void Sign(std::span<Entry> entries, std::span<HistoryEvent> events);
+  // Sign stage: sets key_id and tag of entries and events with the newest key (RefreshKeyring
+  // first). Holds keyring_mu_, not mu_: waits for key rotations, never for another write's commit.
+  void Sign(std::span<Entry> entries, std::span<HistoryEvent> events) ABSL_LOCKS_EXCLUDED(keyring_mu_);
 
   // Persist + index stages of an add: inserts signed entries and their events in one transaction,
   // then indexes the entries. Returns their row ids. AlreadyExists if an id is taken.
@@ -409,12 +409,11 @@ class EntryStore {
   // other_writers_check_ms, the file's identity (device, inode, modification time, size) is
   // compared and a changed file re-read (it only ever gains keys). The inode matters: a rotation
   // renames a new file over the old one, and two rotations within the file system's timestamp
-  // granularity leave the modification time unchanged. Takes mu_ (unique) only when the file
-  // changed.
-  void RefreshKeyring();
+  // granularity leave the modification time unchanged. Takes keyring_mu_, mu_ if it changed.
+  void RefreshKeyring() ABSL_LOCKS_EXCLUDED(keyring_mu_, mu_);
   // Re-reads the keyring file now, whatever its stamp and the check interval say; true if it
-  // gained a key (then it signs and verifies here too). Takes mu_ (unique).
-  bool ReloadKeyringIfGrown();
+  // gained a key (then it signs and verifies here too). Takes keyring_mu_, mu_.
+  bool ReloadKeyringIfGrown() ABSL_LOCKS_EXCLUDED(keyring_mu_, mu_);
   // Runs `write`, which takes mu_ itself. RefreshKeyring and a write's transaction are not atomic
   // across processes: another process may rotate the keyring and write (signing the history head
   // with the new key) in between, and the write then finds the head unverifiable (DataLoss). So a
@@ -431,6 +430,7 @@ class EntryStore {
   };
   std::atomic<int64_t> next_keyring_check_us_{0};
   FileStamp keyring_stamp_ ABSL_GUARDED_BY(mu_){};
+  mutable absl::Mutex keyring_mu_ ABSL_ACQUIRED_BEFORE(mu_);  // Sign: shared; keyring changes: unique
   // The write freeze of CheckIntegrityOrFreeze.
   absl::Status WritesAllowed() const;
   void ThawWrites();

@@ -47,7 +47,8 @@ void EntryStore::RefreshKeyring() {
                         .inode = static_cast<uint64_t>(st.st_ino),
                         .mtime_ns = int64_t{st.st_mtim.tv_sec} * 1'000'000'000 + st.st_mtim.tv_nsec,
                         .size = static_cast<int64_t>(st.st_size)};
-  absl::MutexLock lock(&mu_);  // no write signs while the keyring changes
+  absl::MutexLock keyring_lock(&keyring_mu_);  // no write signs while the keyring changes
+  absl::MutexLock lock(&mu_);
   if (stamp == keyring_stamp_) return;
   absl::StatusOr<Keyring> loaded = Keyring::Load(options_.keyring_path);
   if (!loaded.ok()) {
@@ -64,6 +65,7 @@ bool EntryStore::ReloadKeyringIfGrown() {
   if (options_.keyring_path.empty()) return false;
   absl::StatusOr<Keyring> loaded = Keyring::Load(options_.keyring_path);
   if (!loaded.ok()) return false;
+  absl::MutexLock keyring_lock(&keyring_mu_);
   absl::MutexLock lock(&mu_);
   if (loaded->newest_key_id() <= keyring_->newest_key_id()) return false;
   spdlog::info("signing key {} was added by another process; it now signs here too", loaded->newest_key_id());

@@ -187,6 +187,25 @@ TEST_F(HistoryChainStoreTest, ATailOrHeadChangedWhileTheStoreIsOpenRefusesTheNex
               StatusIs(absl::StatusCode::kDataLoss));
 }
 
+// An append skips the head's HMAC only when the stored head is the very text the store wrote or
+// checked: a head naming the right event under a forged tag is refused at every write, and the
+// genuine head, put back, is accepted again.
+TEST_F(HistoryChainStoreTest, AHeadWithAForgedTagIsRefusedEveryTime) {
+  ASSERT_THAT(store_->Add("default", {.text = "water the plants"}, "alice"), IsOk());
+  ASSERT_THAT(store_->Add("default", {.text = "feed the cat"}, "alice"), IsOk());
+  Sql("CREATE TABLE saved_head AS SELECT value FROM meta WHERE key = 'history_head'");
+  // The last hex digit of the tag (the text ends with `<digit>"}`), changed.
+  Sql("UPDATE meta SET value = substr(value, 1, length(value) - 3) || CASE substr(value, -3, 1) WHEN '0' "
+      "THEN '1' ELSE '0' END || '\"}' WHERE key = 'history_head'");
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    EXPECT_THAT(store_->Add("default", {.text = "under a forged head"}, "alice"),
+                StatusIs(absl::StatusCode::kDataLoss, HasSubstr("writes are refused")))
+        << attempt;
+  }
+  Sql("UPDATE meta SET value = (SELECT value FROM saved_head) WHERE key = 'history_head'");
+  EXPECT_THAT(store_->Add("default", {.text = "under the genuine head"}, "alice"), IsOk());
+}
+
 TEST_F(HistoryChainStoreTest, AStoreFromBeforeTheChainIsLinkedOnceAndVerifiesClean) {
   store_.reset();
   // The layout of schema version 3: no links, no head.

@@ -140,10 +140,15 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   std::unique_ptr<Statement> commit_write_ ABSL_GUARDED_BY(mu_);
   // The last head text this connection wrote or decoded, and its decoding: every add reads the head
   // back, and when the stored text is byte for byte this one it is not parsed again (decoding is a
-  // function of the text; the caller still checks the head's tag and that it names the newest
-  // event). Empty until the first read or write.
+  // function of the text; the caller still checks that it names the newest event). Empty until
+  // the first read or write.
   std::string head_text_ ABSL_GUARDED_BY(mu_);
   HistoryHead head_decoded_ ABSL_GUARDED_BY(mu_);
+  // True when head_text_'s tag is known good: this connection signed and wrote it, or an append
+  // checked it (CheckHead). Its check is a function of the text and the keyring, which only gains
+  // keys, so an append whose stored head is still this text does not compute the HMAC again; any
+  // other text is decoded and checked anew. False when the text or the chain signer changes.
+  bool head_checked_ ABSL_GUARDED_BY(mu_) = false;
   const HistoryChainSigner* chain_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Seqs of the events the current (or last) write appended; guarded by mu_.
   std::vector<int64_t> inserted_event_seqs_ ABSL_GUARDED_BY(mu_);

@@ -62,6 +62,7 @@ absl::Status SqliteBackend::DeleteMeta(std::string_view key) {
 void SqliteBackend::SetHistoryChain(const HistoryChainSigner* signer) {
   absl::MutexLock lock(&mu_);
   chain_ = signer;
+  head_checked_ = false;
 }
 
 absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HeadLocked() {
@@ -78,6 +79,7 @@ absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HeadLocked() {
   if (head.has_value()) {
     head_text_ = std::string(text);
     head_decoded_ = *head;
+    head_checked_ = false;
   }
   return head;
 }
@@ -96,6 +98,7 @@ absl::Status SqliteBackend::PutHeadLocked(const HistoryHead& head) {
   BULWARK_RETURN_IF_ERROR(st.Run("write the history head"));
   head_text_ = json;
   head_decoded_ = head;
+  head_checked_ = true;  // signed here, by chain_
   return absl::OkStatus();
 }
 
@@ -118,15 +121,17 @@ absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> eve
     absl::StatusOr<std::optional<HistoryHead>> head = HeadLocked();
     if (!head.ok()) return head.status();
     // Appending after a truncated tail (or under a replaced head) would sign the damage over.
+    // The head's tag is checked unless it is the very text this connection wrote or checked.
     const bool matches = head->has_value()
                              ? (*head)->seq == newest->first && (*head)->link == newest->second.link &&
-                                   chain_->CheckHead(**head).ok()
+                                   (head_checked_ || chain_->CheckHead(**head).ok())
                              : newest->first == 0;
     if (!matches) {
       return absl::DataLossError(absl::StrCat(
           "the history chain's head does not name the newest event (", newest->first,
           "): events were deleted or the head was replaced; writes are refused (run `bulwark verify`)"));
     }
+    if (head->has_value()) head_checked_ = true;  // head_text_ is the text just checked
     seq = newest->first;
     previous = std::move(newest->second.link);
   }
@@ -140,8 +145,14 @@ absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> eve
     if (ref_bits != 0) ++next_written;
     HistoryLink link;
     if (chain_ != nullptr) {
-      HistoryEvent placed = ev;
+      // The link encodes the event's identity, not its detail or tag (LinkEncoding): no copy of those.
+      HistoryEvent placed;
       placed.seq = ++seq;
+      placed.entry_id = ev.entry_id;
+      placed.name_space = ev.name_space;
+      placed.event = ev.event;
+      placed.actor = ev.actor;
+      placed.at_us = ev.at_us;
       link = chain_->Link(placed, previous);
       ins.Bind(1, seq);
     }

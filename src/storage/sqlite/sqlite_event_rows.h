@@ -69,9 +69,12 @@ inline int64_t DetailRefBits(const HistoryEvent& event, const Entry& entry) {
 // The detail as stored: without the members named by `bits`.
 inline std::string StoredDetail(const HistoryEvent& event, int64_t bits) {
   if (bits == 0) return event.detail.dump();
-  nlohmann::json rest = event.detail;
-  for (const RefMember& m : kRefMembers) {
-    if (bits & m.bit) rest.erase(m.name);
+  // The other members only: the referred ones (an add's text and metadata) are not copied.
+  nlohmann::json rest(nlohmann::json::value_t::object);
+  for (const auto& [name, value] : event.detail.items()) {
+    bool referred = false;
+    for (const RefMember& m : kRefMembers) referred = referred || ((bits & m.bit) && name == m.name);
+    if (!referred) rest[name] = value;
   }
   return rest.dump();
 }
