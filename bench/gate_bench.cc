@@ -11,6 +11,12 @@
 //   BM_CompositeGateLong  the decision on a 390-byte marked paragraph instead of the 91-byte note
 //   BM_CompositeWithoutMemsad/0|1  the other four detectors on the note (0) or the paragraph (1)
 //   BM_OneDetector/d/0|1  each of those four alone
+//   BM_SharedDetectorsGate/m, BM_SharedDetectorsGateLong/m, BM_SharedDetectorsReport/m
+//                         the composite, its paragraph and its report with only the detectors
+//                         7176b99 also has and that are the same there (memsad, memsad_plus,
+//                         watermark, proactive; validation and odd_token off): the gate's own
+//                         overhead on equal work (issue #12 point 10). A patch adding the same rows
+//                         to 7176b99's gate_bench is described in bench/RESULTS.md.
 //
 // The fixture's namespace is calibrated (50 short synthetic reference entries) and its history
 // full. The note is not watermarked, so the watermark flags it; the paragraph is marked. Whether a
@@ -46,7 +52,8 @@ struct Fixture {
   std::vector<float> embedding;
 
   // `only`: run that detector alone (with the same calibrated namespace).
-  Fixture(size_t m, bool composite, bool memsad = true, const char* only = nullptr) {
+  // `shared`: validation and odd_token off (the detectors 7176b99 shares with this build).
+  Fixture(size_t m, bool composite, bool memsad = true, const char* only = nullptr, bool shared = false) {
     embedder = *CreateEmbedder({{"kind", "lexical"}});
     nlohmann::json config = {{"watermark", {{"enabled", composite}}}};
     if (!composite) {
@@ -59,6 +66,10 @@ struct Fixture {
     // conflict_bench.cc; this benchmark keeps the five text and history detectors.
     config["conflict"] = {{"enabled", false}};
     config["flood"] = {{"enabled", false}};
+    if (shared) {
+      config["validation"] = {{"enabled", false}};
+      config["odd_token"] = {{"enabled", false}};
+    }
     if (only != nullptr) {
       for (const char* name : {"memsad", "memsad_plus", "watermark", "validation", "proactive"}) {
         config[name]["enabled"] = std::string_view(name) == only;
@@ -106,6 +117,41 @@ void BM_CompositeReport(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.text, f.embedding}).ToJson());
 }
 BENCHMARK(BM_CompositeReport)->Arg(20)->Arg(200)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+// The detectors a fixture's gate runs, as the label of a row (shows the work is equal).
+std::string DetectorNames(const Fixture& f) {
+  std::string names;
+  for (const auto& v : f.gate->Evaluate({"ns", f.text, f.embedding}).verdicts) {
+    names += (names.empty() ? "" : ",") + std::string(v.detector());
+  }
+  return names;
+}
+
+// The detectors both 7176b99 and this build have (memsad, memsad_plus, watermark, proactive):
+// the gate's own cost (registry, pipeline, verdicts, report) on equal work.
+void BM_SharedDetectorsGate(benchmark::State& state) {
+  Fixture f(static_cast<size_t>(state.range(0)), /*composite=*/true, /*memsad=*/true, nullptr,
+            /*shared=*/true);
+  state.SetLabel(DetectorNames(f));
+  for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.text, f.embedding}));
+}
+BENCHMARK(BM_SharedDetectorsGate)->Arg(20)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+void BM_SharedDetectorsGateLong(benchmark::State& state) {
+  Fixture f(static_cast<size_t>(state.range(0)), /*composite=*/true, /*memsad=*/true, nullptr,
+            /*shared=*/true);
+  state.SetLabel(DetectorNames(f));
+  for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.paragraph, f.paragraph_embedding}));
+}
+BENCHMARK(BM_SharedDetectorsGateLong)->Arg(20)->Arg(1000)->Unit(benchmark::kMicrosecond);
+
+void BM_SharedDetectorsReport(benchmark::State& state) {
+  Fixture f(static_cast<size_t>(state.range(0)), /*composite=*/true, /*memsad=*/true, nullptr,
+            /*shared=*/true);
+  state.SetLabel(DetectorNames(f));
+  for (auto _ : state) benchmark::DoNotOptimize(f.gate->Evaluate({"ns", f.text, f.embedding}).ToJson());
+}
+BENCHMARK(BM_SharedDetectorsReport)->Arg(20)->Arg(1000)->Unit(benchmark::kMicrosecond);
 
 void BM_MemsadOnly(benchmark::State& state) {
   Fixture f(static_cast<size_t>(state.range(0)), /*composite=*/false);

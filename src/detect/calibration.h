@@ -40,8 +40,9 @@ struct NamespaceCalibration {
   // The detector's fitted value of type T (FittedValue<T>); nullptr when it has none.
   template <typename T>
   const T* Get(const DetectorDescriptor& detector) const {
-    const auto* fitted_value = dynamic_cast<const FittedValue<T>*>(Find(detector));
-    return fitted_value ? &fitted_value->value : nullptr;
+    const DetectorCalibration* fitted_value = Find(detector);
+    if (fitted_value == nullptr || fitted_value->type() != &kFittedTypeTag<T>) return nullptr;
+    return &static_cast<const FittedValue<T>*>(fitted_value)->value;
   }
   // Replaces (or adds) the detector's fitted calibration.
   void Set(const DetectorDescriptor& detector, std::shared_ptr<const DetectorCalibration> value);
