@@ -128,17 +128,24 @@ std::string NovelQuery(uint64_t n) {
   return "when is the " + memory.substr(memory.find(':') + 2, 22) + " " + made + " " + std::to_string(n);
 }
 
-void BM_DefendedSearch(benchmark::State& state) {
-  Fixture& f = Get(static_cast<int>(state.range(0)), state.range(2) != 0);
-  const int64_t guard = state.range(1);
-  DefendedRetriever retriever(f.store.get(), nullptr, nullptr);
-  if (guard != 0) retriever.SetHoneypotGuard(guard == 1 ? f.guard.get() : f.guard_with_intent.get());
+// The request every search row sends: k = 5 in namespace "bench", one reader's session, the
+// write gate's query history left alone.
+DefendedSearchRequest BenchRequest() {
   DefendedSearchRequest request;
   request.name_space = "bench";
   request.search.k = 5;
   request.search.record_query = false;
   request.principal = "reader";
   request.session = "s1";
+  return request;
+}
+
+void BM_DefendedSearch(benchmark::State& state) {
+  Fixture& f = Get(static_cast<int>(state.range(0)), state.range(2) != 0);
+  const int64_t guard = state.range(1);
+  DefendedRetriever retriever(f.store.get(), nullptr, nullptr);
+  if (guard != 0) retriever.SetHoneypotGuard(guard == 1 ? f.guard.get() : f.guard_with_intent.get());
+  DefendedSearchRequest request = BenchRequest();
   const bool novel = state.range(3) != 0;
   static uint64_t next_novel = 0;  // across runs and repetitions: every novel text is new
   size_t i = 0;
@@ -182,12 +189,7 @@ void BM_GuardAddedCost(benchmark::State& state) {
   DefendedRetriever off(f.store.get(), nullptr, nullptr);
   DefendedRetriever on(f.store.get(), nullptr, nullptr);
   on.SetHoneypotGuard(state.range(1) == 1 ? f.guard.get() : f.guard_with_intent.get());
-  DefendedSearchRequest request;
-  request.name_space = "bench";
-  request.search.k = 5;
-  request.search.record_query = false;
-  request.principal = "reader";
-  request.session = "s1";
+  DefendedSearchRequest request = BenchRequest();
   const bool novel = state.range(3) != 0;
   static uint64_t next_novel = uint64_t{1} << 40;  // apart from BM_DefendedSearch's novel texts
   std::vector<double> added;                       // per two iterations (both orders)
