@@ -19,9 +19,9 @@
 #include <tuple>
 #include <vector>
 
+#include "core/json_tree.h"
 #include "core/json_writer.h"
 #include "core/status_macros.h"
-#include "core/text_validation.h"
 
 namespace bulwark {
 namespace {
@@ -40,43 +40,6 @@ void AppendField(std::string* out, std::string_view bytes) {
   out->append(bytes);
 }
 
-// Writes `value` as nlohmann's dump() does (JsonWriter's bytes are dump's for valid UTF-8; numbers,
-// null and other scalars go through dump itself). False, with `w` partly written, if a string or
-// key is not valid UTF-8 (dump throws then) or the value holds a binary or discarded node.
-bool WriteAsDump(JsonWriter& w, const nlohmann::json& value) {
-  using Type = nlohmann::json::value_t;
-  switch (value.type()) {
-    case Type::object:
-      w.BeginObject();
-      for (auto it = value.begin(); it != value.end(); ++it) {
-        if (!IsValidUtf8(it.key())) return false;
-        w.Key(it.key());
-        if (!WriteAsDump(w, it.value())) return false;
-      }
-      w.EndObject();
-      return true;
-    case Type::array:
-      w.BeginArray();
-      for (const nlohmann::json& element : value) {
-        if (!WriteAsDump(w, element)) return false;
-      }
-      w.EndArray();
-      return true;
-    case Type::string: {
-      const std::string& text = value.get_ref<const std::string&>();
-      if (!IsValidUtf8(text)) return false;
-      w.String(text);
-      return true;
-    }
-    case Type::binary:
-    case Type::discarded:
-      return false;
-    default:  // null, boolean, numbers: no strings in them, so dump's bytes whatever the mode
-      w.Json(value);
-      return true;
-  }
-}
-
 // The metadata field: the compact dump (keys sorted by std::map), or 0xFF + CBOR when the value
 // holds a string that is not valid UTF-8 and dump refuses it (see CanonicalEncoding in signer.h).
 // Written with JsonWriter when it can (about twice as fast as dump for an add's event detail);
@@ -86,7 +49,7 @@ std::string MetadataBytes(const nlohmann::json& metadata) {
   {
     std::string out;
     JsonWriter w(&out);
-    if (WriteAsDump(w, metadata)) return out;
+    if (WriteJsonTree(w, metadata, InvalidJsonText::kRefuse)) return out;
   }
   try {
     return metadata.dump();
@@ -182,30 +145,6 @@ class KeyedHmacContexts {
 std::string Describe(const Entry& entry) { return absl::StrCat("entry ", entry.name_space, "/", entry.id); }
 
 // Appends CanonicalEncoding(entry, key_id) to `out`.
-void AppendCanonicalEncoding(std::string* out, const Entry& entry, uint32_t key_id);
-// Appends EventEncoding(event, key_id) to `out`.
-void AppendEventEncoding(std::string* out, const HistoryEvent& event, uint32_t key_id);
-
-// The encoding a tag is computed over, built in a buffer this thread reuses: an entry's encoding
-// is about 2 KB (its vector), and allocating and freeing that per signature or verification cost
-// about a fifth of the HMAC itself. The view is valid until the thread's next call.
-std::string_view ThreadEncoding(absl::FunctionRef<void(std::string*)> append) {
-  thread_local std::string buffer;
-  buffer.clear();
-  append(&buffer);
-  return buffer;
-}
-
-}  // namespace
-
-std::string CanonicalEncoding(const Entry& entry, uint32_t key_id) {
-  std::string out;
-  AppendCanonicalEncoding(&out, entry, key_id);
-  return out;
-}
-
-namespace {
-
 void AppendCanonicalEncoding(std::string* out_ptr, const Entry& entry, uint32_t key_id) {
   std::string& out = *out_ptr;
   const std::string metadata = MetadataBytes(entry.metadata);
@@ -228,7 +167,39 @@ void AppendCanonicalEncoding(std::string* out_ptr, const Entry& entry, uint32_t 
   AppendEmbedding(&out, entry.embedding);
 }
 
+// Appends EventEncoding(event, key_id) to `out`.
+void AppendEventEncoding(std::string* out_ptr, const HistoryEvent& event, uint32_t key_id) {
+  std::string& out = *out_ptr;
+  const std::string detail = MetadataBytes(event.detail);
+  out.reserve(out.size() + kHistoryDomain.size() + 7 * 8 + 2 * 24 + event.name_space.size() +
+              event.entry_id.size() + event.event.size() + event.actor.size() + detail.size());
+  out.append(kHistoryDomain);
+  AppendField(&out, absl::StrCat(key_id));
+  AppendField(&out, event.name_space);
+  AppendField(&out, event.entry_id);
+  AppendField(&out, event.event);
+  AppendField(&out, event.actor);
+  AppendField(&out, absl::StrCat(event.at_us));
+  AppendField(&out, detail);
+}
+
+// The encoding a tag is computed over, built in a buffer this thread reuses: an entry's encoding
+// is about 2 KB (its vector), and allocating and freeing that per signature or verification cost
+// about a fifth of the HMAC itself. The view is valid until the thread's next call.
+std::string_view ThreadEncoding(absl::FunctionRef<void(std::string*)> append) {
+  thread_local std::string buffer;
+  buffer.clear();
+  append(&buffer);
+  return buffer;
+}
+
 }  // namespace
+
+std::string CanonicalEncoding(const Entry& entry, uint32_t key_id) {
+  std::string out;
+  AppendCanonicalEncoding(&out, entry, key_id);
+  return out;
+}
 
 void AppendEncodingField(std::string* out, std::string_view bytes) { AppendField(out, bytes); }
 
@@ -254,25 +225,6 @@ std::string EventEncoding(const HistoryEvent& event, uint32_t key_id) {
   AppendEventEncoding(&out, event, key_id);
   return out;
 }
-
-namespace {
-
-void AppendEventEncoding(std::string* out_ptr, const HistoryEvent& event, uint32_t key_id) {
-  std::string& out = *out_ptr;
-  const std::string detail = MetadataBytes(event.detail);
-  out.reserve(out.size() + kHistoryDomain.size() + 7 * 8 + 2 * 24 + event.name_space.size() +
-              event.entry_id.size() + event.event.size() + event.actor.size() + detail.size());
-  out.append(kHistoryDomain);
-  AppendField(&out, absl::StrCat(key_id));
-  AppendField(&out, event.name_space);
-  AppendField(&out, event.entry_id);
-  AppendField(&out, event.event);
-  AppendField(&out, event.actor);
-  AppendField(&out, absl::StrCat(event.at_us));
-  AppendField(&out, detail);
-}
-
-}  // namespace
 
 std::pair<uint32_t, std::string> Signer::NewestTag(const std::function<std::string(uint32_t)>& encode) const {
   std::string bytes;

@@ -15,6 +15,7 @@
 
 #include "core/hex.h"
 #include "core/ids.h"
+#include "core/json_tree.h"
 #include "core/status_macros.h"
 #include "core/strings.h"
 #include "server/api_status.h"
@@ -231,49 +232,6 @@ nlohmann::json GateJson(const DefendedSearchResult& result, ReportView view) {
   return gate;
 }
 
-namespace {
-
-// `value` through the writer's own string and number formatting (the bytes nlohmann's dump with
-// `replace` gives, json_writer.h) rather than a nlohmann dump per member: an admin's answer
-// carries each entry's write-gate report, a tree of a few hundred bytes of keys and scores.
-void WriteJsonValue(JsonWriter& w, const nlohmann::json& value) {
-  using Type = nlohmann::json::value_t;
-  switch (value.type()) {
-    case Type::object:
-      w.BeginObject();
-      for (auto it = value.begin(); it != value.end(); ++it) {
-        w.Key(it.key());
-        WriteJsonValue(w, it.value());
-      }
-      w.EndObject();
-      return;
-    case Type::array:
-      w.BeginArray();
-      for (const nlohmann::json& element : value) WriteJsonValue(w, element);
-      w.EndArray();
-      return;
-    case Type::string:
-      w.String(value.get_ref<const std::string&>());
-      return;
-    case Type::number_integer:
-      w.Int(value.get<int64_t>());
-      return;
-    case Type::number_unsigned:
-      w.Uint(value.get<uint64_t>());
-      return;
-    case Type::number_float:
-      w.Double(value.get<double>());
-      return;
-    case Type::boolean:
-      w.Bool(value.get<bool>());
-      return;
-    default:  // null, binary, discarded: nlohmann's own bytes
-      w.Json(value);
-  }
-}
-
-}  // namespace
-
 void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> score, ReportView view) {
   // EntryJson's members in nlohmann's (sorted) order, with "score" in its place.
   w.BeginObject();
@@ -286,14 +244,14 @@ void WriteEntryJson(JsonWriter& w, const Entry& entry, std::optional<float> scor
   w.Key("kind");
   w.String(ToString(entry.kind));
   w.Key("metadata");
-  WriteJsonValue(w, entry.metadata);
+  WriteJsonTree(w, entry.metadata, InvalidJsonText::kReplace);
   w.Key("namespace");
   w.String(entry.name_space);
   w.Key("principal");
   w.String(entry.principal);
   if (view == ReportView::kFull && !entry.report.empty()) {
     w.Key("report");
-    WriteJsonValue(w, entry.report);
+    WriteJsonTree(w, entry.report, InvalidJsonText::kReplace);
   }
   if (score) {
     w.Key("score");
