@@ -104,8 +104,8 @@ TEST(SessionEvalJson, HasExactlyTheSpecifiedKeys) {
   EXPECT_EQ(j["detail"]["sessions"].size(), outcomes.size());
 }
 
-// 300 shipped memories, pots fitted on generated attack logs (seed 1) and benign queries; fitted
-// once for the suite (the tests only replay sessions against it).
+// 300 shipped memories, pots fitted on generated attack logs (seed 1) of every family but DGEA and
+// on benign queries; fitted once for the suite (the tests only replay sessions against it).
 class SessionEvalEndToEnd : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -122,6 +122,9 @@ class SessionEvalEndToEnd : public ::testing::Test {
     ASSERT_THAT(all, IsOk());
     all->resize(300);
     config_.generated_sessions = 3;
+    // DGEA is left out of the fit (its optimiser is most of a generated log's cost, and a family
+    // the fit never saw is the harder case: the blocking test replays it).
+    config_.generated_attacks = {"mextra_general", "mextra_edit", "mextra_cosine", "rag_thief", "ikea"};
     config_.fit.optimizer.steps = 100;
     config_.benign_query_files = {Corpus("benign_queries.jsonl")};
     auto defended = BuildDefendedStore(**store, *all, config_);
@@ -176,7 +179,7 @@ TEST_F(SessionEvalEndToEnd, BlocksUnseenExtractionSessionsAndNotBenignOnes) {
   EXPECT_NEAR(defended_.fit.metrics["eval_intent_cap"].get<double>(), std::log(9.0) / 2 + std::log(2.0),
               1e-5);
   std::vector<LabelledSession> sessions = Generated("mextra_cosine", 4, 32);
-  const std::vector<LabelledSession> dgea = Generated("dgea", 4, 32);
+  const std::vector<LabelledSession> dgea = Generated("dgea", 4, 8);
   sessions.insert(sessions.end(), dgea.begin(), dgea.end());
   const std::vector<LabelledSession> benign = Generated("benign", 20, 8);
   sessions.insert(sessions.end(), benign.begin(), benign.end());
