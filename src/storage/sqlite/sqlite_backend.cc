@@ -128,6 +128,10 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
   auto row_ids = InsertLocked(entries, events);
   if (!row_ids.ok()) return row_ids.status();
   BULWARK_RETURN_IF_ERROR(txn.Commit());
+  if (chain_ != nullptr && !events.empty()) {  // the tail it appended is the chain's now
+    committed_tail_ = std::move(appended_tail_);
+    tail_version_ = DataVersionLocked();
+  }
   return row_ids;
 }
 
