@@ -2,6 +2,8 @@
 
 #include <absl/synchronization/mutex.h>
 
+#include <cstring>
+
 namespace bulwark {
 namespace {
 constexpr char kCrockford[] = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -16,7 +18,12 @@ std::string IdGenerator::Next() {
       if (++last_random_[i] != 0) break;
     }
   } else {
-    env_->RandomBytes(last_random_);
+    if (drawn_used_ == drawn_.size()) {
+      env_->RandomBytes(drawn_);
+      drawn_used_ = 0;
+    }
+    std::memcpy(last_random_.data(), drawn_.data() + drawn_used_, kRandomBytes);
+    drawn_used_ += kRandomBytes;
     last_random_[0] &= 0x7f;  // leave room to increment without wrapping
     last_ms_ = ms;
   }

@@ -206,6 +206,29 @@ TEST_F(HistoryChainStoreTest, AHeadWithAForgedTagIsRefusedEveryTime) {
   EXPECT_THAT(store_->Add("default", {.text = "under the genuine head"}, "alice"), IsOk());
 }
 
+// An add takes the chain's tail from memory only while no other connection has committed since
+// this store's last add (sqlite_backend.h, committed_tail_): two stores on one directory (as two
+// processes are) that take turns, in runs, still append one unbroken chain, before and after a
+// restart. A tail taken stale would reuse a seq (refused) or link after the wrong event.
+TEST_F(HistoryChainStoreTest, AddsFromTwoStoresTakingTurnsKeepOneChain) {
+  auto other = MemoryStore::Open(dir_.path(), testing::LexicalStoreOptions());
+  ASSERT_THAT(other, IsOk());
+  for (int i = 0; i < 12; ++i) {
+    MemoryStore& writer = (i / 2) % 3 == 2 ? **other : *store_;  // runs of four and of two
+    ASSERT_THAT(writer.Add("default", {.text = "memory number " + std::to_string(i)}, "alice"), IsOk()) << i;
+  }
+  ASSERT_THAT((*other)->Delete("default", ids_[0], "alice"), IsOk());
+  ASSERT_THAT(store_->Add("default", {.text = "after the other store's delete"}, "alice"), IsOk());
+  EXPECT_THAT(Problems(), ::testing::IsEmpty());
+  other->reset();
+  Reopen();
+  ASSERT_THAT(store_->Add("default", {.text = "after the restart"}, "alice"), IsOk());
+  EXPECT_THAT(Problems(), ::testing::IsEmpty());
+  auto history = store_->History("default", ids_[0]);
+  ASSERT_THAT(history, IsOk());
+  EXPECT_EQ(history->back().event, "delete");
+}
+
 TEST_F(HistoryChainStoreTest, AStoreFromBeforeTheChainIsLinkedOnceAndVerifiesClean) {
   store_.reset();
   // The layout of schema version 3: no links, no head.

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include "storage/defense_state_repository.h"
 #include "storage/storage_backend.h"
@@ -82,6 +83,12 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
       const std::function<absl::Status(std::string_view, std::string_view)>& visit) override;
 
  private:
+  // The newest event's seq and link (0 and empty before the first event).
+  struct ChainTail {
+    int64_t seq = 0;
+    std::string link;
+  };
+
   explicit SqliteBackend(sqlite3* db);
   // InsertEntries' rows and events inside the caller's transaction. Requires mu_.
   absl::StatusOr<std::vector<int64_t>> InsertLocked(std::span<const Entry> entries,
@@ -107,6 +114,12 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   // The stored head, read inside the caller's transaction. Requires mu_.
   absl::StatusOr<std::optional<HistoryHead>> HeadLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status PutHeadLocked(const HistoryHead& head) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The chain's newest seq and link inside the caller's write transaction: committed_tail_ when
+  // nothing was committed since this connection's last add, otherwise read from the newest event
+  // and checked against the stored head. DataLoss if the head does not name the newest event.
+  absl::StatusOr<ChainTail> TailLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // SQLITE_FCNTL_DATA_VERSION of the main database file. Requires mu_.
+  uint32_t DataVersionLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status UpdateLocked(const Entry& entry, int64_t expected_updated_at_us,
                             std::span<const HistoryEvent> scrubbed, const HistoryEvent& event)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -149,6 +162,16 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   // keys, so an append whose stored head is still this text does not compute the HMAC again; any
   // other text is decoded and checked anew. False when the text or the chain signer changes.
   bool head_checked_ ABSL_GUARDED_BY(mu_) = false;
+  // The chain's tail as this connection's last add committed it (InsertEntries): the newest event's
+  // seq and link, which the head it wrote names. SQLite's data version of the file
+  // (SQLITE_FCNTL_DATA_VERSION) changes with every commit of any connection, this one included, so
+  // while it still equals tail_version_ nothing was written since that commit: the next append
+  // takes the tail from here instead of reading the newest event and the head back. Any other
+  // commit (another process, another connection, another kind of write here) changes the version,
+  // and the next append reads and checks both as before.
+  std::optional<ChainTail> committed_tail_ ABSL_GUARDED_BY(mu_);
+  uint32_t tail_version_ ABSL_GUARDED_BY(mu_) = 0;
+  ChainTail appended_tail_ ABSL_GUARDED_BY(mu_);  // what the current append leaves, until it commits
   const HistoryChainSigner* chain_ ABSL_GUARDED_BY(mu_) = nullptr;
   // Seqs of the events the current (or last) write appended; guarded by mu_.
   std::vector<int64_t> inserted_event_seqs_ ABSL_GUARDED_BY(mu_);

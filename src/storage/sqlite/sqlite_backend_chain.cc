@@ -63,6 +63,7 @@ void SqliteBackend::SetHistoryChain(const HistoryChainSigner* signer) {
   absl::MutexLock lock(&mu_);
   chain_ = signer;
   head_checked_ = false;
+  committed_tail_.reset();
 }
 
 absl::StatusOr<std::optional<HistoryHead>> SqliteBackend::HeadLocked() {
@@ -115,25 +116,9 @@ absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> eve
   int64_t seq = 0;
   std::string previous;
   if (chain_ != nullptr) {
-    BULWARK_ASSIGN_OR_RETURN(Statement * newest_link, Cached(newest_link_, kNewestLink));
-    absl::StatusOr<std::pair<int64_t, HistoryLink>> newest = ReadNewestLink(db_, *newest_link);
-    if (!newest.ok()) return newest.status();
-    absl::StatusOr<std::optional<HistoryHead>> head = HeadLocked();
-    if (!head.ok()) return head.status();
-    // Appending after a truncated tail (or under a replaced head) would sign the damage over.
-    // The head's tag is checked unless it is the very text this connection wrote or checked.
-    const bool matches = head->has_value()
-                             ? (*head)->seq == newest->first && (*head)->link == newest->second.link &&
-                                   (head_checked_ || chain_->CheckHead(**head).ok())
-                             : newest->first == 0;
-    if (!matches) {
-      return absl::DataLossError(absl::StrCat(
-          "the history chain's head does not name the newest event (", newest->first,
-          "): events were deleted or the head was replaced; writes are refused (run `bulwark verify`)"));
-    }
-    if (head->has_value()) head_checked_ = true;  // head_text_ is the text just checked
-    seq = newest->first;
-    previous = std::move(newest->second.link);
+    BULWARK_ASSIGN_OR_RETURN(ChainTail tail, TailLocked());
+    seq = tail.seq;
+    previous = std::move(tail.link);
   }
   // An add's events follow its entries' order (add, perhaps quarantine, next add, ...): each event
   // is compared with the entry after the last one referenced only. An event that does not match
@@ -173,7 +158,45 @@ absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> eve
     previous = std::move(link.link);
   }
   if (chain_ == nullptr) return absl::OkStatus();
-  return PutHeadLocked(chain_->Head(seq, previous));
+  BULWARK_RETURN_IF_ERROR(PutHeadLocked(chain_->Head(seq, previous)));
+  appended_tail_ = ChainTail{seq, std::move(previous)};
+  return absl::OkStatus();
+}
+
+uint32_t SqliteBackend::DataVersionLocked() {
+  unsigned int version = 0;
+  if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_DATA_VERSION, &version) != SQLITE_OK) {
+    return tail_version_ + 1;  // unknown: never equal to the recorded version
+  }
+  return version;
+}
+
+absl::StatusOr<SqliteBackend::ChainTail> SqliteBackend::TailLocked() {
+  // Inside the write transaction the version reflects every commit before it began.
+  if (committed_tail_.has_value() && DataVersionLocked() == tail_version_) {
+    ChainTail tail = *std::move(committed_tail_);
+    committed_tail_.reset();  // until this append commits
+    return tail;
+  }
+  committed_tail_.reset();
+  BULWARK_ASSIGN_OR_RETURN(Statement * newest_link, Cached(newest_link_, kNewestLink));
+  absl::StatusOr<std::pair<int64_t, HistoryLink>> newest = ReadNewestLink(db_, *newest_link);
+  if (!newest.ok()) return newest.status();
+  absl::StatusOr<std::optional<HistoryHead>> head = HeadLocked();
+  if (!head.ok()) return head.status();
+  // Appending after a truncated tail (or under a replaced head) would sign the damage over.
+  // The head's tag is checked unless it is the very text this connection wrote or checked.
+  const bool matches = head->has_value()
+                           ? (*head)->seq == newest->first && (*head)->link == newest->second.link &&
+                                 (head_checked_ || chain_->CheckHead(**head).ok())
+                           : newest->first == 0;
+  if (!matches) {
+    return absl::DataLossError(absl::StrCat(
+        "the history chain's head does not name the newest event (", newest->first,
+        "): events were deleted or the head was replaced; writes are refused (run `bulwark verify`)"));
+  }
+  if (head->has_value()) head_checked_ = true;  // head_text_ is the text just checked
+  return ChainTail{newest->first, std::move(newest->second.link)};
 }
 
 absl::Status SqliteBackend::ScanHistoryChain(
