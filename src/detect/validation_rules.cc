@@ -69,24 +69,6 @@ absl::StatusOr<std::string> Expand(std::string_view pattern,
   return out;
 }
 
-bool IsAscii(std::string_view text) {
-  for (char c : text) {
-    if (static_cast<unsigned char>(c) >= 0x80) return false;
-  }
-  return true;
-}
-
-// Whether `a` and `b` are the same bytes once A-Z are read as a-z.
-bool EqualsUpToAsciiCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    const char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
-    const char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] - 'A' + 'a') : b[i];
-    if (x != y) return false;
-  }
-  return true;
-}
-
 // The built-in hidden_text rules fed by the normaliser, in this order (see AddSignalRules).
 constexpr const char* kSignalNames[] = {"zero_width_chars", "bidi_controls", "tag_characters",
                                         "mixed_script_word"};
@@ -97,14 +79,11 @@ ValidationRules::ValidationRules() = default;
 ValidationRules::~ValidationRules() = default;
 
 absl::Status ValidationRules::AddRule(ValidationRule rule, int line_number) {
-  View& view = rule.view == RuleView::kRaw ? raw_ : norm_;
-  const absl::Status added = view.set->Add(rule.pattern);
+  TwoLevelRuleSet& set = rule.view == RuleView::kRaw ? *raw_set_ : *norm_set_;
+  const absl::Status added = set.Add(rule.pattern);
   if (!added.ok())
     return LineError(line_number, absl::StrCat("(", rule.name, ") bad pattern: ", added.message()));
-  if (!prefilter_.Add(rule.pattern, RuleOptions(), view.group).ok())
-    return LineError(line_number, absl::StrCat("(", rule.name, ") the prefilter does not take the pattern"));
-  set_index_.push_back(static_cast<uint32_t>(view.ids.size()));
-  view.ids.push_back(static_cast<uint32_t>(rules_.size()));
+  (rule.view == RuleView::kRaw ? raw_ids_ : norm_ids_).push_back(static_cast<uint32_t>(rules_.size()));
   rules_.push_back(std::move(rule));
   return absl::OkStatus();
 }
@@ -116,18 +95,16 @@ void ValidationRules::AddSignalRules() {
 
 absl::Status ValidationRules::Compile() {
   if (rules_.empty()) return absl::InvalidArgumentError("validation rules: no rule");
-  if (!norm_.set->Compile().ok() || !raw_.set->Compile().ok())
+  if (!norm_set_->Compile().ok() || !raw_set_->Compile().ok())
     return absl::ResourceExhaustedError("validation rules: RE2 set does not compile");
-  prefilter_.Compile();
   AddSignalRules();
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::unique_ptr<ValidationRules>> ValidationRules::Parse(std::string_view tsv) {
   std::unique_ptr<ValidationRules> rules(new ValidationRules());
-  rules->norm_.set = std::make_unique<TwoLevelRuleSet>(RuleOptions());
-  rules->raw_.set = std::make_unique<TwoLevelRuleSet>(RuleOptions());
-  rules->raw_.group = 1;
+  rules->norm_set_ = std::make_unique<TwoLevelRuleSet>(RuleOptions());
+  rules->raw_set_ = std::make_unique<TwoLevelRuleSet>(RuleOptions());
   absl::flat_hash_set<std::string> names;
   absl::flat_hash_map<std::string, std::string> macros;
   int line_number = 0;
@@ -208,31 +185,18 @@ void ValidationRules::Match(std::string_view text, absl::InlinedVector<uint32_t,
     normalized = NormalizedText{};
 }
 
-void ValidationRules::MatchView(const View& view, std::string_view text, const std::vector<int>* found,
-                                std::vector<uint32_t>* hits) const {
-  if (view.ids.empty()) return;
-  const TwoLevelRuleSet& set = *view.set;
-  // An affirmed rule's own search finds its matches (none if it has none): no Verify first.
-  auto verify = [&](const TwoLevelRuleSet::Candidate& c) {
-    return rules_[view.ids[c.rule]].affirmed ? HasAffirmedMatch(set.rule(c.rule), text) : set.Verify(c, text);
-  };
-  if (found != nullptr) {
-    // ASCII text: the rules whose prefilter literals occurred, each by its own RE2. A rule whose
-    // literals did not occur cannot match (FilteredRE2's contract, for lower-cased text; the
-    // automaton reads A-Z as a-z, which is all case folding does to ASCII).
-    thread_local std::vector<uint32_t> potentials;
-    prefilter_.Potentials(*found, view.group, &potentials);
-    for (uint32_t id : potentials) {
-      if (verify({set_index_[id], false})) hits->push_back(id);
-    }
-    return;
-  }
+void ValidationRules::MatchSet(const TwoLevelRuleSet& set, const std::vector<uint32_t>& ids,
+                               std::string_view text, std::vector<uint32_t>* hits) const {
+  if (ids.empty()) return;
   // If the atom set's DFA runs out of its budget on this text, every rule is a candidate, checked
   // by its own RE2: a large input is never waved through.
   TwoLevelRuleSet::Candidates candidates;
   set.FindCandidates(text, &candidates);
   for (const TwoLevelRuleSet::Candidate& c : candidates) {
-    if (verify(c)) hits->push_back(view.ids[c.rule]);
+    const uint32_t id = ids[c.rule];
+    // An affirmed rule's own search finds its matches (none if it has none): no Verify first.
+    if (rules_[id].affirmed ? HasAffirmedMatch(set.rule(c.rule), text) : set.Verify(c, text))
+      hits->push_back(id);
   }
 }
 
@@ -269,23 +233,10 @@ void ValidationRules::Match(std::string_view raw, const NormalizedText& normaliz
                             absl::InlinedVector<uint32_t, 4>* out) const {
   out->clear();
   std::vector<uint32_t> hits;
-  // The literals of each ASCII view: one automaton pass per distinct text up to case (the folded
-  // view of ASCII text is usually the raw text lower-cased, and the deobfuscated one the folded).
-  thread_local std::vector<int> raw_found, folded_found, deobfuscated_found;
-  auto find = [&](std::string_view text, std::vector<int>* found) -> const std::vector<int>* {
-    if (!IsAscii(text)) return nullptr;
-    prefilter_.FindLiterals(text, found);
-    return found;
-  };
-  const std::vector<int>* raw_literals = find(raw, &raw_found);
-  MatchView(raw_, raw, raw_literals, &hits);
-  const std::vector<int>* folded_literals =
-      raw_literals != nullptr && EqualsUpToAsciiCase(raw, normalized.folded)
-          ? raw_literals
-          : find(normalized.folded, &folded_found);
-  MatchView(norm_, normalized.folded, folded_literals, &hits);
+  MatchSet(*raw_set_, raw_ids_, raw, &hits);
+  MatchSet(*norm_set_, norm_ids_, normalized.folded, &hits);
   if (normalized.deobfuscated != normalized.folded)
-    MatchView(norm_, normalized.deobfuscated, find(normalized.deobfuscated, &deobfuscated_found), &hits);
+    MatchSet(*norm_set_, norm_ids_, normalized.deobfuscated, &hits);
   const int signals[] = {normalized.zero_width, normalized.bidi_controls, normalized.tag_characters,
                          normalized.mixed_script_words};
   for (size_t i = 0; i < std::size(signals); ++i) {

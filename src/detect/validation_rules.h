@@ -11,14 +11,9 @@
 // spacing and leetspeak) for `norm` rules and over the raw bytes for `raw` rules (exact tokens such
 // as secret formats, HTML/CSS hiding). The normaliser's own findings (zero-width characters, bidi
 // controls, tag characters, mixed-script words) are reported as built-in hidden_text rules. All
-// matching is RE2 (linear in the text). A view's text that is all ASCII (nearly every write) is
-// first searched for the literal strings RE2's FilteredRE2 derives from the rules (each rule can
-// match only a text holding some combination of its literals), in one pass of a prebuilt
-// Aho-Corasick automaton (literal_matcher.h) that costs the same on unseen text as on seen text;
-// only the rules whose literals occurred run their own RE2. Other text goes through a two-level
-// rule set (two_level_rule_set.h: the rules' gap-free atoms in one RE2::Set, then a rule's own
-// RE2 only where all atoms of one of its alternatives occurred). Both give exactly the rules RE2
-// finds in the text one by one.
+// matching is RE2 (linear in the text); each view is one pass of a two-level rule set
+// (two_level_rule_set.h: the rules' gap-free atoms in one RE2::Set, then a rule's own RE2 only
+// where all atoms of one of its alternatives occurred), whose DFA stays small on unseen text.
 #pragma once
 
 #include <absl/container/inlined_vector.h>
@@ -29,7 +24,6 @@
 #include <string_view>
 #include <vector>
 
-#include "detect/literal_prefilter.h"
 #include "detect/text_normalizer.h"
 #include "detect/two_level_rule_set.h"
 
@@ -94,24 +88,15 @@ class ValidationRules {
   absl::Status AddRule(ValidationRule rule, int line_number);
   absl::Status Compile();
   void AddSignalRules();
-  // One view's rules: the two-level set, and the prefilter's group of its rules.
-  struct View {
-    std::unique_ptr<TwoLevelRuleSet> set;
-    std::vector<uint32_t> ids;  // set index -> rules() index
-    int group = 0;
-  };
-  // Adds the indices (in rules()) of `view`'s rules matching `text` to `hits`. `found`: the
-  // prefilter's literals occurring in `text` if the caller has them (ASCII text only), else null.
-  void MatchView(const View& view, std::string_view text, const std::vector<int>* found,
-                 std::vector<uint32_t>* hits) const;
+  // Adds the indices (in rules()) of `set`'s rules matching `text` to `hits`.
+  void MatchSet(const TwoLevelRuleSet& set, const std::vector<uint32_t>& ids, std::string_view text,
+                std::vector<uint32_t>* hits) const;
   // Whether `re` (rule `id`'s pattern) has a match in `text` that is not negated in its clause.
   static bool HasAffirmedMatch(const RE2& re, std::string_view text);
 
   std::vector<ValidationRule> rules_;
-  View norm_, raw_;
-  // Both views' rules (rule i of the prefilter is rules()[i]), their literals found in one pass.
-  LiteralPrefilter prefilter_;
-  std::vector<uint32_t> set_index_;  // rules() index -> index in its view's set
+  std::unique_ptr<TwoLevelRuleSet> norm_set_, raw_set_;
+  std::vector<uint32_t> norm_ids_, raw_ids_;  // set index -> rules() index
   uint32_t first_signal_ = 0;
 };
 
