@@ -11,6 +11,12 @@
 //   BM_CompositeGateLong  the decision on a 390-byte marked paragraph instead of the 91-byte note
 //   BM_CompositeWithoutMemsad/0|1  the other four detectors on the note (0) or the paragraph (1)
 //   BM_OneDetector/d/0|1  each of those four alone
+//   BM_ValidationUnseen   ValidationRules::Match (normaliser included) on text the rules have not
+//                         seen: a fresh copy of the compiled-in rules, and each iteration the next
+//                         of the distinct `text` values of data/**/*.jsonl (about 15,000, shuffled
+//                         once with a fixed seed), every text once: what a write costs a serving
+//                         process, whose writes are new text (issue #12 point 10)
+//   BM_ValidationSeen     the same texts again after one pass: the cost once the caches are warm
 //   BM_SharedDetectorsGate/m, BM_SharedDetectorsGateLong/m, BM_SharedDetectorsReport/m
 //                         the composite, its paragraph and its report with only the detectors
 //                         7176b99 also has and that are the same there (memsad, memsad_plus,
@@ -23,11 +29,17 @@
 // detector flags does not change the decision's cost (reasons are built only for the report).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string_view>
+#include <unordered_set>
 
 #include "bulwark/embedder.h"
+#include "detect/validation_rules.h"
 #include "detect/watermark_marker.h"
 #include "detect/write_gate.h"
 #include "embed/embedder_factory.h"
@@ -181,6 +193,55 @@ void BM_OneDetector(benchmark::State& state) {
   state.SetLabel(std::string(only) + (paragraph ? ", paragraph" : ", note"));
 }
 BENCHMARK(BM_OneDetector)->ArgsProduct({{0, 1, 2, 3}, {0, 1}})->Unit(benchmark::kMicrosecond);
+
+// The distinct `text` values of data/**/*.jsonl, shuffled with a fixed seed.
+const std::vector<std::string>& DataTexts() {
+  static const std::vector<std::string>* texts = [] {
+    auto* out = new std::vector<std::string>();
+    std::unordered_set<std::string> seen;
+    std::vector<std::filesystem::path> files;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(BULWARK_SOURCE_DIR "/data")) {
+      if (entry.path().extension() == ".jsonl") files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+      std::ifstream in(file);
+      for (std::string line; std::getline(in, line);) {
+        const nlohmann::json row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+        if (!row.is_object() || !row.contains("text") || !row["text"].is_string()) continue;
+        std::string text = row["text"].get<std::string>();
+        if (seen.insert(text).second) out->push_back(std::move(text));
+      }
+    }
+    std::shuffle(out->begin(), out->end(), std::mt19937(7));
+    return out;
+  }();
+  return *texts;
+}
+
+void BM_ValidationUnseen(benchmark::State& state) {
+  const std::vector<std::string>& texts = DataTexts();
+  const auto rules = *ValidationRules::Default();  // its own caches: nothing seen yet
+  absl::InlinedVector<uint32_t, 4> hits;
+  size_t i = 0, matched = 0;
+  for (auto _ : state) {
+    rules->Match(texts[i++ % texts.size()], &hits);
+    matched += hits.size();
+  }
+  state.counters["texts"] = static_cast<double>(std::min(i, texts.size()));
+  state.counters["hits"] = static_cast<double>(matched);
+}
+BENCHMARK(BM_ValidationUnseen)->Iterations(15000)->Unit(benchmark::kMicrosecond);
+
+void BM_ValidationSeen(benchmark::State& state) {
+  const std::vector<std::string>& texts = DataTexts();
+  const auto rules = *ValidationRules::Default();
+  absl::InlinedVector<uint32_t, 4> hits;
+  for (const std::string& text : texts) rules->Match(text, &hits);
+  size_t i = 0;
+  for (auto _ : state) rules->Match(texts[i++ % texts.size()], &hits);
+}
+BENCHMARK(BM_ValidationSeen)->Unit(benchmark::kMicrosecond);
 
 void BM_MaxMeanKernel(benchmark::State& state) {
   const size_t m = static_cast<size_t>(state.range(0)), dim = 384;
