@@ -97,6 +97,10 @@ absl::StatusOr<CoverageCalibration> CoverageCalibration::Fit(std::span<const int
   for (double& l : out.table.llr) l = std::clamp(l, floor, cap);
   out.benign_rounds = benign_novel.size();
   out.attack_rounds = attack_novel.size();
+  out.benign_histogram.assign(static_cast<size_t>(k_obs) + 1, 0);
+  out.attack_histogram.assign(static_cast<size_t>(k_obs) + 1, 0);
+  for (int n : benign_novel) ++out.benign_histogram[static_cast<size_t>(n)];  // n checked by the table's Fit
+  for (int n : attack_novel) ++out.attack_histogram[static_cast<size_t>(n)];
   return out;
 }
 
@@ -106,7 +110,11 @@ double CoverageCalibration::Llr(int novel) const {
 }
 
 nlohmann::json CoverageCalibration::ToJson() const {
-  return {{"llr", table.llr}, {"benign_rounds", benign_rounds}, {"attack_rounds", attack_rounds}};
+  return {{"llr", table.llr},
+          {"benign_rounds", benign_rounds},
+          {"attack_rounds", attack_rounds},
+          {"benign_histogram", benign_histogram},
+          {"attack_histogram", attack_histogram}};
 }
 
 std::vector<int> SessionNovelty(std::span<const std::vector<int64_t>> round_ids, size_t window) {

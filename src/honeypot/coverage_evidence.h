@@ -80,6 +80,7 @@ class CoverageWindows {
 struct CoverageCalibration {
   CountCalibration table;  // llr[n], n = 0 .. k_obs novel memory rows
   size_t benign_rounds = 0, attack_rounds = 0;
+  std::vector<size_t> benign_histogram, attack_histogram;  // rounds per novel count 0 .. k_obs
 
   // CountCalibration::Fit over novelty counts, clamped to [floor, cap] (cap > 0, floor <= 0).
   // Its errors, and InvalidArgument for a bad floor or cap.
@@ -89,7 +90,7 @@ struct CoverageCalibration {
                                                                double floor = 0);
   // l(n); a count beyond the table uses its last entry, a negative one 0.
   double Llr(int novel) const;
-  // {"llr": [..], "benign_rounds", "attack_rounds"}.
+  // {"llr": [..], "benign_rounds", "attack_rounds", "benign_histogram", "attack_histogram"}.
   nlohmann::json ToJson() const;
 };
 
