@@ -140,9 +140,7 @@ void BM_CoverageObserve(benchmark::State& state) {
   auto observe = [&](int p) {
     rows[0].id = next_id++ % 1000;  // new ids, drawn from a 1,000-memory namespace
     rows[2].id = next_id++ % 1000;
-    std::string key;
-    AppendKeyBytes({"default", principals[static_cast<size_t>(p)], "session-0123456789abcdef"},
-                   KeyLevel::kPrincipal, &key);
+    const SessionKey key{"default", principals[static_cast<size_t>(p)], "session-0123456789abcdef"};
     return evidence.Observe(key, rows);
   };
   for (int round = 0; round < 32; ++round)

@@ -136,4 +136,10 @@ double CoverageEvidence::Observe(std::string_view key, std::span<const Retrieved
   return calibration_.Llr(windows_->Novel(key, std::span<const int64_t>(ids, n)));
 }
 
+double CoverageEvidence::Observe(const SessionKey& key, std::span<const RetrievedRow> top) {
+  std::string principal;
+  AppendKeyBytes(key, KeyLevel::kPrincipal, &principal);
+  return Observe(principal, top);
+}
+
 }  // namespace bulwark::honeypot

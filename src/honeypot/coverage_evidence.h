@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "honeypot/llr_estimator.h"
+#include "honeypot/session_monitor.h"
 
 namespace bulwark::honeypot {
 
@@ -107,6 +108,9 @@ class CoverageEvidence {
   // The round's LLR for `key` (a principal's key bytes) from the memory rows of `top` (rows with
   // is_pot or id < 0 are skipped), recording them in its window.
   double Observe(std::string_view key, std::span<const RetrievedRow> top);
+  // The same for the principal-level key of `key` (AppendKeyBytes, KeyLevel::kPrincipal): the
+  // session is ignored, so rotating it does not reset the window.
+  double Observe(const SessionKey& key, std::span<const RetrievedRow> top);
   const CoverageCalibration& calibration() const { return calibration_; }
   const CoverageWindows& windows() const { return *windows_; }
 

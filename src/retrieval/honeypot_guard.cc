@@ -439,11 +439,7 @@ absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(const SearchPlan&
     if (!std::isfinite(best)) best = lowest;
     obs.text_llr += options_.relevance->Llr(best);
   }
-  if (options_.coverage != nullptr) {
-    std::string principal;
-    honeypot::AppendKeyBytes(key, KeyLevel::kPrincipal, &principal);
-    obs.text_llr += options_.coverage->Observe(principal, obs.top);
-  }
+  if (options_.coverage != nullptr) obs.text_llr += options_.coverage->Observe(key, obs.top);
   observations_.fetch_add(1);
   verdict = monitor_->Observe(key, obs, env_->NowMicros(), params->sprt, params->llr);
   absl::Status persisted;

@@ -183,9 +183,7 @@ class EntryStore {
     bool metadata = false;
   };
   SideIndexState SideIndexes(std::string_view name_space) const;
-  // One row of a honeypot observation: its cosine to the query, whether it is a honeypot, and its
-  // row id (the coverage evidence counts memories new to a principal: honeypot/coverage_evidence.h).
-  struct ObservedRow {
+  struct ObservedRow {  // one observation row: cosine to the query, honeypot or not, row id
     float score = 0;
     bool is_pot = false;
     int64_t row_id = -1;
