@@ -8,6 +8,9 @@
 //   BM_ObserveNewKey               every search from a new session (insertion cost, 2^20 cap)
 //   BM_IsBlocked                   the pre-retrieval check
 //   BM_IntentLlr                   the extraction-intent grammar's LLR of one query
+//   BM_CoverageObserve/keys        the coverage evidence's LLR of one observation (the principal's
+//                                  key bytes, its window's novelty count and the table lookup)
+//                                  over `keys` principals with full 64-id windows
 //   BM_Fit10k                      `honeypots fit` on 10,000 memories (the 1,400 shipped benign
 //                                  memories replicated with a distinct suffix each), 350 benign and
 //                                  49 attack queries, ratio 3 % (300 pots), default options, one
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "embed/embedder_factory.h"
+#include "honeypot/coverage_evidence.h"
 #include "honeypot/fit_test_data.h"
 #include "honeypot/honeypot_fit.h"
 #include "honeypot/intent_evidence.h"
@@ -119,6 +123,36 @@ void BM_IntentLlr(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(sum += intent->Llr(queries[i++ & 3]));
 }
 BENCHMARK(BM_IntentLlr);
+
+// What HoneypotGuardOptions::coverage adds to an observed search (HoneypotGuard::Record): the
+// principal-level key bytes and CoverageEvidence::Observe of 4 rows (3 memories, 1 pot), half of
+// the memory ids new, over `keys` principals whose windows are full.
+void BM_CoverageObserve(benchmark::State& state) {
+  const int keys = static_cast<int>(state.range(0));
+  CoverageCalibration cal =
+      *CoverageCalibration::Fit(std::vector<int>{0, 0, 1, 2}, std::vector<int>{3, 3, 2, 1}, 4);
+  CoverageEvidence evidence(cal, *CoverageWindows::Create({.window = 64, .max_keys = 4096}));
+  std::vector<std::string> principals;
+  for (int p = 0; p < keys; ++p) principals.push_back("principal-" + std::to_string(p));
+  std::vector<RetrievedRow> rows = {
+      {0.41f, false, 0}, {0.38f, true, 1}, {0.33f, false, 2}, {0.30f, false, 3}};
+  int64_t next_id = 0;
+  auto observe = [&](int p) {
+    rows[0].id = next_id++ % 1000;  // new ids, drawn from a 1,000-memory namespace
+    rows[2].id = next_id++ % 1000;
+    const SessionKey key{"default", principals[static_cast<size_t>(p)], "session-0123456789abcdef"};
+    return evidence.Observe(key, rows);
+  };
+  for (int round = 0; round < 32; ++round)
+    for (int p = 0; p < keys; ++p) observe(p);
+  int p = 0;
+  double sum = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(sum += observe(p));
+    if (++p == keys) p = 0;
+  }
+}
+BENCHMARK(BM_CoverageObserve)->Arg(64)->Arg(4096);
 
 void BM_Fit10k(benchmark::State& state) {
   const std::string dir(WordNetCanonicalizer::kDefaultDir);

@@ -50,12 +50,21 @@ class EvalExtractionCommand final : public EvalSubcommand {
                     "honeypot/intent_cap.h; 1.1 before 2026-11-24 late)")
         ->check(CLI::Range(0.0, 20.0))
         ->capture_default_str();
+    sub->add_option("--coverage-window", config_.base.coverage_window,
+                    "+coverage: memory ids remembered per principal (honeypot/coverage_evidence.h)")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
+    sub->add_option("--coverage-floor", config_.base.coverage_floor,
+                    "+coverage: lower clamp of the novelty LLR (0: one-sided evidence)")
+        ->check(CLI::Range(-20.0, 0.0))
+        ->capture_default_str();
     sub->add_flag("--answer-deciding-search", answer_deciding_,
                   "answer the search that decides a block (refused by default)");
     sub->add_option("--trace", trace_path_,
                     "write every replayed session's per-round observation here (JSONL)");
     sub->add_option("--estimators", config_.estimators,
-                    "count_calibrated, count, similarity; NAME+intent adds the intent grammar's evidence")
+                    "count_calibrated, count, similarity; NAME+intent adds the intent grammar's evidence, "
+                    "+relevance the relevance evidence, +coverage the coverage (novelty) evidence")
         ->capture_default_str();
   }
   int Run(const EvalContext& ctx) override {
@@ -104,6 +113,8 @@ class EvalExtractionCommand final : public EvalSubcommand {
                       {"coverage_probes", config_.base.fit.coverage_probes},
                       {"unseen_weight", config_.base.unseen_weight},
                       {"intent_cap", config_.base.intent_cap},
+                      {"coverage_window", config_.base.coverage_window},
+                      {"coverage_floor", config_.base.coverage_floor},
                       {"refuse_deciding_search", config_.base.refuse_deciding_search},
                       {"seed", ctx.flags().seed}};
     return ctx.Finish(eval::ToMarkdown(*result), json);

@@ -14,6 +14,7 @@
 
 #include <absl/status/statusor.h>
 
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <span>
 #include <string_view>
@@ -21,10 +22,13 @@
 
 namespace bulwark::honeypot {
 
-// One retrieved row of the observation: its cosine to the query and whether it is a pot.
+// One retrieved row of the observation: its cosine to the query, whether it is a pot, and its
+// row id (EntryStore::ObservedRow::row_id; -1 when unknown), which the coverage evidence
+// (coverage_evidence.h) counts.
 struct RetrievedRow {
   float score = 0;
   bool is_pot = false;
+  int64_t id = -1;
 };
 
 // What the monitor sees of one search (never shown to the caller).

@@ -423,7 +423,7 @@ absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(const SearchPlan&
                                                                std::string_view request_text) {
   honeypot::MonitorVerdict verdict;
   absl::InlinedVector<honeypot::RetrievedRow, 16> top;  // k_obs rows (4 by default): no allocation
-  for (const EntryStore::ObservedRow& r : rows) top.push_back({r.score, r.is_pot});
+  for (const EntryStore::ObservedRow& r : rows) top.push_back({r.score, r.is_pot, r.row_id});
   honeypot::Observation obs;
   obs.top = top;
   const Params* params = plan.params_ ? plan.params_.get() : defaults_.get();
@@ -439,6 +439,7 @@ absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(const SearchPlan&
     if (!std::isfinite(best)) best = lowest;
     obs.text_llr += options_.relevance->Llr(best);
   }
+  if (options_.coverage != nullptr) obs.text_llr += options_.coverage->Observe(key, obs.top);
   observations_.fetch_add(1);
   verdict = monitor_->Observe(key, obs, env_->NowMicros(), params->sprt, params->llr);
   absl::Status persisted;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "bulwark/env.h"
+#include "honeypot/coverage_evidence.h"
 #include "honeypot/intent_evidence.h"
 #include "honeypot/relevance_evidence.h"
 #include "honeypot/session_monitor.h"
@@ -65,6 +66,10 @@ struct HoneypotGuardOptions {
   // observation's best memory cosine below the calibrated threshold. Unset: none. Evaluation
   // only for now (no stored table: `honeypots fit` does not calibrate one).
   std::optional<honeypot::RelevanceCalibration> relevance;
+  // Coverage evidence added to every observed search's LLR (honeypot/coverage_evidence.h): the
+  // observation's memory rows new to the (namespace, principal). Null: none. Evaluation only for
+  // now (`honeypots fit` does not calibrate one).
+  std::shared_ptr<honeypot::CoverageEvidence> coverage;
 };
 
 // One blocked key as the admin routes list it.

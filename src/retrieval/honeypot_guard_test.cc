@@ -249,6 +249,41 @@ TEST_F(HoneypotGuardTest, RelevanceEvidenceAndTheDecidingSearch) {
   EXPECT_EQ(v->text_llr, 0.0);
 }
 
+// Coverage evidence: the observation's memory rows carry their row ids, and a principal's rounds
+// add the table's LLR of how many of them it has not seen before, whatever its session.
+TEST_F(HoneypotGuardTest, CoverageEvidenceCountsMemoriesNewToThePrincipal) {
+  auto q = store_->embedder().Embed(kUserQuery);
+  ASSERT_THAT(q, IsOk());
+  auto rows = store_->impl().entries->Observe(kPotNs, *q, 4);
+  ASSERT_THAT(rows, IsOk());
+  ASSERT_EQ(rows->size(), 4u);
+  for (size_t i = 0; i < rows->size(); ++i) {
+    EXPECT_FALSE((*rows)[i].is_pot);
+    EXPECT_GE((*rows)[i].row_id, 0);
+    for (size_t j = 0; j < i; ++j) EXPECT_NE((*rows)[i].row_id, (*rows)[j].row_id);
+  }
+  HoneypotGuardOptions options;
+  options.monitor.llr.kind = honeypot::LlrEstimatorKind::kCountCalibrated;
+  options.monitor.llr.calibration.llr.assign(5, 0.0);  // pots say nothing
+  honeypot::CoverageCalibration table;
+  table.table.llr = {0.0, 0.1, 0.2, 0.3, 0.4};
+  auto windows = honeypot::CoverageWindows::Create({.window = 64, .max_keys = 8});
+  ASSERT_THAT(windows, IsOk());
+  options.coverage = std::make_shared<honeypot::CoverageEvidence>(table, *std::move(windows));
+  auto guard = HoneypotGuard::Create(options, store_->impl().entries.get(), nullptr, Env::Default());
+  ASSERT_THAT(guard, IsOk());
+  std::vector<double> text;
+  for (const SessionKey& key : std::vector<SessionKey>{
+           {kPotNs, "alice", "s1"}, {kPotNs, "alice", "s2"}, {kPotNs, "bob", "s1"}, {kPotNs, "bob", ""}}) {
+    auto v = (*guard)->Observe(key, *q);
+    ASSERT_THAT(v, IsOk());
+    EXPECT_DOUBLE_EQ(v->llr, v->text_llr);
+    text.push_back(v->text_llr);
+  }
+  // 4 new memories, then none for the same principal in a rotated session; another principal's own.
+  EXPECT_EQ(text, std::vector<double>({0.4, 0.0, 0.4, 0.0}));
+}
+
 TEST_F(HoneypotGuardTest, BlocksSurviveARestartAndUnblockClearsThem) {
   const SessionKey attacker{kPotNs, "mallory", "s1"};
   ASSERT_TRUE(Observe(attacker, kExtractQuery).ok());

@@ -183,10 +183,10 @@ class EntryStore {
     bool metadata = false;
   };
   SideIndexState SideIndexes(std::string_view name_space) const;
-  // One row of a honeypot observation: its cosine to the query and whether it is a honeypot.
-  struct ObservedRow {
+  struct ObservedRow {  // one observation row: cosine to the query, honeypot or not, row id
     float score = 0;
     bool is_pot = false;
+    int64_t row_id = -1;
   };
   // The MemPot observation of one query (DESIGN 3; doc/honeypots.md, "The observation"): the first
   // `k_obs` rows, best first, of the unfiltered ranking over the namespace's active memories and

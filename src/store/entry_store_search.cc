@@ -137,8 +137,8 @@ std::vector<EntryStore::ObservedRow> EntryStore::ObserveVector(
   while (observed.size() < k_obs && (m < memory_hits.size() || p < pots.size())) {
     const bool take_pot =
         p < pots.size() && (m == memory_hits.size() || pots[p].score > memory_hits[m].score);
-    observed.push_back(take_pot ? ObservedRow{pots[p++].score, true}
-                                : ObservedRow{memory_hits[m++].score, false});
+    const IndexHit& hit = take_pot ? pots[p++] : memory_hits[m++];
+    observed.push_back(ObservedRow{hit.score, take_pot, hit.row_id});
   }
   return observed;
 }

@@ -256,12 +256,12 @@ std::vector<EntryStore::ObservedRow> EntryStore::ObserveFused(
     const auto v = std::find(vector_ids.begin(), vector_ids.end(), id);
     if (v != vector_ids.end()) {
       const auto i = static_cast<size_t>(v - vector_ids.begin());
-      observed.push_back({vector_cosine[i], vector_pot[i]});
+      observed.push_back({vector_cosine[i], vector_pot[i], id});
       continue;
     }
     const auto l = std::find(lexical_ids.begin(), lexical_ids.end(), id);
     const bool is_pot = l != lexical_ids.end() && lexical_pot[static_cast<size_t>(l - lexical_ids.begin())];
-    observed.push_back({0.0f, is_pot});
+    observed.push_back({0.0f, is_pot, id});
     if (cosines) (is_pot ? lexical_pots : lexical_memories).push_back(id);
   }
   if (lexical_memories.empty() && lexical_pots.empty()) return observed;

@@ -2,6 +2,7 @@
 #include "eval/experiments/extraction_eval.h"
 
 #include <absl/strings/ascii.h>
+#include <absl/strings/match.h>
 #include <absl/strings/str_cat.h>
 #include <absl/strings/str_split.h>
 
@@ -84,12 +85,16 @@ absl::StatusOr<Store> Defended(const ExtractionEvalConfig& config, const std::fi
   BULWARK_ASSIGN_OR_RETURN(s.store, MemoryStore::Create(dir, config.store_options));
   SessionEvalConfig fit = config.base;
   fit.generated_attacks = fit_attacks;
+  // The coverage table is calibrated only for a run that uses it (an estimator with "+coverage").
+  fit.coverage_evidence = std::any_of(config.estimators.begin(), config.estimators.end(),
+                                      [](const std::string& e) { return absl::StrContains(e, "+coverage"); });
   BULWARK_ASSIGN_OR_RETURN(s.defended, BuildDefendedStore(*s.store, config.memories, fit));
   return s;
 }
 
 constexpr std::string_view kIntentSuffix = "intent";
 constexpr std::string_view kRelevanceSuffix = "relevance";
+constexpr std::string_view kCoverageSuffix = "coverage";
 
 void AddTraces(const std::vector<SessionOutcome>& outcomes, const std::string& protocol,
                const std::string& estimator, ExtractionEvalResult* result) {
@@ -118,18 +123,22 @@ absl::Status AddRows(Store& s, const ExtractionEvalConfig& config,
   for (const std::string& estimator : config.estimators) {
     SessionEvalConfig replay = config.base;
     // "NAME+intent", "NAME+relevance", "NAME+intent+relevance": the estimator with the
-    // extraction-intent grammar's and/or the relevance evidence fused in.
+    // extraction-intent grammar's and/or the relevance evidence fused in; "+coverage" the coverage
+    // evidence (novel memories per round).
     const std::vector<std::string> parts = absl::StrSplit(estimator, '+');
     replay.intent_evidence = false;
     replay.relevance_evidence = false;
+    replay.coverage_evidence = false;
     for (size_t i = 1; i < parts.size(); ++i) {
       if (parts[i] == kIntentSuffix) {
         replay.intent_evidence = true;
       } else if (parts[i] == kRelevanceSuffix) {
         replay.relevance_evidence = true;
+      } else if (parts[i] == kCoverageSuffix) {
+        replay.coverage_evidence = true;
       } else {
         return absl::InvalidArgumentError(absl::StrCat("estimator '", estimator, "': unknown evidence '",
-                                                       parts[i], "' (intent | relevance)"));
+                                                       parts[i], "' (intent | relevance | coverage)"));
       }
     }
     BULWARK_ASSIGN_OR_RETURN(replay.estimator, honeypot::ParseLlrEstimatorKind(parts[0]));
@@ -296,6 +305,8 @@ absl::StatusOr<ExtractionEvalResult> RunExtractionEval(
   stage("in-family fit");
   BULWARK_ASSIGN_OR_RETURN(Store all, Defended(config, dir / "in-family", families));
   result.pots = all.defended.fit.pots;
+  if (all.defended.fit.metrics.contains("eval_coverage_calibration"))
+    result.coverage_calibrations["in-family"] = all.defended.fit.metrics["eval_coverage_calibration"];
   stage("generating evaluation sessions");
   BULWARK_ASSIGN_OR_RETURN(std::vector<LabelledSession> sessions,
                            EvalSessions(*all.store, config, families, config.attack_sessions));
@@ -315,6 +326,10 @@ absl::StatusOr<ExtractionEvalResult> RunExtractionEval(
         if (f != held_out) fit_families.push_back(f);
       }
       BULWARK_ASSIGN_OR_RETURN(Store s, Defended(config, dir / held_out, fit_families));
+      if (s.defended.fit.metrics.contains("eval_coverage_calibration")) {
+        result.coverage_calibrations["held-out " + held_out] =
+            s.defended.fit.metrics["eval_coverage_calibration"];
+      }
       std::vector<LabelledSession> subset;
       for (const LabelledSession& l : sessions) {
         if (l.style == held_out || l.label == SessionLabel::kBenign) subset.push_back(l);
@@ -363,7 +378,8 @@ nlohmann::json ToJson(const ExtractionEvalResult& result) {
           {"pots", result.pots},
           {"external_memories", result.external_memories},
           {"external_pots", result.external_pots},
-          {"seconds", result.seconds}};
+          {"seconds", result.seconds},
+          {"coverage_calibrations", result.coverage_calibrations}};
 }
 
 std::string ToMarkdown(const ExtractionEvalResult& result) {

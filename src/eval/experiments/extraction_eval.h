@@ -78,6 +78,9 @@ struct ExtractionEvalResult {
   // "estimator", "session", "style", "label", "detected_at", "rounds": [[pots, llr, text_llr,
   // session statistic], ...]} (for reading why a session did or did not block).
   std::vector<nlohmann::json> traces;
+  // With a "+coverage" estimator: each store's coverage table (CoverageCalibration::ToJson), keyed
+  // "in-family", "held-out NAME" or "external".
+  nlohmann::json coverage_calibrations = nlohmann::json::object();
 };
 
 // Runs the experiment, creating stores in subdirectories of `dir`. `progress` gets a stage name.
@@ -89,7 +92,7 @@ struct ExtractionEvalResult {
 // {"rows": [{"protocol", "attack", "estimator", "benign_length", "auroc", "tpr_at_1fpr",
 // "tpr_at_10fpr", "fpr_at_block", "fpr_at_block_ci95", "fdt_mean", "fdt_median",
 // "detected_fraction", "leakage"}], "added_us_per_search", "pots", "external_memories",
-// "external_pots", "seconds"}.
+// "external_pots", "seconds", "coverage_calibrations"}.
 nlohmann::json ToJson(const ExtractionEvalResult& result);
 std::string ToMarkdown(const ExtractionEvalResult& result);
 

@@ -68,10 +68,12 @@ absl::Status ValidateConfig(const SessionEvalConfig& config) {
   return absl::OkStatus();
 }
 
+using QuerySessions = std::vector<std::vector<std::string>>;
+
 // Runs built-in generators (attack names of extraction::ExtractionAttackNames) against the
-// store and returns the queries of their log, in order.
-absl::StatusOr<std::vector<std::string>> GeneratedQueries(MemoryStore& store, const SessionEvalConfig& config,
-                                                          std::vector<std::string> attacks) {
+// store and returns the queries of their log, one list per session, in order.
+absl::StatusOr<QuerySessions> GeneratedSessions(MemoryStore& store, const SessionEvalConfig& config,
+                                                std::vector<std::string> attacks) {
   extraction::ExtractionAttackOptions options;
   options.attacks = std::move(attacks);
   options.sessions = config.generated_sessions;
@@ -85,11 +87,27 @@ absl::StatusOr<std::vector<std::string>> GeneratedQueries(MemoryStore& store, co
   BULWARK_RETURN_IF_ERROR(extraction::RunExtractionAttacks(options, target, log).status());
   BULWARK_ASSIGN_OR_RETURN(std::vector<extraction::AttackSession> sessions,
                            extraction::ReadAttackLog(log, "generated log"));
-  std::vector<std::string> queries;
+  QuerySessions out;
   for (const extraction::AttackSession& s : sessions) {
-    for (const extraction::AttackStep& step : s.steps) queries.push_back(step.query);
+    out.emplace_back();
+    for (const extraction::AttackStep& step : s.steps) out.back().push_back(step.query);
   }
-  return queries;
+  return out;
+}
+
+std::vector<std::string> Flatten(const QuerySessions& sessions) {
+  std::vector<std::string> out;
+  for (const std::vector<std::string>& s : sessions) out.insert(out.end(), s.begin(), s.end());
+  return out;
+}
+
+// Consecutive runs of `length` queries of a flat list (given logs and queries carry no sessions).
+QuerySessions Chunks(const std::vector<std::string>& queries, size_t length) {
+  QuerySessions out;
+  for (size_t i = 0; i < queries.size(); i += length)
+    out.emplace_back(queries.begin() + static_cast<std::ptrdiff_t>(i),
+                     queries.begin() + static_cast<std::ptrdiff_t>(std::min(queries.size(), i + length)));
+  return out;
 }
 
 absl::StatusOr<std::vector<honeypot::FitMemory>> ActiveMemories(MemoryStore& store, std::string_view ns) {
@@ -189,6 +207,9 @@ struct TrainingQueries {
   // benign[0 .. user_like) are what users ask (given and simulated queries); the memory-derived
   // questions after them are near-copies of stored text, not a user's distribution.
   size_t user_like = 0;
+  // The same attack and user-like queries as sessions, in order (generated sessions as the
+  // generators ran them; given queries in runs of 64): what the coverage evidence is fitted on.
+  QuerySessions attack_sessions, benign_sessions;
 };
 
 // The fit's positives (given, or generated) and negatives (given + simulated + memory-derived).
@@ -199,12 +220,19 @@ absl::StatusOr<TrainingQueries> Training(MemoryStore& store, const SessionEvalCo
   fit->generated_attacks = t.attack.empty();
   if (t.attack.empty()) {
     stage("generating attack logs");
-    BULWARK_ASSIGN_OR_RETURN(t.attack, GeneratedQueries(store, config, config.generated_attacks));
+    BULWARK_ASSIGN_OR_RETURN(t.attack_sessions, GeneratedSessions(store, config, config.generated_attacks));
+    t.attack = Flatten(t.attack_sessions);
+  } else {
+    t.attack_sessions = Chunks(t.attack, 64);
   }
+  t.benign_sessions = Chunks(t.benign, 64);
   if (!config.benign_query_files.empty()) {
     stage("generating benign sessions");
-    BULWARK_ASSIGN_OR_RETURN(std::vector<std::string> simulated, GeneratedQueries(store, config, {"benign"}));
-    t.benign.insert(t.benign.end(), simulated.begin(), simulated.end());
+    BULWARK_ASSIGN_OR_RETURN(QuerySessions simulated, GeneratedSessions(store, config, {"benign"}));
+    for (std::vector<std::string>& q : simulated) {
+      t.benign.insert(t.benign.end(), q.begin(), q.end());
+      t.benign_sessions.push_back(std::move(q));
+    }
   }
   t.user_like = t.benign.size();
   if (config.memory_queries) {
@@ -239,6 +267,38 @@ absl::StatusOr<honeypot::RelevanceCalibration> CalibrateRelevance(MemoryStore& s
   BULWARK_ASSIGN_OR_RETURN(ObservedCounts a, PotCounts(store, config, attack, /*as_read_path=*/true));
   return honeypot::RelevanceCalibration::Fit(b.best_memory, a.best_memory, config.relevance_quantile,
                                              config.relevance_cap);
+}
+
+// The coverage evidence's table (coverage_evidence.h): every training session replayed in order
+// through the namespace's observation as the read path makes it (pots written), a fresh window per
+// session (the eval gives each session its own principal), novel memory rows counted per round.
+absl::StatusOr<honeypot::CoverageCalibration> CalibrateCoverage(MemoryStore& store,
+                                                                const SessionEvalConfig& config,
+                                                                const TrainingQueries& all) {
+  absl::StatusOr<Retrieval> retrieval = store.impl().retrieval->Get(config.name_space);
+  const bool hybrid = retrieval.ok() && *retrieval == Retrieval::kHybrid;
+  auto novelty = [&](const QuerySessions& sessions) -> absl::StatusOr<std::vector<int>> {
+    std::vector<int> out;
+    for (const std::vector<std::string>& session : sessions) {
+      std::vector<std::vector<int64_t>> rounds;
+      for (const std::string& q : session) {
+        BULWARK_ASSIGN_OR_RETURN(std::vector<float> embedding, store.embedder().Embed(q));
+        BULWARK_ASSIGN_OR_RETURN(auto rows,
+                                 store.impl().entries->Observe(config.name_space, embedding, config.k_obs,
+                                                               hybrid ? std::string_view(q) : ""));
+        rounds.emplace_back();
+        for (const auto& r : rows)
+          if (!r.is_pot) rounds.back().push_back(r.row_id);
+      }
+      const std::vector<int> n = honeypot::SessionNovelty(rounds, config.coverage_window);
+      out.insert(out.end(), n.begin(), n.end());
+    }
+    return out;
+  };
+  BULWARK_ASSIGN_OR_RETURN(std::vector<int> benign, novelty(all.benign_sessions));
+  BULWARK_ASSIGN_OR_RETURN(std::vector<int> attack, novelty(all.attack_sessions));
+  return honeypot::CoverageCalibration::Fit(benign, attack, config.k_obs, config.coverage_cap,
+                                            config.unseen_weight, config.coverage_floor);
 }
 
 }  // namespace
@@ -288,6 +348,10 @@ absl::StatusOr<DefendedStore> BuildDefendedStore(MemoryStore& store, std::span<c
   out.fit.metrics["eval_calibration"] = out.calibration.ToJson();
   BULWARK_ASSIGN_OR_RETURN(out.relevance, CalibrateRelevance(store, config, all));
   out.fit.metrics["eval_relevance_calibration"] = out.relevance.ToJson();
+  if (config.coverage_evidence) {  // only then: it observes every training session once more
+    BULWARK_ASSIGN_OR_RETURN(out.coverage, CalibrateCoverage(store, config, all));
+    out.fit.metrics["eval_coverage_calibration"] = out.coverage.ToJson();
+  }
   BULWARK_ASSIGN_OR_RETURN(std::shared_ptr<const honeypot::IntentGrammar> grammar,
                            honeypot::IntentGrammar::Default());
   BULWARK_ASSIGN_OR_RETURN(const double intent_cap, IntentCap(config));
@@ -394,6 +458,11 @@ absl::StatusOr<std::vector<SessionOutcome>> ReplaySessions(
   if (config.intent_evidence) options.intent = defended.intent;
   options.refuse_deciding_search = config.refuse_deciding_search;
   if (config.relevance_evidence) options.relevance = defended.relevance;
+  if (config.coverage_evidence) {
+    BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<honeypot::CoverageWindows> windows,
+                             honeypot::CoverageWindows::Create({.window = config.coverage_window}));
+    options.coverage = std::make_shared<honeypot::CoverageEvidence>(defended.coverage, std::move(windows));
+  }
   BULWARK_ASSIGN_OR_RETURN(std::unique_ptr<HoneypotGuard> guard,
                            HoneypotGuard::Create(options, store.impl().entries.get(), nullptr, nullptr));
   DefendedRetriever retriever(&store, nullptr, nullptr);

@@ -39,6 +39,7 @@
 
 #include "eval/binomial.h"
 #include "eval/experiments/session_file.h"
+#include "honeypot/coverage_evidence.h"
 #include "honeypot/honeypot_fit.h"
 #include "honeypot/intent_evidence.h"
 #include "honeypot/relevance_evidence.h"
@@ -95,6 +96,15 @@ struct SessionEvalConfig {
   bool relevance_evidence = false;
   double relevance_quantile = 0.1;
   double relevance_cap = 1.1;
+  // Coverage evidence (honeypot/coverage_evidence.h): the observation's memory rows new to the
+  // principal's window of `coverage_window` ids, its table fitted on the training sessions
+  // (simulated benign sessions against the generated attacks' sessions), clamped to
+  // [coverage_floor, coverage_cap], the contaminated alternative with unseen_weight (calibrated by
+  // BuildDefendedStore only when on). Off by default.
+  bool coverage_evidence = false;
+  size_t coverage_window = 64;
+  double coverage_cap = 1.1;
+  double coverage_floor = 0;
   // The search that decides H1 is refused too (HoneypotGuardOptions::refuse_deciding_search);
   // false: it is answered (and leaks) as before 2026-11-24 evening.
   bool refuse_deciding_search = true;
@@ -120,6 +130,7 @@ struct DefendedStore {
   honeypot::CountCalibration calibration;
   std::shared_ptr<const honeypot::IntentEvidence> intent;  // always built; used if intent_evidence
   honeypot::RelevanceCalibration relevance;                // always fitted; used if relevance_evidence
+  honeypot::CoverageCalibration coverage;                  // fitted and used if coverage_evidence
 };
 
 // Step 1. Errors: InvalidArgument for a bad config or no memories; the errors of AddBatch, the
