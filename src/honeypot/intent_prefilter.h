@@ -1,19 +1,20 @@
 // A literal prefilter for the extraction-intent grammar (issue #13 point 3: the monitor's cost per
 // search on query texts the process has not seen). RE2's FilteredRE2 derives from each rule the
-// literal strings ("atoms") a match must contain: an AND/OR of atoms per rule, whose every atom
-// occurs in any text the rule matches. MayMatch finds the atoms present in the normalised query
-// (a fixed table built at construction, no lazily built state) and asks FilteredRE2 which rules
-// those atoms leave possible; when none, no rule matches and the RE2::Set passes of the grammar
-// are skipped. Most queries (every one of data/corpora/benign_queries.jsonl) are decided so.
+// literal strings ("atoms") a match must contain, as an AND/OR tree per rule: a rule can match a
+// text only if the atoms present in the (lowercased) text satisfy its tree. At construction each
+// rule's tree is reduced to a set of "trigger" atoms it cannot pass without (mostly the words of
+// one of its required word lists: "repeat|reproduce|..."); a query none of whose normalised views
+// holds a trigger cannot match any rule, and the grammar's RE2::Set passes are skipped. The
+// triggers are found by a fixed table built at construction (no lazily built state shared
+// between callers). 255 of the 350 queries of data/corpora/benign_queries.jsonl are decided so.
 //
-// Exactness: FilteredRE2 guarantees that the rules it passes are a superset of those that match
-// a lowercased text; MayMatch only answers false for text it can lowercase exactly (both views
-// ASCII: RE2's case folding of an ASCII letter then has no non-ASCII counterpart in the text).
-// For anything else it answers true, and the caller runs the grammar in full.
+// Exactness: FilteredRE2 guarantees that the rules it passes are a superset of those that match;
+// the tree is monotone, so a rule not passed with every atom but its triggers is not passed with
+// fewer. MayMatch only answers false for text it can lowercase exactly (both views ASCII: RE2's
+// case folding of an ASCII letter then has no non-ASCII counterpart in the text). For anything
+// else it answers true, and the caller runs the grammar in full.
 // intent_prefilter_test.cc compares the two on the corpora and on random texts.
 #pragma once
-
-#include <re2/filtered_re2.h>
 
 #include <cstdint>
 #include <memory>
@@ -34,10 +35,15 @@ class AtomScanner {
   // Sets bit i of `found` (sized to the atoms, in 64-bit words) for every atom i that occurs in
   // `text`. False, with `found` incomplete, if `text` has a byte >= 0x80.
   bool Find(std::string_view text, std::span<uint64_t> found) const;
+  // 1 if some atom occurs in `text`, 0 if none does, -1 if `text` has a byte >= 0x80.
+  int FindAny(std::string_view text) const;
   size_t size() const { return atoms_.size(); }
   size_t words() const { return (atoms_.size() + 63) / 64; }
 
  private:
+  // Calls on_atom(id) for atoms found until it returns true; false if a byte is >= 0x80.
+  template <typename OnAtom>
+  bool Scan(std::string_view text, OnAtom on_atom) const;
   static constexpr size_t kKeys = 128 * 128;  // two ASCII bytes
   static uint32_t Key(unsigned char a, unsigned char b) { return (uint32_t{a} << 7) | b; }
 
@@ -51,9 +57,10 @@ class AtomScanner {
 
 class IntentPrefilter {
  public:
-  // The prefilter of `rules`' rules whose `counted[i]` is true (the grammar's category rules).
-  // Null when it cannot decide anything: a counted rule over the raw text, a counted rule without
-  // atoms (FilteredRE2 passes it always), or no atom at all.
+  // The prefilter of `rules`' rules whose `counted[i]` is true (the grammar's category rules); each
+  // rule's pattern is compiled once more (FilteredRE2), about 1 ms a rule. Null when it cannot
+  // decide anything: a counted rule over the raw text, or one without atoms (FilteredRE2 passes it
+  // always), or no counted rule.
   static std::unique_ptr<IntentPrefilter> Create(const ValidationRules& rules,
                                                  const std::vector<bool>& counted);
 
@@ -61,9 +68,8 @@ class IntentPrefilter {
   bool MayMatch(const NormalizedText& normalized) const;
 
  private:
-  IntentPrefilter(std::unique_ptr<re2::FilteredRE2> filter, std::vector<std::string> atoms);
-  std::unique_ptr<re2::FilteredRE2> filter_;
-  AtomScanner scanner_;
+  explicit IntentPrefilter(std::vector<std::string> triggers);
+  AtomScanner scanner_;  // the trigger atoms
 };
 
 }  // namespace bulwark::honeypot
