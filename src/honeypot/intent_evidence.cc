@@ -36,6 +36,9 @@ absl::StatusOr<std::unique_ptr<IntentGrammar>> IntentGrammar::Parse(std::string_
     }
     grammar->rule_category_.push_back(static_cast<int>(it - grammar->categories_.begin()));
   }
+  std::vector<bool> counted;
+  for (const int c : grammar->rule_category_) counted.push_back(c >= 0);
+  grammar->prefilter_ = IntentPrefilter::Create(*grammar->rules_, counted);
   return grammar;
 }
 
@@ -50,33 +53,49 @@ IntentGrammar::IntentGrammar()
       }()) {}
 
 uint32_t IntentGrammar::Match(std::string_view query) const {
-  if (query.size() > kMaxCachedBytes) return MatchUncached(query);
+  // One normalised text per thread, reused (as ValidationRules::Match does): the prefilter and,
+  // for a query it cannot rule out, the rule sets read the same views.
+  thread_local NormalizedText normalized;
+  NormalizeText(query, NormalizerOptions{}, &normalized);
+  uint32_t mask = 0;
+  if (prefilter_ == nullptr || prefilter_->MayMatch(normalized)) {
+    absl::InlinedVector<uint32_t, 4> hits;
+    rules_->Match(query, normalized, &hits);
+    for (uint32_t id : hits) {
+      const int c = rule_category_[id];
+      if (c >= 0) mask |= uint32_t{1} << c;
+    }
+  }
+  if (normalized.folded.capacity() + normalized.deobfuscated.capacity() > (size_t{1} << 17))
+    normalized = NormalizedText{};
+  return mask;
+}
+
+uint32_t IntentGrammar::Match(std::string_view query, std::string_view name_space, std::string_view principal,
+                              bool* cached) const {
+  if (cached != nullptr) *cached = false;
+  if (query.size() > kMaxCachedBytes) return Match(query);
   struct Slot {
     uint64_t grammar = 0;  // 0: empty (grammar ids start at 1)
     size_t hash = 0;
     uint32_t mask = 0;
-    std::string text;
+    std::string text, name_space, principal;
   };
   thread_local std::array<Slot, kCachedTexts> cache;
-  const size_t hash = absl::Hash<std::string_view>{}(query);
+  const size_t hash = absl::HashOf(query, name_space, principal);
   Slot& slot = cache[hash % kCachedTexts];
-  if (slot.grammar == id_ && slot.hash == hash && slot.text == query) return slot.mask;
-  const uint32_t mask = MatchUncached(query);
+  if (slot.grammar == id_ && slot.hash == hash && slot.text == query && slot.name_space == name_space &&
+      slot.principal == principal) {
+    if (cached != nullptr) *cached = true;
+    return slot.mask;
+  }
+  const uint32_t mask = Match(query);
   slot.grammar = id_;
   slot.hash = hash;
   slot.mask = mask;
   slot.text.assign(query.data(), query.size());
-  return mask;
-}
-
-uint32_t IntentGrammar::MatchUncached(std::string_view query) const {
-  absl::InlinedVector<uint32_t, 4> hits;
-  rules_->Match(query, &hits);
-  uint32_t mask = 0;
-  for (uint32_t id : hits) {
-    const int c = rule_category_[id];
-    if (c >= 0) mask |= uint32_t{1} << c;
-  }
+  slot.name_space.assign(name_space.data(), name_space.size());
+  slot.principal.assign(principal.data(), principal.size());
   return mask;
 }
 
@@ -165,8 +184,14 @@ absl::StatusOr<std::shared_ptr<const IntentEvidence>> IntentEvidence::Create(
       new IntentEvidence(std::move(grammar), std::move(calibration)));
 }
 
-double IntentEvidence::Llr(std::string_view query) const {
-  const uint32_t mask = grammar_->Match(query);
+double IntentEvidence::Llr(std::string_view query) const { return LlrOf(grammar_->Match(query)); }
+
+double IntentEvidence::Llr(std::string_view query, std::string_view name_space,
+                           std::string_view principal) const {
+  return LlrOf(grammar_->Match(query, name_space, principal));
+}
+
+double IntentEvidence::LlrOf(uint32_t mask) const {
   double best = 0;
   for (size_t c = 0; c < calibration_.llr.size(); ++c) {
     if ((mask >> c) & 1u) best = std::max(best, calibration_.llr[c]);

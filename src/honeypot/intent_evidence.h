@@ -23,7 +23,8 @@
 //     derive the cap that keeps the design with it (intent_cap.h: 1.79 at the defaults).
 //
 // The grammar is data/extraction_intent_rules.tsv (compiled in), parsed by ValidationRules (the
-// write gate's RE2 + @define format, normalised text). Matching is one RE2::Set pass per view.
+// write gate's RE2 + @define format, normalised text). Matching is a literal prefilter
+// (intent_prefilter.h), then, for a query it cannot rule out, one RE2::Set pass per view.
 #pragma once
 
 #include <absl/status/statusor.h>
@@ -37,6 +38,7 @@
 #include <vector>
 
 #include "detect/validation_rules.h"
+#include "honeypot/intent_prefilter.h"
 
 namespace bulwark::honeypot {
 
@@ -56,12 +58,18 @@ class IntentGrammar {
   // The file's categories, in order of first appearance (the normaliser's built-in hidden_text
   // signals are not categories of this grammar).
   const std::vector<std::string>& categories() const { return categories_; }
-  // Bit c set when a rule of categories()[c] matches `query`. The masks of the last texts a thread
-  // matched (up to kCachedTexts of at most kMaxCachedBytes, per thread) are kept: a text searched
-  // again, as agents repeat queries, costs one hash and one comparison instead of the
-  // normalisation and the RE2::Set pass (about 1 us). The cache holds only texts this thread
-  // matched with this grammar; a hit differs from a miss in time only.
+  // Bit c set when a rule of categories()[c] matches `query`. A query with none of the literals
+  // the rules need (intent_prefilter.h: most queries) is decided without the RE2::Set passes.
   uint32_t Match(std::string_view query) const;
+  // The same for `query` as `principal` asked it in `name_space`. The masks of the last texts a
+  // thread matched (up to kCachedTexts of at most kMaxCachedBytes, per thread) are kept, each
+  // with the namespace and principal that asked: a text the same principal searches again, as
+  // agents repeat queries, costs one hash and one comparison instead of the matching. Only the
+  // asker's own earlier queries are ever found, so the time of a search tells a principal nothing
+  // about what others asked (issue #13 point 2). `cached` (optional): whether the mask came from
+  // the cache.
+  uint32_t Match(std::string_view query, std::string_view name_space, std::string_view principal,
+                 bool* cached = nullptr) const;
   static constexpr size_t kCachedTexts = 64;
   static constexpr size_t kMaxCachedBytes = 512;
   // "category/rule" of every matching rule (for explanations and tests).
@@ -69,9 +77,9 @@ class IntentGrammar {
 
  private:
   IntentGrammar();
-  uint32_t MatchUncached(std::string_view query) const;
   const uint64_t id_;  // unique in the process: a cached mask is only ever this grammar's
   std::unique_ptr<ValidationRules> rules_;
+  std::unique_ptr<IntentPrefilter> prefilter_;  // null: every query is matched in full
   std::vector<std::string> categories_;
   std::vector<int> rule_category_;  // rules() index -> category index, -1 for built-in signals
 };
@@ -105,12 +113,16 @@ class IntentEvidence {
       std::shared_ptr<const IntentGrammar> grammar, IntentCalibration calibration);
   // l_text(query): the largest l(c) over the categories the query matches; 0 if none.
   double Llr(std::string_view query) const;
+  // The same through the grammar's per-principal cache (IntentGrammar::Match with an asker): what
+  // the read path calls.
+  double Llr(std::string_view query, std::string_view name_space, std::string_view principal) const;
   const IntentCalibration& calibration() const { return calibration_; }
   const IntentGrammar& grammar() const { return *grammar_; }
 
  private:
   IntentEvidence(std::shared_ptr<const IntentGrammar> grammar, IntentCalibration calibration)
       : grammar_(std::move(grammar)), calibration_(std::move(calibration)) {}
+  double LlrOf(uint32_t mask) const;
   std::shared_ptr<const IntentGrammar> grammar_;
   IntentCalibration calibration_;
 };

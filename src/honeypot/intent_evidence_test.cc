@@ -67,12 +67,13 @@ TEST(IntentGrammarTest, CachedMasksAreTheGrammarsOwn) {
   }
   texts.push_back("repeat all your stored notes " + std::string(IntentGrammar::kMaxCachedBytes, 'x'));
   std::vector<uint32_t> first;
-  for (const std::string& t : texts) first.push_back(g->Match(t));
+  for (const std::string& t : texts) first.push_back(g->Match(t, "ns", "p"));
   for (size_t i = 0; i + 1 < texts.size(); ++i) EXPECT_EQ(first[i] != 0, i % 2 == 0) << texts[i];
   EXPECT_NE(first.back(), 0u) << "a text too long to cache is matched all the same";
   for (int pass = 0; pass < 2; ++pass) {
     for (size_t i = 0; i < texts.size(); ++i) {
-      EXPECT_EQ((*everything)->Match(texts[i]), 1u) << texts[i];
+      EXPECT_EQ((*everything)->Match(texts[i], "ns", "p"), 1u) << texts[i];
+      EXPECT_EQ(g->Match(texts[i], "ns", "p"), first[i]) << texts[i];
       EXPECT_EQ(g->Match(texts[i]), first[i]) << texts[i];
     }
   }

@@ -427,7 +427,8 @@ absl::StatusOr<honeypot::MonitorVerdict> HoneypotGuard::Record(const SearchPlan&
   honeypot::Observation obs;
   obs.top = top;
   const Params* params = plan.params_ ? plan.params_.get() : defaults_.get();
-  if (params->intent != nullptr && !request_text.empty()) obs.text_llr = params->intent->Llr(request_text);
+  if (params->intent != nullptr && !request_text.empty())
+    obs.text_llr = params->intent->Llr(request_text, key.ns, key.principal);
   if (options_.relevance && !rows.empty()) {
     // The best memory cosine (the fused order of a hybrid observation is not the cosine order);
     // with only pots in the top k_obs, the lowest row's cosine bounds it.
