@@ -151,6 +151,13 @@ test('the page is served with its security headers and no cookie', async () => {
   assert.equal((await fetch(server.url + '/ui/assets/nope.js')).status, 404);
 });
 
+// The "N pending" badge reads the namespace list, which the screen reloads separately from the
+// queue after a release or reject; waits (Playwright's default timeout) until it says `n`.
+async function waitForPending(page, n) {
+  await page.waitForFunction((want) => document.querySelector('#pending')?.textContent?.startsWith(`${want} pending`), n);
+  assert.match(await page.textContent('#pending'), new RegExp(`^${n} pending`));
+}
+
 test('log in, review the quarantine: release one, reject one with a reason', async () => {
   const { context, page, seen } = await openPage();
   await login(page, server.adminKey);
@@ -181,14 +188,15 @@ test('log in, review the quarantine: release one, reject one with a reason', asy
   await poison.locator('.reason').fill('false positive in review');
   await poison.locator('button.release').click();
   await page.waitForSelector(`article[data-id="${seeded.poison.id}"]`, { state: 'detached' });
-  assert.match(await page.textContent('#pending'), /^2 pending/);
+  // The count comes from the namespace list, reloaded apart from the queue: wait for it.
+  await waitForPending(page, 2);
 
   const flight = page.locator(`article[data-id="${seeded.flight.id}"]`);
   await flight.locator('.reason').fill('planted train time');
   await flight.locator('button.reject').click();
   await page.waitForSelector(`article[data-id="${seeded.flight.id}"]`, { state: 'detached' });
   assert.match(await page.textContent('#notice'), new RegExp(`Rejected ${seeded.flight.id}`));
-  assert.match(await page.textContent('#pending'), /^1 pending/);
+  await waitForPending(page, 1);
 
   // The reasons reached the audit log.
   const audit = await call(server, server.adminKey, 'GET', `/v1/audit?namespace=alice&entry_id=${seeded.flight.id}`);
