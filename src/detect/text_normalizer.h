@@ -20,6 +20,8 @@
 // every output is at most a small constant times the input.
 #pragma once
 
+#include <absl/functional/function_ref.h>
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -55,5 +57,18 @@ NormalizedText NormalizeText(std::string_view text, const NormalizerOptions& opt
 // The same into `*out`, every field overwritten; its strings' capacity is reused (a caller that
 // normalises every write keeps one NormalizedText and allocates nothing once it has grown).
 void NormalizeText(std::string_view text, const NormalizerOptions& options, NormalizedText* out);
+
+// Normalises `text` (default options) into a NormalizedText this thread reuses and calls `use`
+// with it: no allocation per call once grown, and the buffer is given back after an unusually long
+// text (up to NormalizerOptions::max_input_bytes). `use` must not call this again (one buffer per
+// thread).
+inline void WithThreadNormalizedText(std::string_view text,
+                                     absl::FunctionRef<void(const NormalizedText&)> use) {
+  thread_local NormalizedText normalized;
+  NormalizeText(text, NormalizerOptions{}, &normalized);
+  use(normalized);
+  if (normalized.folded.capacity() + normalized.deobfuscated.capacity() > (size_t{1} << 17))
+    normalized = NormalizedText{};
+}
 
 }  // namespace bulwark

@@ -176,13 +176,7 @@ std::vector<const ValidationRule*> ValidationRules::Match(std::string_view text)
 }
 
 void ValidationRules::Match(std::string_view text, absl::InlinedVector<uint32_t, 4>* out) const {
-  // One normalised text per thread, reused: no allocation per write once grown, and given back
-  // after an unusually long text (up to NormalizerOptions::max_input_bytes).
-  thread_local NormalizedText normalized;
-  NormalizeText(text, NormalizerOptions{}, &normalized);
-  Match(text, normalized, out);
-  if (normalized.folded.capacity() + normalized.deobfuscated.capacity() > (size_t{1} << 17))
-    normalized = NormalizedText{};
+  WithThreadNormalizedText(text, [&](const NormalizedText& normalized) { Match(text, normalized, out); });
 }
 
 void ValidationRules::MatchSet(const TwoLevelRuleSet& set, const std::vector<uint32_t>& ids,

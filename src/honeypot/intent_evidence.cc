@@ -53,21 +53,18 @@ IntentGrammar::IntentGrammar()
       }()) {}
 
 uint32_t IntentGrammar::Match(std::string_view query) const {
-  // One normalised text per thread, reused (as ValidationRules::Match does): the prefilter and,
-  // for a query it cannot rule out, the rule sets read the same views.
-  thread_local NormalizedText normalized;
-  NormalizeText(query, NormalizerOptions{}, &normalized);
+  // One normalisation: the prefilter and, for a query it cannot rule out, the rule sets read the
+  // same views.
   uint32_t mask = 0;
-  if (prefilter_ == nullptr || prefilter_->MayMatch(normalized)) {
+  WithThreadNormalizedText(query, [&](const NormalizedText& normalized) {
+    if (prefilter_ != nullptr && !prefilter_->MayMatch(normalized)) return;
     absl::InlinedVector<uint32_t, 4> hits;
     rules_->Match(query, normalized, &hits);
     for (uint32_t id : hits) {
       const int c = rule_category_[id];
       if (c >= 0) mask |= uint32_t{1} << c;
     }
-  }
-  if (normalized.folded.capacity() + normalized.deobfuscated.capacity() > (size_t{1} << 17))
-    normalized = NormalizedText{};
+  });
   return mask;
 }
 

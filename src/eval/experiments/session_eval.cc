@@ -172,22 +172,31 @@ struct ObservedCounts {
   std::vector<float> best_memory;
 };
 
+// Whether the namespace is ranked by hybrid fusion (the read path then observes the fused ranking).
+bool HybridRanked(MemoryStore& store, std::string_view name_space) {
+  absl::StatusOr<Retrieval> retrieval = store.impl().retrieval->Get(name_space);
+  return retrieval.ok() && *retrieval == Retrieval::kHybrid;
+}
+
+// The observation of query `q`: the first k_obs rows of the vector ranking, or of the fused one
+// when `hybrid` (as the read path observes a hybrid-ranked namespace).
+absl::StatusOr<std::vector<EntryStore::ObservedRow>> ObserveQuery(MemoryStore& store,
+                                                                  const SessionEvalConfig& config,
+                                                                  const std::string& q, bool hybrid) {
+  BULWARK_ASSIGN_OR_RETURN(std::vector<float> embedding, store.embedder().Embed(q));
+  return store.impl().entries->Observe(config.name_space, embedding, config.k_obs,
+                                       hybrid ? std::string_view(q) : "");
+}
+
 // With `as_read_path`, each query is observed as the read path observes a search of the namespace
 // (the fused ranking when its retrieval is hybrid: HoneypotGuard's rows, DefendedRetriever's
 // ObserveCaller); otherwise over the vector ranking (as `honeypots fit` calibrates its table).
 absl::StatusOr<ObservedCounts> PotCounts(MemoryStore& store, const SessionEvalConfig& config,
                                          const std::vector<std::string>& queries, bool as_read_path = false) {
-  bool hybrid = false;
-  if (as_read_path) {
-    absl::StatusOr<Retrieval> retrieval = store.impl().retrieval->Get(config.name_space);
-    hybrid = retrieval.ok() && *retrieval == Retrieval::kHybrid;
-  }
+  const bool hybrid = as_read_path && HybridRanked(store, config.name_space);
   ObservedCounts out;
   for (const std::string& q : queries) {
-    BULWARK_ASSIGN_OR_RETURN(std::vector<float> embedding, store.embedder().Embed(q));
-    BULWARK_ASSIGN_OR_RETURN(auto rows,
-                             store.impl().entries->Observe(config.name_space, embedding, config.k_obs,
-                                                           hybrid ? std::string_view(q) : ""));
+    BULWARK_ASSIGN_OR_RETURN(auto rows, ObserveQuery(store, config, q, hybrid));
     int pots = 0;
     float best = -std::numeric_limits<float>::infinity(), lowest = std::numeric_limits<float>::infinity();
     for (const auto& r : rows) {
@@ -275,17 +284,13 @@ absl::StatusOr<honeypot::RelevanceCalibration> CalibrateRelevance(MemoryStore& s
 absl::StatusOr<honeypot::CoverageCalibration> CalibrateCoverage(MemoryStore& store,
                                                                 const SessionEvalConfig& config,
                                                                 const TrainingQueries& all) {
-  absl::StatusOr<Retrieval> retrieval = store.impl().retrieval->Get(config.name_space);
-  const bool hybrid = retrieval.ok() && *retrieval == Retrieval::kHybrid;
+  const bool hybrid = HybridRanked(store, config.name_space);
   auto novelty = [&](const QuerySessions& sessions) -> absl::StatusOr<std::vector<int>> {
     std::vector<int> out;
     for (const std::vector<std::string>& session : sessions) {
       std::vector<std::vector<int64_t>> rounds;
       for (const std::string& q : session) {
-        BULWARK_ASSIGN_OR_RETURN(std::vector<float> embedding, store.embedder().Embed(q));
-        BULWARK_ASSIGN_OR_RETURN(auto rows,
-                                 store.impl().entries->Observe(config.name_space, embedding, config.k_obs,
-                                                               hybrid ? std::string_view(q) : ""));
+        BULWARK_ASSIGN_OR_RETURN(auto rows, ObserveQuery(store, config, q, hybrid));
         rounds.emplace_back();
         for (const auto& r : rows)
           if (!r.is_pot) rounds.back().push_back(r.row_id);

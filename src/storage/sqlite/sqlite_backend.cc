@@ -129,11 +129,11 @@ absl::StatusOr<std::vector<int64_t>> SqliteBackend::InsertEntries(std::span<cons
   if (!row_ids.ok()) return row_ids.status();
   BULWARK_RETURN_IF_ERROR(txn.Commit());
   // The tail it appended is the chain's now, as of this data version (none kept if it is unknown).
-  unsigned int version = 0;
-  if (chain_ != nullptr && !events.empty() &&
-      sqlite3_file_control(db_, "main", SQLITE_FCNTL_DATA_VERSION, &version) == SQLITE_OK) {
-    committed_tail_ = std::move(appended_tail_);
-    tail_version_ = version;
+  if (chain_ != nullptr && !events.empty()) {
+    if (const std::optional<uint32_t> version = DataVersionLocked(); version.has_value()) {
+      committed_tail_ = std::move(appended_tail_);
+      tail_version_ = *version;
+    }
   }
   return row_ids;
 }

@@ -118,8 +118,9 @@ class SqliteBackend final : public StorageBackend, public DefenseStateRepository
   // nothing was committed since this connection's last add, otherwise read from the newest event
   // and checked against the stored head. DataLoss if the head does not name the newest event.
   absl::StatusOr<ChainTail> TailLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // SQLITE_FCNTL_DATA_VERSION of the main database file. Requires mu_.
-  uint32_t DataVersionLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // SQLITE_FCNTL_DATA_VERSION of the main database file; nullopt if SQLite cannot say (then no
+  // tail is kept, and none is taken). Requires mu_.
+  std::optional<uint32_t> DataVersionLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   absl::Status UpdateLocked(const Entry& entry, int64_t expected_updated_at_us,
                             std::span<const HistoryEvent> scrubbed, const HistoryEvent& event)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

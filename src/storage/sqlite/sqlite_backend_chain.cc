@@ -163,17 +163,16 @@ absl::Status SqliteBackend::AppendEventsLocked(std::span<const HistoryEvent> eve
   return absl::OkStatus();
 }
 
-uint32_t SqliteBackend::DataVersionLocked() {
+std::optional<uint32_t> SqliteBackend::DataVersionLocked() {
   unsigned int version = 0;
-  if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_DATA_VERSION, &version) != SQLITE_OK) {
-    return tail_version_ + 1;  // unknown: never equal to the recorded version
-  }
+  if (sqlite3_file_control(db_, "main", SQLITE_FCNTL_DATA_VERSION, &version) != SQLITE_OK)
+    return std::nullopt;
   return version;
 }
 
 absl::StatusOr<SqliteBackend::ChainTail> SqliteBackend::TailLocked() {
   // Inside the write transaction the version reflects every commit before it began.
-  if (committed_tail_.has_value() && DataVersionLocked() == tail_version_) {
+  if (committed_tail_.has_value() && DataVersionLocked() == std::optional<uint32_t>(tail_version_)) {
     ChainTail tail = *std::move(committed_tail_);
     committed_tail_.reset();  // until this append commits
     return tail;
