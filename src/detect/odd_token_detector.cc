@@ -38,6 +38,8 @@ class OddTokenDetector final : public WriteDetector {
   explicit OddTokenDetector(OddTokenOptions options) : options_(options) {}
   const DetectorDescriptor& descriptor() const override { return OddTokenDescriptor(); }
 
+  void Prepare() const override { CharTrigramModel::Default(); }  // parses the compiled-in table
+
   DetectorVerdict Evaluate(const WriteCandidate& c, const NamespaceState&) const override {
     DetectorVerdict v{.by = this, .threshold = options_.max_bits_per_char, .calibrated = true};
     const OddestToken odd = FindOddestToken(c.text, CharTrigramModel::Default());

@@ -28,6 +28,7 @@ class ValidationDetector final : public WriteDetector {
   // `rules`: a rules file's; null: the compiled-in rules, compiled on first use.
   explicit ValidationDetector(std::shared_ptr<const ValidationRules> rules) : rules_(std::move(rules)) {}
   const DetectorDescriptor& descriptor() const override { return ValidationDescriptor(); }
+  void Prepare() const override { Rules(); }  // compiles the compiled-in rules
 
   DetectorVerdict Evaluate(const WriteCandidate& c, const NamespaceState&) const override {
     DetectorVerdict v{.by = this, .threshold = 0, .calibrated = true};

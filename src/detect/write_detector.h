@@ -99,6 +99,10 @@ class WriteDetector {
   // Scores one write. Must be thread-safe (the gate scores the entries of a batch in parallel)
   // and should not allocate: it runs on every write.
   virtual DetectorVerdict Evaluate(const WriteCandidate& candidate, const NamespaceState& state) const = 0;
+  // Builds now what the first Evaluate would otherwise build (compiled rules, a parsed model), so
+  // that a serving process's first write does not pay it in latency and rate-limit tokens.
+  // Optional; thread-safe; Evaluate behaves the same whether or not it ran.
+  virtual void Prepare() const {}
   // The reason for a flagged verdict this detector made.
   virtual std::string Reason(const DetectorVerdict& verdict) const = 0;
   // Detector-specific numbers of a verdict this detector made, as a JSON object.

@@ -113,6 +113,10 @@ absl::StatusOr<std::unique_ptr<WriteGate>> WriteGate::Create(const WriteGateConf
   return gate;
 }
 
+void WriteGate::Prepare() const {
+  for (const std::unique_ptr<WriteDetector>& detector : detectors_) detector->Prepare();
+}
+
 DetectorInstances WriteGate::instances() const {
   DetectorInstances out;
   for (const auto& d : detectors_) out.emplace_back(&d->descriptor(), d.get());

@@ -89,6 +89,8 @@ class WriteGate {
   // Runs the detectors that screen metadata (DetectorDescriptor::screens_metadata) over `text`, the
   // string values of an entry's metadata (metadata_text.h). Thread-safe.
   GateReport EvaluateMetadata(std::string_view name_space, std::string_view text) const;
+  // Every enabled detector's WriteDetector::Prepare: `serve` calls it at start. Thread-safe.
+  void Prepare() const;
 
   // The store's active memories as the conflict detector sees them (memory_table.h): the write
   // path adds every accepted entry (OnCommitted) and loads a namespace's memories before its first
