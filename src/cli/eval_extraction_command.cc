@@ -58,6 +58,12 @@ class EvalExtractionCommand final : public EvalSubcommand {
                     "+coverage: lower clamp of the novelty LLR (0: one-sided evidence)")
         ->check(CLI::Range(-20.0, 0.0))
         ->capture_default_str();
+    sub->add_flag("--coverage-unconstrained", coverage_unconstrained_,
+                  "+coverage: the unconstrained novelty table (default: non-decreasing in novelty)");
+    sub->add_option("--coverage-benign-sessions", config_.base.coverage_benign_sessions,
+                    "+coverage: extra benign-simulator sessions per length for the novelty table")
+        ->check(CLI::Range(0, 1000))
+        ->capture_default_str();
     sub->add_flag("--answer-deciding-search", answer_deciding_,
                   "answer the search that decides a block (refused by default)");
     sub->add_option("--trace", trace_path_,
@@ -80,6 +86,7 @@ class EvalExtractionCommand final : public EvalSubcommand {
     config_.leave_one_out = !no_held_out_;
     config_.base.trace = !trace_path_.empty();
     config_.base.refuse_deciding_search = !answer_deciding_;
+    config_.base.coverage_monotone = !coverage_unconstrained_;
     config_.base.benign_query_files = {DefaultCorpusPath("benign_queries.jsonl")};
     config_.base.fit.seed = ctx.flags().seed;
     config_.base.generator_seed = ctx.flags().seed;
@@ -115,6 +122,8 @@ class EvalExtractionCommand final : public EvalSubcommand {
                       {"intent_cap", config_.base.intent_cap},
                       {"coverage_window", config_.base.coverage_window},
                       {"coverage_floor", config_.base.coverage_floor},
+                      {"coverage_monotone", config_.base.coverage_monotone},
+                      {"coverage_benign_sessions", config_.base.coverage_benign_sessions},
                       {"refuse_deciding_search", config_.base.refuse_deciding_search},
                       {"seed", ctx.flags().seed}};
     return ctx.Finish(eval::ToMarkdown(*result), json);
@@ -125,6 +134,7 @@ class EvalExtractionCommand final : public EvalSubcommand {
   bool no_held_out_ = false;
   std::string trace_path_;
   bool answer_deciding_ = false;
+  bool coverage_unconstrained_ = false;
   eval::ExtractionEvalConfig config_;
 };
 

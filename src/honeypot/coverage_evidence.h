@@ -82,18 +82,33 @@ struct CoverageCalibration {
   CountCalibration table;  // llr[n], n = 0 .. k_obs novel memory rows
   size_t benign_rounds = 0, attack_rounds = 0;
   std::vector<size_t> benign_histogram, attack_histogram;  // rounds per novel count 0 .. k_obs
+  bool monotone = true;
 
-  // CountCalibration::Fit over novelty counts, clamped to [floor, cap] (cap > 0, floor <= 0).
-  // Its errors, and InvalidArgument for a bad floor or cap.
+  // CountCalibration::Fit over novelty counts (monotone: MonotoneNoveltyLlr instead), clamped to
+  // [floor, cap] (cap > 0, floor <= 0). Its errors, and InvalidArgument for a bad floor or cap.
+  // With `monotone` (the default since 2026-11-25) the table never decreases in n, so with floor 0 a
+  // round that revisits (n = 0) gets exactly 0; `monotone` false is the unconstrained table that
+  // learned the reverse on the built-in extractors (doc/honeypots.md, "Coverage evidence").
   [[nodiscard]] static absl::StatusOr<CoverageCalibration> Fit(std::span<const int> benign_novel,
                                                                std::span<const int> attack_novel, int k_obs,
                                                                double cap = 1.1, double unseen_weight = 0.5,
-                                                               double floor = 0);
+                                                               double floor = 0, bool monotone = true);
   // l(n); a count beyond the table uses its last entry, a negative one 0.
   double Llr(int novel) const;
   // {"llr": [..], "benign_rounds", "attack_rounds", "benign_histogram", "attack_histogram"}.
   nlohmann::json ToJson() const;
 };
+
+// The novelty LLR constrained to be non-decreasing in n (a round with more never-seen memories is
+// never less suspicious than one with fewer): the Jeffreys-smoothed pmfs p0, p1 of n (as
+// CountCalibration::Fit), the likelihood ratio p1/p0 made monotone by pooling adjacent violators
+// (the isotonic regression of p1/p0 weighted by p0: a pooled block's ratio is its summed p1 over its
+// summed p0, so both pmfs still sum to 1), then log((1 - rho) r + rho). Unclamped; k_obs + 1
+// entries. Since both pmfs sum to 1 the smallest pooled ratio is <= 1, so llr[0] <= 0 always.
+// Counts outside [0, k_obs] are ignored (Fit refuses them). Precondition: k_obs in [1, 64],
+// unseen_weight in [0, 1) (Fit checks both).
+std::vector<double> MonotoneNoveltyLlr(std::span<const int> benign_novel, std::span<const int> attack_novel,
+                                       int k_obs, double unseen_weight);
 
 // The novel counts of one session's rounds, from the memory ids each round observed (a fresh
 // window per session, as a principal that only ever runs this session): what the calibration is

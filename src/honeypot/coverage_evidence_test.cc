@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -94,6 +96,74 @@ TEST(CoverageCalibration, PositiveWhereAttacksAreMoreLikelyClampedToFloorAndCap)
   EXPECT_FALSE(CoverageCalibration::Fit(benign, attack, 4, 1.1, 0.5, 0.1).ok());
   EXPECT_FALSE(CoverageCalibration::Fit({}, attack, 4).ok());
   EXPECT_FALSE(CoverageCalibration::Fit(benign, std::vector<int>{5}, 4).ok());
+}
+
+// The shape the built-in extractors produced on 300 memories (doc/REPRODUCTION.md, 2026-11-25):
+// most attack rounds revisit (n = 0), benign rounds spread. The unconstrained table rewards the
+// revisit; the monotone one cannot, so it gives no round any evidence.
+TEST(CoverageCalibration, MonotoneTableGivesARevisitNothingEvenWhenExtractorsRevisit) {
+  std::vector<int> benign, attack;
+  const int benign_rounds[] = {52, 37, 35, 47, 45}, attack_rounds[] = {945, 106, 65, 21, 15};
+  for (int n = 0; n <= 4; ++n) {
+    benign.insert(benign.end(), benign_rounds[n], n);
+    attack.insert(attack.end(), attack_rounds[n], n);
+  }
+  absl::StatusOr<CoverageCalibration> old = CoverageCalibration::Fit(benign, attack, 4, 1.1, 0.5, 0, false);
+  ASSERT_TRUE(old.ok()) << old.status();
+  EXPECT_GT(old->Llr(0), 0.5);  // the reversed evidence of 2026-11-25
+  EXPECT_EQ(old->Llr(4), 0.0);
+  absl::StatusOr<CoverageCalibration> cal = CoverageCalibration::Fit(benign, attack, 4, 1.1, 0.5, 0);
+  ASSERT_TRUE(cal.ok()) << cal.status();
+  EXPECT_TRUE(cal->monotone);
+  // Every count pools into one block: ratio 1, log((1 - rho) + rho) = 0.
+  for (int n = 0; n <= 4; ++n) EXPECT_NEAR(cal->Llr(n), 0.0, 1e-12) << n;
+  const std::vector<double> raw = MonotoneNoveltyLlr(benign, attack, 4, 0.5);
+  for (double l : raw) EXPECT_NEAR(l, 0.0, 1e-12);
+  EXPECT_EQ(cal->ToJson()["monotone"], true);
+}
+
+// Property over many random histograms: non-decreasing in n, llr[0] <= 0, within [floor, cap]
+// after Fit, identical to the unconstrained table where that is already in order, and a pooled
+// block's ratio is its pooled masses' (so p0 and p1 still sum to 1: sum p0 * exp-ratio = 1 at rho 0).
+TEST(CoverageCalibration, MonotoneTableIsOrderedBoundedAndAnIsotonicPooling) {
+  uint64_t state = 20261125;
+  auto next = [&state](int bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<int>((state >> 33) % static_cast<uint64_t>(bound));
+  };
+  for (int trial = 0; trial < 200; ++trial) {
+    const int k_obs = 1 + next(8);
+    const double rho = trial % 2 == 0 ? 0.0 : 0.5;
+    std::vector<int> benign, attack;
+    for (int i = 0, rounds = 1 + next(60); i < rounds; ++i) benign.push_back(next(k_obs + 1));
+    for (int i = 0, rounds = 1 + next(60); i < rounds; ++i) attack.push_back(next(k_obs + 1));
+    const std::vector<double> llr = MonotoneNoveltyLlr(benign, attack, k_obs, rho);
+    ASSERT_EQ(llr.size(), static_cast<size_t>(k_obs) + 1);
+    for (size_t n = 1; n < llr.size(); ++n) EXPECT_LE(llr[n - 1], llr[n] + 1e-12) << trial;
+    EXPECT_LE(llr[0], 1e-12) << trial;
+    if (rho == 0) {  // sum over n of p0(n) * r(n) = sum of p1 = 1 (pooling keeps the masses)
+      std::vector<double> p0(llr.size(), 0.5);
+      for (int n : benign) p0[static_cast<size_t>(n)] += 1;
+      double mass = 0;
+      for (size_t n = 0; n < llr.size(); ++n)
+        mass += p0[n] / (static_cast<double>(benign.size()) + 0.5 * (k_obs + 1)) * std::exp(llr[n]);
+      EXPECT_NEAR(mass, 1.0, 1e-9) << trial;
+    }
+    absl::StatusOr<CoverageCalibration> plain =
+        CoverageCalibration::Fit(benign, attack, k_obs, 20, rho, -20, false);
+    ASSERT_TRUE(plain.ok());
+    if (std::is_sorted(plain->table.llr.begin(), plain->table.llr.end())) {
+      for (size_t n = 0; n < llr.size(); ++n) EXPECT_NEAR(llr[n], plain->table.llr[n], 1e-9) << trial;
+    }
+    absl::StatusOr<CoverageCalibration> cal = CoverageCalibration::Fit(benign, attack, k_obs, 1.1, rho, 0);
+    ASSERT_TRUE(cal.ok());
+    EXPECT_EQ(cal->Llr(0), 0.0);
+    for (int n = 0; n <= k_obs; ++n) {
+      EXPECT_GE(cal->Llr(n), 0.0);
+      EXPECT_LE(cal->Llr(n), 1.1);
+      if (n > 0) EXPECT_LE(cal->Llr(n - 1), cal->Llr(n));
+    }
+  }
 }
 
 TEST(CoverageEvidence, CountsOnlyMemoryRowsWithIds) {

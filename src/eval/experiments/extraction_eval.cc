@@ -249,6 +249,8 @@ absl::Status AddExternalRows(const ExtractionEvalConfig& config, const std::file
   BULWARK_ASSIGN_OR_RETURN(Store s, Defended(external, dir, families));
   result->external_memories = external.memories.size();
   result->external_pots = s.defended.fit.pots;
+  if (s.defended.fit.metrics.contains("eval_coverage_calibration"))
+    result->coverage_calibrations["external"] = s.defended.fit.metrics["eval_coverage_calibration"];
   BULWARK_ASSIGN_OR_RETURN(std::vector<LabelledSession> sessions,
                            EvalSessions(*s.store, external, families, config.attack_sessions));
   BULWARK_ASSIGN_OR_RETURN(std::vector<LabelledSession> benign,

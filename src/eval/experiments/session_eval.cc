@@ -62,6 +62,9 @@ absl::Status ValidateConfig(const SessionEvalConfig& config) {
   if (config.generated_sessions < 1 || config.generated_sessions > 1000) {
     return absl::InvalidArgumentError("generated sessions must be in 1 .. 1000");
   }
+  if (config.coverage_benign_sessions < 0 || config.coverage_benign_sessions > 1000) {
+    return absl::InvalidArgumentError("coverage benign sessions must be in 0 .. 1000");
+  }
   if (config.benign_queries.empty() && config.benign_query_files.empty()) {
     return absl::InvalidArgumentError("the fit needs benign queries or a benign query file");
   }
@@ -301,9 +304,19 @@ absl::StatusOr<honeypot::CoverageCalibration> CalibrateCoverage(MemoryStore& sto
     return out;
   };
   BULWARK_ASSIGN_OR_RETURN(std::vector<int> benign, novelty(all.benign_sessions));
+  if (config.coverage_benign_sessions > 0 && !config.benign_query_files.empty()) {
+    // A larger benign calibration than the fit's few simulator sessions, from a seed of its own.
+    SessionEvalConfig more = config;
+    more.generated_sessions = config.coverage_benign_sessions;
+    more.generator_seed = config.generator_seed + 2000003;
+    BULWARK_ASSIGN_OR_RETURN(QuerySessions simulated, GeneratedSessions(store, more, {"benign"}));
+    BULWARK_ASSIGN_OR_RETURN(std::vector<int> extra, novelty(simulated));
+    benign.insert(benign.end(), extra.begin(), extra.end());
+  }
   BULWARK_ASSIGN_OR_RETURN(std::vector<int> attack, novelty(all.attack_sessions));
   return honeypot::CoverageCalibration::Fit(benign, attack, config.k_obs, config.coverage_cap,
-                                            config.unseen_weight, config.coverage_floor);
+                                            config.unseen_weight, config.coverage_floor,
+                                            config.coverage_monotone);
 }
 
 }  // namespace

@@ -105,6 +105,12 @@ struct SessionEvalConfig {
   size_t coverage_window = 64;
   double coverage_cap = 1.1;
   double coverage_floor = 0;
+  // The table non-decreasing in n (CoverageCalibration::Fit, MonotoneNoveltyLlr); false: the
+  // unconstrained table of 2026-11-25 (it learned the reverse of the idea on the built-in attacks).
+  bool coverage_monotone = true;
+  // Extra benign-simulator sessions per length (8, 64) for the coverage table only, from their own
+  // seed (generator_seed + 2000003: neither the fit's nor the evaluation's sessions); 0 .. 1000.
+  int coverage_benign_sessions = 24;
   // The search that decides H1 is refused too (HoneypotGuardOptions::refuse_deciding_search);
   // false: it is answered (and leaks) as before 2026-11-24 evening.
   bool refuse_deciding_search = true;

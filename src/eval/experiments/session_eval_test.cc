@@ -248,6 +248,10 @@ TEST(SessionEvalConfig, RefusesBadConfigsBeforeAnyWork) {
   EXPECT_EQ(ReplaySessions(*store, DefendedStore{}, one, config).status().code(),
             absl::StatusCode::kInvalidArgument);
   config.k = 4;
+  config.coverage_benign_sessions = 1001;  // the coverage table's extra benign sessions: 0 .. 1000
+  EXPECT_EQ(ReplaySessions(*store, DefendedStore{}, one, config).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  config.coverage_benign_sessions = 24;
   config.benign_queries.clear();  // the fit needs negatives
   const std::vector<NewEntry> memories = {{.text = "Alice likes tea"}};
   EXPECT_EQ(BuildDefendedStore(*store, memories, config).status().code(), absl::StatusCode::kInvalidArgument);
