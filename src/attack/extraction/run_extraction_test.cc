@@ -115,7 +115,13 @@ TEST_F(RunExtractionTest, LeakageTable) {
     std::printf("  %-16s %6.1f\n", generator.c_str(), stat.first / stat.second);
   }
   EXPECT_GT(by_generator["dgea"].first / 3, by_generator["mextra_general"].first / 3);
-  EXPECT_LT(by_generator["benign-t8"].first / 3, 33);  // at most 8 x 4
+  // doc/attacks.md: benign users are hard negatives for leakage -- 64 specific questions see more
+  // memories than every attack here except DGEA's optimised one.
+  const double benign = by_generator["benign-t64"].first / 3;
+  for (const auto& [generator, stat] : by_generator) {
+    if (generator == "dgea" || generator.starts_with("benign")) continue;
+    EXPECT_GT(benign, stat.first / stat.second) << generator;
+  }
 }
 
 }  // namespace
