@@ -83,6 +83,47 @@ TEST(SlotExtractorTest, DiffPairsReplacedValuesOnly) {
                   .polarity_changed);
 }
 
+// The labels of `text`: "kind=value" of its slots that name what it is about (Slot::label).
+std::vector<std::string> Labels(std::string_view text) {
+  std::vector<std::string> out;
+  for (const Slot& s : ExtractSlots(text).slots) {
+    if (s.label) out.push_back(std::string(SlotKindName(s.kind)) + "=" + s.value);
+  }
+  return out;
+}
+
+TEST(SlotExtractorTest, LabelsAreBareNumbersCodesAndNamesOfTheOpeningPhrase) {
+  EXPECT_EQ(Labels("imported memory 7"), std::vector<std::string>{"number=7"});
+  EXPECT_EQ(Labels("Invoice 1041 from Millbrook Farm: $380, due June 3"),
+            std::vector<std::string>{"number=1041"});
+  EXPECT_EQ(Labels("Order #4471 ships on Tuesday"), std::vector<std::string>{"account=#4471"});
+  EXPECT_EQ(Labels("The Okafor wedding cake is lemon"), std::vector<std::string>{"name=okafor"});
+  EXPECT_EQ(Labels("Priya's birthday is June 3"), std::vector<std::string>{"name=priya's"});
+  // Values after a verb, a preposition or a colon are attributes; times, dates, amounts and
+  // quantities always are; a sentence's capitalised first word may be any word.
+  EXPECT_TRUE(Labels("The gate code is 4471").empty());
+  EXPECT_TRUE(Labels("Meeting in room 12 at 3pm").empty());
+  EXPECT_TRUE(Labels("Lunch with Priya on June 3").empty());
+  EXPECT_TRUE(Labels("Gate code: 4471").empty());
+  EXPECT_TRUE(Labels("Rent $1,200 due June 1, 12 boxes").empty());
+  EXPECT_TRUE(Labels("Dentist with Dr Rao at 9am").empty());
+  EXPECT_TRUE(Labels("Send refunds to account GB-7731-0042").empty());
+}
+
+TEST(SlotExtractorTest, DifferentRecordsHaveDisjointLabels) {
+  auto different = [](std::string_view a, std::string_view b) {
+    return DifferentRecords(ExtractSlots(a), ExtractSlots(b));
+  };
+  EXPECT_TRUE(different("imported memory 7", "imported memory 8"));
+  EXPECT_TRUE(different("Invoice 1041: $380, due June 3", "Invoice 1042: $380, due June 3"));
+  EXPECT_TRUE(different("Priya's birthday is June 3", "Omar's birthday is June 5"));
+  // The same record with a changed attribute, or a text without a label, is one record.
+  EXPECT_FALSE(different("Invoice 1041: $380, due June 3", "Invoice 1041: $380, due June 10"));
+  EXPECT_FALSE(different("The gate code is 4471", "The gate code is 1234"));
+  EXPECT_FALSE(different("Invoice 1041: $380, due June 3", "The invoice is due June 10"));
+  EXPECT_FALSE(different("Lunch with Priya on June 3", "Lunch with Omar on June 3"));
+}
+
 TEST(SlotExtractorTest, BoundedAndTotal) {
   const std::string big(100'000, '9');
   EXPECT_LE(ExtractSlots(big).slots.size(), 1u);
