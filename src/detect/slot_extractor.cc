@@ -284,12 +284,40 @@ bool IsPhraseBreak(std::string_view lower_word) {
   return words->contains(lower_word);
 }
 
+// Prepositions that say what a note is about ("note about ...", "notes on ...", "copy of ..."):
+// before a designated number (below) they do not end the opening phrase.
+bool IsTopicPreposition(std::string_view lower_word) {
+  return lower_word == "about" || lower_word == "on" || lower_word == "regarding" ||
+         lower_word == "concerning" || lower_word == "re" || lower_word == "of";
+}
+
 constexpr size_t kMaxLabelWords = 4;  // words before a label in the opening noun phrase
+
+// Where the numbering word before a number at byte `begin` starts ("number 7", "No. 7", "nr 7",
+// "num. 7"; "#7" is one token, begin is at '#'), or npos when the number is not designated so.
+size_t DesignatorStart(std::string_view text, size_t begin) {
+  if (text.substr(begin).starts_with("#")) return begin;
+  size_t end = begin;
+  while (end > 0 && text[end - 1] == ' ') --end;
+  if (end == begin) return std::string_view::npos;  // no space: part of another token
+  if (end > 0 && text[end - 1] == '.') --end;
+  size_t start = end;
+  while (start > 0 && absl::ascii_isalpha(static_cast<unsigned char>(text[start - 1]))) --start;
+  const std::string word = Lower(text.substr(start, end - start));
+  const bool numbering = word == "number" || word == "no" || word == "nr" || word == "num";
+  return numbering ? start : std::string_view::npos;
+}
 
 // Whether a slot starting at byte `begin` is in the text's opening noun phrase: before it at most
 // kMaxLabelWords words, none of them a phrase break, and no punctuation but spaces, hyphens,
-// apostrophes and '#'.
-bool InOpeningPhrase(std::string_view text, size_t begin) {
+// apostrophes and '#'. A designated number ("number 7", "No. 7", "#7": the writer numbers a
+// record) may follow topic prepositions ("note about travel plans number 7", "notes on chapter
+// no. 3"), which then neither end the phrase nor count as words; other prepositions still do
+// ("meeting in room number 12": the room is where the meeting is, an attribute).
+bool InOpeningPhrase(std::string_view text, size_t begin, bool designated_number = false) {
+  const size_t designator = designated_number ? DesignatorStart(text, begin) : std::string_view::npos;
+  const bool topical = designator != std::string_view::npos;
+  if (topical) begin = designator;
   size_t words = 0;
   size_t i = 0;
   while (i < begin) {
@@ -297,7 +325,9 @@ bool InOpeningPhrase(std::string_view text, size_t begin) {
     if (absl::ascii_isalpha(c)) {
       size_t j = i;
       while (j < begin && (absl::ascii_isalpha(static_cast<unsigned char>(text[j])) || text[j] == '\'')) ++j;
-      if (++words > kMaxLabelWords || IsPhraseBreak(Lower(text.substr(i, j - i)))) return false;
+      const std::string word = Lower(text.substr(i, j - i));
+      if (!(topical && IsTopicPreposition(word)) && (++words > kMaxLabelWords || IsPhraseBreak(word)))
+        return false;
       i = j;
     } else if (c == ' ' || c == '-' || c == '\'' || c == '#' || absl::ascii_isdigit(c)) {
       ++i;
@@ -407,7 +437,7 @@ TextSlots ExtractSlots(std::string_view text) {
           {kGroupKinds[g], Normalise(kGroupKinds[g], static_cast<int>(g) + 1, match), std::string(match)});
       // Bare numbers and codes can label a record; times, dates, amounts, quantities and contacts
       // are always its attributes.
-      out.slots.back().label = (g == 7 || g == 8) && InOpeningPhrase(text, begin);
+      out.slots.back().label = (g == 7 || g == 8) && InOpeningPhrase(text, begin, /*designated_number=*/true);
       break;
     }
     for (auto& g : groups) g = {};

@@ -32,7 +32,9 @@ struct Slot {
   std::string text;   // as written (reported)
   // A label of what the text is about: a bare number, code or name inside the text's opening noun
   // phrase (only determiners and content words before it: "imported memory 7", "Invoice 1041 is
-  // due...", "Priya's birthday..."; not "the gate code is 4471", "lunch with Priya"). See Identifies.
+  // due...", "Priya's birthday..."; not "the gate code is 4471", "lunch with Priya"). A number
+  // designated by a numbering word ("number 7", "No. 7", "#7") may also follow a topic preposition
+  // ("note about travel plans number 7"; not "meeting in room number 12"). See DifferentRecords.
   bool label = false;
   bool opener = false;  // a name that is its sentence's first word (maybe a plain capitalised word)
 };
