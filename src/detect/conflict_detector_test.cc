@@ -26,7 +26,7 @@ class ConflictDetectorTest : public ::testing::Test {
     ASSERT_TRUE(e.ok()) << e.status();
     embedder_ = std::move(*e);
   }
-  // `config` with the conflict and flood detectors enabled (they are off by default).
+  // `config` with the conflict and flood detectors enabled (on by default; set so a test may turn one off).
   std::unique_ptr<WriteGate> Gate(nlohmann::json config) {
     for (const char* name : {"conflict", "flood"}) {
       if (!config.contains(name) || !config[name].contains("enabled")) config[name]["enabled"] = true;
@@ -199,6 +199,32 @@ TEST_F(ConflictDetectorTest, RecordsOfOneShapeAreNeitherConflictsNorAFlood) {
     EXPECT_EQ(Verdict(*gate, "flood", "imported memory 7", "importer", Source::kImport, 2'000 + i).flagged,
               i == 2)
         << i;
+  }
+}
+
+// Records of one template that open with other names are other records when only their wording
+// matches (no distinctive value in common); repeated, one of them is one claim; a paraphrase that
+// rewords its subject but keeps the claim's value still joins the burst.
+TEST_F(ConflictDetectorTest, RecordsThatOpenWithOtherNamesAreNoFlood) {
+  auto gate = Gate(nlohmann::json::object());
+  int64_t at = 1'000;
+  for (const char* who : {"Marek", "Grace", "Leila", "Omar", "Freya", "Jamal"}) {
+    const std::string text = std::string(who) + " sent the cake recipe as a PDF; it is in the blue folder.";
+    const DetectorVerdict v = Verdict(*gate, "flood", text, "owner", Source::kUser, ++at);
+    EXPECT_FALSE(v.flagged) << who << " " << v.ToJson().dump();
+  }
+  for (int i = 0; i < 3; ++i) {  // with Grace's first, the third repeat completes a burst of 4
+    EXPECT_EQ(Verdict(*gate, "flood", "Grace sent the cake recipe as a PDF; it is in the blue folder.",
+                      "owner", Source::kUser, ++at)
+                  .flagged,
+              i == 2)
+        << i;
+  }
+  const std::vector<std::string> reworded = {
+      "Refunds now go to account GB-7731.", "Payments now go to account GB-7731.",
+      "Transfers now go to account GB-7731.", "Reimbursements now go to account GB-7731."};
+  for (size_t i = 0; i < reworded.size(); ++i) {
+    EXPECT_EQ(Verdict(*gate, "flood", reworded[i], "mallory", Source::kUser, ++at).flagged, i == 3) << i;
   }
 }
 

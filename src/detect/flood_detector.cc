@@ -113,6 +113,23 @@ TextSlots ClaimSlots(const TextSlots& slots) {
 // date, amount or name) are different records, however similar their words.
 bool SameValues(const TextSlots& a, const TextSlots& b) { return DiffSlots(a, b).changes.empty(); }
 
+// The text's first sentence-opening capitalised word that ClaimSlots leaves out ("" if none).
+std::string OpenerOf(const TextSlots& slots) {
+  for (const Slot& s : slots.slots) {
+    if (s.kind == SlotKind::kName && s.opener && !s.label) return s.value;
+  }
+  return "";
+}
+
+// Whether two writes may be one claim by their first words. The opener is left out of SameValues
+// because a paraphrase may reword the subject while keeping the claim's value ("Refunds now go to
+// account X" / "Payments now go to account X"), so a pair that shares a distinctive value passes;
+// a pair matched by wording alone whose first words are two different capitalised words is about
+// two things ("Grace sent the angel cake recipe..." / "Marek sent the clam chowder recipe...").
+bool SameOpener(const std::string& a, const std::string& b, bool share_value) {
+  return share_value || a.empty() || b.empty() || a == b;
+}
+
 bool ShareAny(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   for (const std::string& x : a) {
     if (std::find(b.begin(), b.end(), x) != b.end()) return true;
@@ -127,6 +144,7 @@ struct RecentWrite {
   std::vector<float> embedding;
   std::vector<std::string> values;  // DistinctiveValues
   TextSlots claim;                  // ClaimSlots
+  std::string opener;               // OpenerOf
 };
 
 // The ids of a flagged burst, kept for the report.
@@ -154,12 +172,13 @@ class FloodDetector final : public WriteDetector {
     const TextSlots& slots = c.slots ? *c.slots : extracted;
     const std::vector<std::string> values = DistinctiveValues(slots);
     const TextSlots claim = ClaimSlots(slots);
+    const std::string opener = OpenerOf(slots);
     absl::MutexLock lock(&mu_);
     Window& own = windows_[absl::StrCat(ToAbsl(c.name_space), "\x1f", ToAbsl(c.principal))];
     Window& all = windows_[absl::StrCat(ToAbsl(c.name_space), "\x1f\x1f*")];
     std::vector<std::string> burst, ns_burst;
-    const size_t own_count = Similar(own, c.embedding, values, claim, horizon, similarity, &burst);
-    const size_t ns_count = Similar(all, c.embedding, values, claim, horizon, similarity, &ns_burst);
+    const size_t own_count = Similar(own, c.embedding, values, claim, opener, horizon, similarity, &burst);
+    const size_t ns_count = Similar(all, c.embedding, values, claim, opener, horizon, similarity, &ns_burst);
     v.score = static_cast<double>(own_count + 1);
     v.values[1] = static_cast<double>(ns_count + 1);
     const bool own_burst = own_count + 1 >= options_.min_burst;
@@ -172,8 +191,8 @@ class FloodDetector final : public WriteDetector {
       if (!own_burst) v.score = v.values[1], v.threshold = static_cast<double>(options_.namespace_min_burst);
       v.payload = std::move(payload);
     }
-    Push(&own, c, values, claim, options_.window_writes);
-    Push(&all, c, values, claim, options_.namespace_window_writes);
+    Push(&own, c, values, claim, opener, options_.window_writes);
+    Push(&all, c, values, claim, opener, options_.namespace_window_writes);
     return v;
   }
 
@@ -204,19 +223,19 @@ class FloodDetector final : public WriteDetector {
   };
 
   // Drops writes older than `horizon`; returns how many of the rest make the same claim (cosine >=
-  // similarity to `embedding`, or a distinctive value in common, and no value replaced: SameValues),
-  // their ids newest first in *ids.
+  // similarity to `embedding`, or a distinctive value in common, and no value replaced: SameValues;
+  // matched by similarity alone, no other first word: SameOpener), their ids newest first in *ids.
   static size_t Similar(Window& w, std::span<const float> embedding, const std::vector<std::string>& values,
-                        const TextSlots& claim, int64_t horizon, double similarity,
+                        const TextSlots& claim, const std::string& opener, int64_t horizon, double similarity,
                         std::vector<std::string>* ids) {
     while (!w.writes.empty() && w.writes.front().at_us < horizon) w.writes.pop_front();
     const InnerProductKernels& k = BestKernels();
     size_t count = 0;
     for (auto it = w.writes.rbegin(); it != w.writes.rend(); ++it) {
       if (it->embedding.size() != embedding.size()) continue;
-      if ((k.dot(it->embedding.data(), embedding.data(), embedding.size()) >= similarity ||
-           ShareAny(values, it->values)) &&
-          SameValues(it->claim, claim)) {
+      const bool share = ShareAny(values, it->values);
+      if ((share || k.dot(it->embedding.data(), embedding.data(), embedding.size()) >= similarity) &&
+          SameValues(it->claim, claim) && SameOpener(it->opener, opener, share)) {
         ++count;
         ids->push_back(it->id);
       }
@@ -225,10 +244,14 @@ class FloodDetector final : public WriteDetector {
   }
 
   static void Push(Window* w, const WriteCandidate& c, const std::vector<std::string>& values,
-                   const TextSlots& claim, size_t capacity) {
+                   const TextSlots& claim, const std::string& opener, size_t capacity) {
     if (w->writes.size() >= capacity) w->writes.pop_front();
-    w->writes.push_back(
-        {std::string(c.id), c.written_at_us, {c.embedding.begin(), c.embedding.end()}, values, claim});
+    w->writes.push_back({std::string(c.id),
+                         c.written_at_us,
+                         {c.embedding.begin(), c.embedding.end()},
+                         values,
+                         claim,
+                         opener});
   }
 
   const FloodOptions options_;
@@ -239,15 +262,17 @@ class FloodDetector final : public WriteDetector {
 
 // Each reference entry's (min_burst - 1)-th highest similarity to the window_writes entries
 // before it, where sharing a distinctive value counts as similarity 1 (at any threshold) and a
-// replaced value as 0 (another record: SameValues).
+// replaced value or another first word as 0 (another record: SameValues, SameOpener).
 std::vector<double> ReferenceBurstScores(const CalibrationInput& input, const FloodOptions& o) {
   const auto& e = input.reference_embeddings;
   std::vector<std::vector<std::string>> values;
   std::vector<TextSlots> claims;
+  std::vector<std::string> openers;
   for (const std::string& t : input.reference_texts) {
     const TextSlots slots = ExtractSlots(t);
     values.push_back(DistinctiveValues(slots));
     claims.push_back(ClaimSlots(slots));
+    openers.push_back(OpenerOf(slots));
   }
   std::vector<double> scores;
   std::vector<double> sims;
@@ -257,7 +282,9 @@ std::vector<double> ReferenceBurstScores(const CalibrationInput& input, const Fl
       double dot = 0;
       for (size_t d = 0; d < e[i].size() && d < e[j].size(); ++d)
         dot += static_cast<double>(e[i][d]) * e[j][d];
-      sims.push_back(!SameValues(claims[j], claims[i]) ? 0.0 : ShareAny(values[i], values[j]) ? 1.0 : dot);
+      const bool share = ShareAny(values[i], values[j]);
+      const bool same = SameValues(claims[j], claims[i]) && SameOpener(openers[i], openers[j], share);
+      sims.push_back(!same ? 0.0 : share ? 1.0 : dot);
     }
     if (sims.size() + 1 < o.min_burst) {
       scores.push_back(0);
