@@ -133,7 +133,7 @@ def main():
     ap.add_argument("--target-fpr", type=float, default=0.02)
     ap.add_argument("--gate-config", help="a gate.json to install in each store (default: none, the defaults)")
     ap.add_argument("--enable", default="", metavar="DETECTORS",
-                    help="comma-separated detectors to turn on (e.g. conflict,flood, off by default)")
+                    help="comma-separated detectors to turn on (e.g. watermark; conflict and flood are on by default)")
     ap.add_argument("--disable", default="", metavar="DETECTORS", help="comma-separated detectors to turn off")
     ap.add_argument("--updates-last", action="store_true",
                     help="import the benign fact updates (metadata kind fact_update) as a second batch by the "

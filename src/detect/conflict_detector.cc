@@ -345,9 +345,9 @@ absl::StatusOr<CalibrationFit> FitConflict(const CalibrationInput& input, const 
 DetectorDescriptor MakeConflictDescriptor() {
   DetectorDescriptor d;
   d.name = "conflict";
-  // Off by default until the store and CLI tests that write near-identical synthetic records by
-  // one principal are adapted (doc/write_gate.md, "Records of one shape"): gate.json "conflict".
-  d.enabled_by_default = false;
+  // On by default: records of one shape (labels) are other records, not changed facts
+  // (doc/write_gate.md, "Records of one shape"). gate.json "conflict": {"enabled": false} turns it off.
+  d.enabled_by_default = true;
   d.uses_slots = true;
   d.reads_memories = true;
   d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {

@@ -300,10 +300,9 @@ std::vector<double> ReferenceBurstScores(const CalibrationInput& input, const Fl
 DetectorDescriptor MakeFloodDescriptor() {
   DetectorDescriptor d;
   d.name = "flood";
-  // Off by default until the store and CLI tests that write near-identical synthetic records are
-  // adapted (doc/write_gate.md, "Records of one shape"); records of one shape with other values
-  // are not a burst (SameValues). gate.json "flood" turns it on.
-  d.enabled_by_default = false;
+  // On by default: records of one shape with other values are not a burst (SameValues;
+  // doc/write_gate.md, "Records of one shape"). gate.json "flood": {"enabled": false} turns it off.
+  d.enabled_by_default = true;
   d.uses_slots = true;
   d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {
     FloodOptions o;

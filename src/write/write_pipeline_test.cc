@@ -32,7 +32,7 @@ class WritePipelineTest : public ::testing::Test {
     ASSERT_THAT(store, IsOk());
     store_ = *std::move(store);
   }
-  // The lexical test store with the conflict and flood detectors on (they are off by default).
+  // The lexical test store with the conflict and flood detectors on (the defaults; set explicitly).
   static StoreOptions Options() {
     StoreOptions options = testing::LexicalStoreOptions();
     options.write_gate_config = {{"conflict", {{"enabled", true}}}, {"flood", {{"enabled", true}}}};
