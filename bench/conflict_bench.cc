@@ -10,7 +10,7 @@
 //   BM_FloodOnly        the flood detector alone (windows of 64 writes per principal, 256 per
 //                       namespace, full)
 //   BM_OddTokenOnly     the odd_token detector alone
-//   BM_WholeGate/N      every default detector (conflict, flood and odd_token included), calibrated
+//   BM_WholeGate/N      every default detector plus conflict, flood and odd_token, calibrated
 //                       namespace, m = 1000, N memories
 //   BM_GateWithoutConflictAndFlood/N  the same gate with conflict, flood and odd_token disabled
 //   BM_SlotExtraction   ExtractSlots on the written note alone
@@ -65,8 +65,7 @@ struct Fixture {
   Fixture(size_t memories, size_t m, const char* only, bool without_new = false, bool calibrate = true) {
     embedder = *CreateEmbedder({{"kind", "lexical"}});
     nlohmann::json config = {{"memsad", {{"history_capacity", m}}}};
-    // Set explicitly (conflict, flood and odd_token are on by default since issue #14's defaults
-    // change; before it the first two were off), so each row runs the same detectors on any base.
+    // conflict, flood and odd_token are off by default: the whole gate turns them on.
     config["conflict"] = config["flood"] = config["odd_token"] = {{"enabled", !without_new}};
     if (only != nullptr) {
       for (const char* name : {"memsad", "memsad_plus", "watermark", "validation", "proactive", "conflict",

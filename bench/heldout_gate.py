@@ -2,8 +2,7 @@
 """The whole write gate on a persona corpus, through the real `bulwark` CLI (issue #14 point 7).
 
 For each persona of a corpus directory laid out like data/heldout_corpus (<persona>_memories.jsonl,
-<persona>_poisons.jsonl, <persona>_queries.jsonl), in a fresh store with the default write gate (no
-gate.json; --gate-config installs one, --enable / --disable turn detectors on or off):
+<persona>_poisons.jsonl, <persona>_queries.jsonl), in a fresh store:
   1. optionally `bulwark calibrate` the namespace (--calibrate REFERENCE: a reference memories
      file, or the persona's own memories; queries = its queries file; --target-fpr F);
   2. the benign memories are imported as one batch by the owner (principal "owner");
@@ -15,7 +14,7 @@ Prints TPR per poison category and FPR with Clopper-Pearson 95 % intervals, and 
 which poisons it flagged. Use it to REPORT on data/heldout_corpus, never to tune on it.
 
   bench/heldout_gate.py --bulwark build/tools/bulwark --corpus data/heldout_corpus \
-      [--calibrate data/corpora/reference_memories.jsonl] [--poison-principal owner] [--enable conflict,flood]
+      [--calibrate data/corpora/reference_memories.jsonl] [--poison-principal owner]
 """
 import argparse
 import collections
@@ -85,16 +84,13 @@ def persona_run(args, persona, tmp):
     store = os.path.join(tmp, persona)
     bw = [args.bulwark, "--store", store]
     run(bw + ["init"])
-    if args.gate_config or args.enable or args.disable:  # otherwise no gate.json: the defaults
-        config = {}
+    with open(os.path.join(store, "gate.json"), "w") as dst:
         if args.gate_config:
             with open(args.gate_config) as src:
-                config = json.load(src)
-        for names, on in ((args.enable, True), (args.disable, False)):
-            for name in filter(None, names.split(",")):
-                config.setdefault(name, {})["enabled"] = on
-        with open(os.path.join(store, "gate.json"), "w") as dst:
-            dst.write(json.dumps(config))
+                dst.write(src.read())
+        else:  # the defaults plus the conflict and flood detectors (off by default); odd_token explicit
+            dst.write(json.dumps({"conflict": {"enabled": True}, "flood": {"enabled": True},
+                                  "odd_token": {"enabled": True}}))
     mem_file = os.path.join(tmp, f"{persona}_m.jsonl")
     write_import(mem_file, [{"text": m["text"], "metadata": {"i": i, "benign": True}, "source": m.get("source", "user")}
                             for i, m in enumerate(memories)])
@@ -131,10 +127,8 @@ def main():
                          "'persona' for the persona's own benign memories (in-sample); the persona's queries "
                          "are the history")
     ap.add_argument("--target-fpr", type=float, default=0.02)
-    ap.add_argument("--gate-config", help="a gate.json to install in each store (default: none, the defaults)")
-    ap.add_argument("--enable", default="", metavar="DETECTORS",
-                    help="comma-separated detectors to turn on (e.g. watermark; conflict and flood are on by default)")
-    ap.add_argument("--disable", default="", metavar="DETECTORS", help="comma-separated detectors to turn off")
+    ap.add_argument("--gate-config", help="a gate.json to install in each store (default: the defaults with "
+                                          "conflict, flood and odd_token enabled)")
     ap.add_argument("--updates-last", action="store_true",
                     help="import the benign fact updates (metadata kind fact_update) as a second batch by the "
                          "owner, after the memories they update (one batch cannot see itself: the benign cost "

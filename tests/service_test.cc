@@ -471,15 +471,12 @@ TEST_F(ServiceTest, PrincipalsKeysAndSigningKeyRotation) {
   EXPECT_EQ(names, (std::set<std::string>{"admin", "bob"}));
   EXPECT_THAT(listed.body, Not(HasSubstr(bob.substr(22)))) << "secrets are never listed";
 
-  // Two records (numbered first): "written under signing key 1" then "... key 2" by one principal
-  // would be one sentence with a changed number, an update that supersedes (and re-signs) the old
-  // memory under the write gate's conflict detector (doc/write_gate.md).
-  const std::string old_id = Add(bob, "b", "Record 1 written under signing key 1");
+  const std::string old_id = Add(bob, "b", "written under signing key 1");
   Answer rotated = Call("POST", "/v1/admin/signing-keys/rotate", admin_);
   ASSERT_EQ(rotated.status, 200) << rotated.body;
   EXPECT_EQ(rotated.json()["key_id"], 2);
-  Answer fresh = Call("POST", "/v1/memories", bob,
-                      {{"namespace", "b"}, {"text", "Record 2 written under signing key 2"}});
+  Answer fresh =
+      Call("POST", "/v1/memories", bob, {{"namespace", "b"}, {"text", "written under signing key 2"}});
   EXPECT_EQ(fresh.json()["entry"]["key_id"], 2);
   EXPECT_EQ(Call("GET", "/v1/memories/" + old_id + "?namespace=b", bob).json()["entry"]["key_id"], 1);
   EXPECT_EQ(Call("POST", "/v1/admin/verify", admin_).json()["ok"], true);

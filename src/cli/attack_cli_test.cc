@@ -53,12 +53,6 @@ class AttackCliTest : public ::testing::Test {
   }
   void SetUp() override {
     ASSERT_EQ(Cli({"init", "--no-synonyms"}).code, 0);
-    // These tests show what the attacks do to an undefended store. With the defaults, the write
-    // gate's flood detector quarantines an attack's passages of one claim and its conflict
-    // detector lets the six terminal restatements below supersede each other (doc/write_gate.md),
-    // so both are off here.
-    std::ofstream(dir_ / "store" / "gate.json")
-        << R"({"conflict": {"enabled": false}, "flood": {"enabled": false}})";
     for (int i = 0; i < 6; ++i) {
       ASSERT_EQ(Cli({"-n", "travel", "add",
                      "Flight to Lisbon leaves Tuesday 9:40 from terminal " + std::to_string(i)})

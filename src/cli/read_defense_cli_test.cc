@@ -25,10 +25,6 @@ class ReadDefenseCliTest : public ::testing::Test {
   // A store with travel memories and the fixture's query files.
   void MakeTravelStore() {
     ASSERT_EQ(Cli({"init", "--no-synonyms"}).code, 0);
-    // Six restatements by one principal with only the terminal changed are, by the conflict
-    // detector's definition, updates that supersede each other; the smoothing tests need all six
-    // in the pool, so this store keeps the writer's own restatements (same_principal: allow).
-    std::ofstream(dir_ / "store" / "gate.json") << R"({"conflict": {"policy": {"same_principal": "allow"}}})";
     for (int i = 0; i < 6; ++i) {
       ASSERT_EQ(Cli({"-n", "travel", "add",
                      "Flight to Lisbon leaves Tuesday 9:40 from terminal " + std::to_string(i)})

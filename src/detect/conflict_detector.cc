@@ -286,9 +286,7 @@ std::vector<double> ReferenceConflictScores(const CalibrationInput& input) {
       const auto& b = input.reference_embeddings[j];
       double dot = 0;
       for (size_t d = 0; d < a.size() && d < b.size(); ++d) dot += static_cast<double>(a[d]) * b[d];
-      if (dot > scores[i] && DiffSlots(slots[j], slots[i]).contradicts() &&
-          !DifferentRecords(slots[j], slots[i]))
-        scores[i] = dot;
+      if (dot > scores[i] && DiffSlots(slots[j], slots[i]).contradicts()) scores[i] = dot;
     }
   }
   return scores;
@@ -345,9 +343,9 @@ absl::StatusOr<CalibrationFit> FitConflict(const CalibrationInput& input, const 
 DetectorDescriptor MakeConflictDescriptor() {
   DetectorDescriptor d;
   d.name = "conflict";
-  // On by default: records of one shape (labels) are other records, not changed facts
-  // (doc/write_gate.md, "Records of one shape"). gate.json "conflict": {"enabled": false} turns it off.
-  d.enabled_by_default = true;
+  // Off by default until the stores and tests that write near-identical synthetic memories by one
+  // principal (a supersede retires all but the last) are adapted: gate.json "conflict".
+  d.enabled_by_default = false;
   d.uses_slots = true;
   d.reads_memories = true;
   d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {

@@ -11,7 +11,6 @@
 
 #include "bulwark/embedder.h"
 #include "detect/memory_table.h"
-#include "detect/slot_extractor.h"
 #include "detect/write_gate.h"
 #include "embed/embedder_factory.h"
 #include "testing/corpus_field.h"
@@ -26,7 +25,7 @@ class ConflictDetectorTest : public ::testing::Test {
     ASSERT_TRUE(e.ok()) << e.status();
     embedder_ = std::move(*e);
   }
-  // `config` with the conflict and flood detectors enabled (on by default; set so a test may turn one off).
+  // `config` with the conflict and flood detectors enabled (they are off by default).
   std::unique_ptr<WriteGate> Gate(nlohmann::json config) {
     for (const char* name : {"conflict", "flood"}) {
       if (!config.contains(name) || !config[name].contains("enabled")) config[name]["enabled"] = true;
@@ -168,98 +167,6 @@ TEST_F(ConflictDetectorTest, FloodAcrossPrincipalsIsANamespaceBurst) {
       Verdict(*gate, "flood", "Refunds go to GB-7731-0042 now.", "p9", Source::kUser, 1'000'100);
   EXPECT_TRUE(v.flagged) << v.ToJson().dump();
   EXPECT_EQ(v.ToJson()["detail"]["burst"]["scope"], "namespace");
-}
-
-// Issue #14 points 2-3: records of one shape (an import of invoices, numbered
-// notes) are not edits of each other nor a flood; an edit of one record and a repeated claim are.
-TEST_F(ConflictDetectorTest, RecordsOfOneShapeAreNeitherConflictsNorAFlood) {
-  auto gate = Gate(nlohmann::json::object());
-  constexpr char kInvoice[] = "Invoice 1041 from Millbrook Farm: 40 sacks of flour, $380, due June 3.";
-  Remember(*gate, "m1", kInvoice, "owner");
-  for (const char* principal : {"owner", "mallory"}) {
-    const DetectorVerdict other =
-        Verdict(*gate, "conflict", "Invoice 1042 from Millbrook Farm: 40 sacks of flour, $380, due June 3.",
-                principal);
-    EXPECT_FALSE(other.flagged) << principal;
-    EXPECT_TRUE(other.ToJson()["detail"]["conflict"].is_null()) << other.ToJson().dump();
-  }
-  const DetectorVerdict edit =
-      Verdict(*gate, "conflict", "Invoice 1041 from Millbrook Farm: 40 sacks of flour, $380, due June 10.",
-              "mallory");
-  EXPECT_TRUE(edit.flagged) << "the same invoice with another due date";
-  // Thirty numbered records written in a row by one principal: no burst.
-  for (int i = 0; i < 30; ++i) {
-    const DetectorVerdict v = Verdict(*gate, "flood", "imported memory " + std::to_string(i), "importer",
-                                      Source::kImport, 1'000 + i);
-    EXPECT_FALSE(v.flagged) << i << " " << v.ToJson().dump();
-  }
-  // One of them repeated is one claim: with the original, the third copy completes a burst of
-  // min_burst (4) writes.
-  for (int i = 0; i < 3; ++i) {
-    EXPECT_EQ(Verdict(*gate, "flood", "imported memory 7", "importer", Source::kImport, 2'000 + i).flagged,
-              i == 2)
-        << i;
-  }
-}
-
-// Records of one template that open with other names are other records when only their wording
-// matches (no distinctive value in common); repeated, one of them is one claim; a paraphrase that
-// rewords its subject but keeps the claim's value still joins the burst.
-TEST_F(ConflictDetectorTest, RecordsThatOpenWithOtherNamesAreNoFlood) {
-  auto gate = Gate(nlohmann::json::object());
-  int64_t at = 1'000;
-  for (const char* who : {"Marek", "Grace", "Leila", "Omar", "Freya", "Jamal"}) {
-    const std::string text = std::string(who) + " sent the cake recipe as a PDF; it is in the blue folder.";
-    const DetectorVerdict v = Verdict(*gate, "flood", text, "owner", Source::kUser, ++at);
-    EXPECT_FALSE(v.flagged) << who << " " << v.ToJson().dump();
-  }
-  for (int i = 0; i < 3; ++i) {  // with Grace's first, the third repeat completes a burst of 4
-    EXPECT_EQ(Verdict(*gate, "flood", "Grace sent the cake recipe as a PDF; it is in the blue folder.",
-                      "owner", Source::kUser, ++at)
-                  .flagged,
-              i == 2)
-        << i;
-  }
-  const std::vector<std::string> reworded = {
-      "Refunds now go to account GB-7731.", "Payments now go to account GB-7731.",
-      "Transfers now go to account GB-7731.", "Reimbursements now go to account GB-7731."};
-  for (size_t i = 0; i < reworded.size(); ++i) {
-    EXPECT_EQ(Verdict(*gate, "flood", reworded[i], "mallory", Source::kUser, ++at).flagged, i == 3) << i;
-  }
-}
-
-// What telling records apart costs in caught one-field edits, on the tuning corpus: the first 300
-// benign memories of data/corpora stored by the owner; each one with a digit written again by
-// another principal with the last digit of its first numeric slot changed. An edit of a label
-// ("room 12" as the text's subject) reads as another record by design.
-TEST_F(ConflictDetectorTest, OneFieldEditsOfTheTuningMemories) {
-  auto gate = Gate(nlohmann::json::object());
-  const auto benign = testing::CorpusField("benign_memories.jsonl", "text");
-  ASSERT_GE(benign.size(), 300u);
-  for (size_t i = 0; i < 300; ++i) Remember(*gate, "b" + std::to_string(i), benign[i], "owner");
-  size_t edits = 0, caught = 0, label_edits = 0, label_caught = 0;
-  for (size_t i = 0; i < 300; ++i) {
-    const std::string& text = benign[i];
-    for (const Slot& s : ExtractSlots(text).slots) {
-      const size_t at = text.find(s.text), digit = s.text.find_last_of("0123456789");
-      if (at == std::string::npos || digit == std::string::npos) continue;
-      std::string edited = text;
-      char& d = edited[at + digit];
-      d = d == '9' ? '8' : static_cast<char>(d + 1);
-      const bool flagged = Verdict(*gate, "conflict", edited, "mallory").flagged;
-      ++edits;
-      caught += flagged;
-      label_edits += s.label;
-      label_caught += s.label && flagged;
-      break;
-    }
-  }
-  std::cout << "  one-field edits caught " << caught << " of " << edits << "; edits of a label "
-            << label_edits << " (caught " << label_caught << ")\n";
-  EXPECT_GE(edits, 50u);
-  EXPECT_GE(caught - label_caught, (edits - label_edits) * 9 / 10)
-      << "nearly every edit but a label's is caught";
-  EXPECT_LE(label_edits, edits / 10) << "labels are rare in ordinary notes";
 }
 
 TEST_F(ConflictDetectorTest, MemoryTableFindsTheBruteForceNearestNeighbour) {

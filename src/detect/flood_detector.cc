@@ -6,9 +6,7 @@
 // principal, `namespace_window_writes`): a write is flagged when, with it, at least `min_burst`
 // writes of the principal's window (or `namespace_min_burst` of the namespace's) make the same
 // claim as it: cosine >= `similarity`, or one distinctive slot value in common (an amount, phone,
-// e-mail, URL or account code; slot_extractor.h), and no slot value of one replaced in the other
-// (records of one shape with other numbers, dates, names, amounts or ids are different records,
-// not one claim repeated: an import of invoices is not a flood). The report names the burst: the ids of the
+// e-mail, URL or account code; slot_extractor.h). The report names the burst: the ids of the
 // earlier writes that form it; the write path quarantines those that are still active
 // (write/write_pipeline.h), so a caught flood is caught whole.
 //
@@ -95,41 +93,6 @@ std::vector<std::string> DistinctiveValues(const TextSlots& slots) {
   return out;
 }
 
-// The slots that say which claim a text makes: all but a sentence's capitalised first word that
-// does not label the text (a plain word as often as a name: "Refunds now go to..." and "Payments
-// now go to..." do not name two things).
-TextSlots ClaimSlots(const TextSlots& slots) {
-  TextSlots out;
-  out.negations = slots.negations;
-  for (const Slot& s : slots.slots) {
-    if (!(s.kind == SlotKind::kName && s.opener && !s.label)) out.slots.push_back(s);
-  }
-  return out;
-}
-
-// Whether two writes of the same claim could be one claim repeated: no slot value of one is
-// replaced in the other (DiffSlots; an added or dropped detail is no change). Records of one shape
-// with other values ("imported memory 7" / "imported memory 8", invoice 1041 / 1042, another
-// date, amount or name) are different records, however similar their words.
-bool SameValues(const TextSlots& a, const TextSlots& b) { return DiffSlots(a, b).changes.empty(); }
-
-// The text's first sentence-opening capitalised word that ClaimSlots leaves out ("" if none).
-std::string OpenerOf(const TextSlots& slots) {
-  for (const Slot& s : slots.slots) {
-    if (s.kind == SlotKind::kName && s.opener && !s.label) return s.value;
-  }
-  return "";
-}
-
-// Whether two writes may be one claim by their first words. The opener is left out of SameValues
-// because a paraphrase may reword the subject while keeping the claim's value ("Refunds now go to
-// account X" / "Payments now go to account X"), so a pair that shares a distinctive value passes;
-// a pair matched by wording alone whose first words are two different capitalised words is about
-// two things ("Grace sent the angel cake recipe..." / "Marek sent the clam chowder recipe...").
-bool SameOpener(const std::string& a, const std::string& b, bool share_value) {
-  return share_value || a.empty() || b.empty() || a == b;
-}
-
 bool ShareAny(const std::vector<std::string>& a, const std::vector<std::string>& b) {
   for (const std::string& x : a) {
     if (std::find(b.begin(), b.end(), x) != b.end()) return true;
@@ -143,8 +106,6 @@ struct RecentWrite {
   int64_t at_us = 0;
   std::vector<float> embedding;
   std::vector<std::string> values;  // DistinctiveValues
-  TextSlots claim;                  // ClaimSlots
-  std::string opener;               // OpenerOf
 };
 
 // The ids of a flagged burst, kept for the report.
@@ -167,18 +128,13 @@ class FloodDetector final : public WriteDetector {
     const double similarity = fitted ? *fitted : options_.similarity;
     v.values[0] = similarity;
     const int64_t horizon = c.written_at_us - static_cast<int64_t>(options_.window_seconds * 1e6);
-    TextSlots extracted;
-    if (c.slots == nullptr) extracted = ExtractSlots(c.text);
-    const TextSlots& slots = c.slots ? *c.slots : extracted;
-    const std::vector<std::string> values = DistinctiveValues(slots);
-    const TextSlots claim = ClaimSlots(slots);
-    const std::string opener = OpenerOf(slots);
+    const std::vector<std::string> values = DistinctiveValues(c.slots ? *c.slots : ExtractSlots(c.text));
     absl::MutexLock lock(&mu_);
     Window& own = windows_[absl::StrCat(ToAbsl(c.name_space), "\x1f", ToAbsl(c.principal))];
     Window& all = windows_[absl::StrCat(ToAbsl(c.name_space), "\x1f\x1f*")];
     std::vector<std::string> burst, ns_burst;
-    const size_t own_count = Similar(own, c.embedding, values, claim, opener, horizon, similarity, &burst);
-    const size_t ns_count = Similar(all, c.embedding, values, claim, opener, horizon, similarity, &ns_burst);
+    const size_t own_count = Similar(own, c.embedding, values, horizon, similarity, &burst);
+    const size_t ns_count = Similar(all, c.embedding, values, horizon, similarity, &ns_burst);
     v.score = static_cast<double>(own_count + 1);
     v.values[1] = static_cast<double>(ns_count + 1);
     const bool own_burst = own_count + 1 >= options_.min_burst;
@@ -191,8 +147,8 @@ class FloodDetector final : public WriteDetector {
       if (!own_burst) v.score = v.values[1], v.threshold = static_cast<double>(options_.namespace_min_burst);
       v.payload = std::move(payload);
     }
-    Push(&own, c, values, claim, opener, options_.window_writes);
-    Push(&all, c, values, claim, opener, options_.namespace_window_writes);
+    Push(&own, c, values, options_.window_writes);
+    Push(&all, c, values, options_.namespace_window_writes);
     return v;
   }
 
@@ -223,19 +179,16 @@ class FloodDetector final : public WriteDetector {
   };
 
   // Drops writes older than `horizon`; returns how many of the rest make the same claim (cosine >=
-  // similarity to `embedding`, or a distinctive value in common, and no value replaced: SameValues;
-  // matched by similarity alone, no other first word: SameOpener), their ids newest first in *ids.
+  // similarity to `embedding`, or a distinctive value in common), their ids newest first in *ids.
   static size_t Similar(Window& w, std::span<const float> embedding, const std::vector<std::string>& values,
-                        const TextSlots& claim, const std::string& opener, int64_t horizon, double similarity,
-                        std::vector<std::string>* ids) {
+                        int64_t horizon, double similarity, std::vector<std::string>* ids) {
     while (!w.writes.empty() && w.writes.front().at_us < horizon) w.writes.pop_front();
     const InnerProductKernels& k = BestKernels();
     size_t count = 0;
     for (auto it = w.writes.rbegin(); it != w.writes.rend(); ++it) {
       if (it->embedding.size() != embedding.size()) continue;
-      const bool share = ShareAny(values, it->values);
-      if ((share || k.dot(it->embedding.data(), embedding.data(), embedding.size()) >= similarity) &&
-          SameValues(it->claim, claim) && SameOpener(it->opener, opener, share)) {
+      if (k.dot(it->embedding.data(), embedding.data(), embedding.size()) >= similarity ||
+          ShareAny(values, it->values)) {
         ++count;
         ids->push_back(it->id);
       }
@@ -244,14 +197,10 @@ class FloodDetector final : public WriteDetector {
   }
 
   static void Push(Window* w, const WriteCandidate& c, const std::vector<std::string>& values,
-                   const TextSlots& claim, const std::string& opener, size_t capacity) {
+                   size_t capacity) {
     if (w->writes.size() >= capacity) w->writes.pop_front();
-    w->writes.push_back({std::string(c.id),
-                         c.written_at_us,
-                         {c.embedding.begin(), c.embedding.end()},
-                         values,
-                         claim,
-                         opener});
+    w->writes.push_back(
+        {std::string(c.id), c.written_at_us, {c.embedding.begin(), c.embedding.end()}, values});
   }
 
   const FloodOptions options_;
@@ -261,19 +210,11 @@ class FloodDetector final : public WriteDetector {
 };
 
 // Each reference entry's (min_burst - 1)-th highest similarity to the window_writes entries
-// before it, where sharing a distinctive value counts as similarity 1 (at any threshold) and a
-// replaced value or another first word as 0 (another record: SameValues, SameOpener).
+// before it, where sharing a distinctive value counts as similarity 1 (at any threshold).
 std::vector<double> ReferenceBurstScores(const CalibrationInput& input, const FloodOptions& o) {
   const auto& e = input.reference_embeddings;
   std::vector<std::vector<std::string>> values;
-  std::vector<TextSlots> claims;
-  std::vector<std::string> openers;
-  for (const std::string& t : input.reference_texts) {
-    const TextSlots slots = ExtractSlots(t);
-    values.push_back(DistinctiveValues(slots));
-    claims.push_back(ClaimSlots(slots));
-    openers.push_back(OpenerOf(slots));
-  }
+  for (const std::string& t : input.reference_texts) values.push_back(DistinctiveValues(ExtractSlots(t)));
   std::vector<double> scores;
   std::vector<double> sims;
   for (size_t i = 0; i < e.size(); ++i) {
@@ -282,9 +223,7 @@ std::vector<double> ReferenceBurstScores(const CalibrationInput& input, const Fl
       double dot = 0;
       for (size_t d = 0; d < e[i].size() && d < e[j].size(); ++d)
         dot += static_cast<double>(e[i][d]) * e[j][d];
-      const bool share = ShareAny(values[i], values[j]);
-      const bool same = SameValues(claims[j], claims[i]) && SameOpener(openers[i], openers[j], share);
-      sims.push_back(!same ? 0.0 : share ? 1.0 : dot);
+      sims.push_back(ShareAny(values[i], values[j]) ? 1.0 : dot);
     }
     if (sims.size() + 1 < o.min_burst) {
       scores.push_back(0);
@@ -300,9 +239,9 @@ std::vector<double> ReferenceBurstScores(const CalibrationInput& input, const Fl
 DetectorDescriptor MakeFloodDescriptor() {
   DetectorDescriptor d;
   d.name = "flood";
-  // On by default: records of one shape with other values are not a burst (SameValues;
-  // doc/write_gate.md, "Records of one shape"). gate.json "flood": {"enabled": false} turns it off.
-  d.enabled_by_default = true;
+  // Off by default: a batch import of many same-shaped lines by one principal is a burst by this
+  // definition (gate.json "flood" turns it on).
+  d.enabled_by_default = false;
   d.uses_slots = true;
   d.options = [](ConfigReader& section) -> absl::StatusOr<nlohmann::json> {
     FloodOptions o;

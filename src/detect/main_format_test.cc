@@ -41,8 +41,8 @@ TEST(MainFormatTest, GateConfigPrintsAsMainDid) {
   auto defaults = WriteGateConfig::FromJson(nullptr);
   ASSERT_TRUE(defaults.ok()) << defaults.status();
   EXPECT_EQ(WithoutNewDetectors(defaults->ToJson()), kMainDefaults);
-  EXPECT_TRUE(defaults->ToJson()["conflict"]["enabled"].get<bool>());  // on by default (issue #14)
-  EXPECT_TRUE(defaults->ToJson()["flood"]["enabled"].get<bool>());
+  EXPECT_FALSE(defaults->ToJson()["conflict"]["enabled"].get<bool>());
+  EXPECT_FALSE(defaults->ToJson()["flood"]["enabled"].get<bool>());
   EXPECT_FALSE(defaults->ToJson()["llm_judge"]["enabled"].get<bool>());
   EXPECT_TRUE(defaults->ToJson()["odd_token"]["enabled"].get<bool>());
   auto parsed = WriteGateConfig::FromJson(nlohmann::json::parse(kMainInput));

@@ -185,7 +185,7 @@ std::vector<MemoryMatch> MemoryTable::Contradicted(std::string_view name_space,
     const Row& row = ns_it->second.rows[near[i].second];
     if (row.text == text) continue;
     SlotDiff diff = DiffSlots(row.slots, slots);
-    if (!diff.contradicts() || DifferentRecords(row.slots, slots)) continue;
+    if (!diff.contradicts()) continue;
     out.push_back({row.id, row.principal, row.source, near[i].first, std::move(diff)});
   }
   return out;

@@ -78,9 +78,7 @@ class MemoryTable {
 
   // The stored memories with cosine >= min_similarity to `embedding`, among the kCandidates of
   // smallest signature distance, best first, at most `limit`, whose slots `slots` contradict
-  // (SlotDiff::contradicts) and whose text is not `text` (a repeated write is not a conflict),
-  // leaving out another record of the same shape (DifferentRecords: "invoice 1042" is not an edit
-  // of "invoice 1041").
+  // (SlotDiff::contradicts) and whose text is not `text` (a repeated write is not a conflict).
   // Allocates only for matches.
   std::vector<MemoryMatch> Contradicted(std::string_view name_space, std::span<const float> embedding,
                                         std::string_view text, const TextSlots& slots, double min_similarity,

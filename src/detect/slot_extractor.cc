@@ -270,102 +270,14 @@ bool IsCommonCapitalised(std::string_view lower_word) {
          words->contains(lower_word.substr(0, lower_word.size() - 1));
 }
 
-// Function words that end a text's opening noun phrase: prepositions, auxiliaries and copulas,
-// conjunctions, negations (closed classes of English grammar; a value after one of them is an
-// attribute of the record, not its label).
-bool IsPhraseBreak(std::string_view lower_word) {
-  static const auto* words = new absl::flat_hash_set<std::string_view>{
-      "to",    "from", "at",    "in",    "on",     "for",   "with",   "by",    "of",    "into",  "onto",
-      "via",   "per",  "about", "after", "before", "until", "till",   "since", "than",  "as",    "between",
-      "under", "over", "near",  "is",    "are",    "was",   "were",   "be",    "been",  "being", "am",
-      "has",   "have", "had",   "will",  "would",  "shall", "should", "can",   "could", "may",   "might",
-      "must",  "do",   "does",  "did",   "and",    "or",    "but",    "if",    "when",  "while", "because",
-      "so",    "then", "not",   "no",    "never",  "now"};
-  return words->contains(lower_word);
-}
-
-// Prepositions that say what a note is about ("note about ...", "notes on ...", "copy of ..."):
-// before a designated number (below) they do not end the opening phrase.
-bool IsTopicPreposition(std::string_view lower_word) {
-  return lower_word == "about" || lower_word == "on" || lower_word == "regarding" ||
-         lower_word == "concerning" || lower_word == "re" || lower_word == "of";
-}
-
-constexpr size_t kMaxLabelWords = 4;  // words before a label in the opening noun phrase
-
-// Where the numbering word before a number at byte `begin` starts ("number 7", "No. 7", "nr 7",
-// "num. 7"; "#7" is one token, begin is at '#'), or npos when the number is not designated so.
-size_t DesignatorStart(std::string_view text, size_t begin) {
-  if (text.substr(begin).starts_with("#")) return begin;
-  size_t end = begin;
-  while (end > 0 && text[end - 1] == ' ') --end;
-  if (end == begin) return std::string_view::npos;  // no space: part of another token
-  if (end > 0 && text[end - 1] == '.') --end;
-  size_t start = end;
-  while (start > 0 && absl::ascii_isalpha(static_cast<unsigned char>(text[start - 1]))) --start;
-  const std::string word = Lower(text.substr(start, end - start));
-  const bool numbering = word == "number" || word == "no" || word == "nr" || word == "num";
-  return numbering ? start : std::string_view::npos;
-}
-
-// Whether a slot starting at byte `begin` is in the text's opening noun phrase: before it at most
-// kMaxLabelWords words, none of them a phrase break, and no punctuation but spaces, hyphens,
-// apostrophes and '#'. A designated number ("number 7", "No. 7", "#7": the writer numbers a
-// record) may follow topic prepositions ("note about travel plans number 7", "notes on chapter
-// no. 3"), which then neither end the phrase nor count as words; other prepositions still do
-// ("meeting in room number 12": the room is where the meeting is, an attribute).
-bool InOpeningPhrase(std::string_view text, size_t begin, bool designated_number = false) {
-  const size_t designator = designated_number ? DesignatorStart(text, begin) : std::string_view::npos;
-  const bool topical = designator != std::string_view::npos;
-  if (topical) begin = designator;
-  size_t words = 0;
-  size_t i = 0;
-  while (i < begin) {
-    const unsigned char c = static_cast<unsigned char>(text[i]);
-    if (absl::ascii_isalpha(c)) {
-      size_t j = i;
-      while (j < begin && (absl::ascii_isalpha(static_cast<unsigned char>(text[j])) || text[j] == '\'')) ++j;
-      const std::string word = Lower(text.substr(i, j - i));
-      if (!(topical && IsTopicPreposition(word)) && (++words > kMaxLabelWords || IsPhraseBreak(word)))
-        return false;
-      i = j;
-    } else if (c == ' ' || c == '-' || c == '\'' || c == '#' || absl::ascii_isdigit(c)) {
-      ++i;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-// Whether byte `begin` starts a sentence: only spaces, quotes, brackets and bullets between it and
-// the start of the text or the end of the previous sentence.
-bool StartsSentence(std::string_view text, size_t begin) {
-  while (begin > 0) {
-    const char c = text[begin - 1];
-    if (c == '.' || c == '!' || c == '?' || c == ':' || c == ';' || c == '\n') return true;
-    if (!(c == ' ' || c == '"' || c == '(' || c == '[' || c == '*' || c == '-' || c == '\t')) return false;
-    --begin;
-  }
-  return true;
-}
-
 // Names: runs of capitalised words (first letter upper case, one lower-case letter or all capitals
 // of 2+ letters) that are not common openers; a run is one name ("Green Valley Dairy"). Negations
 // are counted in the same word scan.
 // Words inside a span the slot pattern matched (`covered`, sorted byte ranges) are not names.
 void ScanWords(std::string_view text, std::span<const std::pair<size_t, size_t>> covered, TextSlots* out) {
   std::string run_text;
-  size_t run_begin = 0;
   auto flush = [&] {
-    if (run_text.empty()) return;
-    Slot name{SlotKind::kName, Lower(run_text), run_text};
-    name.opener = StartsSentence(text, run_begin);
-    // A sentence's first capitalised word may be any word ("Dentist with Dr Rao..."): it labels
-    // the text only as an owner ("Priya's birthday...").
-    const bool possessive = name.value.ends_with("'s") || name.value.ends_with("\xE2\x80\x99s");
-    name.label = InOpeningPhrase(text, run_begin) && (!name.opener || possessive);
-    out->slots.push_back(std::move(name));
+    if (!run_text.empty()) out->slots.push_back({SlotKind::kName, Lower(run_text), run_text});
     run_text.clear();
   };
   size_t i = 0;
@@ -395,7 +307,6 @@ void ScanWords(std::string_view text, std::span<const std::pair<size_t, size_t>>
     if (may_negate || capitalised) lower = Lower(word);
     if (may_negate && IsNegation(lower)) ++out->negations;
     if (capitalised && !IsCommonCapitalised(lower)) {
-      if (run_text.empty()) run_begin = i;
       if (!run_text.empty()) run_text.push_back(' ');
       run_text.append(word);
     } else {
@@ -435,29 +346,12 @@ TextSlots ExtractSlots(std::string_view text) {
       covered.emplace_back(begin, begin + match.size());
       out.slots.push_back(
           {kGroupKinds[g], Normalise(kGroupKinds[g], static_cast<int>(g) + 1, match), std::string(match)});
-      // Bare numbers and codes can label a record; times, dates, amounts, quantities and contacts
-      // are always its attributes.
-      out.slots.back().label = (g == 7 || g == 8) && InOpeningPhrase(text, begin, /*designated_number=*/true);
       break;
     }
     for (auto& g : groups) g = {};
   }
   ScanWords(text, covered, &out);
   return out;
-}
-
-bool DifferentRecords(const TextSlots& a, const TextSlots& b) {
-  bool a_labelled = false, b_labelled = false;
-  for (const Slot& s : b.slots) b_labelled |= s.label;
-  if (!b_labelled) return false;
-  for (const Slot& s : a.slots) {
-    if (!s.label) continue;
-    a_labelled = true;
-    for (const Slot& t : b.slots) {
-      if (t.label && t.kind == s.kind && t.value == s.value) return false;  // a label in common
-    }
-  }
-  return a_labelled;
 }
 
 SlotDiff DiffSlots(const TextSlots& original, const TextSlots& updated) {

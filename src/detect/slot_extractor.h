@@ -30,13 +30,6 @@ struct Slot {
   SlotKind kind = SlotKind::kNumber;
   std::string value;  // normalised (compared)
   std::string text;   // as written (reported)
-  // A label of what the text is about: a bare number, code or name inside the text's opening noun
-  // phrase (only determiners and content words before it: "imported memory 7", "Invoice 1041 is
-  // due...", "Priya's birthday..."; not "the gate code is 4471", "lunch with Priya"). A number
-  // designated by a numbering word ("number 7", "No. 7", "#7") may also follow a topic preposition
-  // ("note about travel plans number 7"; not "meeting in room number 12"). See DifferentRecords.
-  bool label = false;
-  bool opener = false;  // a name that is its sentence's first word (maybe a plain capitalised word)
 };
 
 struct TextSlots {
@@ -60,13 +53,6 @@ struct SlotDiff {
 };
 
 inline constexpr size_t kMaxSlotTextBytes = 16 * 1024;
-
-// Whether `a` and `b` are two records of one shape rather than one record: both open with a label
-// (Slot::label) and no label value is common to them ("invoice 1041 ..." / "invoice 1042 ...",
-// "Priya's birthday ..." / "Omar's birthday ..."). A changed label names another record; a
-// changed attribute (a time, date, amount, quantity, contact, or a value after a verb or
-// preposition) is a changed fact.
-bool DifferentRecords(const TextSlots& a, const TextSlots& b);
 
 // The slots of `text` (its first kMaxSlotTextBytes bytes). Never fails: text without slots gives
 // an empty list.

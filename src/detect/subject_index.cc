@@ -47,7 +47,7 @@ bool NamesDisjoint(const TextSlots& a, const TextSlots& b) {
 }  // namespace
 
 std::optional<SlotDiff> SubjectDiff(const TextSlots& original, const TextSlots& updated) {
-  if (NamesDisjoint(original, updated) || DifferentRecords(original, updated)) return std::nullopt;
+  if (NamesDisjoint(original, updated)) return std::nullopt;
   SlotDiff diff = DiffSlots(original, updated);
   diff.changes.erase(std::remove_if(diff.changes.begin(), diff.changes.end(),
                                     [](const SlotChange& c) { return c.kind == SlotKind::kName; }),

@@ -45,8 +45,7 @@ namespace bulwark {
 // or nullopt when it does not: a time, date, amount, number, e-mail, URL, phone or account value
 // replaced (DiffSlots), or the polarity flipped. A changed name alone does not count, and texts
 // that both name people or places and share none of them are about different subjects (nullopt):
-// names say whose or which thing a text is about. Neither do two records of one shape
-// (DifferentRecords).
+// names say whose or which thing a text is about.
 std::optional<SlotDiff> SubjectDiff(const TextSlots& original, const TextSlots& updated);
 
 class SubjectIndex {

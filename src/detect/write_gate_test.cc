@@ -65,7 +65,7 @@ TEST_F(WriteGateTest, CompositeIsTheOrOfTheEnabledDetectors) {
     bool any = false;
     for (const auto& v : r.verdicts) any = any || v.flagged;
     EXPECT_EQ(r.flagged, any) << t;
-    EXPECT_EQ(r.verdicts.size(), 8u);  // odd_token, conflict and flood are on by default
+    EXPECT_EQ(r.verdicts.size(), 6u);  // odd_token is on by default; conflict and flood are off
     EXPECT_EQ(r.reasons().size(),
               static_cast<size_t>(std::count_if(r.verdicts.begin(), r.verdicts.end(),
                                                 [](const auto& v) { return v.flagged; })));

@@ -81,10 +81,6 @@ TEST(ConsistentMinorityTest, EndToEndOverSeedsEquivalenceStaysWithinTheCertifica
   // at most 6, against the 98 % bound: the same distribution, another draw).
   StoreOptions options;
   options.retrieval_config = {{"default", "vector"}};
-  // Ten paraphrases of one fact by one principal in one batch are a flood by the write gate's
-  // definition (doc/write_gate.md); this test is about read-time smoothing over that pool, so the
-  // gate's flood detector is off here.
-  options.write_gate_config = {{"flood", {{"enabled", false}}}};
   auto store = MemoryStore::Create(dir.path(), options);
   ASSERT_TRUE(store.ok()) << store.status();
   std::vector<NewEntry> entries;

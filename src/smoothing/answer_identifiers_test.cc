@@ -120,14 +120,8 @@ NearDuplicateOutcome RunNearDuplicate(MemoryStore& store, bool identifier_veto, 
 
 TEST(AnswerIdentifiersTest, VetoKeepsANearDuplicatePoisonOutOfTheCorrectGroup) {
   testing::TempDir dir;
-  // Four restatements of the rent IBAN by one principal in one batch are a flood by the write
-  // gate's definition (doc/write_gate.md); this test is about read-time smoothing over that pool,
-  // so the gate's flood detector is off here.
-  StoreOptions options = testing::LexicalStoreOptions();
-  options.write_gate_config = {{"flood", {{"enabled", false}}}};
-  auto created = MemoryStore::Create(dir.path(), options);
-  ASSERT_THAT(created, IsOk());
-  std::unique_ptr<MemoryStore> store = *std::move(created);
+  std::unique_ptr<MemoryStore> store = testing::CreateLexicalStore(dir.path());
+  ASSERT_NE(store, nullptr);
   std::vector<NewEntry> entries;
   for (const std::string& text : RentMemories()) entries.push_back({.text = text});
   ASSERT_THAT(store->AddBatch("home", entries, "tester"), IsOk());

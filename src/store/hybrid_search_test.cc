@@ -162,11 +162,8 @@ TEST_F(HybridSearchTest, BadConfigurationIsRefusedAtOpen) {
 TEST_F(HybridSearchTest, ARareSharedWordWinsOverCommonOnes) {
   // Pure lexical fusion (vector weight 0): BM25's IDF puts the one memory with "ferritin" first.
   Open(HybridOptionsFor({{"default", "hybrid"}, {"vector_weight", 0}}), /*create=*/false);
-  // Twenty visit records, numbered first: "Blood test results ... at the clinic, visit N" would be
-  // one sentence restated with a changed number (an attribute after the comma), which the write
-  // gate's conflict detector takes for an update superseding the one before (doc/write_gate.md).
   for (int i = 0; i < 20; ++i)
-    MustAdd("n", "Visit " + std::to_string(i) + ": blood test results every morning at the clinic");
+    MustAdd("n", "Blood test results every morning at the clinic, visit " + std::to_string(i));
   const Entry target = MustAdd("n", "Ferritin was low in March");
   const auto ids = Ids("n", "What was my ferritin in the blood test this morning?");
   ASSERT_FALSE(ids.empty());

@@ -301,13 +301,11 @@ TEST_F(MemoryStoreTest, NonMatchingMetadataFilterReadsNoRows) {
 TEST_F(MemoryStoreTest, MetadataFilterMatchesTheUnfilteredRanking) {
   ASSERT_TRUE(store_->impl().retrieval->Set("default", Retrieval::kVector).ok());
   const std::vector<std::string> words = {"flight", "budget", "dentist", "garden", "invoice", "coffee"};
-  // Numbered notes, each its own record: with "note " + (i % 13), 900 notes by one principal in one
-  // batch repeat the same 468 texts, a flood by the write gate's definition (doc/write_gate.md).
   std::vector<NewEntry> batch;
   for (int i = 0; i < 900; ++i) {
     nlohmann::json metadata = {{"category", i % 7 == 0 ? "rare" : (i % 2 ? "work" : "home")}};
     if (i % 5 == 0) metadata["pinned"] = true;
-    batch.push_back({.text = words[i % 6] + " " + words[(i / 6) % 6] + " note " + std::to_string(i),
+    batch.push_back({.text = words[i % 6] + " " + words[(i / 6) % 6] + " note " + std::to_string(i % 13),
                      .metadata = metadata});
   }
   ASSERT_TRUE(store_->AddBatch("default", batch, "alice").ok());

@@ -4,7 +4,6 @@
 // is quarantined on add and on a metadata-only update (issue #18, point 5).
 #include "write/write_pipeline.h"
 
-#include <absl/strings/str_cat.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -32,7 +31,7 @@ class WritePipelineTest : public ::testing::Test {
     ASSERT_THAT(store, IsOk());
     store_ = *std::move(store);
   }
-  // The lexical test store with the conflict and flood detectors on (the defaults; set explicitly).
+  // The lexical test store with the conflict and flood detectors on (they are off by default).
   static StoreOptions Options() {
     StoreOptions options = testing::LexicalStoreOptions();
     options.write_gate_config = {{"conflict", {{"enabled", true}}}, {"flood", {{"enabled", true}}}};
@@ -223,36 +222,6 @@ TEST_F(WritePipelineTest, ACaughtFloodIsQuarantinedWhole) {
   ASSERT_THAT(history, IsOk());
   EXPECT_EQ(history->back().event, "quarantine");
   EXPECT_EQ(history->back().detail["burst_of"], ids.back());
-}
-
-// Issue #14 points 2-3, batch imports: the entries of one batch are not compared with each other
-// for conflicts (one principal's records, written at once); records of one shape with other labels
-// and values are not a flood, one claim repeated in the batch is, and is quarantined whole. A later
-// write that changes an attribute of one record updates that record.
-TEST_F(WritePipelineTest, AnImportOfSameShapedRecordsStaysActiveAndARepeatedClaimDoesNot) {
-  std::vector<NewEntry> invoices;
-  for (int i = 0; i < 30; ++i) {
-    invoices.push_back(
-        {.text = absl::StrCat("Invoice ", 1041 + i, " from Millbrook Farm: ", 10 + i, " sacks of flour, $",
-                              300 + 7 * i, ", due June ", 1 + i % 28, ".")});
-  }
-  auto imported = store_->AddBatch(kNs, invoices, "alice");
-  ASSERT_THAT(imported, IsOk());
-  for (const Entry& e : *imported) EXPECT_EQ(e.state, State::kActive) << e.text << " " << e.report.dump();
-  auto update = store_->Add(
-      kNs, {.text = "Invoice 1045 from Millbrook Farm: 14 sacks of flour, $328, due June 12."}, "alice");
-  ASSERT_THAT(update, IsOk());
-  EXPECT_EQ(update->state, State::kActive);
-  EXPECT_EQ(update->report["gate"]["detectors"]["conflict"]["detail"]["conflict"]["entry_id"],
-            (*imported)[4].id)
-      << update->report.dump();
-  EXPECT_EQ(Count(StateBit(State::kActive)), 30u) << "invoice 1045 superseded, the other 29 kept";
-
-  std::vector<NewEntry> repeated(4, NewEntry{.text = "Refunds now go to account GB-7731-0042."});
-  auto flood = store_->AddBatch(kNs, repeated, "alice");
-  ASSERT_THAT(flood, IsOk());
-  EXPECT_EQ(flood->back().state, State::kQuarantined);
-  EXPECT_EQ(Count(StateBit(State::kQuarantined)), 4u) << "caught whole";
 }
 
 }  // namespace
