@@ -42,51 +42,13 @@ int NovelAndRecord(std::vector<int64_t>* ids, size_t* next, size_t capacity, std
   return novel;
 }
 
-// Jeffreys-smoothed pmf of counts 0 .. k_obs (as CountCalibration::Fit); other counts are ignored.
-std::vector<double> JeffreysPmf(std::span<const int> counts, int k_obs) {
-  std::vector<double> c(static_cast<size_t>(k_obs) + 1, 0.5);
-  size_t used = 0;
-  for (int n : counts) {
-    if (n < 0 || n > k_obs) continue;
-    c[static_cast<size_t>(n)] += 1;
-    ++used;
-  }
-  const double total = static_cast<double>(used) + 0.5 * (k_obs + 1);
-  for (double& x : c) x /= total;
-  return c;
-}
-
 }  // namespace
 
 std::vector<double> MonotoneNoveltyLlr(std::span<const int> benign_novel, std::span<const int> attack_novel,
                                        int k_obs, double unseen_weight) {
-  const std::vector<double> p0 = JeffreysPmf(benign_novel, k_obs), p1 = JeffreysPmf(attack_novel, k_obs);
-  // Pool adjacent violators: blocks of consecutive counts with their summed masses; a block whose
-  // ratio is above its successor's is merged with it (the isotonic regression of p1/p0 weighted by p0).
-  struct Block {
-    double p1, p0;
-    size_t width;
-  };
-  std::vector<Block> blocks;
-  for (size_t n = 0; n < p0.size(); ++n) {
-    blocks.push_back({p1[n], p0[n], 1});
-    while (blocks.size() > 1) {
-      const Block& b = blocks.back();
-      Block& a = blocks[blocks.size() - 2];
-      if (a.p1 * b.p0 <= b.p1 * a.p0) break;  // a.p1 / a.p0 <= b.p1 / b.p0: in order
-      a = {a.p1 + b.p1, a.p0 + b.p0, a.width + b.width};
-      blocks.pop_back();
-    }
-  }
-  std::vector<double> llr;
-  for (const Block& b : blocks) {
-    double ratio = b.p1 / b.p0;
-    // The first block's ratio is <= 1 exactly (both pmfs sum to 1 and the ratios increase): keep
-    // the summation's rounding from giving a revisit +2e-16 when everything pools into one block.
-    if (&b == &blocks.front()) ratio = std::min(ratio, 1.0);
-    llr.insert(llr.end(), b.width, std::log((1 - unseen_weight) * ratio + unseen_weight));
-  }
-  return llr;
+  absl::StatusOr<CountCalibration> table =
+      CountCalibration::Fit(benign_novel, attack_novel, k_obs, /*cap=*/0, unseen_weight, /*monotone=*/true);
+  return table.ok() ? std::move(table->llr) : std::vector<double>{};
 }
 
 absl::StatusOr<std::unique_ptr<CoverageWindows>> CoverageWindows::Create(
@@ -137,10 +99,9 @@ absl::StatusOr<CoverageCalibration> CoverageCalibration::Fit(std::span<const int
     return absl::InvalidArgumentError("coverage calibration: floor must be in [-20, 0]");
   CoverageCalibration out;
   absl::StatusOr<CountCalibration> table =
-      CountCalibration::Fit(benign_novel, attack_novel, k_obs, /*cap=*/0, unseen_weight);
+      CountCalibration::Fit(benign_novel, attack_novel, k_obs, /*cap=*/0, unseen_weight, monotone);
   if (!table.ok()) return table.status();
   out.table = *std::move(table);
-  if (monotone) out.table.llr = MonotoneNoveltyLlr(benign_novel, attack_novel, k_obs, unseen_weight);
   for (double& l : out.table.llr) l = std::clamp(l, floor, cap);
   out.monotone = monotone;
   out.benign_rounds = benign_novel.size();

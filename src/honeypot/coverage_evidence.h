@@ -84,7 +84,7 @@ struct CoverageCalibration {
   std::vector<size_t> benign_histogram, attack_histogram;  // rounds per novel count 0 .. k_obs
   bool monotone = true;
 
-  // CountCalibration::Fit over novelty counts (monotone: MonotoneNoveltyLlr instead), clamped to
+  // CountCalibration::Fit over novelty counts (its monotone table unless `monotone` is false), clamped to
   // [floor, cap] (cap > 0, floor <= 0). Its errors, and InvalidArgument for a bad floor or cap.
   // With `monotone` (the default since 2026-11-25) the table never decreases in n, so with floor 0 a
   // round that revisits (n = 0) gets exactly 0; `monotone` false is the unconstrained table that
@@ -100,13 +100,9 @@ struct CoverageCalibration {
 };
 
 // The novelty LLR constrained to be non-decreasing in n (a round with more never-seen memories is
-// never less suspicious than one with fewer): the Jeffreys-smoothed pmfs p0, p1 of n (as
-// CountCalibration::Fit), the likelihood ratio p1/p0 made monotone by pooling adjacent violators
-// (the isotonic regression of p1/p0 weighted by p0: a pooled block's ratio is its summed p1 over its
-// summed p0, so both pmfs still sum to 1), then log((1 - rho) r + rho). Unclamped; k_obs + 1
-// entries. Since both pmfs sum to 1 the smallest pooled ratio is <= 1, so llr[0] <= 0 always.
-// Counts outside [0, k_obs] are ignored (Fit refuses them). Precondition: k_obs in [1, 64],
-// unseen_weight in [0, 1) (Fit checks both).
+// never less suspicious than one with fewer): CountCalibration::Fit's monotone table, unclamped;
+// k_obs + 1 entries, llr[0] <= 0 always. Empty if Fit refuses the input (k_obs outside [1, 64], a
+// side empty, a count outside [0, k_obs], unseen_weight outside [0, 1)).
 std::vector<double> MonotoneNoveltyLlr(std::span<const int> benign_novel, std::span<const int> attack_novel,
                                        int k_obs, double unseen_weight);
 

@@ -8,6 +8,39 @@
 #include <cmath>
 
 namespace bulwark::honeypot {
+namespace {
+
+// p1(n) / p0(n) made non-decreasing in n by pooling adjacent violators (CountCalibration::Fit's
+// `monotone`): blocks of consecutive counts with their summed masses; a block whose ratio is above
+// its successor's is merged with it.
+std::vector<double> PooledRatios(const std::vector<double>& p0, const std::vector<double>& p1) {
+  struct Block {
+    double p1, p0;
+    size_t width;
+  };
+  std::vector<Block> blocks;
+  for (size_t n = 0; n < p0.size(); ++n) {
+    blocks.push_back({p1[n], p0[n], 1});
+    while (blocks.size() > 1) {
+      const Block& b = blocks.back();
+      Block& a = blocks[blocks.size() - 2];
+      if (a.p1 * b.p0 <= b.p1 * a.p0) break;  // a.p1 / a.p0 <= b.p1 / b.p0: in order
+      a = {a.p1 + b.p1, a.p0 + b.p0, a.width + b.width};
+      blocks.pop_back();
+    }
+  }
+  std::vector<double> ratios;
+  for (const Block& b : blocks) {
+    double ratio = b.p1 / b.p0;
+    // The first block's ratio is <= 1 exactly (both pmfs sum to 1 and the ratios increase): keep
+    // the summation's rounding from giving a revisit +2e-16 when everything pools into one block.
+    if (&b == &blocks.front()) ratio = std::min(ratio, 1.0);
+    ratios.insert(ratios.end(), b.width, ratio);
+  }
+  return ratios;
+}
+
+}  // namespace
 
 int Observation::pot_count() const {
   int n = 0;
@@ -41,7 +74,7 @@ absl::StatusOr<LlrEstimatorKind> ParseLlrEstimatorKind(std::string_view name) {
 
 absl::StatusOr<CountCalibration> CountCalibration::Fit(std::span<const int> benign_counts,
                                                        std::span<const int> attack_counts, int k_obs,
-                                                       double cap, double unseen_weight) {
+                                                       double cap, double unseen_weight, bool monotone) {
   if (k_obs < 1 || k_obs > 64)
     return absl::InvalidArgumentError("count calibration: k_obs must be in [1, 64]");
   if (!(unseen_weight >= 0 && unseen_weight < 1))
@@ -64,10 +97,12 @@ absl::StatusOr<CountCalibration> CountCalibration::Fit(std::span<const int> beni
   if (!p0.ok()) return p0.status();
   absl::StatusOr<std::vector<double>> p1 = pmf(attack_counts);
   if (!p1.ok()) return p1.status();
+  std::vector<double> ratio = monotone ? PooledRatios(*p0, *p1) : std::vector<double>(p0->size());
+  if (!monotone)
+    for (size_t n = 0; n < ratio.size(); ++n) ratio[n] = (*p1)[n] / (*p0)[n];
   CountCalibration cal;
-  for (int n = 0; n <= k_obs; ++n) {
-    const double ratio = (*p1)[static_cast<size_t>(n)] / (*p0)[static_cast<size_t>(n)];
-    double l = std::log((1 - unseen_weight) * ratio + unseen_weight);
+  for (double r : ratio) {
+    double l = std::log((1 - unseen_weight) * r + unseen_weight);
     if (cap > 0) l = std::clamp(l, -cap, cap);
     cal.llr.push_back(l);
   }

@@ -60,11 +60,16 @@ struct CountCalibration {
   // then clamps every entry to [-cap, cap] (cap <= 0: no clamp; cap = log A forbids single-round
   // decisions). With rho > 0 no entry is below log(rho): a round without pots can cancel at most
   // -log(rho) of other evidence (doc/honeypots.md, "Unseen attack families").
+  // With `monotone`, the ratio p1/p0 is first made non-decreasing in n by pooling adjacent
+  // violators (the isotonic regression of p1/p0 weighted by p0: a pooled block's ratio is its summed
+  // p1 over its summed p0, so both pmfs still sum to 1 and the smallest ratio is <= 1, i.e.
+  // llr[0] <= 0): a larger count is never weaker evidence (coverage_evidence.h).
   // InvalidArgument if k_obs is outside [1, 64], a side is empty, a count is outside [0, k_obs]
   // or unseen_weight is outside [0, 1).
   [[nodiscard]] static absl::StatusOr<CountCalibration> Fit(std::span<const int> benign_counts,
                                                             std::span<const int> attack_counts, int k_obs,
-                                                            double cap = 0, double unseen_weight = 0);
+                                                            double cap = 0, double unseen_weight = 0,
+                                                            bool monotone = false);
   // {"llr": [..]}. FromJson: InvalidArgument unless 2 .. 65 finite numbers.
   nlohmann::json ToJson() const;
   [[nodiscard]] static absl::StatusOr<CountCalibration> FromJson(const nlohmann::json& j);
